@@ -1,0 +1,221 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultShutdownTimeout bounds a graceful stop unless WithShutdownTimeout
+// says otherwise.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// App runs subscriptions on brokers. Generated Mount functions register the
+// subscriptions of a package; Run starts every broker, blocks until its
+// context ends, then stops gracefully:
+//
+//	app := runtime.NewApp("billing", runtime.WithLogger(slog.Default()))
+//	billing.Mount(app, zq)
+//	err := app.Run(ctx)
+type App struct {
+	name            string
+	logger          *slog.Logger
+	codec           Codec
+	clock           Clock
+	shutdownTimeout time.Duration
+	metrics         *Metrics
+	ready           chan struct{}
+
+	mu      sync.Mutex
+	mounts  []mount
+	errs    []error
+	started bool
+}
+
+type mount struct {
+	broker Broker
+	sub    *Subscription
+}
+
+// Option configures an App.
+type Option func(*App)
+
+// WithLogger sets the logger; the default discards everything.
+func WithLogger(l *slog.Logger) Option { return func(a *App) { a.logger = l } }
+
+// WithCodec sets the codec of message bodies; the default is JSON.
+func WithCodec(c Codec) Option { return func(a *App) { a.codec = c } }
+
+// WithClock sets the clock the runtime waits with; tests pass a fake one.
+func WithClock(c Clock) Option { return func(a *App) { a.clock = c } }
+
+// WithShutdownTimeout bounds how long a graceful stop waits for in-flight
+// handlers; when it passes, their contexts are cancelled.
+func WithShutdownTimeout(d time.Duration) Option { return func(a *App) { a.shutdownTimeout = d } }
+
+// NewApp returns an App named name.
+func NewApp(name string, opts ...Option) *App {
+	a := &App{
+		name:            name,
+		logger:          slog.New(slog.DiscardHandler),
+		codec:           JSON{},
+		clock:           SystemClock{},
+		shutdownTimeout: DefaultShutdownTimeout,
+		metrics:         NewMetrics(),
+		ready:           make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Name returns the App's name.
+func (a *App) Name() string { return a.name }
+
+// Codec returns the App's codec.
+func (a *App) Codec() Codec { return a.codec }
+
+// Metrics returns the App's counters.
+func (a *App) Metrics() *Metrics { return a.metrics }
+
+// Ready is closed once every broker has started and consumes.
+func (a *App) Ready() <-chan struct{} { return a.ready }
+
+// Mount registers subscriptions on broker b. Problems (a nil broker, a
+// subscription that does not fit the broker) are reported by Run.
+func (a *App) Mount(b Broker, subs ...*Subscription) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range subs {
+		if b == nil {
+			a.errs = append(a.errs, fmt.Errorf("runtime: subscription %q is mounted on a nil broker", s.Name))
+			continue
+		}
+		a.mounts = append(a.mounts, mount{broker: b, sub: s})
+	}
+}
+
+type brokerGroup struct {
+	broker    Broker
+	consumers []*Consumer
+}
+
+// Run starts every broker, consumes until ctx ends, then stops gracefully:
+// each broker stops consuming, lets in-flight handlers finish within the
+// shutdown timeout, and closes. It returns nil after a graceful stop, the
+// startup error when a broker cannot start, or the error a broker failed
+// with while running.
+func (a *App) Run(ctx context.Context) error {
+	groups, err := a.prepare()
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var failure error
+	var failOnce sync.Once
+	env := Env{
+		App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics,
+		fail: func(err error) {
+			failOnce.Do(func() {
+				failure = err
+				a.logger.Error("a broker failed; stopping", "err", err)
+				cancel(err)
+			})
+		},
+	}
+	var started []Broker
+	for _, g := range groups {
+		if err := g.broker.Start(runCtx, env, g.consumers); err != nil {
+			a.shutdown(started)
+			return fmt.Errorf("runtime: start %s: %w", g.broker.Kind(), err)
+		}
+		started = append(started, g.broker)
+	}
+	n := 0
+	for _, g := range groups {
+		n += len(g.consumers)
+	}
+	a.logger.Info("app running", "app", a.name, "subscriptions", n)
+	close(a.ready)
+	<-runCtx.Done()
+	a.logger.Info("app stopping", "app", a.name, "timeout", a.shutdownTimeout)
+	err = a.shutdown(started)
+	failOnce.Do(func() {}) // no failure may be recorded from now on
+	return errors.Join(failure, err)
+}
+
+// prepare validates the mounts and groups their consumers by broker, in
+// mount order.
+func (a *App) prepare() ([]brokerGroup, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started {
+		return nil, errors.New("runtime: App.Run called twice")
+	}
+	a.started = true
+	errs := append([]error(nil), a.errs...)
+	if len(a.mounts) == 0 && len(errs) == 0 {
+		return nil, errors.New("runtime: no subscriptions are mounted: call the generated Mount before Run")
+	}
+	env := Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
+	var groups []brokerGroup
+	index := map[Broker]int{}
+	seen := map[Broker]map[string]bool{}
+	for _, m := range a.mounts {
+		if err := m.sub.Validate(m.broker.Kind()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[m.broker][m.sub.Name] {
+			errs = append(errs, fmt.Errorf("runtime: subscription %q is mounted twice on the same %s broker", m.sub.Name, m.broker.Kind()))
+			continue
+		}
+		if seen[m.broker] == nil {
+			seen[m.broker] = map[string]bool{}
+		}
+		seen[m.broker][m.sub.Name] = true
+		i, ok := index[m.broker]
+		if !ok {
+			i = len(groups)
+			index[m.broker] = i
+			groups = append(groups, brokerGroup{broker: m.broker})
+		}
+		groups[i].consumers = append(groups[i].consumers, NewConsumer(m.sub, m.broker.Kind(), env))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return groups, nil
+}
+
+// shutdown stops the brokers concurrently, within the shutdown timeout.
+func (a *App) shutdown(brokers []Broker) error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.shutdownTimeout)
+	defer cancel()
+	errs := make([]error, len(brokers))
+	var wg sync.WaitGroup
+	for i, b := range brokers {
+		wg.Go(func() {
+			if err := b.Shutdown(ctx); err != nil {
+				errs[i] = fmt.Errorf("runtime: stop %s: %w", b.Kind(), err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// SignalContext returns a context that is cancelled on SIGINT or SIGTERM,
+// for main functions: app.Run(ctx) then stops gracefully on Ctrl-C or a
+// container stop.
+func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+)
+
+// BrokerKind names the message broker a subscription is written for. Its
+// retry and dead-letter semantics follow from it.
+type BrokerKind string
+
+// The brokers streamgen speaks to.
+const (
+	// AnyBroker marks a subscription that did not name a broker: it runs on
+	// whichever broker it is mounted on.
+	AnyBroker BrokerKind = ""
+	RabbitMQ  BrokerKind = "rabbitmq"
+	ZeroMQ    BrokerKind = "zeromq"
+)
+
+// Broker is a transport that subscriptions are mounted on. The packages
+// runtime/rabbitmq, runtime/zeromq and runtime/streamtest implement it; an
+// App drives it:
+//
+//   - Start connects, declares what the subscriptions need and starts
+//     consuming. A returned error is a startup error: the App stops the
+//     brokers it already started and returns it.
+//   - Shutdown stops consuming, lets in-flight handlers finish and settle
+//     their deliveries, then closes. It returns when done or when ctx ends.
+//
+// A Broker serves one App run: Start is called at most once.
+type Broker interface {
+	Kind() BrokerKind
+	Start(ctx context.Context, env Env, consumers []*Consumer) error
+	Shutdown(ctx context.Context) error
+}
+
+// Publisher sends a message to a named queue (RabbitMQ) or subscription
+// (ZeroMQ). Every Broker in this module is also a Publisher; generated typed
+// publishers call it.
+type Publisher interface {
+	Publish(ctx context.Context, queue string, msg Message) error
+}
+
+// Message is an outgoing message, ready for a broker.
+type Message struct {
+	// ID is the message id. Generated publishers set a fresh one.
+	ID string
+	// Type is the message type name on the wire; it selects the handler.
+	Type string
+	// ContentType is the codec's content type, "application/json" by default.
+	ContentType string
+	// Headers are application headers, carried as they are.
+	Headers map[string]string
+	// Body is the encoded payload.
+	Body []byte
+}
+
+// Env is what an App hands to each Broker it starts.
+type Env struct {
+	// App is the application name given to NewApp.
+	App string
+	// Logger is the App's logger; brokers log through it.
+	Logger *slog.Logger
+	// Codec encodes and decodes bodies.
+	Codec Codec
+	// Clock is the time source for every delay the runtime waits out itself.
+	Clock Clock
+	// Metrics counts what happens to deliveries.
+	Metrics *Metrics
+
+	fail func(error)
+}
+
+// Fail reports an error a running broker cannot recover from. The App stops
+// every broker and Run returns the error. It is safe to call more than once;
+// only the first error is kept.
+func (e Env) Fail(err error) {
+	if e.fail != nil && err != nil {
+		e.fail(err)
+	}
+}

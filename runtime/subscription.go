@@ -1,0 +1,424 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AckMode says when a RabbitMQ delivery is acknowledged.
+type AckMode string
+
+const (
+	// AckManual (the default) acknowledges after the handler settled the
+	// message: at-least-once, with retries and dead letters.
+	AckManual AckMode = "manual"
+	// AckAuto lets the broker consider a message acknowledged as soon as it
+	// is sent: at-most-once, no retries. A crash loses what was in flight.
+	AckAuto AckMode = "auto"
+)
+
+// QueueType is the RabbitMQ queue type declared for a subscription.
+type QueueType string
+
+const (
+	// ClassicQueue is RabbitMQ's default queue type.
+	ClassicQueue QueueType = "classic"
+	// QuorumQueue is a replicated queue (x-queue-type=quorum).
+	QuorumQueue QueueType = "quorum"
+)
+
+// DefaultRetryDelay is the RabbitMQ wait-queue TTL used when a subscription
+// retries and names no retry_delay.
+const DefaultRetryDelay = 10 * time.Second
+
+// Policy is the failure policy of one message type on a subscription.
+type Policy struct {
+	// MaxAttempts caps the deliveries of one message, the first included.
+	// 0 means not set, which allows one delivery.
+	MaxAttempts int
+	// DeadLetter is the queue that takes exhausted and poison messages; ""
+	// drops exhausted messages with a warning.
+	DeadLetter string
+	// OutRetry (ZeroMQ) is where retry copies go: OutRetrySelf or a
+	// subscription name.
+	OutRetry string
+}
+
+// OutRetrySelf sends ZeroMQ retry copies back into the subscription's own
+// bound queue.
+const OutRetrySelf = "self"
+
+// Attempts returns the effective cap on deliveries: MaxAttempts, or 1 when it
+// is not set.
+func (p Policy) Attempts() int {
+	if p.MaxAttempts < 1 {
+		return 1
+	}
+	return p.MaxAttempts
+}
+
+// Subscription is a queue (RabbitMQ) or subscription name (ZeroMQ) and the
+// handlers mounted on it, one per message type. Generated Mount functions
+// build these; hand-written code may too.
+type Subscription struct {
+	// Name is the queue or subscription name.
+	Name string
+	// Broker is the broker the subscription was written for; AnyBroker runs
+	// on whichever it is mounted on.
+	Broker BrokerKind
+	// RetryDelays (RabbitMQ) is the wait-queue TTL, or a ladder of them: the
+	// n-th attempt waits RetryDelays[min(n, len)-1].
+	RetryDelays []time.Duration
+	// Ack (RabbitMQ) is the acknowledgement mode; "" means AckManual.
+	Ack AckMode
+	// Prefetch bounds the deliveries held by the worker and not yet settled
+	// (RabbitMQ: basic.qos). 0 means the broker adapter's default.
+	Prefetch int
+	// Concurrency is how many handler calls may run at once. 0 means 1.
+	Concurrency int
+	// MaxPayloadBytes makes larger bodies poison. 0 means no limit.
+	MaxPayloadBytes int
+	// QueueType (RabbitMQ) is the declared queue type; "" means classic.
+	QueueType QueueType
+	// Handlers are the handlers, one per message type.
+	Handlers []Handler
+}
+
+// Handler handles one message type of a subscription. Make one with Handle.
+type Handler struct {
+	// MessageType is the type name on the wire that selects this handler.
+	MessageType string
+	// Policy is the failure policy for this message type.
+	Policy Policy
+
+	decode func(Codec, []byte) (any, error)
+	call   func(context.Context, any, Metadata) Outcome
+}
+
+// Handle makes the Handler of messages of type messageType, decoded into a
+// T and passed to fn. Generated code calls it with a small adapter around the
+// user's function.
+func Handle[T any](messageType string, policy Policy, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode: func(c Codec, body []byte) (any, error) {
+			v := new(T)
+			if err := c.Decode(body, v); err != nil {
+				return nil, err
+			}
+			return v, nil
+		},
+		call: func(ctx context.Context, v any, md Metadata) Outcome {
+			return fn(ctx, v.(*T), md)
+		},
+	}
+}
+
+// AckMode returns the subscription's acknowledgement mode, AckManual unless
+// set.
+func (s *Subscription) AckMode() AckMode {
+	if s.Ack == "" {
+		return AckManual
+	}
+	return s.Ack
+}
+
+// Workers returns how many handler calls may run at once: Concurrency, or 1.
+func (s *Subscription) Workers() int {
+	if s.Concurrency < 1 {
+		return 1
+	}
+	return s.Concurrency
+}
+
+// Handler returns the handler for messageType, or nil.
+func (s *Subscription) Handler(messageType string) *Handler {
+	for i := range s.Handlers {
+		if s.Handlers[i].MessageType == messageType {
+			return &s.Handlers[i]
+		}
+	}
+	return nil
+}
+
+// Retries reports whether any handler allows more than one delivery.
+func (s *Subscription) Retries() bool {
+	for _, h := range s.Handlers {
+		if h.Policy.Attempts() > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// PoisonDeadLetter is the dead-letter queue for messages that reach no
+// handler (oversize, missing or unknown type): the first one a handler names,
+// in the order the handlers were declared.
+func (s *Subscription) PoisonDeadLetter() string {
+	for _, h := range s.Handlers {
+		if h.Policy.DeadLetter != "" {
+			return h.Policy.DeadLetter
+		}
+	}
+	return ""
+}
+
+// DeadLetters returns the distinct dead-letter queues the handlers name, in
+// declaration order.
+func (s *Subscription) DeadLetters() []string {
+	var out []string
+	for _, h := range s.Handlers {
+		q := h.Policy.DeadLetter
+		if q != "" && !contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitQueue is a RabbitMQ wait queue: a retry copy sits in it for TTL, then
+// the broker dead-letters it back to the subscription's queue.
+type WaitQueue struct {
+	Name string
+	TTL  time.Duration
+}
+
+// retryDelays returns the delays in force: RetryDelays, or the default.
+func (s *Subscription) retryDelays() []time.Duration {
+	if len(s.RetryDelays) == 0 {
+		return []time.Duration{DefaultRetryDelay}
+	}
+	return s.RetryDelays
+}
+
+// WaitQueues returns the RabbitMQ wait queues of the subscription: none when
+// no handler retries, "<name>.retry" for a single delay, and one
+// "<name>.retry.<delay>" per step of a ladder.
+func (s *Subscription) WaitQueues() []WaitQueue {
+	if !s.Retries() {
+		return nil
+	}
+	delays := s.retryDelays()
+	if len(delays) == 1 {
+		return []WaitQueue{{Name: s.Name + ".retry", TTL: delays[0]}}
+	}
+	out := make([]WaitQueue, len(delays))
+	for i, d := range delays {
+		out[i] = WaitQueue{Name: s.Name + ".retry." + FormatDuration(d), TTL: d}
+	}
+	return out
+}
+
+// WaitQueueFor picks the wait queue for a message whose attempt-th delivery
+// failed. With no delay requested, attempt n waits in step min(n, steps).
+// With a requested delay, the smallest step at least that long is chosen, or
+// the longest step when none is. It must only be called when WaitQueues is
+// not empty.
+func (s *Subscription) WaitQueueFor(attempt int, requested time.Duration) WaitQueue {
+	queues := s.WaitQueues()
+	if requested > 0 {
+		for _, q := range queues {
+			if q.TTL >= requested {
+				return q
+			}
+		}
+		return queues[len(queues)-1]
+	}
+	i := min(max(attempt, 1), len(queues)) - 1
+	return queues[i]
+}
+
+// FormatDuration writes d the short way a person writes it in an annotation:
+// 1s, 10s, 1m, 1m30s, 2h, 500ms.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// ValidationError is one rule a subscription breaks. Key names the
+// annotation key at fault, so the generator can point at it.
+type ValidationError struct {
+	Subscription string
+	// Handler is the index of the handler at fault, or -1 when the fault is
+	// the subscription's.
+	Handler int
+	// Key is the annotation key at fault ("max_attempts", ...), or "".
+	Key string
+	// Msg says what is wrong and how to fix it.
+	Msg string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("subscription %q: %s", e.Subscription, e.Msg)
+}
+
+// ValidationErrors is every rule a subscription breaks.
+type ValidationErrors []*ValidationError
+
+func (es ValidationErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return "runtime: invalid subscription: " + strings.Join(msgs, "; ")
+}
+
+// Validate checks the subscription for the broker it runs on. It returns nil
+// or a ValidationErrors listing every problem. The generator runs the same
+// checks at generate time and points at the annotation key.
+func (s *Subscription) Validate(kind BrokerKind) error {
+	var errs ValidationErrors
+	add := func(handler int, key, format string, args ...any) {
+		errs = append(errs, &ValidationError{Subscription: s.Name, Handler: handler, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if s.Name == "" {
+		add(-1, "", "the subscription has no name: write it first, as in //stream:subscriber \"jobs\"")
+	}
+	if s.Broker != AnyBroker && kind != AnyBroker && s.Broker != kind {
+		add(-1, "broker", "written for %s but mounted on a %s broker: pass a %s broker to Mount", s.Broker, kind, s.Broker)
+	}
+	if len(s.Handlers) == 0 {
+		add(-1, "", "no handlers: a subscription needs at least one")
+	}
+	seen := map[string]int{}
+	for i, h := range s.Handlers {
+		if h.MessageType == "" {
+			add(i, "type", "a handler has no message type name")
+		} else if j, dup := seen[h.MessageType]; dup {
+			add(i, "type", "message type %q is handled twice (handlers %d and %d): give one of them another type=", h.MessageType, j+1, i+1)
+		} else {
+			seen[h.MessageType] = i
+		}
+		if h.Policy.MaxAttempts < 0 {
+			add(i, "max_attempts", "max_attempts is %d: it counts deliveries, the first included, so it must be at least 1", h.Policy.MaxAttempts)
+		}
+		if h.Policy.DeadLetter != "" && h.Policy.DeadLetter == s.Name {
+			add(i, "dead_letter", "dead_letter %q is the subscription's own queue: name another queue", h.Policy.DeadLetter)
+		}
+		if h.decode == nil || h.call == nil {
+			add(i, "", "handler for %q was not made with runtime.Handle", h.MessageType)
+		}
+	}
+	for i, d := range s.RetryDelays {
+		if d <= 0 {
+			add(-1, "retry_delay", "retry_delay step %d is %v: each step must be a positive duration such as 10s", i+1, d)
+		} else if i > 0 && d <= s.RetryDelays[i-1] {
+			add(-1, "retry_delay", "retry_delay steps must increase: %s follows %s", FormatDuration(d), FormatDuration(s.RetryDelays[i-1]))
+		}
+	}
+	if s.Prefetch < 0 {
+		add(-1, "prefetch", "prefetch is %d: it must be 0 (the default) or more", s.Prefetch)
+	}
+	if s.Concurrency < 0 {
+		add(-1, "concurrency", "concurrency is %d: it must be 0 (the default, 1) or more", s.Concurrency)
+	}
+	if s.MaxPayloadBytes < 0 {
+		add(-1, "max_payload_bytes", "max_payload_bytes is %d: it must be 0 (no limit) or more", s.MaxPayloadBytes)
+	}
+	switch s.Ack {
+	case "", AckManual, AckAuto:
+	default:
+		add(-1, "ack", "ack is %q: use manual or auto", s.Ack)
+	}
+	switch s.QueueType {
+	case "", ClassicQueue, QuorumQueue:
+	default:
+		add(-1, "queue_type", "queue_type is %q: use classic or quorum", s.QueueType)
+	}
+
+	switch kind {
+	case RabbitMQ:
+		s.validateRabbitMQ(add)
+	case ZeroMQ:
+		s.validateZeroMQ(add)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
+	for i, h := range s.Handlers {
+		if h.Policy.OutRetry != "" {
+			add(i, "out_retry", "out_retry is for zeromq: on rabbitmq retry copies wait in %s.retry; remove out_retry", s.Name)
+		}
+		if s.AckMode() == AckAuto && h.Policy.Attempts() > 1 {
+			add(i, "max_attempts", "ack=auto is at-most-once and cannot retry: remove max_attempts or use ack=manual")
+		}
+	}
+	if len(s.RetryDelays) > 0 && !s.Retries() {
+		add(-1, "retry_delay", "retry_delay has no effect because no handler retries: set max_attempts to 2 or more, or remove retry_delay")
+	}
+	for _, q := range s.WaitQueues() {
+		for i, h := range s.Handlers {
+			if h.Policy.DeadLetter == q.Name {
+				add(i, "dead_letter", "dead_letter %q is the subscription's wait queue: name another queue", q.Name)
+			}
+		}
+	}
+}
+
+func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
+	if len(s.RetryDelays) > 0 {
+		add(-1, "retry_delay", "retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay")
+	}
+	if s.Ack != "" {
+		add(-1, "ack", "ack is for rabbitmq: zeromq has no acknowledgements; remove ack")
+	}
+	if s.QueueType != "" {
+		add(-1, "queue_type", "queue_type is for rabbitmq; remove it")
+	}
+	for i, h := range s.Handlers {
+		switch {
+		case h.Policy.Attempts() > 1 && h.Policy.OutRetry == "":
+			add(i, "max_attempts", "max_attempts=%d needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>", h.Policy.MaxAttempts)
+		case h.Policy.OutRetry != "" && h.Policy.Attempts() < 2:
+			add(i, "out_retry", "out_retry sends retry copies, but without max_attempts there are none: add max_attempts=N (N ≥ 2) or remove out_retry")
+		}
+	}
+}
+
+// ParseRetryDelays reads a retry_delay value: one duration or a comma list.
+// The generator and hand-written configuration share it.
+func ParseRetryDelays(s string) ([]time.Duration, error) {
+	parts := strings.Split(s, ",")
+	out := make([]time.Duration, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		d, err := time.ParseDuration(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration: write it as 500ms, 10s, 1m or 1h", p)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ParseCount reads a non-negative integer annotation value.
+func ParseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
