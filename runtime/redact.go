@@ -1,0 +1,20 @@
+package runtime
+
+import (
+	"net/url"
+	"strings"
+)
+
+// RedactURL returns rawURL with any password replaced by "xxxxx", for logs
+// and errors. A URL that does not parse is reduced to its scheme, so a
+// password inside it never leaks either.
+func RedactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		if i := strings.Index(rawURL, "://"); i >= 0 {
+			return rawURL[:i+3] + "(unparsable URL)"
+		}
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
