@@ -1,0 +1,40 @@
+package streamtest
+
+import (
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Delivery is one message a subscription received, and what became of it.
+// Broker.Deliveries returns them in the order they were settled.
+type Delivery struct {
+	// Subscription is the subscription that received the message.
+	Subscription string
+	// Attempt is the 1-based delivery number: 1 + the retry count header.
+	Attempt int
+	// MessageType, MessageID and ContentType are the message's, as sent.
+	MessageType string
+	MessageID   string
+	ContentType string
+	// Headers and Body are the message's as they arrived.
+	Headers map[string]string
+	Body    []byte
+	// Verdict is what the runtime decided, with the delay and queue the
+	// emulated broker applied (RabbitMQ: the wait queue and its TTL).
+	Verdict runtime.Verdict
+	// Err is the error the verdict could not be carried out with, or nil.
+	Err error
+	// Time is the fake clock's time when the message was settled.
+	Time time.Time
+}
+
+// RetryCount returns the retry count header the message arrived with (0
+// when absent or not a number).
+func (d Delivery) RetryCount() int {
+	n, err := runtime.ParseRetryCount(d.Headers[runtime.RetryCountHeader])
+	if err != nil {
+		return 0
+	}
+	return n
+}
