@@ -8,6 +8,7 @@ require (
 	github.com/go-zeromq/zmq4 v0.17.0 // indirect
 	github.com/rabbitmq/amqp091-go v1.16.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.15.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
