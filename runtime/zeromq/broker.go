@@ -1,0 +1,381 @@
+package zeromq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Broker runs subscriptions on ZeroMQ sockets and publishes to ZeroMQ
+// queues. It is a runtime.Broker and a runtime.Publisher. Make one with New.
+type Broker struct {
+	cfg config
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	log     *slog.Logger
+	clock   runtime.Clock
+	subs    map[string]*subscriber
+	senders map[string]sender
+	copies  *copyScheduler
+
+	// life ends when the broker is shut down; sockets live within it.
+	life    context.Context
+	endLife context.CancelFunc
+	// work is the context of handlers and of the copies they cause; it ends
+	// when Shutdown's context ends, or when Shutdown returns.
+	work    context.Context
+	endWork context.CancelFunc
+}
+
+// New returns a broker for the queues its options declare. Configuration
+// errors (an endpoint that does not parse, a queue declared twice) are
+// returned by Start and Publish.
+func New(opts ...Option) *Broker {
+	b := &Broker{
+		cfg:     config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
+		log:     slog.New(slog.DiscardHandler),
+		clock:   runtime.SystemClock{},
+		subs:    map[string]*subscriber{},
+		senders: map[string]sender{},
+	}
+	for _, o := range opts {
+		o(&b.cfg)
+	}
+	if b.cfg.logger != nil {
+		b.log = b.cfg.logger
+	}
+	b.life, b.endLife = context.WithCancel(context.Background())
+	return b
+}
+
+// Kind returns runtime.ZeroMQ.
+func (b *Broker) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
+
+// Start checks the subscriptions against the declared queues, binds the
+// queues of subscriptions declared with Bind and of ventilators, starts
+// dialling the ventilators of subscriptions declared with Dial, and starts
+// each subscription's workers. Startup errors name the subscription.
+func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
+	if err := errors.Join(b.cfg.errs...); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errClosed
+	}
+	if b.started {
+		return errors.New("zeromq: Start called twice")
+	}
+	b.started = true
+	if b.cfg.logger == nil && env.Logger != nil {
+		b.log = env.Logger
+	}
+	if env.Clock != nil {
+		b.clock = env.Clock
+	}
+	if err := b.check(consumers); err != nil {
+		return err
+	}
+	// Handlers keep the values of ctx, but not its end: the App ends ctx
+	// before it calls Shutdown, which lets them finish.
+	b.work, b.endWork = context.WithCancel(context.WithoutCancel(ctx))
+	b.copies = newCopyScheduler(b.work, b.clock)
+
+	var started []*subscriber
+	fail := func(err error) error {
+		// The App does not shut down a broker that failed to start.
+		for _, s := range started {
+			s.stopReceiving()
+		}
+		for _, s := range b.senders {
+			s.close()
+		}
+		clear(b.subs)
+		clear(b.senders)
+		b.closed = true
+		b.endWork()
+		b.endLife()
+		return err
+	}
+	for _, c := range consumers {
+		s := newSubscriber(b, c, b.cfg.queues[c.Name()])
+		if err := s.recv.start(); err != nil {
+			return fail(err)
+		}
+		b.subs[c.Name()] = s
+		started = append(started, s)
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.cfg.queues)) {
+		q := b.cfg.queues[name]
+		if q.ep.role != roleVentilator || b.senders[name] != nil {
+			continue
+		}
+		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		if err != nil {
+			return fail(err)
+		}
+		b.senders[name] = v
+	}
+	for _, s := range started {
+		for range s.c.Subscription().Workers() {
+			s.workers.Go(func() {
+				for in := range s.incoming {
+					s.handle(b.work, in)
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// check returns every startup error of the subscriptions, each naming its
+// subscription.
+func (b *Broker) check(consumers []*runtime.Consumer) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, c := range consumers {
+		sub := c.Subscription()
+		if err := sub.Validate(runtime.ZeroMQ); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[sub.Name] {
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q is mounted twice", sub.Name))
+			continue
+		}
+		seen[sub.Name] = true
+		q := b.cfg.queues[sub.Name]
+		switch {
+		case q == nil:
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q has no endpoint: declare it with zeromq.Queue(%q, zeromq.Bind(\"tcp://host:port\")) to bind it, or zeromq.Dial(...) to dial a ventilator", sub.Name, sub.Name))
+			continue
+		case q.ep.role == roleVentilator:
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: its queue is declared with zeromq.Ventilator, which sends; a subscription reads with zeromq.Bind or zeromq.Dial", sub.Name))
+			continue
+		}
+		for _, h := range sub.Handlers {
+			switch out := h.Policy.OutRetry; {
+			case out == runtime.OutRetrySelf && q.ep.role == roleDial:
+				errs = append(errs, fmt.Errorf("zeromq: subscription %q dials a ventilator at %s, so out_retry=self cannot send retry copies back to it: set out_retry=<queue> to a queue this service binds, and mount the same handler there", sub.Name, q.ep.addr))
+			case out != "" && out != runtime.OutRetrySelf:
+				if err := b.checkDestination(sub.Name, "out_retry", out); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if dl := h.Policy.DeadLetter; dl != "" {
+				if err := b.checkDestination(sub.Name, "dead_letter", dl); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkDestination checks that the queue a subscription sends copies to
+// can be sent to.
+func (b *Broker) checkDestination(sub, key, queue string) error {
+	q := b.cfg.queues[queue]
+	switch {
+	case q == nil:
+		return fmt.Errorf("zeromq: subscription %q: %s=%s has no endpoint: declare it with zeromq.Queue(%q, zeromq.Bind(\"tcp://host:port\")) where its reader binds, or zeromq.Ventilator(...) to hand copies to dialing workers", sub, key, queue, queue)
+	case q.ep.role == roleDial:
+		return fmt.Errorf("zeromq: subscription %q: %s=%s is declared with zeromq.Dial, so its readers dial a ventilator and nothing can be sent to it from here: declare it with zeromq.Bind or zeromq.Ventilator", sub, key, queue)
+	}
+	return nil
+}
+
+// Publish sends msg to queue: to the endpoint its reader binds (Bind), or
+// to one of the workers dialled in to this service's ventilator
+// (Ventilator). Like a ZeroMQ PUSH socket, it waits until the message can be
+// sent or ctx ends.
+func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
+	env, err := envelopeOf(queue, msg)
+	if err != nil {
+		return fmt.Errorf("zeromq: publish to %q: %w", queue, err)
+	}
+	return b.sendEnvelope(ctx, queue, env)
+}
+
+// envelopeOf frames a message for queue: the headers type, content-type and
+// message-id (when set), then the application headers sorted by name.
+func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
+	env := &Envelope{Subscription: queue, Body: msg.Body}
+	for _, h := range []Header{{HeaderType, msg.Type}, {HeaderContentType, msg.ContentType}, {HeaderMessageID, msg.ID}} {
+		if h.Value != "" {
+			env.Headers = append(env.Headers, h)
+		}
+	}
+	app := make([]Header, 0, len(msg.Headers))
+	for name, value := range msg.Headers {
+		switch strings.ToLower(name) {
+		case HeaderType, HeaderContentType, HeaderMessageID:
+			return nil, fmt.Errorf("header %q is set from the message's own field; remove it from Headers", name)
+		}
+		app = append(app, Header{Name: strings.ToLower(name), Value: value})
+	}
+	slices.SortFunc(app, func(a, b Header) int { return strings.Compare(a.Name, b.Name) })
+	env.Headers = append(env.Headers, app...)
+	return env, nil
+}
+
+// sendEnvelope frames env and sends it to queue.
+func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) error {
+	frames, err := env.Frames()
+	if err != nil {
+		return fmt.Errorf("zeromq: send to %q: %w", queue, err)
+	}
+	s, err := b.senderFor(queue)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, frames)
+}
+
+// senderFor returns the sender of queue, making it on first use.
+func (b *Broker) senderFor(queue string) (sender, error) {
+	if err := errors.Join(b.cfg.errs...); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errClosed
+	}
+	if s := b.senders[queue]; s != nil {
+		return s, nil
+	}
+	q := b.cfg.queues[queue]
+	if q == nil {
+		return nil, fmt.Errorf("zeromq: no endpoint for queue %q: declare it with zeromq.Queue(%q, zeromq.Bind(\"tcp://host:port\"))", queue, queue)
+	}
+	var s sender
+	switch q.ep.role {
+	case roleBind:
+		target := func() (string, string, error) {
+			b.mu.Lock()
+			local := b.subs[queue]
+			b.mu.Unlock()
+			if local != nil {
+				return local.target()
+			}
+			return q.network, q.address, nil
+		}
+		s = newPusher(b.life, queue, target, b.clock, b.log)
+	case roleVentilator:
+		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		if err != nil {
+			return nil, err
+		}
+		s = v
+	default:
+		return nil, fmt.Errorf("zeromq: cannot send to queue %q: it is declared with zeromq.Dial, so its readers dial a ventilator; the sending service declares it with zeromq.Ventilator", queue)
+	}
+	b.senders[queue] = s
+	return s, nil
+}
+
+// Addr returns the endpoint queue is bound at in this service (a
+// subscription's queue declared with Bind, or a ventilator), with the port
+// the system picked for port 0; "" when this service binds no such queue.
+func (b *Broker) Addr(queue string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var a net.Addr
+	if s := b.subs[queue]; s != nil {
+		a = s.addr()
+	} else if v, ok := b.senders[queue].(*ventilator); ok {
+		a = v.addr()
+	}
+	if a == nil {
+		return ""
+	}
+	return endpointString(a)
+}
+
+// Connections returns how many peers are connected to queue's sockets in
+// this service: senders to a bound subscription, the ventilator for a
+// dialing one, workers to a ventilator, the reader for a queue published to.
+func (b *Broker) Connections(queue string) int {
+	b.mu.Lock()
+	sub, snd := b.subs[queue], b.senders[queue]
+	b.mu.Unlock()
+	n := 0
+	if sub != nil {
+		n += sub.recv.connections()
+	}
+	if snd != nil {
+		n += snd.connections()
+	}
+	return n
+}
+
+// Shutdown stops gracefully: it stops receiving, lets the workers finish
+// the messages already received (in-flight handlers included) while ctx
+// lasts, then cancels the handlers' context, reports the retry copies still
+// waiting for their delay (ZeroMQ stores nothing: they are lost), waits for
+// the copies being sent, and closes every socket. It returns ctx's error
+// when ctx ended first. Shutdown may be called without Start, to close the
+// sockets of a service that only publishes.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	subs := slices.Collect(maps.Values(b.subs))
+	b.mu.Unlock()
+
+	var errs []error
+	if b.started {
+		errs = b.stopSubscriptions(ctx, subs)
+	}
+	b.endLife()
+	b.mu.Lock()
+	senders := slices.Collect(maps.Values(b.senders))
+	b.mu.Unlock()
+	for _, s := range senders {
+		s.close()
+	}
+	return errors.Join(errs...)
+}
+
+// stopSubscriptions stops receiving, waits for the workers and the retry
+// copies while ctx lasts, and reports the copies that are lost.
+func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []error {
+	stop := context.AfterFunc(ctx, b.endWork)
+	defer stop()
+	defer b.endWork()
+	for _, s := range subs {
+		s.stopReceiving()
+	}
+	var errs []error
+	for _, s := range subs {
+		if err := waitGroup(ctx, &s.workers); err != nil {
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: in-flight handlers did not finish: %w", s.name, err))
+		}
+	}
+	if lost := b.copies.stop(); lost > 0 {
+		b.log.Warn("zeromq: retry copies were still waiting for their delay and are lost (ZeroMQ stores nothing)", "lost", lost)
+	}
+	if err := b.copies.wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("zeromq: retry copies were still being sent: %w", err))
+	}
+	return errs
+}
+
+var (
+	_ runtime.Broker    = (*Broker)(nil)
+	_ runtime.Publisher = (*Broker)(nil)
+)
