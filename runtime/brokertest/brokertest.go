@@ -1,0 +1,102 @@
+package brokertest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Broker is what a transport under test provides: a runtime.Broker that is
+// also a runtime.Publisher.
+type Broker interface {
+	runtime.Broker
+	runtime.Publisher
+}
+
+// Transport describes a transport to the suite. See the package
+// documentation for the contract each field carries.
+type Transport struct {
+	// Kind is the kind of broker; the suite writes its subscriptions for it
+	// (runtime.RabbitMQ or runtime.ZeroMQ).
+	Kind runtime.BrokerKind
+	// New returns a fresh broker that has not been started, serving the
+	// named queues (RabbitMQ) or subscriptions (ZeroMQ). It registers with
+	// t.Cleanup whatever must be undone after the test (queues to delete,
+	// connections to close). It is called once per case.
+	New func(t testing.TB, queues []string) Instance
+	// RetryDelay is the delay of every retry the suite asks for. Default
+	// 100ms; keep it between 50 and 200 ms for a real broker.
+	RetryDelay time.Duration
+	// Timeout bounds, in real time, each wait for something to happen.
+	// Default 30s.
+	Timeout time.Duration
+}
+
+// Instance is one broker made by Transport.New, and how time passes for it.
+type Instance struct {
+	// Broker is the broker under test.
+	Broker Broker
+	// Clock is the clock the suite's App runs with (runtime.WithClock). Nil
+	// means the wall clock.
+	Clock runtime.Clock
+	// Pass lets d pass for the broker: a fake clock advances by d (and
+	// returns when the broker is idle again); nil means real time, which
+	// passes by itself while the suite polls.
+	Pass func(t testing.TB, d time.Duration)
+}
+
+// Run runs every case of the suite against tr, each as a subtest.
+func Run(t *testing.T, tr Transport) {
+	t.Helper()
+	checkTransport(t, tr)
+	tr = tr.withDefaults()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, tr) })
+	}
+}
+
+func checkTransport(t testing.TB, tr Transport) {
+	t.Helper()
+	if tr.New == nil {
+		t.Fatal("brokertest: Transport.New is nil")
+	}
+	if tr.Kind != runtime.RabbitMQ && tr.Kind != runtime.ZeroMQ {
+		t.Fatalf("brokertest: Transport.Kind is %q: use runtime.RabbitMQ or runtime.ZeroMQ", tr.Kind)
+	}
+}
+
+func (tr Transport) withDefaults() Transport {
+	if tr.RetryDelay <= 0 {
+		tr.RetryDelay = 100 * time.Millisecond
+	}
+	if tr.Timeout <= 0 {
+		tr.Timeout = 30 * time.Second
+	}
+	return tr
+}
+
+// uniqueName returns a queue name unique to this run: the prefix, the
+// case's name and a random suffix.
+func uniqueName(t testing.TB) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
+	base := t.Name()
+	if i := strings.LastIndex(base, "/"); i >= 0 {
+		base = base[i+1:]
+	}
+	var s strings.Builder
+	for _, r := range strings.ToLower(base) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			s.WriteRune(r)
+		}
+	}
+	name := s.String()
+	if len(name) > 24 {
+		name = name[:24]
+	}
+	return "brokertest." + name + "." + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,111 @@
+// Package brokertest is the conformance suite every streamgen transport
+// must pass: the in-process runtime/streamtest broker (both kinds), and the
+// RabbitMQ and ZeroMQ adapters. It runs the same handlers on each and checks
+// that the runtime's verdicts are carried out alike: the broker adapters
+// differ in how, never in what.
+//
+// # Using it
+//
+// A transport's test package calls Run with a Transport:
+//
+//	func TestConformance(t *testing.T) {
+//		brokertest.Run(t, brokertest.Transport{
+//			Kind:       runtime.RabbitMQ,
+//			RetryDelay: 100 * time.Millisecond,
+//			New: func(t testing.TB, queues []string) brokertest.Instance {
+//				b := rabbitmq.New(brokerURL(t))
+//				t.Cleanup(func() { deleteQueues(t, queues) }) // and <q>.retry
+//				return brokertest.Instance{Broker: b}
+//			},
+//		})
+//	}
+//
+// Run runs each case as a subtest. A case makes its own queue names (unique
+// per run: "brokertest.<case>.<random hex>", and "<name>.dead" for a
+// dead-letter queue), asks Transport.New for a broker serving them, mounts
+// hand-built subscriptions (runtime.Handle, no generated code) on a fresh
+// runtime.App, runs it, publishes with runtime.Publish or Broker.Publish,
+// waits for what must happen, stops the App and checks what the handlers
+// saw, the App's counters (runtime.Metrics) and its log records.
+//
+// # The Transport contract
+//
+// Kind is runtime.RabbitMQ or runtime.ZeroMQ. The suite writes each
+// subscription for it: Subscription.Broker is Kind; on RabbitMQ a retrying
+// subscription has RetryDelays = [RetryDelay] (one wait queue, "<q>.retry");
+// on ZeroMQ a retrying policy has OutRetry = "self". Handlers that fail
+// return runtime.RetryAfter(RetryDelay, err), so a ZeroMQ copy waits
+// RetryDelay and a RabbitMQ copy goes to the one wait queue.
+//
+// New(t, queues) returns an Instance whose Broker has not been started. It
+// is called once per case, with every name the case uses, subscriptions and
+// dead-letter queues alike. The broker must:
+//
+//   - let subscriptions with those names be mounted and started by
+//     App.Run: on ZeroMQ give each name an endpoint the broker binds, so a
+//     subscription's PULL receives what is pushed to its name, retry copies
+//     can go back to "self", and dead letters pushed to "<q>.dead" reach the
+//     subscription mounted there;
+//   - publish to each name with Publish once App.Ready is closed (the suite
+//     publishes only then);
+//   - be new for every call: no state shared between cases.
+//
+// New registers with t.Cleanup whatever must be undone: on RabbitMQ delete
+// every queue the names imply — each name, its wait queue "<name>.retry",
+// and its dead-letter queue (which is also in the list) — and close any
+// connection made for the test. Cleanups registered in New run after the
+// suite has stopped the App.
+//
+// Instance.Clock is the clock the App runs with (runtime.WithClock); nil
+// means the wall clock. A transport that waits out delays itself (ZeroMQ
+// retry copies) must wait on Env.Clock, as every transport should.
+//
+// Instance.Pass lets time pass while the suite waits for something that
+// needs a retry delay: for a fake clock it advances it by d and returns when
+// the broker is idle again; nil means real time, and the suite polls every
+// few milliseconds until Timeout. Keep RetryDelay small for a real broker
+// (50–200 ms): a case may wait out up to three delays.
+//
+// Timeout (default 30 s, real time) bounds every wait: for the App to
+// start, for a handler call, for a dead letter, for Run to return.
+//
+// # What every transport must do
+//
+// Each case states its rule; together:
+//
+//   - A published message reaches its handler once, as attempt 1, with
+//     Metadata naming the subscription, message id, message type and the
+//     cap in force, and with the application headers it was published with.
+//   - A failure is retried: the next delivery is attempt 2 and carries
+//     runtime.RetryCountHeader "1"; id, type, headers and body are the
+//     original's.
+//   - After max_attempts failures the message is parked on the dead-letter
+//     queue, with the explanation headers of runtime.DeadLetterHeaders
+//     (reason, source, attempts, poison, time) and the original's headers.
+//     A parked copy starts a fresh count: it does not carry the retry
+//     count header, so the dead-letter queue's own subscription sees
+//     attempt 1 and applies its own max_attempts. (The attempts are in
+//     runtime.HeaderDeadLetterAttempts.)
+//   - Poison (here, a body that does not decode) never reaches the handler,
+//     uses no retries, and is parked with poison "true"; without a
+//     dead-letter queue it is rejected (Consumer.Settle counts it in
+//     Rejected). Either way the subscription goes on.
+//   - DeadLetter(err) parks at once, attempts "1"; Drop(err) forgets at once
+//     with the warning "message dropped" naming subscription, message_id
+//     and reason; nothing of a dropped message reaches the dead-letter queue.
+//   - A panicking handler is a failure: logged with its stack, retried.
+//   - Several message types on one subscription each reach their handler,
+//     with their own policy's cap.
+//   - Graceful shutdown: when the App stops, Shutdown waits for a handler in
+//     flight, whose context stays live (handler contexts must not derive
+//     from the context Start got, which ends when the App starts to stop),
+//     settles its delivery, and App.Run returns nil.
+//
+// All of it follows when an adapter computes Delivery.Attempt from the
+// retry count, calls Consumer.Process, carries out the Verdict and then
+// calls Consumer.Settle — the suite checks the counters and log lines
+// Settle produces, so a transport that skips Settle fails.
+//
+// Run does not skip: a transport whose broker is missing must fail its test
+// with the command that starts the broker.
+package brokertest

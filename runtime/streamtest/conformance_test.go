@@ -1,0 +1,39 @@
+package streamtest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/brokertest"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+// transport is the emulated broker of the given kind as a brokertest
+// transport: a fresh Broker and Clock per case, time passing by Advance.
+func transport(kind runtime.BrokerKind) brokertest.Transport {
+	return brokertest.Transport{
+		Kind:       kind,
+		RetryDelay: 30 * time.Second, // a fake clock makes any delay instant
+		New: func(t testing.TB, _ []string) brokertest.Instance {
+			clock := streamtest.NewClock(time.Time{})
+			b := streamtest.NewBroker(kind, clock)
+			return brokertest.Instance{
+				Broker: b,
+				Clock:  clock,
+				Pass: func(t testing.TB, d time.Duration) {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					if err := b.Advance(ctx, d); err != nil {
+						t.Fatal(err)
+					}
+				},
+			}
+		},
+	}
+}
+
+func TestConformanceZeroMQ(t *testing.T) { brokertest.Run(t, transport(runtime.ZeroMQ)) }
+
+func TestConformanceRabbitMQ(t *testing.T) { brokertest.Run(t, transport(runtime.RabbitMQ)) }
