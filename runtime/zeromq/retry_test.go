@@ -1,0 +1,186 @@
+package zeromq_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+// TestRetryAfterWaitsOnTheClockAndCapsDeliveries: a job that always fails
+// with RetryAfter(30s), max_attempts 5, out_retry self. Each copy waits 30
+// seconds on the clock, carries the body and headers as they arrived with
+// the count one more, and the fifth delivery is dropped, not retried.
+func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
+	const backoff = 30 * time.Second
+	ep := freeEndpoint(t)
+	clock := newFakeClock()
+	logs := newLogCapture()
+	rec := newRecorder()
+	app := runtime.NewApp("retries", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
+	policy := runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, policy, func(*Job, runtime.Metadata) error {
+			return runtime.RetryAfter(backoff, errors.New("the job failed"))
+		}),
+	}})
+	runApp(t, app)
+	publishJob(t, zq, "jobs", Job{ID: 7}, runtime.WithMessageID("job-7"), runtime.WithHeader("x-tenant", "acme"))
+
+	first := rec.waitFor(t, "jobs", 1)[0]
+	firstEnv := first.MD.Raw.(*zeromq.Envelope)
+	for n := 2; n <= 5; n++ {
+		eventually(t, "a retry copy waiting on the clock", func() bool { return len(clock.Pending()) == 1 })
+		if got := clock.Pending()[0]; got != backoff {
+			t.Fatalf("copy waits %v, want %v", got, backoff)
+		}
+		if got := len(rec.Of("jobs")); got != n-1 {
+			t.Fatalf("%d deliveries before the delay passed, want %d", got, n-1)
+		}
+		clock.Advance(backoff)
+		got := rec.waitFor(t, "jobs", n)[n-1]
+		if got.MD.Attempt != n || got.MD.MaxAttempts != 5 {
+			t.Fatalf("delivery %d: attempt %d of %d", n, got.MD.Attempt, got.MD.MaxAttempts)
+		}
+		// The copy is the message as it arrived, the count one more.
+		env := got.MD.Raw.(*zeromq.Envelope)
+		want := append([]zeromq.Header(nil), firstEnv.Headers...)
+		want = append(want, zeromq.Header{Name: runtime.RetryCountHeader, Value: fmt.Sprint(n - 1)})
+		if !reflect.DeepEqual(env.Headers, want) || string(env.Body) != string(firstEnv.Body) || env.Subscription != "jobs" {
+			t.Fatalf("copy %d:\n got %+v\nwant headers %v and body %q", n, env, want, firstEnv.Body)
+		}
+	}
+	last := rec.Of("jobs")[4]
+	if last.MD.Headers[runtime.RetryCountHeader] != "4" {
+		t.Fatalf("last copy count = %q, want 4", last.MD.Headers[runtime.RetryCountHeader])
+	}
+
+	eventually(t, "the fifth failure dropped", func() bool { return len(logs.Entries("message dropped")) == 1 })
+	drop := logs.Entries("message dropped")[0]
+	if drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "job-7" ||
+		!strings.Contains(drop.Attrs["reason"], "failed on attempt 5 of 5") {
+		t.Fatalf("drop line = %s", drop)
+	}
+	if p := clock.Pending(); len(p) != 0 {
+		t.Fatalf("after the fifth delivery %d copies wait, want none", len(p))
+	}
+	if n := len(rec.Of("jobs")); n != 5 {
+		t.Fatalf("%d deliveries, want exactly 5", n)
+	}
+	stats := app.Metrics().Snapshot()[0]
+	if stats.Delivered != 5 || stats.Retried != 4 || stats.Dropped != 1 {
+		t.Fatalf("metrics = %+v, want 5 delivered, 4 retried, 1 dropped", stats)
+	}
+	if n := len(logs.Entries("message will be retried")); n != 4 {
+		t.Fatalf("%d retry lines, want 4", n)
+	}
+}
+
+// TestImmediateRetryNeedsNoClock: a plain failure with max_attempts 3 and
+// out_retry self comes back at once, without the clock moving.
+func TestImmediateRetryNeedsNoClock(t *testing.T) {
+	ep := freeEndpoint(t)
+	clock := newFakeClock()
+	rec := newRecorder()
+	app := runtime.NewApp("retries", runtime.WithClock(clock))
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(_ *Job, md runtime.Metadata) error {
+			if md.Attempt < 3 {
+				return errors.New("not yet")
+			}
+			return nil
+		}),
+	}})
+	runApp(t, app)
+	publishJob(t, zq, "jobs", Job{ID: 1})
+	got := rec.waitFor(t, "jobs", 3)
+	for i, g := range got {
+		if g.MD.Attempt != i+1 {
+			t.Fatalf("delivery %d has attempt %d", i+1, g.MD.Attempt)
+		}
+	}
+	eventually(t, "the third delivery acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 1 })
+	if len(clock.Pending()) != 0 {
+		t.Fatalf("timers pending: %v", clock.Pending())
+	}
+}
+
+// TestPlainRetryWithoutCapBringsNothingBack: with no max_attempts and no
+// destination, a failure is final: one delivery, no copy, and a warning
+// that says so.
+func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
+	ep := freeEndpoint(t)
+	clock := newFakeClock()
+	logs := newLogCapture()
+	rec := newRecorder()
+	app := runtime.NewApp("retries", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, runtime.Policy{}, func(j *Job, _ runtime.Metadata) error {
+			if j.ID == 1 {
+				return runtime.RetryAfter(time.Second, errors.New("please retry"))
+			}
+			return nil
+		}),
+	}})
+	runApp(t, app)
+	publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID("plain"))
+	publishJob(t, zq, "jobs", Job{ID: 2})
+
+	rec.waitFor(t, "jobs", 2)
+	eventually(t, "the drop warning", func() bool { return len(logs.Entries("message dropped")) == 1 })
+	drop := logs.Entries("message dropped")[0]
+	if drop.Level.String() != "WARN" || drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "plain" ||
+		!strings.Contains(drop.Attrs["reason"], "nothing brings it back") {
+		t.Fatalf("drop line = %s", drop)
+	}
+	clock.Advance(time.Hour)
+	if p := clock.Pending(); len(p) != 0 {
+		t.Fatalf("copies waiting: %v", p)
+	}
+	if got := rec.Of("jobs"); len(got) != 2 {
+		t.Fatalf("deliveries = %+v, want the failing job once and the next one", got)
+	}
+	if s := app.Metrics().Snapshot()[0]; s.Retried != 0 || s.Dropped != 1 {
+		t.Fatalf("metrics = %+v", s)
+	}
+}
+
+// TestRetryCountHeaderName: with the Rust framework's header name, counts
+// are read from it and copies carry it; the Go name is not used.
+func TestRetryCountHeaderName(t *testing.T) {
+	const rust = "x-ruststream-retry-count"
+	ep := freeEndpoint(t)
+	rec := newRecorder()
+	app := runtime.NewApp("retries")
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.WithRetryCountHeader(rust))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, func(*Job, runtime.Metadata) error {
+			return errors.New("fail")
+		}),
+	}})
+	runApp(t, app)
+	// A message that already went through two retries in a Rust service.
+	push := rawPush(t, ep)
+	send(t, push, "jobs", "type: job\nmessage-id: r\n"+rust+": 2", `{"id":1}`)
+
+	got := rec.waitFor(t, "jobs", 3)
+	for i, g := range got {
+		if g.MD.Attempt != 3+i {
+			t.Fatalf("delivery %d: attempt %d, want %d", i+1, g.MD.Attempt, 3+i)
+		}
+		if _, ok := g.MD.Headers[runtime.RetryCountHeader]; ok {
+			t.Fatalf("copy carries %s: %v", runtime.RetryCountHeader, g.MD.Headers)
+		}
+	}
+	if c := got[2].MD.Headers[rust]; c != "4" {
+		t.Fatalf("last copy %s = %q, want 4", rust, c)
+	}
+}

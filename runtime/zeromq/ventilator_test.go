@@ -1,0 +1,104 @@
+package zeromq_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+// TestVentilatorHandsEachJobToExactlyOneWorker: a ventilator with two
+// dialing workers and 1,000 jobs: every job is handled once, by one worker,
+// and both workers get a share.
+func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
+	const jobs = 1000
+	ep := freeEndpoint(t)
+	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
+	defer shutdown(t, vent)
+
+	var mu sync.Mutex
+	count := map[string]int{}
+	perWorker := map[string]int{}
+	for _, name := range []string{"worker-a", "worker-b"} {
+		app := runtime.NewApp(name)
+		app.Mount(zeromq.New(zeromq.Queue("work", zeromq.Dial(ep))), &runtime.Subscription{
+			Name: "work", Concurrency: 4,
+			Handlers: []runtime.Handler{runtime.Handle("job", runtime.Policy{}, func(_ context.Context, _ *Job, md runtime.Metadata) runtime.Outcome {
+				mu.Lock()
+				count[md.MessageID]++
+				perWorker[name]++
+				mu.Unlock()
+				return runtime.Ack()
+			})},
+		})
+		runApp(t, app)
+	}
+	// Wait for the ventilator to bind (first Publish binds it in a
+	// service that does not Start) and both workers to dial in.
+	publishJob(t, vent, "work", Job{ID: 0}, runtime.WithMessageID("job-0"))
+	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
+	for i := 1; i < jobs; i++ {
+		publishJob(t, vent, "work", Job{ID: i}, runtime.WithMessageID(fmt.Sprint("job-", i)))
+	}
+
+	handled := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, c := range count {
+			n += c
+		}
+		return n
+	}
+	eventually(t, fmt.Sprintf("%d jobs handled", jobs), func() bool { return handled() >= jobs })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(count) != jobs {
+		t.Fatalf("%d distinct jobs handled, want %d", len(count), jobs)
+	}
+	for id, c := range count {
+		if c != 1 {
+			t.Errorf("job %s handled %d times", id, c)
+		}
+	}
+	if perWorker["worker-a"] == 0 || perWorker["worker-b"] == 0 {
+		t.Fatalf("one worker got everything: %v", perWorker)
+	}
+	t.Logf("share per worker: %v", perWorker)
+}
+
+// TestVentilatorHandsOnWhenAWorkerLeaves: after a worker stops, the jobs go
+// to the one that is left.
+func TestVentilatorHandsOnWhenAWorkerLeaves(t *testing.T) {
+	ep := freeEndpoint(t)
+	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
+	defer shutdown(t, vent)
+
+	recs := map[string]*recorder{}
+	stops := map[string]func() error{}
+	for _, name := range []string{"a", "b"} {
+		rec := newRecorder()
+		recs[name] = rec
+		app := runtime.NewApp(name)
+		app.Mount(zeromq.New(zeromq.Queue("work", zeromq.Dial(ep))),
+			&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
+		stops[name] = runApp(t, app)
+	}
+	publishJob(t, vent, "work", Job{ID: 0})
+	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
+	if err := stops["a"](); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "worker a gone", func() bool { return vent.Connections("work") == 1 })
+	before := len(recs["a"].All())
+	for i := 1; i <= 20; i++ {
+		publishJob(t, vent, "work", Job{ID: i})
+	}
+	eventually(t, "worker b handles the rest", func() bool { return len(recs["b"].All())+before >= 21 })
+	if n := len(recs["a"].All()); n != before {
+		t.Fatalf("stopped worker a handled %d more", n-before)
+	}
+}
