@@ -108,7 +108,9 @@ func TestDeadLetterHeaderValuesStayOnOneLine(t *testing.T) {
 	app.Mount(zq,
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 			jobHandler(rec, runtime.Policy{DeadLetter: "jobs.dead"},
-				func(*Job, runtime.Metadata) error { return runtime.DeadLetter(errors.New("line one\nline two\r\nthree")) }),
+				func(*Job, runtime.Metadata) error {
+					return runtime.DeadLetter(errors.New("line one\nline two\r\nthree"))
+				}),
 		}},
 		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
 	)
