@@ -1,0 +1,135 @@
+// Command streamgen generates the broker wiring of annotated message
+// handlers: for each package, one file (streamgen_gen.go) with a Mount
+// function that registers the package's subscriptions on a runtime.App, and
+// a typed publisher per message type.
+//
+// Usage:
+//
+//	streamgen [-check] [-o file] [packages]
+//
+// Packages are patterns as the go command takes them; the default is the
+// package in the current directory. Mark a handler with a directive in its
+// doc comment:
+//
+//	//stream:subscriber "jobs" broker=zeromq max_attempts=5 out_retry=self
+//	func Work(ctx context.Context, job Job) error { ... }
+//
+// and run streamgen from go generate:
+//
+//	//go:generate go tool streamgen
+//
+// after adding it as a tool of the module (go get -tool
+// github.com/streamgen/streamgen/cmd/streamgen), or run it without
+// installing anything:
+//
+//	go run github.com/streamgen/streamgen/cmd/streamgen
+//
+// The flags are:
+//
+//	-check
+//		Generate in memory and compare with the file on disk. Exit with
+//		status 1 and say so when the file is stale or missing; write
+//		nothing. Meant for CI.
+//	-o file
+//		The name of the generated file in each package
+//		(default streamgen_gen.go).
+//
+// Every problem found is printed as file:line:col: message, with the fix in
+// the message, and streamgen exits with status 1 without writing any file
+// (an existing one is kept). The annotation keys and the handler shapes are
+// described in the documentation of package
+// github.com/streamgen/streamgen/generator.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/streamgen/streamgen/generator"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+}
+
+// run is main with its inputs and outputs passed in; it returns the exit
+// status.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("streamgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.Bool("check", false, "compare the generated file with the one on disk; exit 1 when it is stale")
+	output := fs.String("o", generator.DefaultOutput, "name of the generated `file` in each package")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: streamgen [-check] [-o file] [packages]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		return 1
+	}
+	pkgs, err := generator.Generate(ctx, generator.Config{Dir: cwd, Output: *output}, fs.Args()...)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		return 1
+	}
+	status := 0
+	for _, p := range pkgs {
+		for _, d := range p.Diagnostics {
+			if d.Pos.Filename == "" {
+				fmt.Fprintf(stderr, "streamgen: %s: %s\n", p.Path, d.Format(cwd))
+			} else {
+				fmt.Fprintln(stderr, d.Format(cwd))
+			}
+			status = 1
+		}
+	}
+	if status != 0 {
+		return status
+	}
+	// A pattern with "..." may match packages without handlers; those are
+	// skipped. A package named on its own must have some.
+	wildcard := slices.ContainsFunc(fs.Args(), func(a string) bool { return strings.Contains(a, "...") })
+	var annotated []*generator.Package
+	for _, p := range pkgs {
+		switch {
+		case p.Annotated:
+			annotated = append(annotated, p)
+		case !wildcard:
+			fmt.Fprintf(stderr, "streamgen: package %s has no //stream:subscriber annotations\n", p.Path)
+			status = 1
+		}
+	}
+	if wildcard && len(annotated) == 0 {
+		fmt.Fprintf(stderr, "streamgen: no package matched by %s has //stream:subscriber annotations\n", strings.Join(fs.Args(), " "))
+		status = 1
+	}
+	if status != 0 {
+		return status
+	}
+	for _, p := range annotated {
+		file := generator.RelativePath(cwd, p.File)
+		switch {
+		case *check && p.Existing == nil:
+			fmt.Fprintf(stderr, "%s is missing: run go generate\n", file)
+			status = 1
+		case *check && !p.Current():
+			fmt.Fprintf(stderr, "%s is stale: run go generate\n", file)
+			status = 1
+		case !*check:
+			if err := p.Write(); err != nil {
+				fmt.Fprintf(stderr, "streamgen: %v\n", err)
+				status = 1
+			}
+		}
+	}
+	return status
+}

@@ -1,0 +1,317 @@
+package generator
+
+import (
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// handler is one annotation on one function: a message type handled on a
+// subscription.
+type handler struct {
+	fn  *ast.FuncDecl
+	obj *types.Func
+	ann *annotation
+	// shape is the handler's signature; usable only when ok.
+	shape handlerShape
+	ok    bool
+	// wire is the message type name on the wire.
+	wire string
+	// publisher is the name of the typed publisher for it.
+	publisher string
+	// duplicate is set when an earlier handler of the subscription takes
+	// the same message type (reported).
+	duplicate bool
+}
+
+// name returns the handler function's name.
+func (h *handler) name() string { return h.fn.Name.Name }
+
+// subscription is the handlers that name one subscription, and the
+// subscription's own settings.
+type subscription struct {
+	name     string
+	handlers []*handler
+	// queue holds the queue-level keys, each from the first handler that
+	// set it; setBy says which handler that was.
+	queue settings
+	setBy map[string]*handler
+	// broker is the broker the subscription runs on (AnyBroker: whichever
+	// it is mounted on); undetermined is set when that could not be decided
+	// (already reported).
+	broker       runtime.BrokerKind
+	undetermined bool
+	// conflicts holds queue-level keys whose handlers disagree (reported).
+	conflicts []string
+}
+
+// model is what a package asks to be generated.
+type model struct {
+	pkg      *types.Package
+	fset     *token.FileSet
+	handlers []*handler // source order
+	subs     []*subscription
+	// kinds are the broker kinds Mount takes, rabbitmq before zeromq;
+	// empty when every subscription runs on any broker.
+	kinds []runtime.BrokerKind
+}
+
+// analyze finds the annotated handlers of a package, checks them, and
+// groups them into subscriptions. Problems go to ds.
+func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []*ast.File, ds *diagnostics) *model {
+	m := &model{pkg: pkg, fset: fset}
+	for _, f := range files {
+		for _, af := range scanFile(f, ds) {
+			obj, _ := info.Defs[af.fn.Name].(*types.Func)
+			if obj == nil {
+				continue
+			}
+			h := &handler{fn: af.fn, obj: obj, ann: af.ann}
+			h.shape, h.ok = checkShape(af.fn, obj, pkg, ds)
+			h.wire = af.ann.settings.wireType
+			if h.wire == "" && h.shape.msg != nil {
+				h.wire = h.shape.msg.Obj().Name()
+			}
+			m.handlers = append(m.handlers, h)
+		}
+	}
+	slices.SortStableFunc(m.handlers, func(a, b *handler) int {
+		pa, pb := fset.Position(a.ann.slash), fset.Position(b.ann.slash)
+		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
+	})
+	m.group(ds)
+	m.resolveBrokers(ds)
+	for _, s := range m.subs {
+		s.checkDuplicateTypes(ds)
+		s.validate(ds)
+	}
+	return m
+}
+
+// group collects the handlers into subscriptions, in the order each
+// subscription is first named, and merges the queue-level keys.
+func (m *model) group(ds *diagnostics) {
+	byName := map[string]*subscription{}
+	for _, h := range m.handlers {
+		s := byName[h.ann.name]
+		if s == nil {
+			s = &subscription{name: h.ann.name, setBy: map[string]*handler{}}
+			byName[h.ann.name] = s
+			m.subs = append(m.subs, s)
+		}
+		s.handlers = append(s.handlers, h)
+		for _, a := range h.ann.args {
+			if spec, _ := lookupKey(a.key); spec.level != queueLevel {
+				continue
+			}
+			first := s.setBy[a.key]
+			if first == nil {
+				s.setBy[a.key] = h
+				s.queue.parseValue(a.key, a.value)
+				continue
+			}
+			fa := first.ann.arg(a.key)
+			if !sameValue(a.key, fa.value, a.value) {
+				ds.addRelated(a.pos, fa.pos, fmt.Sprintf("%s=%s is set on %s", a.key, fa.value, first.name()),
+					"%s=%s disagrees with another handler of subscription %q: %s applies to the whole subscription, so set it on one handler or give them the same value",
+					a.key, a.value, s.name, a.key)
+				if !slices.Contains(s.conflicts, a.key) {
+					s.conflicts = append(s.conflicts, a.key)
+				}
+			}
+		}
+	}
+}
+
+// resolveBrokers decides the broker of every subscription: its broker=
+// key; else the package's broker when every broker= in it agrees; else the
+// broker its broker-specific keys exist for; else any broker, which becomes
+// the package's broker when the package uses exactly one. A package that
+// uses both needs broker= wherever that leaves a doubt.
+func (m *model) resolveBrokers(ds *diagnostics) {
+	var explicit []runtime.BrokerKind
+	for _, s := range m.subs {
+		if s.setBy["broker"] != nil && !slices.Contains(s.conflicts, "broker") && !slices.Contains(explicit, s.queue.broker) {
+			explicit = append(explicit, s.queue.broker)
+		}
+	}
+	for _, s := range m.subs {
+		switch {
+		case slices.Contains(s.conflicts, "broker") || s.badKey("broker"):
+			s.undetermined = true
+		case s.setBy["broker"] != nil:
+			s.broker = s.queue.broker
+		case len(explicit) == 1:
+			s.broker = explicit[0]
+		default:
+			s.broker = s.brokerFromKeys(ds)
+		}
+	}
+	var kinds []runtime.BrokerKind
+	for _, s := range m.subs {
+		if s.broker != runtime.AnyBroker && !slices.Contains(kinds, s.broker) {
+			kinds = append(kinds, s.broker)
+		}
+	}
+	for _, s := range m.subs {
+		if s.broker != runtime.AnyBroker || s.undetermined {
+			continue
+		}
+		switch len(kinds) {
+		case 1:
+			s.broker = kinds[0]
+		case 2:
+			s.undetermined = true
+			for _, h := range s.handlers {
+				ds.add(h.ann.namePos, "this package mounts on rabbitmq and zeromq: add broker=rabbitmq or broker=zeromq to say where %q runs", s.name)
+			}
+		}
+	}
+	for _, k := range []runtime.BrokerKind{runtime.RabbitMQ, runtime.ZeroMQ} {
+		if slices.Contains(kinds, k) {
+			m.kinds = append(m.kinds, k)
+		}
+	}
+}
+
+// badKey reports whether a handler of s wrote key with a reported bad value.
+func (s *subscription) badKey(key string) bool {
+	for _, h := range s.handlers {
+		if h.ann.isBad(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// brokerFromKeys infers the broker from the broker-specific keys the
+// handlers of s set, or returns AnyBroker. Keys of both brokers are
+// reported.
+func (s *subscription) brokerFromKeys(ds *diagnostics) runtime.BrokerKind {
+	var first [2]*keyArg // rabbitmq, zeromq
+	for _, h := range s.handlers {
+		for i := range h.ann.args {
+			a := &h.ann.args[i]
+			spec, _ := lookupKey(a.key)
+			switch {
+			case spec.only == runtime.RabbitMQ && first[0] == nil:
+				first[0] = a
+			case spec.only == runtime.ZeroMQ && first[1] == nil:
+				first[1] = a
+			}
+		}
+	}
+	switch {
+	case first[0] != nil && first[1] != nil:
+		s.undetermined = true
+		later, earlier := first[0], first[1]
+		if later.pos < earlier.pos {
+			later, earlier = earlier, later
+		}
+		ds.addRelated(later.pos, earlier.pos, earlier.key+" is set", "subscription %q sets %s, which only %s has, and %s, which only %s has: add broker=rabbitmq or broker=zeromq and remove the other broker's key",
+			s.name, first[0].key, runtime.RabbitMQ, first[1].key, runtime.ZeroMQ)
+	case first[0] != nil:
+		return runtime.RabbitMQ
+	case first[1] != nil:
+		return runtime.ZeroMQ
+	}
+	return runtime.AnyBroker
+}
+
+// checkDuplicateTypes reports a message type handled twice on s.
+func (s *subscription) checkDuplicateTypes(ds *diagnostics) {
+	for i, h := range s.handlers {
+		if h.wire == "" {
+			continue
+		}
+		for _, prev := range s.handlers[:i] {
+			if prev.wire == h.wire {
+				pos := h.ann.namePos
+				if a := h.ann.arg("type"); a != nil {
+					pos = a.pos
+				}
+				ds.addRelated(pos, prev.fn.Name.Pos(), "the other is "+prev.name(),
+					"message type %s is handled twice on subscription %s: give one handler another type= or another subscription", h.wire, s.name)
+				h.duplicate = true
+				break
+			}
+		}
+	}
+}
+
+// validate builds the runtime.Subscription that s stands for and runs
+// (*runtime.Subscription).Validate on it for its broker, reporting each
+// problem at the annotation key it is about. Handlers that repeat a message
+// type are left out (they were reported).
+func (s *subscription) validate(ds *diagnostics) {
+	rs := s.runtimeSubscription()
+	kind := s.broker
+	if s.undetermined {
+		// The broker is in doubt (reported): check what holds on any.
+		kind, rs.Broker = runtime.AnyBroker, runtime.AnyBroker
+	}
+	var index []*handler // rs.Handlers[i] belongs to index[i]
+	for i, h := range s.handlers {
+		wire := h.wire
+		if wire == "" {
+			// no usable message type; a name that repeats no other
+			wire = fmt.Sprintf("\x00handler %d", i)
+		}
+		if rs.Handler(wire) != nil {
+			continue
+		}
+		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.policy(), nil))
+		index = append(index, h)
+	}
+	err := rs.Validate(kind)
+	if err == nil {
+		return
+	}
+	for _, e := range err.(runtime.ValidationErrors) {
+		ds.add(s.keyPos(index, e.Handler, e.Key), "%s", e.Error())
+	}
+}
+
+// keyPos returns the position of key in the annotation of handler i, or,
+// for a subscription-level problem (i < 0), in the handler that set it;
+// the subscription name when the key is not written anywhere.
+func (s *subscription) keyPos(index []*handler, i int, key string) token.Pos {
+	if i >= 0 && i < len(index) {
+		if a := index[i].ann.arg(key); a != nil {
+			return a.pos
+		}
+	}
+	if h := s.setBy[key]; h != nil {
+		return h.ann.arg(key).pos
+	}
+	if i >= 0 && i < len(index) {
+		return index[i].ann.namePos
+	}
+	return s.handlers[0].ann.namePos
+}
+
+// runtimeSubscription returns the runtime.Subscription s stands for,
+// without handlers.
+func (s *subscription) runtimeSubscription() *runtime.Subscription {
+	return &runtime.Subscription{
+		Name:            s.name,
+		Broker:          s.broker,
+		RetryDelays:     s.queue.retryDelays,
+		Ack:             s.queue.ack,
+		Prefetch:        s.queue.prefetch,
+		Concurrency:     s.queue.concurrency,
+		MaxPayloadBytes: s.queue.maxPayload.bytes(),
+		QueueType:       s.queue.queueType,
+	}
+}
+
+// policy returns the failure policy the handler's annotation sets.
+func (h *handler) policy() runtime.Policy {
+	st := h.ann.settings
+	return runtime.Policy{MaxAttempts: st.maxAttempts, DeadLetter: st.deadLetter, OutRetry: st.outRetry}
+}

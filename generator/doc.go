@@ -1,0 +1,94 @@
+// Package generator reads //stream:subscriber annotations and writes the
+// code that mounts the annotated handlers on a broker. The streamgen
+// command (cmd/streamgen) is a thin main around it.
+//
+// # The annotation
+//
+// A handler is a top-level function whose doc comment holds the directive:
+//
+//	//stream:subscriber "jobs" broker=zeromq max_attempts=5 out_retry=self
+//	func Work(ctx context.Context, job Job) error {
+//		...
+//	}
+//
+// The first argument is the subscription name, quoted: the RabbitMQ queue
+// or the ZeroMQ subscription. Keys follow as key=value, all optional:
+//
+//	key                value                                   applies to
+//	broker             rabbitmq | zeromq                       subscription
+//	max_attempts       deliveries, the first included, ≥ 1     message type
+//	retry_delay        10s, or an increasing ladder 1s,10s,1m  subscription (rabbitmq)
+//	dead_letter        queue taking exhausted / poison ones     message type
+//	out_retry          self, or the queue retry copies go to   message type (zeromq)
+//	type               message type name on the wire           message type
+//	                   (default: the Go type's name)
+//	ack                manual | auto                           subscription (rabbitmq)
+//	prefetch           ≥ 1                                     subscription
+//	concurrency        ≥ 1                                     subscription
+//	max_payload_bytes  ≥ 1, optionally 64KiB or 2MiB           subscription
+//	queue_type         classic | quorum                        subscription (rabbitmq)
+//
+// Several handlers may name the same subscription with different message
+// types; the runtime dispatches on the message type. A subscription-level
+// key set on one of them applies to all; set on several, the values must
+// agree. Message-type keys belong to their handler.
+//
+// The broker of a subscription is its broker= key; else the package's, when
+// every broker= in the package names the same; else the broker its
+// broker-specific keys exist for (out_retry: zeromq; retry_delay, ack,
+// queue_type: rabbitmq); else any broker. A package that mounts on both
+// brokers must say broker= wherever that leaves a doubt. The rules that
+// span keys (max_attempts on zeromq needs out_retry, ack=auto cannot retry,
+// ...) are those of (*runtime.Subscription).Validate, run at generate time
+// and reported at the key at fault.
+//
+// # Handler shapes
+//
+//	func(ctx context.Context, msg T) error
+//	func(ctx context.Context, msg *T) error
+//	func(ctx context.Context, msg T, md runtime.Metadata) error
+//	func(ctx context.Context, msg T) runtime.Outcome
+//
+// and the other combinations of those. T is an exported named type that
+// encoding/json can decode: no channel, function, complex number or
+// unsafe.Pointer reachable through its exported fields (fields tagged
+// `json:"-"` are skipped), not an interface, unless it implements
+// json.Unmarshaler or encoding.TextUnmarshaler. T may come from another
+// package.
+//
+// # What is generated
+//
+// One file per package, streamgen_gen.go, holding:
+//
+//   - Mount(app *runtime.App, <broker> runtime.Broker...), which registers
+//     one runtime.Subscription per subscription name, with one
+//     runtime.Handle adapter per handler. It takes one broker per kind the
+//     package uses, named rabbitmq and zeromq, or a single broker when
+//     every subscription runs on any broker.
+//   - A typed publisher per handler: PublishJob(ctx, p, msg, opts...), or
+//     PublishJobToJobsUrgent when a Go type is consumed on several
+//     subscriptions.
+//   - A guard per handler: a type named
+//     streamgen_<Handler>_changed_run_go_generate with the signature the
+//     file was written for, so that a changed handler fails to compile with
+//     a message that says what to do.
+//
+// # Using the library
+//
+//	pkgs, err := generator.Generate(ctx, generator.Config{}, "./...")
+//	if err != nil { ... }           // the packages could not be listed
+//	for _, p := range pkgs {
+//		for _, d := range p.Diagnostics {
+//			fmt.Println(d.Format(cwd)) // file:line:col: message
+//		}
+//		if p.Source != nil {
+//			err = p.Write()  // atomic; the old file is kept on failure
+//		}
+//	}
+//
+// Generate loads the packages with golang.org/x/tools/go/packages. An
+// existing generated file is replaced by its package clause while loading,
+// so a stale file that no longer compiles never blocks regenerating it.
+// Output is byte-for-byte deterministic: handlers are ordered by source
+// position.
+package generator

@@ -1,0 +1,174 @@
+package generator
+
+import (
+	"fmt"
+	"go/types"
+	"strings"
+	"unicode"
+)
+
+// mountName is the name of the generated entry point.
+const mountName = "Mount"
+
+// guardName is the name of the type that pins a handler's signature: a
+// compile error that mentions it tells the reader what to do.
+func guardName(fn string) string { return "streamgen_" + fn + "_changed_run_go_generate" }
+
+// camel turns a subscription or message type name into an identifier part:
+// "jobs.urgent" → "JobsUrgent", "order-events" → "OrderEvents".
+func camel(s string) string {
+	var b strings.Builder
+	upper := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			upper = true
+			continue
+		}
+		if upper {
+			r = unicode.ToUpper(r)
+			upper = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// publisherCandidates returns the names the typed publisher of h may take,
+// from the plainest: Publish<Type>, Publish<Type>To<Subscription>,
+// Publish<WireType>To<Subscription>. base is the type's name as the
+// publisher shows it: its Go name, qualified by its package's name when
+// another message type of the package has the same name.
+func publisherCandidates(h *handler, base string) []string {
+	to := "To" + camel(h.ann.name)
+	out := []string{"Publish" + base, "Publish" + base + to}
+	if w := camel(h.wire); w != "" && w != base && w != h.shape.msg.Obj().Name() {
+		out = append(out, "Publish"+w+to)
+	}
+	return out
+}
+
+// namePublishers gives each usable handler its typed publisher name. A Go
+// type consumed once gets Publish<Type>; one consumed on several
+// subscriptions gets Publish<Type>To<Subscription>; one consumed under
+// several wire types on one subscription gets
+// Publish<WireType>To<Subscription>. An imported type whose name another
+// message type has too is qualified by its package: PublishOrdersOrder.
+// Names that would still collide move to the next candidate; when none is
+// left, the collision is reported.
+func (m *model) namePublishers(ds *diagnostics) {
+	var hs []*handler
+	for _, h := range m.handlers {
+		if h.ok && h.ann.name != "" && !h.duplicate {
+			hs = append(hs, h)
+		}
+	}
+	// How often each Go type is consumed, and on how many subscriptions;
+	// which distinct types share a name.
+	uses := map[*types.TypeName]int{}
+	subsOf := map[*types.TypeName]map[string]bool{}
+	byName := map[string][]*types.TypeName{}
+	for _, h := range hs {
+		obj := h.shape.msg.Obj()
+		if subsOf[obj] == nil {
+			subsOf[obj] = map[string]bool{}
+			byName[obj.Name()] = append(byName[obj.Name()], obj)
+		}
+		subsOf[obj][h.ann.name] = true
+		uses[obj]++
+	}
+	level := make([]int, len(hs))
+	cands := make([][]string, len(hs))
+	for i, h := range hs {
+		obj := h.shape.msg.Obj()
+		base := obj.Name()
+		if len(byName[obj.Name()]) > 1 && obj.Pkg() != m.pkg {
+			base = exportedName(camel(obj.Pkg().Name())) + base
+		}
+		cands[i] = publisherCandidates(h, base)
+		switch {
+		case len(subsOf[obj]) < uses[obj]:
+			level[i] = len(cands[i]) - 1 // several wire types on one subscription
+		case len(subsOf[obj]) > 1:
+			level[i] = 1
+		}
+	}
+	for {
+		count := map[string]int{}
+		for i := range hs {
+			count[cands[i][level[i]]]++
+		}
+		moved := false
+		for i := range hs {
+			if count[cands[i][level[i]]] > 1 && level[i]+1 < len(cands[i]) {
+				level[i]++
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	first := map[string]*handler{}
+	for i, h := range hs {
+		h.publisher = cands[i][level[i]]
+		if prev := first[h.publisher]; prev != nil {
+			ds.addRelated(h.ann.namePos, prev.ann.namePos, "the other is for "+prev.name(),
+				"two typed publishers would be named %s: give one handler another type=", h.publisher)
+			continue
+		}
+		first[h.publisher] = h
+	}
+}
+
+// checkCollisions reports generated identifiers that the package declares
+// already.
+func (m *model) checkCollisions(ds *diagnostics) {
+	scope := m.pkg.Scope()
+	clash := func(name string, at *handler, what string) {
+		obj := scope.Lookup(name)
+		if obj == nil {
+			return
+		}
+		ds.addRelated(at.ann.namePos, obj.Pos(), "yours is declared",
+			"streamgen generates %s %s, and the package declares %s already: rename yours", what, name, name)
+	}
+	if len(m.handlers) > 0 {
+		clash(mountName, m.handlers[0], "the function")
+	}
+	seen := map[string]bool{}
+	for _, h := range m.handlers {
+		if h.publisher != "" && !seen[h.publisher] {
+			seen[h.publisher] = true
+			clash(h.publisher, h, "the typed publisher")
+		}
+		if g := guardName(h.name()); !seen[g] {
+			seen[g] = true
+			clash(g, h, "the type")
+		}
+	}
+}
+
+// generatedNames returns every package-level identifier the generated file
+// declares, so that references to them from the user's code are not
+// reported while the old file is set aside.
+func (m *model) generatedNames() map[string]bool {
+	names := map[string]bool{mountName: true}
+	for _, h := range m.handlers {
+		names[guardName(h.name())] = true
+		if h.publisher != "" {
+			names[h.publisher] = true
+		}
+	}
+	return names
+}
+
+// freshName returns base, or base with a number appended, whichever is not
+// in taken; and records it as taken.
+func freshName(base string, taken map[string]bool) string {
+	name := base
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s%d", base, i)
+	}
+	taken[name] = true
+	return name
+}

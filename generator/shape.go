@@ -1,0 +1,156 @@
+package generator
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// The import paths of the types a handler signature names.
+const (
+	runtimePath = "github.com/streamgen/streamgen/runtime"
+	contextPath = "context"
+)
+
+// acceptedShapes ends every message about a handler's signature.
+const acceptedShapes = "a handler is func(ctx context.Context, msg T) error or func(ctx context.Context, msg T, md runtime.Metadata) error, " +
+	"and may return runtime.Outcome instead of error; T is a named message type or a pointer to one"
+
+// handlerShape is what a handler's signature says.
+type handlerShape struct {
+	// msg is the message type T.
+	msg *types.Named
+	// pointer is set when the handler takes *T.
+	pointer bool
+	// metadata is set when the handler takes a runtime.Metadata.
+	metadata bool
+	// outcome is set when the handler returns runtime.Outcome, not error.
+	outcome bool
+	// sig is the handler's signature.
+	sig *types.Signature
+}
+
+// checkShape checks the signature of an annotated function against the
+// accepted handler shapes and the message type against the codec. It
+// reports every problem and returns false when there is one. A signature
+// that mentions a type with errors is not checked: the type checker already
+// reported it.
+func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagnostics) (handlerShape, bool) {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || hasInvalid(sig) {
+		return handlerShape{}, false
+	}
+	name := fd.Name.Name
+	qual := qualifier(pkg)
+	if fd.Type.TypeParams != nil && len(fd.Type.TypeParams.List) > 0 {
+		ds.add(fd.Name.Pos(), "%s is generic: a handler cannot have type parameters; write one function per message type (%s)", name, acceptedShapes)
+		return handlerShape{}, false
+	}
+	shape := handlerShape{sig: sig}
+	good := true
+	params := sig.Params()
+	switch {
+	case sig.Variadic():
+		ds.add(paramPos(fd, params.Len()-1), "%s is variadic: %s", name, acceptedShapes)
+		good = false
+	case params.Len() < 2 || params.Len() > 3:
+		ds.add(fd.Type.Params.Opening, "%s takes %s: %s", name, count(params.Len(), "parameter"), acceptedShapes)
+		good = false
+	case !isNamed(params.At(0).Type(), contextPath, "Context"):
+		ds.add(paramPos(fd, 0), "%s's first parameter is %s, not context.Context: %s", name, types.TypeString(params.At(0).Type(), qual), acceptedShapes)
+		good = false
+	default:
+		if params.Len() == 3 {
+			if isNamed(params.At(2).Type(), runtimePath, "Metadata") {
+				shape.metadata = true
+			} else {
+				ds.add(paramPos(fd, 2), "%s's third parameter is %s, not runtime.Metadata: %s", name, types.TypeString(params.At(2).Type(), qual), acceptedShapes)
+				good = false
+			}
+		}
+		msg, pointer, ok := checkMessageType(name, params.At(1).Type(), paramPos(fd, 1), pkg, ds)
+		shape.msg, shape.pointer = msg, pointer
+		good = good && ok
+	}
+	results := sig.Results()
+	switch {
+	case results.Len() == 0:
+		ds.add(fd.Type.Params.Closing, "%s returns nothing: %s", name, acceptedShapes)
+		good = false
+	case results.Len() > 1:
+		ds.add(fd.Type.Results.Pos(), "%s returns %d results: %s", name, results.Len(), acceptedShapes)
+		good = false
+	case isNamed(results.At(0).Type(), runtimePath, "Outcome"):
+		shape.outcome = true
+	case types.Identical(results.At(0).Type(), types.Universe.Lookup("error").Type()):
+	default:
+		ds.add(fd.Type.Results.Pos(), "%s returns %s, not error or runtime.Outcome: %s", name, types.TypeString(results.At(0).Type(), qual), acceptedShapes)
+		good = false
+	}
+	return shape, good
+}
+
+// count writes n things: "1 parameter", "4 parameters".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// paramPos returns the position of the type of the i-th parameter.
+func paramPos(fd *ast.FuncDecl, i int) token.Pos {
+	n := 0
+	for _, f := range fd.Type.Params.List {
+		names := max(len(f.Names), 1)
+		if i < n+names {
+			return f.Type.Pos()
+		}
+		n += names
+	}
+	return fd.Type.Params.Opening
+}
+
+// isNamed reports whether t is the named type path.name (not a pointer to it).
+func isNamed(t types.Type, path, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// hasInvalid reports whether a parameter or result type of sig did not type
+// check.
+func hasInvalid(sig *types.Signature) bool {
+	for _, tuple := range []*types.Tuple{sig.Params(), sig.Results()} {
+		for v := range tuple.Variables() {
+			if containsInvalid(v.Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsInvalid reports whether t is or points to an invalid type.
+func containsInvalid(t types.Type) bool {
+	switch t := types.Unalias(t).(type) {
+	case *types.Basic:
+		return t.Kind() == types.Invalid
+	case *types.Pointer:
+		return containsInvalid(t.Elem())
+	case *types.Slice:
+		return containsInvalid(t.Elem())
+	}
+	return false
+}
+
+// qualifier writes types of other packages with their package's name, as
+// the source does (orders.Order), and those of pkg unqualified.
+func qualifier(pkg *types.Package) types.Qualifier {
+	return func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	}
+}

@@ -1,0 +1,27 @@
+package misplaced
+
+import "context"
+
+// Job is work.
+type Job struct{ ID int }
+
+// Worker holds state.
+type Worker struct{}
+
+// Work is a method: it cannot be a handler.
+//
+//stream:subscriber "jobs"
+func (w *Worker) Work(ctx context.Context, j Job) error { return nil }
+
+// Queue is a type.
+//
+//stream:subscriber "queue"
+type Queue struct{}
+
+//stream:subscriber "detached"
+
+// Detached has a blank line between the directive and the function.
+func Detached(ctx context.Context, j Job) error {
+	//stream:subscriber "inside"
+	return nil
+}

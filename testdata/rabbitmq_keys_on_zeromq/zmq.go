@@ -1,0 +1,9 @@
+package zmqkeys
+
+import "context"
+
+// Job is work.
+type Job struct{ ID int }
+
+//stream:subscriber "jobs" broker=zeromq max_attempts=3 out_retry=self retry_delay=10s ack=manual queue_type=quorum
+func Work(ctx context.Context, j Job) error { return nil }
