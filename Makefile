@@ -1,0 +1,31 @@
+# streamgen — make test runs every test; make demo runs the main example.
+GO        ?= go
+PKGS      := ./...
+RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
+export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
+
+.PHONY: all test vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+
+all: test
+
+## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed)
+test: vet fmt-check rabbitmq
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^testdata/'))"; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+rabbitmq:
+	@.ci/ensure-rabbitmq
+
+## generate: regenerate the examples' generated files
+generate:
+	$(GO) generate ./examples/...
+
+## check: fail when a generated file is stale
+check:
+	$(GO) run ./cmd/streamgen -check ./examples/...
