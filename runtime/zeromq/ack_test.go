@@ -1,0 +1,67 @@
+package zeromq_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+// TestAckAndNackUnsupportedLoggedOncePerSubscription: many acks and many
+// rejects give one "cannot acknowledge" and one "cannot reject" line per
+// subscription, each with the unsupported error.
+func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
+	logs := newLogCapture()
+	rec := newRecorder()
+	app := runtime.NewApp("acks", runtime.WithLogger(logs.Logger()))
+	zq := zeromq.New(zeromq.Queue("a", zeromq.Bind(freeEndpoint(t))), zeromq.Queue("b", zeromq.Bind(freeEndpoint(t))))
+	reject := func(j *Job, _ runtime.Metadata) error {
+		if j.ID%2 == 0 {
+			return runtime.DeadLetter(errors.New("poison")) // no dead-letter queue: rejected
+		}
+		return nil
+	}
+	app.Mount(zq,
+		&runtime.Subscription{Name: "a", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, reject)}},
+		&runtime.Subscription{Name: "b", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, reject)}},
+	)
+	runApp(t, app)
+	const each = 30
+	for i := range each {
+		publishJob(t, zq, "a", Job{ID: i})
+		publishJob(t, zq, "b", Job{ID: i})
+	}
+	rec.waitFor(t, "a", each)
+	rec.waitFor(t, "b", each)
+	eventually(t, "all settled", func() bool {
+		n := int64(0)
+		for _, s := range app.Metrics().Snapshot() {
+			n += s.Acked + s.Rejected
+		}
+		return n == 2*each
+	})
+
+	for _, c := range []struct {
+		msg string
+		err error
+	}{{"ZeroMQ cannot acknowledge", zeromq.ErrAckUnsupported}, {"ZeroMQ cannot reject", zeromq.ErrNackUnsupported}} {
+		lines := logs.Entries(c.msg)
+		if len(lines) != 2 {
+			t.Fatalf("%d %q lines for %d messages on 2 subscriptions, want 2:\n%s", len(lines), c.msg, 2*each, logs.Dump())
+		}
+		subs := map[string]bool{}
+		for _, l := range lines {
+			subs[l.Attrs["subscription"]] = true
+			if l.Level.String() != "WARN" || l.Attrs["err"] != c.err.Error() {
+				t.Fatalf("line = %s", l)
+			}
+		}
+		if !subs["a"] || !subs["b"] {
+			t.Fatalf("%q lines name %v, want a and b", c.msg, subs)
+		}
+	}
+	if !errors.Is(zeromq.ErrAckUnsupported, errors.ErrUnsupported) || !errors.Is(zeromq.ErrNackUnsupported, errors.ErrUnsupported) {
+		t.Fatal("the ack errors do not wrap errors.ErrUnsupported")
+	}
+}

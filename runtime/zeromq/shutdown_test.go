@@ -1,0 +1,153 @@
+package zeromq_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+// TestShutdownLetsTheInFlightHandlerFinish: a handler that is running when
+// the app stops finishes with a live context and its message is settled;
+// the queue stops receiving first.
+func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
+	ep := freeEndpoint(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	ctxErr := make(chan error, 1)
+	app := runtime.NewApp("shutdown")
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("job", runtime.Policy{}, func(ctx context.Context, _ *Job, _ runtime.Metadata) runtime.Outcome {
+			close(started)
+			<-release
+			ctxErr <- ctx.Err()
+			return runtime.Ack()
+		}),
+	}})
+	stop := runApp(t, app)
+	publishJob(t, zq, "jobs", Job{ID: 1})
+	<-started
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// Receiving stops before the handler is done: the endpoint refuses
+	// connections.
+	eventually(t, "the queue stops receiving", func() bool {
+		c, err := net.Dial("tcp", strings.TrimPrefix(ep, "tcp://"))
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	select {
+	case err := <-stopped:
+		t.Fatalf("Run returned (%v) while a handler was in flight", err)
+	default:
+	}
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := <-ctxErr; err != nil {
+		t.Fatalf("the in-flight handler's context ended: %v", err)
+	}
+	if s := app.Metrics().Snapshot()[0]; s.Acked != 1 {
+		t.Fatalf("metrics = %+v, want the in-flight message acked", s)
+	}
+}
+
+// TestShutdownCountsTheDelayedCopiesItLoses: copies waiting for their delay
+// are lost at shutdown; one line counts them, and each is reported with its
+// message id.
+func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
+	clock := newFakeClock()
+	logs := newLogCapture()
+	rec := newRecorder()
+	app := runtime.NewApp("shutdown", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(*Job, runtime.Metadata) error {
+			return runtime.RetryAfter(time.Hour, errors.New("later"))
+		}),
+	}})
+	stop := runApp(t, app)
+	for _, id := range []string{"a", "b", "c"} {
+		publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID(id))
+	}
+	eventually(t, "three copies waiting", func() bool { return len(clock.Pending()) == 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	lines := logs.Entries("lost")
+	var summary []logEntry
+	for _, l := range lines {
+		if l.Attrs["lost"] != "" {
+			summary = append(summary, l)
+		}
+	}
+	if len(summary) != 1 || summary[0].Attrs["lost"] != "3" || summary[0].Level.String() != "WARN" {
+		t.Fatalf("want one line counting 3 lost copies; logs:\n%s", logs.Dump())
+	}
+	perMessage := map[string]bool{}
+	for _, l := range logs.Entries("could not retry the message") {
+		if l.Attrs["subscription"] == "jobs" && strings.Contains(l.Attrs["err"], "lost") {
+			perMessage[l.Attrs["message_id"]] = true
+		}
+	}
+	if len(perMessage) != 3 || !perMessage["a"] || !perMessage["b"] || !perMessage["c"] {
+		t.Fatalf("lost copies reported for %v, want a, b, c; logs:\n%s", perMessage, logs.Dump())
+	}
+	if len(clock.Pending()) != 0 {
+		t.Fatalf("timers still pending: %v", clock.Pending())
+	}
+	if n := len(rec.All()); n != 3 {
+		t.Fatalf("%d deliveries, want 3", n)
+	}
+}
+
+// TestShutdownDeadlineCancelsHandlers: when Shutdown's context ends first,
+// the handlers' context is cancelled and Shutdown says so.
+func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
+	started := make(chan struct{})
+	finished := make(chan struct{})
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
+	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("job", runtime.Policy{}, func(ctx context.Context, _ *Job, _ runtime.Metadata) runtime.Outcome {
+			close(started)
+			<-ctx.Done()
+			close(finished)
+			return runtime.Retry().Because(ctx.Err())
+		}),
+	}}
+	env := runtime.Env{Logger: newLogCapture().Logger(), Clock: runtime.SystemClock{}}
+	c := runtime.NewConsumer(sub, runtime.ZeroMQ, env)
+	if err := zq.Start(context.Background(), env, []*runtime.Consumer{c}); err != nil {
+		t.Fatal(err)
+	}
+	publishJob(t, zq, "jobs", Job{ID: 1})
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the deadline has passed already
+	err := zq.Shutdown(ctx)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "in-flight handlers did not finish") {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	<-finished
+}
+
+// TestPublishAfterShutdownFails: a shut down broker refuses to publish.
+func TestPublishAfterShutdownFails(t *testing.T) {
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
+	shutdown(t, zq)
+	err := zq.Publish(context.Background(), "jobs", runtime.Message{Type: "job", Body: []byte("{}")})
+	if err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Fatalf("Publish after Shutdown = %v", err)
+	}
+}
