@@ -179,8 +179,10 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 	m.checkCollisions(ds)
 	p.Annotated = len(m.handlers) > 0
 	if hasOld && !old.ours {
-		ds.add(token.NoPos, "%s exists and was not written by streamgen (its first line is not %q): move it away, or choose another file with -o", RelativePath(cfg.Dir, p.File), Header)
-		ds.list[len(ds.list)-1].Pos = token.Position{Filename: p.File, Line: 1, Column: 1}
+		ds.list = append(ds.list, Diagnostic{
+			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
+			Msg: fmt.Sprintf("%s was not written by streamgen (its first line is not %q), so it is not overwritten: move it away, or choose another output file with -o", cfg.Output, Header),
+		})
 	}
 	ds.list = append(ds.list, listErrors(lp, m.generatedNames())...)
 	sortDiagnostics(ds.list)

@@ -1,0 +1,182 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDeterministic generates the map-order-sensitive case and every other
+// case again: each run, in this process and in the one that wrote the
+// golden files, gives the same bytes.
+func TestDeterministic(t *testing.T) {
+	first, err := goldenResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := repoRoot(t)
+	for run := range 2 {
+		pkgs, err := Generate(context.Background(), Config{Dir: root}, "./testdata/map_order", "./testdata/publisher_names", "./testdata/both_brokers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pkgs) != 3 {
+			t.Fatalf("run %d: %d packages, want 3", run, len(pkgs))
+		}
+		for _, p := range pkgs {
+			if p.Source == nil {
+				t.Fatalf("run %d: %s generated nothing: %v", run, p.Path, p.Diagnostics)
+			}
+			if !bytes.Equal(p.Source, first[p.Dir].Source) {
+				t.Errorf("run %d: %s differs from the first run", run, p.Path)
+			}
+			want, err := os.ReadFile(filepath.Join(p.Dir, "want", DefaultOutput))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(p.Source, want) {
+				t.Errorf("run %d: %s differs from its golden file", run, p.Path)
+			}
+		}
+	}
+}
+
+// TestImportPathPattern resolves an import path (not a directory): the
+// stale generated file is found through the go command and set aside.
+func TestImportPathPattern(t *testing.T) {
+	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t)}, "github.com/streamgen/streamgen/testdata/stale_file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 1 {
+		t.Fatalf("%d packages, want 1", len(pkgs))
+	}
+	p := pkgs[0]
+	if len(p.Diagnostics) > 0 || p.Source == nil {
+		t.Fatalf("the stale file blocked generation: %v", p.Diagnostics)
+	}
+	if p.Existing == nil || !bytes.Contains(p.Existing, []byte("Issue")) {
+		t.Errorf("the stale file on disk was not read as Existing")
+	}
+	if p.Current() {
+		t.Error("a stale file reported as current")
+	}
+	want, err := os.ReadFile(filepath.Join(p.Dir, "want", DefaultOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(p.Source, want) {
+		t.Error("output differs from the golden file")
+	}
+}
+
+func TestNoAnnotations(t *testing.T) {
+	pkgs, err := Generate(context.Background(), Config{Dir: "testdata/noannotations"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 1 {
+		t.Fatalf("%d packages, want 1", len(pkgs))
+	}
+	p := pkgs[0]
+	if p.Annotated || p.Source != nil || len(p.Diagnostics) > 0 {
+		t.Errorf("Annotated=%v Source=%d bytes Diagnostics=%v; want an unannotated package with nothing to write", p.Annotated, len(p.Source), p.Diagnostics)
+	}
+	if p.Name != "noannotations" {
+		t.Errorf("Name = %q", p.Name)
+	}
+	if err := p.Write(); err == nil {
+		t.Error("Write with no Source succeeded")
+	}
+}
+
+func TestOutputName(t *testing.T) {
+	for _, bad := range []string{"sub/x.go", "x.txt", "x_test.go"} {
+		if _, err := Generate(context.Background(), Config{Dir: "testdata/noannotations", Output: bad}); err == nil || !strings.Contains(err.Error(), "must be a file name") {
+			t.Errorf("Output %q: err = %v, want it refused", bad, err)
+		}
+	}
+	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t), Output: "wiring_gen.go"}, "./testdata/any_broker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := filepath.Base(pkgs[0].File); got != "wiring_gen.go" {
+		t.Errorf("File = %s, want wiring_gen.go", pkgs[0].File)
+	}
+	if pkgs[0].Source == nil {
+		t.Errorf("nothing generated: %v", pkgs[0].Diagnostics)
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := &Package{Path: "example.com/p", File: filepath.Join(dir, DefaultOutput), Source: []byte(Header + "\n\npackage p\n")}
+	if p.Current() {
+		t.Fatal("current before the file exists")
+	}
+	if err := p.Write(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p.File)
+	if err != nil || !bytes.Equal(got, p.Source) {
+		t.Fatalf("file holds %q (%v), want %q", got, err, p.Source)
+	}
+	fi, err := os.Stat(p.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	if !p.Current() {
+		t.Error("not current after Write")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the file (no temporary left)", len(entries))
+	}
+
+	// A failed write keeps the old file.
+	old := p.Source
+	p.Source = []byte(Header + "\n\npackage p // new\n")
+	p.File = filepath.Join(dir, "missing-dir", DefaultOutput)
+	if err := p.Write(); err == nil || !strings.HasPrefix(err.Error(), "generator: write ") {
+		t.Errorf("write into a missing directory: err = %v", err)
+	}
+	got, _ = os.ReadFile(filepath.Join(dir, DefaultOutput))
+	if !bytes.Equal(got, old) {
+		t.Error("the old file changed")
+	}
+}
+
+func TestIsLocalDir(t *testing.T) {
+	for _, tc := range []struct {
+		pat  string
+		want bool
+	}{
+		{".", true}, {"..", true}, {"./x", true}, {"../x", true}, {"/abs/x", true},
+		{"./...", false}, {"example.com/x", false}, {"x", false}, {"all", false},
+	} {
+		if got := isLocalDir(tc.pat); got != tc.want {
+			t.Errorf("isLocalDir(%q) = %v, want %v", tc.pat, got, tc.want)
+		}
+	}
+}
+
+func TestPackageName(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{Header + "\n\npackage billing\n\nimport ()\n", "billing"},
+		{"// comment\npackage  main // x\n", "main"},
+		{"no clause here", ""},
+	} {
+		if got := packageName([]byte(tc.src)); got != tc.want {
+			t.Errorf("packageName(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}

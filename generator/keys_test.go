@@ -1,0 +1,120 @@
+package generator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func TestKeyTable(t *testing.T) {
+	for _, name := range keyNames() {
+		spec, ok := lookupKey(name)
+		if !ok || spec.name != name {
+			t.Errorf("lookupKey(%q) = %+v, %v", name, spec, ok)
+		}
+		if !strings.HasPrefix(spec.example, name+"=") {
+			t.Errorf("%s: example %q does not set the key", name, spec.example)
+		}
+		var s settings
+		if msg := s.parseValue(name, strings.TrimPrefix(spec.example, name+"=")); msg != "" {
+			t.Errorf("%s: its own example is refused: %s", name, msg)
+		}
+	}
+	if _, ok := lookupKey("nope"); ok {
+		t.Error("an unknown key was found")
+	}
+	// Keys that tell the broker, as the inference rules say.
+	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ}
+	for _, name := range keyNames() {
+		spec, _ := lookupKey(name)
+		if spec.only != only[name] {
+			t.Errorf("%s exists for %q, want %q", name, spec.only, only[name])
+		}
+	}
+}
+
+func TestParseValue(t *testing.T) {
+	var s settings
+	for _, kv := range [][2]string{
+		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
+		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
+		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
+	} {
+		if msg := s.parseValue(kv[0], kv[1]); msg != "" {
+			t.Fatalf("%s=%s: %s", kv[0], kv[1], msg)
+		}
+	}
+	want := settings{
+		broker: runtime.ZeroMQ, maxAttempts: 5, retryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
+		deadLetter: "jobs.dead", outRetry: "self", wireType: "job.v1", ack: runtime.AckAuto, prefetch: 10, concurrency: 4,
+		maxPayload: byteSize{count: 2, unit: 1 << 20}, queueType: runtime.QuorumQueue,
+	}
+	if !slices.Equal(s.retryDelays, want.retryDelays) {
+		t.Errorf("retry delays %v, want %v", s.retryDelays, want.retryDelays)
+	}
+	s.retryDelays, want.retryDelays = nil, nil
+	if fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
+		t.Errorf("settings %+v, want %+v", s, want)
+	}
+}
+
+func TestParseValueRefuses(t *testing.T) {
+	for _, tc := range []struct{ key, value, wantIn string }{
+		{"broker", "kafka", "use broker=rabbitmq or broker=zeromq"},
+		{"max_attempts", "0", "at least 1"},
+		{"max_attempts", "x", `"x" is not a whole number`},
+		{"max_attempts", "", "max_attempts has no value: write it as max_attempts=5"},
+		{"retry_delay", "10x", `"10x" is not a duration`},
+		{"prefetch", "0", "prefetch=0: it must be at least 1"},
+		{"concurrency", "-1", "is not a whole number"},
+		{"max_payload_bytes", "0", "every message poison"},
+		{"max_payload_bytes", "64KB", "64KiB"},
+		{"max_payload_bytes", "99999999MiB", "is not a size"},
+	} {
+		var s settings
+		msg := s.parseValue(tc.key, tc.value)
+		if !strings.Contains(msg, tc.wantIn) {
+			t.Errorf("%s=%s: message %q does not contain %q", tc.key, tc.value, msg, tc.wantIn)
+		}
+		var zero settings
+		if s.maxAttempts != zero.maxAttempts || s.broker != zero.broker || s.prefetch != 0 || s.maxPayload != (byteSize{}) {
+			t.Errorf("%s=%s: a refused value was kept: %+v", tc.key, tc.value, s)
+		}
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"1", 1}, {"65536", 65536}, {"64KiB", 64 << 10}, {"2MiB", 2 << 20}} {
+		b, msg := parseByteSize(tc.in)
+		if msg != "" || b.bytes() != tc.want {
+			t.Errorf("parseByteSize(%q) = %d (%q), want %d", tc.in, b.bytes(), msg, tc.want)
+		}
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	for _, tc := range []struct {
+		key, a, b string
+		want      bool
+	}{
+		{"retry_delay", "10s", "10000ms", true},
+		{"retry_delay", "1s,1m", "1000ms,60s", true},
+		{"retry_delay", "1s,1m", "1s", false},
+		{"max_payload_bytes", "64KiB", "65536", true},
+		{"max_payload_bytes", "1MiB", "1KiB", false},
+		{"prefetch", "5", "5", true},
+		{"prefetch", "5", "10", false},
+		{"broker", "rabbitmq", "zeromq", false},
+	} {
+		if got := sameValue(tc.key, tc.a, tc.b); got != tc.want {
+			t.Errorf("sameValue(%s, %q, %q) = %v, want %v", tc.key, tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+package generator
+
+import "testing"
+
+func TestCamel(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"jobs", "Jobs"}, {"jobs.urgent", "JobsUrgent"}, {"order-events", "OrderEvents"},
+		{"a_b c/d:e", "ABCDE"}, {"event.v2", "EventV2"}, {"2fa", "2fa"}, {"émission", "Émission"}, {"...", ""},
+	} {
+		if got := camel(tc.in); got != tc.want {
+			t.Errorf("camel(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFreshName(t *testing.T) {
+	taken := map[string]bool{"ctx": true, "ctx2": true}
+	if got := freshName("ctx", taken); got != "ctx3" {
+		t.Errorf("freshName = %q, want ctx3", got)
+	}
+	if !taken["ctx3"] {
+		t.Error("the fresh name was not recorded")
+	}
+	if got := freshName("msg", taken); got != "msg" {
+		t.Errorf("freshName = %q, want msg", got)
+	}
+}
+
+func TestGuardNameTellsWhatToDo(t *testing.T) {
+	if got, want := guardName("Work"), "streamgen_Work_changed_run_go_generate"; got != want {
+		t.Errorf("guardName = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,20 @@
+// Package alpha declares message types consumed by package maporder.
+package alpha
+
+// Msg0 is a message of package alpha.
+type Msg0 struct{ N int }
+
+// Msg1 is a message of package alpha.
+type Msg1 struct{ N int }
+
+// Msg2 is a message of package alpha.
+type Msg2 struct{ N int }
+
+// Msg3 is a message of package alpha.
+type Msg3 struct{ N int }
+
+// Msg4 is a message of package alpha.
+type Msg4 struct{ N int }
+
+// Msg5 is a message of package alpha.
+type Msg5 struct{ N int }
