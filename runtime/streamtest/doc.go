@@ -1,0 +1,94 @@
+// Package streamtest runs streamgen handlers in process, with no broker and
+// a fake clock, so a test can watch retries and dead letters happen: publish
+// a message, let thirty seconds pass at once, and check how many times the
+// handler ran, what each copy carried, and what landed on the dead-letter
+// queue. It emulates the retry semantics of both brokers.
+//
+// # A test
+//
+//	func TestFailingJobIsRetriedFiveTimes(t *testing.T) {
+//		h := streamtest.New(t, runtime.ZeroMQ)
+//		billing.Mount(h.App(), h.Broker()) // the generated Mount
+//		h.Start()
+//
+//		billing.PublishJob(t.Context(), h.Broker(), billing.Job{ID: 1}) // a generated publisher
+//		h.Wait() // the first delivery has been handled
+//		for range 4 {
+//			h.Advance(30 * time.Second) // the next copy is due and handled
+//		}
+//		ds := h.Deliveries("jobs")
+//		// len(ds) == 5; ds[4].RetryCount() == 4; ds[4].Verdict.Kind == runtime.VerdictDrop
+//		// h.Logs().Find(slog.LevelWarn, "message dropped") names the subscription
+//	}
+//
+// New makes the App (runtime.App, with the fake clock and a logger that
+// records every line), the Broker and the Clock. Mount the subscriptions
+// as main does, then Start: the App runs in the background until the test
+// ends. The test's cleanup waits until the broker is idle, stops the App
+// gracefully, and fails the test when a handler is still busy or Run ended
+// with an error. Stop stops it earlier, returning Run's error.
+//
+// Time only moves when the test says so. Wait returns once the broker is
+// idle: no message waiting in a consumed queue, no handler running. Timers
+// not yet due stay pending. Advance(d) moves the clock by d, firing each
+// timer that falls due in due order, each at its own time, and waiting for
+// idle after each: a copy due in 30 seconds is delivered, handled and
+// settled before a copy due in 31 seconds fires.
+//
+// What to look at afterwards:
+//
+//   - Deliveries(name): each delivery to a subscription, in settle order:
+//     attempt, message id and type, headers and body as they arrived, the
+//     runtime's Verdict (with the wait queue and delay RabbitMQ applied),
+//     and the fake time.
+//   - Queue(name): messages waiting in a queue nobody consumes, such as
+//     dead letters (with their explanation headers, runtime.HeaderDeadLetter*)
+//     or RabbitMQ wait queues ("jobs.retry"). Mount a subscription on the
+//     dead-letter queue instead to have a handler read them.
+//   - Rejected(name): what a RabbitMQ subscription nacked without requeue.
+//   - Logs(): every log record, with its attributes, to assert on warnings.
+//   - App().Metrics(): the counters of each subscription.
+//
+// # What is emulated
+//
+// Both kinds share the model: a queue per name, consumed by the
+// subscription of that name when one is mounted (Subscription.Workers()
+// handler calls at once), kept for Queue otherwise. Publish puts a message
+// at the tail of its queue, before Start too. Each delivery goes through
+// Consumer.Process, the verdict is carried out, then Consumer.Settle logs and
+// counts it — exactly as the real adapters do, so policies behave the same.
+// The attempt number is 1 + runtime.RetryCountHeader; every retry copy
+// carries count + 1 and the body and headers as they arrived.
+//
+// ZeroMQ (runtime.ZeroMQ): a retry copy waits Verdict.Delay on the clock
+// in memory (no delay: sent at once), then goes to the out_retry
+// destination ("self" is the subscription's own queue). Copies still
+// waiting when the App stops are lost, as in a real process: Shutdown logs
+// how many and Broker.Lost counts them. A count header that is not a
+// non-negative number makes the message malformed: dropped with a warning.
+// Reject and Drop both forget the message (there is no acknowledgement).
+//
+// RabbitMQ (runtime.RabbitMQ): a retry copy goes to the wait queue that
+// Subscription.WaitQueueFor picks ("jobs.retry", or a step of the
+// retry_delay ladder such as "jobs.retry.10s") and returns to the
+// subscription's queue when that queue's TTL has passed on the clock. The
+// wait queues belong to the broker: their copies outlive the App. Reject
+// records the message in Rejected (a broker-level dead-letter exchange
+// would get it), except under ack=auto, where the broker already considered
+// it delivered. A malformed count header counts as 0, with a warning.
+//
+// Both: a parked message is a copy on the dead-letter queue with the
+// explanation headers of runtime.DeadLetterHeaders and without the retry
+// count, so a subscription on the dead-letter queue counts its own
+// attempts from 1.
+//
+// # Without a testing.T
+//
+// NewBroker and NewClock work alone: mount on a Broker with an App made
+// WithClock of the same Clock, run the App, and use Broker.Wait and
+// Broker.Advance (see the package example). A Clock also serves any code
+// that takes a runtime.Clock. LogRecorder captures slog records anywhere.
+//
+// The runtime/brokertest conformance suite runs against this broker for
+// both kinds, as it does against the real adapters.
+package streamtest
