@@ -1,0 +1,378 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+type job struct {
+	ID uint64 `json:"id"`
+}
+
+type invoice struct {
+	Amount int `json:"amount"`
+}
+
+// probe is a handler whose outcome the test sets, and which records what it
+// was called with.
+type probe struct {
+	outcome func(md runtime.Metadata) runtime.Outcome
+	calls   []runtime.Metadata
+	jobs    []job
+	ctxs    []context.Context
+}
+
+func (p *probe) handler(messageType string, policy runtime.Policy) runtime.Handler {
+	return runtime.Handle(messageType, policy, func(ctx context.Context, j *job, md runtime.Metadata) runtime.Outcome {
+		p.calls = append(p.calls, md)
+		p.jobs = append(p.jobs, *j)
+		p.ctxs = append(p.ctxs, ctx)
+		if p.outcome == nil {
+			return runtime.Ack()
+		}
+		return p.outcome(md)
+	})
+}
+
+func returning(o runtime.Outcome) func(runtime.Metadata) runtime.Outcome {
+	return func(runtime.Metadata) runtime.Outcome { return o }
+}
+
+func delivery(attempt int) *runtime.Delivery {
+	return &runtime.Delivery{MessageID: "m-1", Type: "Job", ContentType: "application/json", Body: []byte(`{"id":7}`), Attempt: attempt}
+}
+
+func newConsumer(sub *runtime.Subscription, kind runtime.BrokerKind) (*runtime.Consumer, *logCapture) {
+	logs := newLogCapture()
+	return runtime.NewConsumer(sub, kind, runtime.Env{Logger: logs.logger()}), logs
+}
+
+// The retry state machine: what each outcome becomes under each policy, on
+// the attempt given.
+func TestProcessAppliesThePolicyToTheOutcome(t *testing.T) {
+	fail := runtime.Retry().Because(errBoom)
+	for _, tc := range []struct {
+		name    string
+		kind    runtime.BrokerKind
+		policy  runtime.Policy
+		out     runtime.Outcome
+		attempt int
+		want    runtime.Verdict
+	}{
+		{"ack", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3}, runtime.Ack(), 1,
+			runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+		{"failure with attempts left retries (rabbitmq)", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 1,
+			runtime.Verdict{Kind: runtime.VerdictRetry, Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+		{"failure with attempts left retries via out_retry (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, fail, 2,
+			runtime.Verdict{Kind: runtime.VerdictRetry, Queue: "self", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
+		{"the delay asked for is kept", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.retry"}, runtime.OutcomeOf(runtime.RetryAfter(30*time.Second, errBoom)), 1,
+			runtime.Verdict{Kind: runtime.VerdictRetry, Delay: 30 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+		{"a retry without a reason says so", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 2}, runtime.Retry(), 1,
+			runtime.Verdict{Kind: runtime.VerdictRetry, Reason: "the handler asked for it", Attempt: 1, MaxAttempts: 2, MessageType: "Job"}},
+		{"exhausted with a dead letter parks", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 3,
+			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
+		{"past the cap counts as exhausted", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 9,
+			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed on attempt 9 of 3: boom", Attempt: 9, MaxAttempts: 3, MessageType: "Job"}},
+		{"exhausted without a dead letter drops", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 5, OutRetry: "self"}, fail, 5,
+			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "failed on attempt 5 of 5: boom", Attempt: 5, MaxAttempts: 5, MessageType: "Job"}},
+		{"no max_attempts with a dead letter parks at once", runtime.ZeroMQ, runtime.Policy{DeadLetter: "dl"}, fail, 1,
+			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed: boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
+		{"no max_attempts and no dead letter drops at once", runtime.ZeroMQ, runtime.Policy{}, fail, 1,
+			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "failed, and nothing brings it back (no max_attempts, no dead_letter): boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
+		{"DeadLetterNow parks, skipping attempts", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5, DeadLetter: "dl"}, runtime.OutcomeOf(runtime.DeadLetter(errBoom)), 1,
+			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "dead-lettered by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
+		{"DeadLetterNow without a dead letter rejects", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5}, runtime.DeadLetterNow(), 2,
+			runtime.Verdict{Kind: runtime.VerdictReject, Reason: "dead-lettered by the handler: the handler asked for it", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}},
+		{"DropNow drops despite attempts and a dead letter", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5, DeadLetter: "dl"}, runtime.OutcomeOf(runtime.Drop(errBoom)), 1,
+			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &probe{outcome: returning(tc.out)}
+			c, _ := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", tc.policy)}}, tc.kind)
+			got := c.Process(t.Context(), delivery(tc.attempt))
+			if got != tc.want {
+				t.Errorf("verdict\n got %+v\nwant %+v", got, tc.want)
+			}
+			if len(p.calls) != 1 {
+				t.Errorf("the handler was called %d times, want once", len(p.calls))
+			}
+		})
+	}
+}
+
+// The handler gets the decoded message, the caller's context, and metadata
+// describing the delivery.
+func TestProcessPassesMessageContextAndMetadata(t *testing.T) {
+	p := &probe{}
+	c, _ := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 4})}}, runtime.RabbitMQ)
+	type key struct{}
+	ctx := context.WithValue(t.Context(), key{}, "caller")
+	raw := &struct{ tag string }{"raw"}
+	d := &runtime.Delivery{MessageID: "m-9", Type: "Job", Body: []byte(`{"id":42}`), Attempt: 2,
+		Headers: map[string]string{"tenant": "acme"}, Redelivered: true, Raw: raw}
+	if v := c.Process(ctx, d); v.Kind != runtime.VerdictAck {
+		t.Fatalf("verdict %+v", v)
+	}
+	if len(p.jobs) != 1 || p.jobs[0].ID != 42 {
+		t.Fatalf("the handler got %+v, want job 42", p.jobs)
+	}
+	if p.ctxs[0].Value(key{}) != "caller" {
+		t.Error("the handler's context is not the caller's")
+	}
+	md := p.calls[0]
+	if md.Subscription != "jobs" || md.MessageID != "m-9" || md.MessageType != "Job" || md.Attempt != 2 || md.MaxAttempts != 4 ||
+		md.Headers["tenant"] != "acme" || !md.Redelivered || md.Raw != raw {
+		t.Errorf("metadata %+v", md)
+	}
+}
+
+// Poison never reaches a handler: it is parked on the dead-letter queue, or
+// rejected without one.
+func TestProcessPoison(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		kind        runtime.BrokerKind
+		d           runtime.Delivery
+		reason      string
+		messageType string
+		maxAttempts int
+		queue       string // the dead-letter queue with dead letters configured
+	}{
+		{"oversize", runtime.RabbitMQ, runtime.Delivery{Type: "Job", Body: []byte(`{"id":1234567890}`)},
+			"payload of 17 bytes exceeds max_payload_bytes=16", "Job", 1, "jobs.dead"},
+		{"missing type on rabbitmq", runtime.RabbitMQ, runtime.Delivery{Body: []byte(`{}`)},
+			"the message has no type, so no handler can take it", "", 1, "jobs.dead"},
+		{"missing type on zeromq with two handlers", runtime.ZeroMQ, runtime.Delivery{Body: []byte(`{}`)},
+			"the message has no type, so no handler can take it", "", 1, "jobs.dead"},
+		{"unknown type", runtime.RabbitMQ, runtime.Delivery{Type: "Refund", Body: []byte(`{}`)},
+			`no handler for message type "Refund" (this subscription handles "Job", "Invoice")`, "Refund", 1, "jobs.dead"},
+		{"undecodable body goes to its handler's dead letter", runtime.ZeroMQ, runtime.Delivery{Type: "Invoice", Body: []byte(`{"amount":"ten"}`)},
+			"body does not decode into Invoice: runtime: decode json: ", "Invoice", 2, "invoices.dead"},
+	} {
+		for _, withDL := range []bool{true, false} {
+			name := tc.name + map[bool]string{true: ", dead letters configured", false: ", no dead letters"}[withDL]
+			t.Run(name, func(t *testing.T) {
+				jobPolicy, invoicePolicy := runtime.Policy{MaxAttempts: 3}, runtime.Policy{MaxAttempts: 2}
+				if withDL {
+					jobPolicy.DeadLetter, invoicePolicy.DeadLetter = "jobs.dead", "invoices.dead"
+				}
+				if tc.kind == runtime.ZeroMQ {
+					jobPolicy.OutRetry, invoicePolicy.OutRetry = "self", "self"
+				}
+				jobs := &probe{}
+				var invoices int
+				sub := &runtime.Subscription{Name: "jobs", MaxPayloadBytes: 16, Handlers: []runtime.Handler{
+					jobs.handler("Job", jobPolicy),
+					runtime.Handle("Invoice", invoicePolicy, func(context.Context, *invoice, runtime.Metadata) runtime.Outcome {
+						invoices++
+						return runtime.Ack()
+					}),
+				}}
+				c, _ := newConsumer(sub, tc.kind)
+				d := tc.d
+				d.Attempt = 1
+				v := c.Process(t.Context(), &d)
+				if len(jobs.calls) != 0 || invoices != 0 {
+					t.Fatalf("a handler was called for poison")
+				}
+				if !v.Poison || !strings.HasPrefix(v.Reason, tc.reason) || v.MessageType != tc.messageType || v.Attempt != 1 || v.MaxAttempts != tc.maxAttempts {
+					t.Errorf("verdict %+v: want poison, reason %q, type %q, attempt 1 of %d", v, tc.reason, tc.messageType, tc.maxAttempts)
+				}
+				switch {
+				case withDL && (v.Kind != runtime.VerdictPark || v.Queue != tc.queue):
+					t.Errorf("verdict %v to %q, want park to %s", v.Kind, v.Queue, tc.queue)
+				case !withDL && (v.Kind != runtime.VerdictReject || v.Queue != ""):
+					t.Errorf("verdict %v to %q, want reject", v.Kind, v.Queue)
+				}
+				if n := c.Metrics().Delivered.Load(); n != 1 {
+					t.Errorf("Delivered = %d, want 1: poison counts as delivered", n)
+				}
+			})
+		}
+	}
+}
+
+// A ZeroMQ sender may leave the type out; a subscription with one handler
+// knows what it means.
+func TestProcessZeroMQSingleHandlerAcceptsAMissingType(t *testing.T) {
+	p := &probe{}
+	c, _ := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{})}}, runtime.ZeroMQ)
+	d := delivery(1)
+	d.Type = ""
+	if v := c.Process(t.Context(), d); v.Kind != runtime.VerdictAck || v.MessageType != "Job" {
+		t.Fatalf("verdict %+v, want ack as Job", v)
+	}
+	if len(p.calls) != 1 || p.calls[0].MessageType != "Job" || p.jobs[0].ID != 7 {
+		t.Fatalf("calls %+v", p.calls)
+	}
+}
+
+// A panic is recovered, logged with its stack, and is a failure like any
+// other.
+func TestProcessRecoversAPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  runtime.Policy
+		attempt int
+		kind    runtime.VerdictKind
+		reason  string
+	}{
+		{"attempts left: retried", runtime.Policy{MaxAttempts: 2}, 1, runtime.VerdictRetry, "handler panicked: kaboom"},
+		{"exhausted, no dead letter: dropped", runtime.Policy{MaxAttempts: 2}, 2, runtime.VerdictDrop, "failed on attempt 2 of 2: handler panicked: kaboom"},
+		{"exhausted, dead letter: parked", runtime.Policy{DeadLetter: "dl"}, 1, runtime.VerdictPark, "failed: handler panicked: kaboom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &probe{outcome: func(runtime.Metadata) runtime.Outcome { panic("kaboom") }}
+			c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", tc.policy)}}, runtime.RabbitMQ)
+			v := c.Process(t.Context(), delivery(tc.attempt))
+			if v.Kind != tc.kind || v.Reason != tc.reason || v.Poison {
+				t.Errorf("verdict %+v, want %v with reason %q", v, tc.kind, tc.reason)
+			}
+			recs := logs.find("handler panicked; treating it as a failure")
+			if len(recs) != 1 {
+				t.Fatalf("%d panic log lines, want 1: %v", len(recs), logs.all())
+			}
+			r := recs[0]
+			if r.level != slog.LevelError || r.attrs["subscription"] != "jobs" || r.attrs["message_id"] != "m-1" || r.attrs["panic"] != "kaboom" ||
+				!strings.Contains(r.attrs["stack"], "TestProcessRecoversAPanic") {
+				t.Errorf("panic log %v: want error level, subscription, message id, panic value and a stack naming the handler", r)
+			}
+		})
+	}
+}
+
+func TestProcessDispatchesByMessageType(t *testing.T) {
+	var got []string
+	sub := &runtime.Subscription{Name: "mixed", Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {
+			got = append(got, md.MessageType)
+			return runtime.Ack()
+		}),
+		runtime.Handle("Invoice", runtime.Policy{MaxAttempts: 4}, func(_ context.Context, inv *invoice, md runtime.Metadata) runtime.Outcome {
+			got = append(got, md.MessageType)
+			if inv.Amount != 10 || md.MaxAttempts != 4 {
+				t.Errorf("invoice handler got %+v, max %d", inv, md.MaxAttempts)
+			}
+			return runtime.Ack()
+		}),
+	}}
+	c, _ := newConsumer(sub, runtime.RabbitMQ)
+	c.Process(t.Context(), &runtime.Delivery{Type: "Invoice", Body: []byte(`{"amount":10}`), Attempt: 1})
+	c.Process(t.Context(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1}`), Attempt: 1})
+	if strings.Join(got, ",") != "Invoice,Job" {
+		t.Errorf("handled %v, want Invoice then Job", got)
+	}
+}
+
+// Settle logs every retry, park, reject and drop with the subscription,
+// message id and reason, at the right level, and counts it.
+func TestSettleLogsAndCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		v       runtime.Verdict
+		err     error
+		level   slog.Level
+		msg     string
+		attrs   map[string]string
+		counter func(*runtime.SubscriptionMetrics) int64
+	}{
+		{"ack", runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}, nil,
+			slog.LevelDebug, "message handled", map[string]string{"attempt": "1", "message_type": "Job"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Acked.Load() }},
+		{"retry", runtime.Verdict{Kind: runtime.VerdictRetry, Delay: 10 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, nil,
+			slog.LevelInfo, "message will be retried", map[string]string{"delay": "10s", "via": "jobs.retry", "reason": "boom", "max_attempts": "3"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Retried.Load() }},
+		{"park", runtime.Verdict{Kind: runtime.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}, nil,
+			slog.LevelWarn, "message parked", map[string]string{"dead_letter": "jobs.dead", "reason": "failed on attempt 3 of 3: boom", "poison": "false", "attempt": "3"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Parked.Load() }},
+		{"reject", runtime.Verdict{Kind: runtime.VerdictReject, Reason: "no handler", Poison: true, Attempt: 1, MaxAttempts: 1}, nil,
+			slog.LevelWarn, "message rejected without requeue", map[string]string{"reason": "no handler", "poison": "true"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Rejected.Load() }},
+		{"drop", runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}, nil,
+			slog.LevelWarn, "message dropped", map[string]string{"reason": "dropped by the handler: boom"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Dropped.Load() }},
+		{"a verdict that could not be carried out", runtime.Verdict{Kind: runtime.VerdictPark, Queue: "jobs.dead", Reason: "boom", Attempt: 3, MaxAttempts: 3}, errors.New("dead-letter queue unroutable; nacked without requeue"),
+			slog.LevelError, "could not park the message", map[string]string{"reason": "boom", "err": "dead-letter queue unroutable; nacked without requeue"},
+			func(m *runtime.SubscriptionMetrics) int64 { return m.Failed.Load() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}, runtime.RabbitMQ)
+			c.Settle(delivery(tc.v.Attempt), tc.v, tc.err)
+			recs := logs.all()
+			if len(recs) != 1 {
+				t.Fatalf("%d log lines, want 1: %v", len(recs), recs)
+			}
+			r := recs[0]
+			if r.level != tc.level || r.msg != tc.msg || r.attrs["subscription"] != "jobs" || r.attrs["message_id"] != "m-1" {
+				t.Errorf("log %v: want %s %q naming subscription jobs and message m-1", r, tc.level, tc.msg)
+			}
+			for k, want := range tc.attrs {
+				if r.attrs[k] != want {
+					t.Errorf("log attribute %s = %q, want %q (%v)", k, r.attrs[k], want, r)
+				}
+			}
+			if n := tc.counter(c.Metrics()); n != 1 {
+				t.Errorf("counter = %d, want 1", n)
+			}
+			m := c.Metrics()
+			total := m.Acked.Load() + m.Retried.Load() + m.Parked.Load() + m.Rejected.Load() + m.Dropped.Load() + m.Failed.Load()
+			if total != 1 {
+				t.Errorf("%d counters moved, want exactly 1", total)
+			}
+		})
+	}
+}
+
+func TestWarnOnceLogsOncePerKey(t *testing.T) {
+	c, logs := newConsumer(&runtime.Subscription{Name: "jobs"}, runtime.ZeroMQ)
+	for range 3 {
+		c.WarnOnce("ack", "zeromq cannot acknowledge", "op", "ack")
+	}
+	c.WarnOnce("nack", "zeromq cannot reject")
+	recs := logs.all()
+	if len(recs) != 2 || recs[0].msg != "zeromq cannot acknowledge" || recs[1].msg != "zeromq cannot reject" {
+		t.Fatalf("logged %v, want each warning once", recs)
+	}
+	if recs[0].level != slog.LevelWarn || recs[0].attrs["subscription"] != "jobs" || recs[0].attrs["op"] != "ack" {
+		t.Errorf("warning %v", recs[0])
+	}
+}
+
+func TestNewConsumerDefaultsAndAccessors(t *testing.T) {
+	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}
+	c := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{})
+	if c.Subscription() != sub || c.Name() != "jobs" || c.Logger() == nil || c.Metrics() == nil {
+		t.Fatalf("accessors: %v %q %v %v", c.Subscription(), c.Name(), c.Logger(), c.Metrics())
+	}
+	// JSON decodes by default; a nil logger and metrics do not panic.
+	if v := c.Process(t.Context(), delivery(1)); v.Kind != runtime.VerdictAck {
+		t.Errorf("verdict %+v", v)
+	}
+	c.Settle(delivery(1), runtime.Verdict{Kind: runtime.VerdictDrop}, nil)
+
+	// Consumers of one App share its Metrics, per broker and subscription.
+	m := runtime.NewMetrics()
+	a := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{Metrics: m})
+	b := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{Metrics: m})
+	z := runtime.NewConsumer(sub, runtime.ZeroMQ, runtime.Env{Metrics: m})
+	if a.Metrics() != b.Metrics() || a.Metrics() == z.Metrics() {
+		t.Error("metrics are not shared per broker kind and subscription")
+	}
+}
+
+func TestVerdictKindString(t *testing.T) {
+	for k, want := range map[runtime.VerdictKind]string{
+		runtime.VerdictAck: "ack", runtime.VerdictRetry: "retry", runtime.VerdictPark: "park",
+		runtime.VerdictReject: "reject", runtime.VerdictDrop: "drop", runtime.VerdictKind(42): "VerdictKind(42)",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
+}
