@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// binary is the streamgen command built once for the tests that run it.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "streamgen-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "streamgen")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build streamgen: %v\n%s", err, out)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// repoRoot is the module root, two levels up.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goEnv is the environment of commands run on the user's module.
+func goEnv() []string {
+	return append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+}
+
+// result is what a command printed and how it exited.
+type result struct {
+	out  string
+	code int
+}
+
+// command runs name args in dir and returns its combined output and exit
+// status; it fails the test only when the command cannot be run at all.
+func command(t *testing.T, dir, name string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return result{string(out), 0}
+	case errors.As(err, &exit):
+		return result{string(out), exit.ExitCode()}
+	}
+	t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	return result{}
+}
+
+// mustRun runs a command that must succeed.
+func mustRun(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	r := command(t, dir, name, args...)
+	if r.code != 0 {
+		t.Fatalf("%s %s in %s: exit %d\n%s", name, strings.Join(args, " "), dir, r.code, r.out)
+	}
+	return r.out
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// replaceIn replaces old by new in the file at path, once, or fails.
+func replaceIn(t *testing.T, path, old, new string) {
+	t.Helper()
+	s := readFile(t, path)
+	if !strings.Contains(s, old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	writeFile(t, path, strings.Replace(s, old, new, 1))
+}
+
+const userBilling = `// Package billing runs billing jobs.
+package billing
+
+//go:generate go tool streamgen
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Job is one billing job.
+type Job struct {
+	ID     uint64 ` + "`json:\"id\"`" + `
+	Amount int64  ` + "`json:\"amount\"`" + `
+}
+
+//stream:subscriber "jobs" broker=zeromq max_attempts=5 out_retry=self
+func Work(ctx context.Context, job Job) error {
+	if job.Amount < 0 {
+		return runtime.RetryAfter(30*time.Second, errors.New("negative amount"))
+	}
+	return nil
+}
+`
+
+const userMain = `// Command shop wires the billing package.
+package main
+
+import (
+	"context"
+	"log"
+
+	"example.com/shop/billing"
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func main() {
+	app := runtime.NewApp("shop")
+	var zq runtime.Broker
+	billing.Mount(app, zq)
+	if p, ok := zq.(runtime.Publisher); ok {
+		if err := billing.PublishJob(context.Background(), p, billing.Job{ID: 1}); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+`
+
+// TestUserModule runs streamgen the way a user does, on a module outside
+// the repository: as a go tool from go generate, then the built binary with
+// -check, through a stale annotation, a stale signature, a broken
+// annotation, and go run.
+func TestUserModule(t *testing.T) {
+	root := repoRoot(t)
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), "module example.com/shop\n\ngo 1.26\n")
+	writeFile(t, filepath.Join(mod, "go.sum"), readFile(t, filepath.Join(root, "go.sum")))
+	mustRun(t, mod, "go", "mod", "edit",
+		"-replace", "github.com/streamgen/streamgen="+root,
+		"-require", "github.com/streamgen/streamgen@v0.0.0",
+		"-tool", "github.com/streamgen/streamgen/cmd/streamgen")
+	billingDir := filepath.Join(mod, "billing")
+	billingGo := filepath.Join(billingDir, "billing.go")
+	generated := filepath.Join(billingDir, "streamgen_gen.go")
+	writeFile(t, billingGo, userBilling)
+	writeFile(t, filepath.Join(mod, "cmd", "shop", "main.go"), userMain)
+	// Record the requirements of the tool and the runtime in go.mod (go tool
+	// does not add them itself), from the module cache.
+	mustRun(t, mod, "go", "mod", "tidy")
+
+	// go generate runs the tool, and the module builds and vets clean.
+	mustRun(t, mod, "go", "generate", "./...")
+	first := readFile(t, generated)
+	if !strings.HasPrefix(first, "// Code generated by streamgen. DO NOT EDIT.\n") {
+		t.Fatalf("generated file starts with %q", first[:min(len(first), 60)])
+	}
+	mustRun(t, mod, "go", "build", "./...")
+	mustRun(t, mod, "go", "vet", "./...")
+
+	// -check: current.
+	if r := command(t, billingDir, binary, "-check"); r.code != 0 || r.out != "" {
+		t.Fatalf("-check on a current file: exit %d, output %q; want 0 and silence", r.code, r.out)
+	}
+
+	// -check after an annotation edit: stale, and nothing written.
+	replaceIn(t, billingGo, "max_attempts=5", "max_attempts=6")
+	r := command(t, billingDir, binary, "-check")
+	if r.code != 1 || r.out != "streamgen_gen.go is stale: run go generate\n" {
+		t.Fatalf("-check after an edit: exit %d, output %q", r.code, r.out)
+	}
+	if readFile(t, generated) != first {
+		t.Fatal("-check wrote the file")
+	}
+	mustRun(t, mod, "go", "generate", "./...")
+	if second := readFile(t, generated); second == first || !strings.Contains(second, "MaxAttempts: 6") {
+		t.Fatal("go generate did not pick up the edit")
+	}
+	if r := command(t, billingDir, binary, "-check"); r.code != 0 {
+		t.Fatalf("-check after regenerating: exit %d\n%s", r.code, r.out)
+	}
+
+	// A changed handler signature fails to compile, naming the guard.
+	replaceIn(t, billingGo, "func Work(ctx context.Context, job Job) error", "func Work(ctx context.Context, job *Job) error")
+	r = command(t, mod, "go", "build", "./...")
+	if r.code == 0 || !strings.Contains(r.out, "streamgen_Work_changed_run_go_generate") {
+		t.Fatalf("build with a stale signature: exit %d, want a failure naming the guard:\n%s", r.code, r.out)
+	}
+	// The stale file does not block regenerating it; the typed publisher
+	// now takes *Job too.
+	mustRun(t, mod, "go", "generate", "./...")
+	replaceIn(t, filepath.Join(mod, "cmd", "shop", "main.go"), "billing.Job{ID: 1}", "&billing.Job{ID: 1}")
+	mustRun(t, mod, "go", "build", "./...")
+	if !strings.Contains(readFile(t, generated), "func(context.Context, *Job) error") {
+		t.Fatal("the regenerated guard does not take *Job")
+	}
+
+	// A broken annotation: every problem printed relative to the current
+	// directory, exit 1, the old file kept.
+	before := readFile(t, generated)
+	replaceIn(t, billingGo, "max_attempts=6 out_retry=self", "max_attemps=6 out_retry=self retry_delay=1s")
+	r = command(t, mod, binary, "./billing")
+	wantOut := `billing/billing.go:20:42: unknown key max_attemps; did you mean max_attempts?
+billing/billing.go:20:56: subscription "jobs": out_retry sends retry copies, but without max_attempts there are none: add max_attempts=N (N ≥ 2) or remove out_retry
+billing/billing.go:20:71: subscription "jobs": retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay
+`
+	if r.code != 1 || r.out != wantOut {
+		t.Errorf("broken annotation: exit %d, output:\n%s\nwant exit 1 and:\n%s", r.code, r.out, wantOut)
+	}
+	if readFile(t, generated) != before {
+		t.Error("the old file was not kept")
+	}
+	replaceIn(t, billingGo, "max_attemps=6 out_retry=self retry_delay=1s", "max_attempts=6 out_retry=self")
+
+	// -check with the file missing.
+	if err := os.Remove(generated); err != nil {
+		t.Fatal(err)
+	}
+	r = command(t, billingDir, binary, "-check")
+	if r.code != 1 || r.out != "streamgen_gen.go is missing: run go generate\n" {
+		t.Fatalf("-check without the file: exit %d, output %q", r.code, r.out)
+	}
+
+	// go run works too, with a package pattern and -o.
+	mustRun(t, mod, "go", "run", "github.com/streamgen/streamgen/cmd/streamgen", "-o", "wiring_gen.go", "./billing")
+	if !strings.Contains(readFile(t, filepath.Join(billingDir, "wiring_gen.go")), "func Mount(") {
+		t.Error("go run with -o did not write wiring_gen.go")
+	}
+}
+
+// TestRun drives the command in process on the repository's golden cases.
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // a line the output must contain
+	}{
+		{"bad flag", []string{"-nope"}, 2, "usage: streamgen [-check] [-o file] [packages]"},
+		{"check missing", []string{"-check", "../../testdata/zeromq_basic"}, 1, "testdata/zeromq_basic/streamgen_gen.go is missing: run go generate"},
+		{"check stale", []string{"-check", "../../testdata/stale_file"}, 1, "testdata/stale_file/streamgen_gen.go is stale: run go generate"},
+		{"diagnostics", []string{"-check", "../../testdata/unknown_key"}, 1, "testdata/unknown_key/keys.go:8:28: unknown key max_attemps; did you mean max_attempts?"},
+		{"no annotations", []string{"../../generator/testdata/noannotations"}, 1, "streamgen: package github.com/streamgen/streamgen/generator/testdata/noannotations has no //stream:subscriber annotations"},
+		{"bad output", []string{"-o", "x/y.go", "."}, 1, "must be a file name"},
+		{"wildcard without annotations", []string{"../../generator/testdata/..."}, 1, "streamgen: no package matched by ../../generator/testdata/... has //stream:subscriber annotations"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(ctx, tc.args, &stderr)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit %d and a line containing %q", code, stderr.String(), tc.code, tc.want)
+			}
+		})
+	}
+}

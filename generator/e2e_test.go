@@ -1,0 +1,130 @@
+package generator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGoldenOutputsRunEndToEnd copies two golden cases with their wanted
+// output into a module of their own, vets it, and runs tests there that
+// drive the generated Mount and publishers on runtime/streamtest: the
+// reference's failing job on ZeroMQ (five deliveries, the last with retry
+// count 4, then dropped), and every handler shape on RabbitMQ.
+func TestGoldenOutputsRunEndToEnd(t *testing.T) {
+	dir := tempModule(t, "example.com/e2e")
+	copyCase(t, "zeromq_basic", dir, "billing")
+	copyCase(t, "shapes", dir, "shapes")
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("billing/billing_test.go", billingTest)
+	write("shapes/shapes_test.go", shapesTest)
+	runGo(t, dir, "vet", "./...")
+	out := runGo(t, dir, "test", "-count=1", "-v", "./...")
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled"} {
+		if !strings.Contains(out, "--- PASS: "+name) {
+			t.Errorf("%s did not pass:\n%s", name, out)
+		}
+	}
+}
+
+const billingTest = `package billing
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestFailingJobIsDeliveredFiveTimes(t *testing.T) {
+	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker())
+	h.Start()
+	ctx := context.Background()
+	if err := PublishJob(ctx, h.Broker(), Job{ID: 1, Amount: -5}, runtime.WithMessageID("job-1")); err != nil {
+		t.Fatal(err)
+	}
+	h.Wait()
+	for range 10 {
+		h.Advance(30 * time.Second)
+	}
+	ds := h.Deliveries("jobs")
+	if len(ds) != 5 {
+		t.Fatalf("%d deliveries, want 5", len(ds))
+	}
+	for i, d := range ds {
+		if d.Attempt != i+1 || d.RetryCount() != i || d.MessageType != "Job" || d.MessageID != "job-1" {
+			t.Errorf("delivery %d: attempt %d, retry count %d, type %q, id %q", i+1, d.Attempt, d.RetryCount(), d.MessageType, d.MessageID)
+		}
+	}
+	if got := ds[3].Verdict.Kind; got != runtime.VerdictRetry {
+		t.Errorf("fourth delivery: %v, want retry", got)
+	}
+	if got := ds[4].Verdict.Kind; got != runtime.VerdictDrop {
+		t.Errorf("fifth delivery: %v, want drop", got)
+	}
+
+	// A good job is acknowledged at once.
+	if err := PublishJob(ctx, h.Broker(), Job{ID: 2, Amount: 10}); err != nil {
+		t.Fatal(err)
+	}
+	h.Wait()
+	ds = h.Deliveries("jobs")
+	if last := ds[len(ds)-1]; len(ds) != 6 || last.Verdict.Kind != runtime.VerdictAck {
+		t.Errorf("good job: %d deliveries, last %v; want 6, ack", len(ds), last.Verdict.Kind)
+	}
+}
+`
+
+const shapesTest = `package shapes
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestEveryShapeIsCalled(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker())
+	h.Start()
+	ctx := context.Background()
+	p := h.Broker()
+	for _, err := range []error{
+		PublishA(ctx, p, A{1}), PublishB(ctx, p, &B{2}), PublishC(ctx, p, C{3}), PublishD(ctx, p, &D{4}),
+		PublishE(ctx, p, E{5}), PublishF(ctx, p, &F{6}), PublishG(ctx, p, G{7}), PublishH(ctx, p, &H{8}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Wait()
+	want := map[string]runtime.VerdictKind{
+		"a": runtime.VerdictAck, "b": runtime.VerdictAck, "c": runtime.VerdictAck, "d": runtime.VerdictAck,
+		"e": runtime.VerdictAck, "f": runtime.VerdictAck,
+		// G retries on its first delivery; with one attempt allowed the
+		// message is dropped. H drops it itself.
+		"g": runtime.VerdictDrop, "h": runtime.VerdictDrop,
+	}
+	for sub, kind := range want {
+		ds := h.Deliveries(sub)
+		if len(ds) != 1 {
+			t.Errorf("%s: %d deliveries, want 1", sub, len(ds))
+			continue
+		}
+		if ds[0].Verdict.Kind != kind || ds[0].MessageType != strings.ToUpper(sub) {
+			t.Errorf("%s: verdict %v type %q, want %v %q", sub, ds[0].Verdict.Kind, ds[0].MessageType, kind, strings.ToUpper(sub))
+		}
+	}
+}
+`
