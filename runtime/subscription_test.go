@@ -1,0 +1,294 @@
+package runtime_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func okHandler(messageType string, p runtime.Policy) runtime.Handler {
+	return (&probe{}).handler(messageType, p)
+}
+
+// problem is one expected ValidationError: the handler index, the key, and
+// a fragment of the message.
+type problem struct {
+	handler int
+	key     string
+	text    string
+}
+
+func TestValidate(t *testing.T) {
+	rabbit, zero, anyKind := runtime.RabbitMQ, runtime.ZeroMQ, runtime.AnyBroker
+	for _, tc := range []struct {
+		name string
+		kind runtime.BrokerKind
+		sub  runtime.Subscription
+		want []problem
+	}{
+		// Valid subscriptions.
+		{"rabbitmq with everything", rabbit, runtime.Subscription{Name: "jobs", Broker: rabbit, RetryDelays: []time.Duration{time.Second, time.Minute},
+			Ack: runtime.AckManual, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue,
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead"}), okHandler("Invoice", runtime.Policy{})}}, nil},
+		{"zeromq with retries and a dead letter", zero, runtime.Subscription{Name: "jobs", Broker: zero,
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"})}}, nil},
+		{"any broker on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
+		{"broker-specific keys are not checked for AnyBroker", anyKind, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Ack: runtime.AckAuto,
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "self"})}}, nil},
+		{"ack=auto without retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}, nil},
+
+		// Rules for every broker.
+		{"no name", rabbit, runtime.Subscription{Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "", "the subscription has no name"}}},
+		{"written for another broker", zero, runtime.Subscription{Name: "jobs", Broker: rabbit, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "broker", "written for rabbitmq but mounted on a zeromq broker"}}},
+		{"no handlers", rabbit, runtime.Subscription{Name: "jobs"},
+			[]problem{{-1, "", "no handlers"}}},
+		{"a handler without a type", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("", runtime.Policy{})}},
+			[]problem{{0, "type", "no message type name"}}},
+		{"a type handled twice", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{}), okHandler("Invoice", runtime.Policy{}), okHandler("Job", runtime.Policy{})}},
+			[]problem{{2, "type", `message type "Job" is handled twice (handlers 1 and 3)`}}},
+		{"negative max_attempts", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1})}},
+			[]problem{{0, "max_attempts", "max_attempts is -1"}}},
+		{"dead letter on its own queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs" is the subscription's own queue`}}},
+		{"a handler not made with Handle", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{{MessageType: "Job"}}},
+			[]problem{{0, "", `handler for "Job" was not made with runtime.Handle`}}},
+		{"a retry_delay step that is not positive", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{0}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2})}},
+			[]problem{{-1, "retry_delay", "retry_delay step 1 is 0s"}}},
+		{"retry_delay steps that do not increase", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Minute, 10 * time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2})}},
+			[]problem{{-1, "retry_delay", "retry_delay steps must increase: 10s follows 1m"}}},
+		{"negative prefetch, concurrency and max_payload_bytes", rabbit, runtime.Subscription{Name: "jobs", Prefetch: -1, Concurrency: -2, MaxPayloadBytes: -3, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "prefetch", "prefetch is -1"}, {-1, "concurrency", "concurrency is -2"}, {-1, "max_payload_bytes", "max_payload_bytes is -3"}}},
+		{"unknown ack and queue_type", anyKind, runtime.Subscription{Name: "jobs", Ack: "sometimes", QueueType: "stream", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "ack", `ack is "sometimes"`}, {-1, "queue_type", `queue_type is "stream"`}}},
+
+		// RabbitMQ rules.
+		{"out_retry on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "self"})}},
+			[]problem{{0, "out_retry", "out_retry is for zeromq"}}},
+		{"ack=auto with retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}},
+			[]problem{{0, "max_attempts", "ack=auto is at-most-once and cannot retry"}}},
+		{"retry_delay without retries", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "retry_delay", "retry_delay has no effect because no handler retries"}}},
+		{"dead letter on the wait queue", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, DeadLetter: "jobs.retry"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs.retry" is the subscription's wait queue`}}},
+		{"dead letter on a ladder step", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, time.Minute},
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2}), okHandler("Invoice", runtime.Policy{DeadLetter: "jobs.retry.1m"})}},
+			[]problem{{1, "dead_letter", `dead_letter "jobs.retry.1m" is the subscription's wait queue`}}},
+
+		// ZeroMQ rules.
+		{"retry_delay on zeromq", zero, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "retry_delay", "retry_delay is for rabbitmq"}}},
+		{"ack on zeromq", zero, runtime.Subscription{Name: "jobs", Ack: runtime.AckManual, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "ack", "ack is for rabbitmq"}}},
+		{"queue_type on zeromq", zero, runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "queue_type", "queue_type is for rabbitmq"}}},
+		{"max_attempts without out_retry", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5})}},
+			[]problem{{0, "max_attempts", "max_attempts=5 needs a destination for the retry copies on zeromq"}}},
+		{"out_retry without max_attempts", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{OutRetry: "self"})}},
+			[]problem{{0, "out_retry", "without max_attempts there are none"}}},
+
+		// Every problem is reported, not the first only.
+		{"several problems", zero, runtime.Subscription{Broker: rabbit, Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1}), okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "", "no name"}, {-1, "broker", "written for rabbitmq"}, {0, "max_attempts", "max_attempts is -1"}, {1, "type", "handled twice"}, {-1, "ack", "ack is for rabbitmq"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.sub.Validate(tc.kind)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v, want nil", err)
+				}
+				return
+			}
+			var errs runtime.ValidationErrors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Validate: %v (%T), want ValidationErrors", err, err)
+			}
+			if len(errs) != len(tc.want) {
+				t.Fatalf("%d problems, want %d: %v", len(errs), len(tc.want), err)
+			}
+			for i, w := range tc.want {
+				e := errs[i]
+				if e.Handler != w.handler || e.Key != w.key || !strings.Contains(e.Msg, w.text) || e.Subscription != tc.sub.Name {
+					t.Errorf("problem %d = {handler %d, key %q, %q}, want {handler %d, key %q, containing %q}", i, e.Handler, e.Key, e.Msg, w.handler, w.key, w.text)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "runtime: invalid subscription: subscription ") {
+				t.Errorf("Error() = %q", err.Error())
+			}
+		})
+	}
+}
+
+func TestValidationErrorsError(t *testing.T) {
+	errs := runtime.ValidationErrors{
+		{Subscription: "jobs", Handler: -1, Key: "prefetch", Msg: "prefetch is -1"},
+		{Subscription: "jobs", Handler: 0, Key: "type", Msg: "no type"},
+	}
+	want := `runtime: invalid subscription: subscription "jobs": prefetch is -1; subscription "jobs": no type`
+	if got := errs.Error(); got != want {
+		t.Errorf("Error() =\n %q\nwant\n %q", got, want)
+	}
+}
+
+func TestSubscriptionAccessors(t *testing.T) {
+	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		okHandler("Job", runtime.Policy{}),
+		okHandler("Invoice", runtime.Policy{MaxAttempts: 3, DeadLetter: "invoices.dead"}),
+		okHandler("Refund", runtime.Policy{DeadLetter: "refunds.dead"}),
+		okHandler("Note", runtime.Policy{DeadLetter: "invoices.dead"}),
+	}}
+	if sub.AckMode() != runtime.AckManual || sub.Workers() != 1 {
+		t.Errorf("defaults: ack %q, workers %d", sub.AckMode(), sub.Workers())
+	}
+	if h := sub.Handler("Invoice"); h == nil || h.Policy.MaxAttempts != 3 {
+		t.Errorf("Handler(Invoice) = %v", h)
+	}
+	if h := sub.Handler("Missing"); h != nil {
+		t.Errorf("Handler(Missing) = %v, want nil", h)
+	}
+	if !sub.Retries() {
+		t.Error("Retries() = false with a handler allowing 3 attempts")
+	}
+	if got := sub.PoisonDeadLetter(); got != "invoices.dead" {
+		t.Errorf("PoisonDeadLetter() = %q, want the first one named", got)
+	}
+	if got := sub.DeadLetters(); !slices.Equal(got, []string{"invoices.dead", "refunds.dead"}) {
+		t.Errorf("DeadLetters() = %v", got)
+	}
+	auto := &runtime.Subscription{Ack: runtime.AckAuto, Concurrency: 8, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}
+	if auto.AckMode() != runtime.AckAuto || auto.Workers() != 8 || auto.Retries() || auto.PoisonDeadLetter() != "" || auto.DeadLetters() != nil {
+		t.Errorf("auto: ack %q, workers %d, retries %v, poison DL %q, DLs %v", auto.AckMode(), auto.Workers(), auto.Retries(), auto.PoisonDeadLetter(), auto.DeadLetters())
+	}
+}
+
+func TestPolicyAttempts(t *testing.T) {
+	for max, want := range map[int]int{-3: 1, 0: 1, 1: 1, 5: 5} {
+		if got := (runtime.Policy{MaxAttempts: max}).Attempts(); got != want {
+			t.Errorf("Attempts() with MaxAttempts %d = %d, want %d", max, got, want)
+		}
+	}
+}
+
+func TestWaitQueues(t *testing.T) {
+	retrying := []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}
+	for _, tc := range []struct {
+		name string
+		sub  runtime.Subscription
+		want []runtime.WaitQueue
+	}{
+		{"no handler retries", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
+		{"the default delay", runtime.Subscription{Name: "jobs", Handlers: retrying}, []runtime.WaitQueue{{Name: "jobs.retry", TTL: runtime.DefaultRetryDelay}}},
+		{"a single delay", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{5 * time.Second}, Handlers: retrying}, []runtime.WaitQueue{{Name: "jobs.retry", TTL: 5 * time.Second}}},
+		{"a ladder", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{500 * time.Millisecond, 10 * time.Second, 90 * time.Second, 2 * time.Hour}, Handlers: retrying},
+			[]runtime.WaitQueue{{"jobs.retry.500ms", 500 * time.Millisecond}, {"jobs.retry.10s", 10 * time.Second}, {"jobs.retry.1m30s", 90 * time.Second}, {"jobs.retry.2h", 2 * time.Hour}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.sub.WaitQueues(); !slices.Equal(got, tc.want) {
+				t.Errorf("WaitQueues() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if runtime.DefaultRetryDelay != 10*time.Second {
+		t.Errorf("DefaultRetryDelay = %v, the documented default is 10s", runtime.DefaultRetryDelay)
+	}
+}
+
+func TestWaitQueueFor(t *testing.T) {
+	retrying := []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 9})}
+	single := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{30 * time.Second}, Handlers: retrying}
+	ladder := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute}, Handlers: retrying}
+	for _, tc := range []struct {
+		name      string
+		sub       *runtime.Subscription
+		attempt   int
+		requested time.Duration
+		want      string
+	}{
+		{"single delay, attempt 1", single, 1, 0, "jobs.retry"},
+		{"single delay, attempt 7", single, 7, 0, "jobs.retry"},
+		{"single delay, a longer delay asked", single, 1, time.Hour, "jobs.retry"},
+		{"ladder, attempt 1", ladder, 1, 0, "jobs.retry.1s"},
+		{"ladder, attempt 2", ladder, 2, 0, "jobs.retry.10s"},
+		{"ladder, attempt 3", ladder, 3, 0, "jobs.retry.1m"},
+		{"ladder, past the last step", ladder, 8, 0, "jobs.retry.1m"},
+		{"ladder, attempt 0 counts as 1", ladder, 0, 0, "jobs.retry.1s"},
+		{"asked for less than the first step", ladder, 3, 200 * time.Millisecond, "jobs.retry.1s"},
+		{"asked for exactly a step", ladder, 1, 10 * time.Second, "jobs.retry.10s"},
+		{"asked for between steps rounds up", ladder, 1, 11 * time.Second, "jobs.retry.1m"},
+		{"asked for more than the longest", ladder, 1, time.Hour, "jobs.retry.1m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.sub.WaitQueueFor(tc.attempt, tc.requested); got.Name != tc.want {
+				t.Errorf("WaitQueueFor(%d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
+			}
+		})
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		500 * time.Millisecond:  "500ms",
+		time.Second:             "1s",
+		10 * time.Second:        "10s",
+		time.Minute:             "1m",
+		90 * time.Second:        "1m30s",
+		10 * time.Minute:        "10m",
+		2 * time.Hour:           "2h",
+		90 * time.Minute:        "1h30m",
+		time.Hour + time.Second: "1h0m1s",
+		1500 * time.Millisecond: "1.5s",
+	} {
+		if got := runtime.FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+		// What it writes reads back as the same duration.
+		if back, err := time.ParseDuration(runtime.FormatDuration(d)); err != nil || back != d {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", runtime.FormatDuration(d), back, err, d)
+		}
+	}
+}
+
+func TestParseRetryDelays(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []time.Duration
+		err  string
+	}{
+		{"10s", []time.Duration{10 * time.Second}, ""},
+		{"1s,10s,1m", []time.Duration{time.Second, 10 * time.Second, time.Minute}, ""},
+		{" 500ms , 2h ", []time.Duration{500 * time.Millisecond, 2 * time.Hour}, ""},
+		{"", nil, `"" is not a duration`},
+		{"ten", nil, `"ten" is not a duration: write it as 500ms, 10s, 1m or 1h`},
+		{"1s,,2s", nil, `"" is not a duration`},
+		{"10", nil, `"10" is not a duration`},
+	} {
+		got, err := runtime.ParseRetryDelays(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseRetryDelays(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("ParseRetryDelays(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseCount(t *testing.T) {
+	for in, want := range map[string]int{"0": 0, "1": 1, "250": 250} {
+		if got, err := runtime.ParseCount(in); err != nil || got != want {
+			t.Errorf("ParseCount(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "five", "1.5"} {
+		if _, err := runtime.ParseCount(in); err == nil || !strings.Contains(err.Error(), "is not a whole number") {
+			t.Errorf("ParseCount(%q) error %v, want one", in, err)
+		}
+	}
+}
