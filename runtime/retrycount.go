@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // RetryCountHeader is the header in which every retry copy carries how many
@@ -18,7 +19,8 @@ func ParseRetryCount(v string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	// Atoi also takes a sign ("+1"); the header is digits only.
+	if err != nil || n < 0 || strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 		return 0, fmt.Errorf("runtime: retry count %q is not a non-negative whole number", v)
 	}
 	return n, nil
