@@ -16,5 +16,10 @@ func RedactURL(rawURL string) string {
 		}
 		return "(unparsable URL)"
 	}
+	if i := strings.LastIndex(u.Opaque, "@"); i >= 0 {
+		// Without "//", "guest:secret@host:5672" parses as the scheme
+		// "guest" and the opaque "secret@host:5672": no User to redact.
+		return u.Scheme + ":xxxxx" + u.Opaque[i:]
+	}
 	return u.Redacted()
 }
