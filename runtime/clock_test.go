@@ -1,0 +1,30 @@
+package runtime_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func TestSystemClock(t *testing.T) {
+	var c runtime.Clock = runtime.SystemClock{}
+	before := time.Now()
+	if now := c.Now(); now.Before(before) {
+		t.Errorf("Now() = %v, before %v", now, before)
+	}
+	fired := make(chan struct{})
+	c.AfterFunc(time.Millisecond, func() { close(fired) })
+	select {
+	case <-fired:
+	case <-time.After(time.Minute):
+		t.Fatal("AfterFunc did not fire")
+	}
+	never := c.AfterFunc(time.Hour, func() { t.Error("a stopped timer fired") })
+	if !never.Stop() {
+		t.Error("Stop() on a pending timer = false")
+	}
+	if !runtime.GeneratedCodeV1 {
+		t.Error("GeneratedCodeV1 is false")
+	}
+}
