@@ -1,0 +1,144 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// A handler returns an error or an Outcome; OutcomeOf shows what the
+// runtime makes of an error, wrapped or not.
+func Example_outcomes() {
+	errCard := errors.New("card declined")
+	for _, err := range []error{
+		nil,
+		errCard,
+		runtime.RetryAfter(30*time.Second, errCard),
+		fmt.Errorf("invoice 7: %w", runtime.DeadLetter(errCard)),
+		runtime.Drop(errCard),
+	} {
+		fmt.Println(runtime.OutcomeOf(err))
+	}
+	fmt.Println(runtime.Retry().After(time.Minute))
+	// Output:
+	// ack
+	// retry: card declined
+	// retry after 30s: card declined
+	// dead-letter: invoice 7: card declined
+	// drop: card declined
+	// retry after 1m0s
+}
+
+// Consumer.Process is the retry state machine: the same handler outcome
+// becomes a retry while attempts remain, then a park on the dead-letter
+// queue.
+func Example_policy() {
+	type Job struct {
+		ID int `json:"id"`
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"},
+			func(ctx context.Context, job *Job, md runtime.Metadata) runtime.Outcome {
+				return runtime.OutcomeOf(errors.New("the job failed"))
+			}),
+	}}
+	c := runtime.NewConsumer(jobs, runtime.RabbitMQ, runtime.Env{})
+	for attempt := 1; attempt <= 3; attempt++ {
+		v := c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1}`), Attempt: attempt})
+		fmt.Printf("attempt %d: %s %s (%s)\n", attempt, v.Kind, v.Queue, v.Reason)
+	}
+	poison := c.Process(context.Background(), &runtime.Delivery{Type: "Refund", Body: []byte(`{}`), Attempt: 1})
+	fmt.Printf("poison: %s %s (%s)\n", poison.Kind, poison.Queue, poison.Reason)
+	// Output:
+	// attempt 1: retry  (the job failed)
+	// attempt 2: retry  (the job failed)
+	// attempt 3: park jobs.dead (failed on attempt 3 of 3: the job failed)
+	// poison: park jobs.dead (no handler for message type "Refund" (this subscription handles "Job"))
+}
+
+// A retry_delay ladder declares one wait queue per step; attempt n waits in
+// step min(n, steps), and a requested delay rounds up to a step.
+func ExampleSubscription_WaitQueueFor() {
+	delays, _ := runtime.ParseRetryDelays("1s,10s,1m")
+	orders := &runtime.Subscription{Name: "orders", RetryDelays: delays, Handlers: []runtime.Handler{
+		runtime.Handle("Order", runtime.Policy{MaxAttempts: 5}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
+			return runtime.Ack()
+		}),
+	}}
+	for _, q := range orders.WaitQueues() {
+		fmt.Println(q.Name, q.TTL)
+	}
+	for attempt := 1; attempt <= 4; attempt++ {
+		fmt.Printf("attempt %d waits in %s\n", attempt, orders.WaitQueueFor(attempt, 0).Name)
+	}
+	fmt.Println("RetryAfter(5s) waits in", orders.WaitQueueFor(1, 5*time.Second).Name)
+	// Output:
+	// orders.retry.1s 1s
+	// orders.retry.10s 10s
+	// orders.retry.1m 1m0s
+	// attempt 1 waits in orders.retry.1s
+	// attempt 2 waits in orders.retry.10s
+	// attempt 3 waits in orders.retry.1m
+	// attempt 4 waits in orders.retry.1m
+	// RetryAfter(5s) waits in orders.retry.10s
+}
+
+// Validate reports every rule a subscription breaks for the broker it runs
+// on, naming the annotation key.
+func ExampleSubscription_Validate() {
+	jobs := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{10 * time.Second}, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
+			return runtime.Ack()
+		}),
+	}}
+	var errs runtime.ValidationErrors
+	if errors.As(jobs.Validate(runtime.ZeroMQ), &errs) {
+		for _, e := range errs {
+			fmt.Printf("%s: %s\n", e.Key, e.Msg)
+		}
+	}
+	// Output:
+	// retry_delay: retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay
+	// max_attempts: max_attempts=5 needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>
+}
+
+func ExampleFormatDuration() {
+	for _, d := range []time.Duration{500 * time.Millisecond, 10 * time.Second, 90 * time.Second, 2 * time.Hour} {
+		fmt.Println(runtime.FormatDuration(d))
+	}
+	// Output:
+	// 500ms
+	// 10s
+	// 1m30s
+	// 2h
+}
+
+func ExampleMetrics_WritePrometheus() {
+	m := runtime.NewMetrics()
+	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
+	jobs.Delivered.Add(5)
+	jobs.Retried.Add(4)
+	jobs.Dropped.Add(1)
+	_ = m.WritePrometheus(os.Stdout)
+	// Output:
+	// # HELP streamgen_deliveries_total Deliveries received, poison included.
+	// # TYPE streamgen_deliveries_total counter
+	// streamgen_deliveries_total{broker="zeromq",subscription="jobs"} 5
+	// # HELP streamgen_settled_total Deliveries settled, by outcome.
+	// # TYPE streamgen_settled_total counter
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="acked"} 0
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="retried"} 4
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="parked"} 0
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="rejected"} 0
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="dropped"} 1
+	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="failed"} 0
+}
+
+func ExampleRedactURL() {
+	fmt.Println(runtime.RedactURL("amqp://billing:s3cret@rabbit.internal:5672/prod"))
+	// Output: amqp://billing:xxxxx@rabbit.internal:5672/prod
+}
