@@ -45,3 +45,19 @@ func TestByteSizeCode(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupImports(t *testing.T) {
+	in := "package p\n\nimport (\n\t\"context\"\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n\t\"time\"\n\t\"net/http\"\n)\n\nfunc f() {}\n"
+	want := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\t\"net/http\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n)\n\nfunc f() {}\n"
+	if got := string(groupImports([]byte(in))); got != want {
+		t.Errorf("groupImports:\n%s\nwant:\n%s", got, want)
+	}
+	only := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n)\n"
+	if got := string(groupImports([]byte(only))); got != only {
+		t.Errorf("standard library only: %q", got)
+	}
+	single := "package p\n\nimport \"context\"\n"
+	if got := string(groupImports([]byte(single))); got != single {
+		t.Errorf("single import: %q", got)
+	}
+}

@@ -162,13 +162,20 @@ func (m *model) generatedNames() map[string]bool {
 	return names
 }
 
+// nameSet is a set of taken names: those of an enclosing scope, shared and
+// read only, and a function's own.
+type nameSet struct {
+	outer map[string]bool
+	own   map[string]bool
+}
+
 // freshName returns base, or base with a number appended, whichever is not
-// in taken; and records it as taken.
-func freshName(base string, taken map[string]bool) string {
+// taken; and records it as taken.
+func freshName(base string, taken nameSet) string {
 	name := base
-	for i := 2; taken[name]; i++ {
+	for i := 2; taken.outer[name] || taken.own[name]; i++ {
 		name = fmt.Sprintf("%s%d", base, i)
 	}
-	taken[name] = true
+	taken.own[name] = true
 	return name
 }

@@ -14,12 +14,13 @@ func TestCamel(t *testing.T) {
 }
 
 func TestFreshName(t *testing.T) {
-	taken := map[string]bool{"ctx": true, "ctx2": true}
+	outer := map[string]bool{"ctx": true}
+	taken := nameSet{outer: outer, own: map[string]bool{"ctx2": true}}
 	if got := freshName("ctx", taken); got != "ctx3" {
 		t.Errorf("freshName = %q, want ctx3", got)
 	}
-	if !taken["ctx3"] {
-		t.Error("the fresh name was not recorded")
+	if !taken.own["ctx3"] || outer["ctx3"] {
+		t.Error("the fresh name was not recorded as the function's own")
 	}
 	if got := freshName("msg", taken); got != "msg" {
 		t.Errorf("freshName = %q, want msg", got)

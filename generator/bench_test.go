@@ -1,0 +1,133 @@
+package generator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// benchSizes are the handler counts of the synthetic packages.
+var benchSizes = []int{50, 200, 1000}
+
+// syntheticPackage writes a package with n annotated handlers into a new
+// temporary module and returns the module directory; the package is
+// ./work. Handlers come four to a subscription, alternating brokers, with
+// every shape and a few keys, each with a message type of its own.
+func syntheticPackage(b *testing.B, n int) string {
+	b.Helper()
+	dir := tempModule(b, "example.com/bench")
+	var src strings.Builder
+	src.WriteString("package work\n\nimport (\n\t\"context\"\n\n\t\"github.com/streamgen/streamgen/runtime\"\n)\n\nvar _ = runtime.Ack\n")
+	for i := range n {
+		sub := i / 4
+		keys := "broker=rabbitmq max_attempts=3 retry_delay=1s,10s dead_letter=dead" + fmt.Sprint(sub)
+		if sub%2 == 1 {
+			keys = "broker=zeromq max_attempts=3 out_retry=self prefetch=4"
+		}
+		ptr, md, res, ret := "", "", "error", "nil"
+		if i%2 == 1 {
+			ptr = "*"
+		}
+		if i%3 == 1 {
+			md = ", md runtime.Metadata"
+		}
+		if i%5 == 1 {
+			res, ret = "runtime.Outcome", "runtime.Ack()"
+		}
+		fmt.Fprintf(&src, "\n// M%d is a message.\ntype M%d struct {\n\tID   int    `json:\"id\"`\n\tName string `json:\"name\"`\n\tTags []string\n}\n", i, i)
+		fmt.Fprintf(&src, "\n//stream:subscriber \"q%d\" %s\nfunc H%d(ctx context.Context, m %sM%d%s) %s { return %s }\n", sub, keys, i, ptr, i, md, res, ret)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "work", "work.go"), []byte(src.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	// Resolve the module's requirements once, as a user's module has them.
+	runGo(b, dir, "mod", "tidy")
+	return dir
+}
+
+func generateOnce(b *testing.B, dir string, n int) {
+	b.Helper()
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./work")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(pkgs) != 1 || pkgs[0].Source == nil {
+		b.Fatalf("generation failed: %v", pkgs[0].Diagnostics)
+	}
+	if got := strings.Count(string(pkgs[0].Source), "\nfunc Publish"); got != n {
+		b.Fatalf("%d publishers generated, want %d", got, n)
+	}
+}
+
+func loadOnce(b *testing.B, dir string) {
+	b.Helper()
+	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: dir, Env: goEnv()}, "./work")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
+		b.Fatalf("load failed: %v", pkgs[0].Errors)
+	}
+}
+
+// BenchmarkGenerate times Generate on packages of 50, 200 and 1,000
+// handlers: loading, checking and emitting, not writing.
+func BenchmarkGenerate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("handlers=%d", n), func(b *testing.B) {
+			dir := syntheticPackage(b, n)
+			generateOnce(b, dir, n) // warm the build cache
+			for b.Loop() {
+				generateOnce(b, dir, n)
+			}
+		})
+	}
+}
+
+// BenchmarkLoadOnly loads the same packages with go/packages alone, in the
+// mode Generate uses: the floor Generate is measured against.
+func BenchmarkLoadOnly(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("handlers=%d", n), func(b *testing.B) {
+			dir := syntheticPackage(b, n)
+			loadOnce(b, dir)
+			for b.Loop() {
+				loadOnce(b, dir)
+			}
+		})
+	}
+}
+
+// BenchmarkGenerateVsLoad alternates the two in one run, so that the ratio
+// is measured under the same machine load, and reports it as
+// generate/load (target: at most 1.5).
+func BenchmarkGenerateVsLoad(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("handlers=%d", n), func(b *testing.B) {
+			dir := syntheticPackage(b, n)
+			generateOnce(b, dir, n)
+			loadOnce(b, dir)
+			var gen, load time.Duration
+			for b.Loop() {
+				start := time.Now()
+				loadOnce(b, dir)
+				load += time.Since(start)
+				start = time.Now()
+				generateOnce(b, dir, n)
+				gen += time.Since(start)
+			}
+			b.ReportMetric(float64(gen.Nanoseconds())/float64(b.N), "generate-ns/op")
+			b.ReportMetric(float64(load.Nanoseconds())/float64(b.N), "load-ns/op")
+			b.ReportMetric(float64(gen)/float64(load), "ratio")
+		})
+	}
+}
