@@ -16,15 +16,18 @@ const _ = runtime.GeneratedCodeV1
 // means a handler changed since: run go generate.
 type (
 	streamgen_Bill_changed_run_go_generate func(context.Context, Invoice) error
+	streamgen_Mail_changed_run_go_generate func(context.Context, *Receipt, runtime.Metadata) runtime.Outcome
 )
 
 var (
 	_ streamgen_Bill_changed_run_go_generate = Bill
+	_ streamgen_Mail_changed_run_go_generate = Mail
 )
 
 // Mount registers the subscriptions of package invoices on app:
 //
 //   - "invoices" on rabbitmq: Bill (Invoice as "invoice.v1")
+//   - "receipts" on rabbitmq: Mail (Receipt)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
@@ -47,9 +50,30 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 			),
 		},
 	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:            "receipts",
+		Broker:          runtime.RabbitMQ,
+		Ack:             runtime.AckAuto,
+		MaxPayloadBytes: 4096,
+		QueueType:       runtime.ClassicQueue,
+		Handlers: []runtime.Handler{
+			runtime.Handle[Receipt](
+				"Receipt",
+				runtime.Policy{},
+				func(ctx context.Context, msg *Receipt, md runtime.Metadata) runtime.Outcome {
+					return Mail(ctx, msg, md)
+				},
+			),
+		},
+	})
 }
 
 // PublishInvoice publishes msg to "invoices" as message type "invoice.v1", which Bill handles.
 func PublishInvoice(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "invoices", "invoice.v1", &msg, opts...)
+}
+
+// PublishReceipt publishes msg to "receipts" as message type "Receipt", which Mail handles.
+func PublishReceipt(ctx context.Context, p runtime.Publisher, msg *Receipt, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "receipts", "Receipt", msg, opts...)
 }
