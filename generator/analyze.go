@@ -67,6 +67,10 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 	m := &model{pkg: pkg, fset: fset}
 	for _, f := range files {
 		for _, af := range scanFile(f, ds) {
+			if af.fn.Name.Name == "_" {
+				ds.add(af.fn.Name.Pos(), "a handler needs a name the generated code can call: rename func _")
+				continue
+			}
 			obj, _ := info.Defs[af.fn.Name].(*types.Func)
 			if obj == nil {
 				continue

@@ -25,3 +25,6 @@ func Detached(ctx context.Context, j Job) error {
 	//stream:subscriber "inside"
 	return nil
 }
+
+//stream:subscriber "blank"
+func _(ctx context.Context, j Job) error { return nil }
