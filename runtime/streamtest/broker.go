@@ -167,10 +167,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		b.cancelHandlers()
 		b.mu.Lock()
 		busy := b.busy
 		b.mu.Unlock()
+		b.cancelHandlers()
 		err = fmt.Errorf("streamtest: shutdown: %d handler calls still running, their contexts are now cancelled: %w", busy, ctx.Err())
 	}
 	b.cancelHandlers()
