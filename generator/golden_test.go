@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,6 +127,13 @@ func TestGolden(t *testing.T) {
 				}
 				if !bytes.Equal(p.Source, want) {
 					t.Errorf("generated file differs from %s (go test ./generator -update rewrites it):\n%s", c.wantFile(), lineDiff(string(want), string(p.Source)))
+				}
+				if !bytes.HasPrefix(want, []byte(Header+"\n")) {
+					t.Errorf("the first line is not %q", Header)
+				}
+				formatted, err := format.Source(want)
+				if err != nil || !bytes.Equal(formatted, want) {
+					t.Errorf("the generated file is not gofmt'd (%v):\n%s", err, lineDiff(string(formatted), string(want)))
 				}
 				return
 			}
