@@ -7,9 +7,10 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// DefaultStart is the time a Clock made with a zero start time shows first:
-// a fixed instant, so logs and dead-letter headers are the same on every run.
-var DefaultStart = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
+// DefaultStart returns the time a Clock made with a zero start time shows
+// first, 2025-01-01 00:00:00 UTC: a fixed instant, so logs and dead-letter
+// headers are the same on every run.
+func DefaultStart() time.Time { return time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC) }
 
 // Clock is a fake runtime.Clock. Time stands still until Advance moves it;
 // Advance then calls the functions of the timers that fall due, one at a
@@ -35,7 +36,7 @@ type Clock struct {
 // is the zero time.
 func NewClock(start time.Time) *Clock {
 	if start.IsZero() {
-		start = DefaultStart
+		start = DefaultStart()
 	}
 	return &Clock{now: start}
 }

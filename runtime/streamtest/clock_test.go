@@ -32,8 +32,8 @@ func (f *firings) names() []string {
 }
 
 func TestClockStartsAtTheGivenTimeOrTheDefault(t *testing.T) {
-	if got := streamtest.NewClock(time.Time{}).Now(); !got.Equal(streamtest.DefaultStart) {
-		t.Errorf("zero start: Now() = %v, want DefaultStart %v", got, streamtest.DefaultStart)
+	if got := streamtest.NewClock(time.Time{}).Now(); !got.Equal(streamtest.DefaultStart()) {
+		t.Errorf("zero start: Now() = %v, want DefaultStart %v", got, streamtest.DefaultStart())
 	}
 	start := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
 	if got := streamtest.NewClock(start).Now(); !got.Equal(start) {
@@ -153,8 +153,8 @@ func TestClockAfterFuncWithoutDelayCallsAtOnce(t *testing.T) {
 	c.AfterFunc(0, func() { done <- c.Now() })
 	select {
 	case got := <-done:
-		if !got.Equal(streamtest.DefaultStart) {
-			t.Errorf("callback saw %v, want the unchanged clock %v", got, streamtest.DefaultStart)
+		if !got.Equal(streamtest.DefaultStart()) {
+			t.Errorf("callback saw %v, want the unchanged clock %v", got, streamtest.DefaultStart())
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("AfterFunc(0, f) did not call f without Advance")
@@ -167,8 +167,8 @@ func TestClockAfterFuncWithoutDelayCallsAtOnce(t *testing.T) {
 func TestClockNegativeAdvanceDoesNotMoveBack(t *testing.T) {
 	c := streamtest.NewClock(time.Time{})
 	c.Advance(-time.Hour)
-	if got := c.Now(); !got.Equal(streamtest.DefaultStart) {
-		t.Errorf("Now() = %v after Advance(-1h), want %v", got, streamtest.DefaultStart)
+	if got := c.Now(); !got.Equal(streamtest.DefaultStart()) {
+		t.Errorf("Now() = %v after Advance(-1h), want %v", got, streamtest.DefaultStart())
 	}
 }
 

@@ -58,7 +58,8 @@
 // Consumer.Process, the verdict is carried out, then Consumer.Settle logs and
 // counts it — exactly as the real adapters do, so policies behave the same.
 // The attempt number is 1 + runtime.RetryCountHeader; every retry copy
-// carries count + 1 and the body and headers as they arrived.
+// carries count + 1 and the body and headers as they arrived. A handler's
+// Metadata.Raw is the runtime.Message as it arrived.
 //
 // ZeroMQ (runtime.ZeroMQ): a retry copy waits Verdict.Delay on the clock
 // in memory (no delay: sent at once), then goes to the out_retry

@@ -107,7 +107,7 @@ func TestZeroMQPlainRetryIsImmediate(t *testing.T) {
 	if got := attempts(h.Deliveries("jobs")); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Fatalf("attempts %v, want [1 2 3] without the clock moving", got)
 	}
-	if !h.Now().Equal(streamtest.DefaultStart) {
+	if !h.Now().Equal(streamtest.DefaultStart()) {
 		t.Errorf("the clock moved to %v", h.Now())
 	}
 	requireWarning(t, h.Logs(), "message dropped", "jobs", "j", "failed on attempt 3 of 3")
