@@ -17,11 +17,13 @@ import (
 // binary is the streamgen command built once for the tests that run it.
 var binary string
 
-func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(withBinary{m}) }
 
-func buildAndRun(m *testing.M) int {
+// withBinary builds the streamgen command before the tests run and removes
+// it after.
+type withBinary struct{ m *testing.M }
+
+func (w withBinary) Run() int {
 	dir, err := os.MkdirTemp("", "streamgen-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -33,14 +35,7 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "go build streamgen: %v\n%s", err, out)
 		return 1
 	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			return 1
-		}
-	}
-	return code
+	return w.m.Run()
 }
 
 // repoRoot is the module root, two levels up.
