@@ -1,0 +1,90 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func TestBackoffDoublesUpToMax(t *testing.T) {
+	b := backoff{min: 100 * time.Millisecond, max: time.Second}
+	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
+	for i, w := range want {
+		if got := b.delay(i + 1); got != w*time.Millisecond {
+			t.Errorf("delay(%d) = %v, want %v", i+1, got, w*time.Millisecond)
+		}
+	}
+}
+
+func TestBackoffJitterStaysWithinFraction(t *testing.T) {
+	b := backoff{min: time.Second, max: time.Second, jitter: 0.5}
+	seen := map[time.Duration]bool{}
+	for range 200 {
+		d := b.delay(3)
+		if d < 500*time.Millisecond || d > time.Second {
+			t.Fatalf("delay with jitter 0.5 of 1s = %v, want within [500ms, 1s]", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("200 jittered delays took %d distinct values; jitter is not applied", len(seen))
+	}
+}
+
+func TestBackoffNormalized(t *testing.T) {
+	b := backoff{min: 0, max: -1, jitter: 7}.normalized()
+	if b.min != DefaultReconnectMin || b.max != DefaultReconnectMin || b.jitter != 1 {
+		t.Errorf("normalized = %+v, want min=max=%v jitter=1", b, DefaultReconnectMin)
+	}
+	opts := defaultOptions()
+	WithReconnectBackoff(time.Second, time.Millisecond, -2)(&opts)
+	if opts.backoff.max != time.Second || opts.backoff.jitter != 0 {
+		t.Errorf("WithReconnectBackoff(1s, 1ms, -2) = %+v, want max raised to 1s and jitter 0", opts.backoff)
+	}
+}
+
+// manualClock fires AfterFunc callbacks only when the test says so.
+type manualClock struct {
+	fire chan func()
+}
+
+type manualTimer struct{}
+
+func (manualTimer) Stop() bool { return true }
+
+func (c manualClock) Now() time.Time { return time.Time{} }
+func (c manualClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+	c.fire <- f
+	return manualTimer{}
+}
+
+func TestSleepWaitsForTheClock(t *testing.T) {
+	clock := manualClock{fire: make(chan func(), 1)}
+	done := make(chan error)
+	go func() { done <- sleep(context.Background(), clock, time.Hour) }()
+	f := <-clock.fire
+	select {
+	case err := <-done:
+		t.Fatalf("sleep returned %v before the clock fired", err)
+	default:
+	}
+	f()
+	if err := <-done; err != nil {
+		t.Errorf("sleep = %v after the clock fired, want nil", err)
+	}
+}
+
+func TestSleepEndsWithContext(t *testing.T) {
+	clock := manualClock{fire: make(chan func(), 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- sleep(ctx, clock, time.Hour) }()
+	<-clock.fire
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("sleep = %v after cancel, want context.Canceled", err)
+	}
+}

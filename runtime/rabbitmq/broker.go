@@ -1,0 +1,332 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Broker runs subscriptions on a RabbitMQ broker and publishes to it. It is
+// a runtime.Broker and a runtime.Publisher:
+//
+//	rb := rabbitmq.New("amqp://guest:guest@127.0.0.1:5672/", rabbitmq.WithConnectionName("billing"))
+//	orders.Mount(app, rb)
+//	err := app.Run(ctx)
+//
+// Publish works without an App: it connects on first use. A Broker serves
+// one App run; after Shutdown (or Close) it publishes no more.
+type Broker struct {
+	url  string
+	opts options
+	user string // the URL's user name: copies keep a user-id property only if it is this one
+	pub  *publisher
+
+	stopping chan struct{} // closed when Shutdown begins
+
+	mu         sync.Mutex
+	state      brokerState
+	dialer     dialer
+	log        *slog.Logger
+	clock      runtime.Clock
+	codec      runtime.Codec
+	env        runtime.Env
+	runners    []*runner
+	sess       *session
+	stopRun    context.CancelFunc // stops reconnecting
+	abort      context.CancelFunc // cancels the handlers' context
+	handlerCtx context.Context
+	supervised chan struct{} // closed when the reconnect supervisor returns
+}
+
+type brokerState uint8
+
+const (
+	stateNew brokerState = iota
+	stateRunning
+	stateStopped
+)
+
+var _ interface {
+	runtime.Broker
+	runtime.Publisher
+	runtime.CodecProvider
+} = (*Broker)(nil)
+
+// New returns a Broker for the broker at url (amqp:// or amqps://). It does
+// not connect yet: Start does, or the first Publish. The URL's password
+// never appears in a log or an error.
+func New(url string, opts ...Option) *Broker {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	log := o.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	name := o.connectionName
+	if name == "" {
+		name = DefaultConnectionName
+	}
+	b := &Broker{
+		url:      url,
+		opts:     o,
+		stopping: make(chan struct{}),
+		dialer:   newDialer(url, o.tls, name),
+		log:      log,
+		clock:    runtime.SystemClock{},
+		codec:    o.codec,
+	}
+	if uri, err := amqp.ParseURI(url); err == nil {
+		b.user = uri.Username
+	}
+	b.pub = newPublisher(b.dial, o.confirmTimeout, log)
+	return b
+}
+
+// Kind returns runtime.RabbitMQ.
+func (b *Broker) Kind() runtime.BrokerKind { return runtime.RabbitMQ }
+
+// Codec returns the codec runtime.Publish encodes with on this Broker: the
+// one given WithCodec, else the App's once started, else JSON.
+func (b *Broker) Codec() runtime.Codec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.codec == nil {
+		return runtime.JSON{}
+	}
+	return b.codec
+}
+
+// dial opens a connection in role with the current connection name.
+func (b *Broker) dial(ctx context.Context, role string) (*amqp.Connection, error) {
+	b.mu.Lock()
+	d := b.dialer
+	b.mu.Unlock()
+	return d.dial(ctx, role)
+}
+
+// Publish sends msg to the queue of that name through the default
+// exchange: persistent, mandatory, with publisher confirms. It returns once
+// the broker confirmed it, or an error wrapping ErrUnroutable (no such
+// queue), ErrNacked, ErrNoConfirm, ErrChannelClosed or ErrClosed.
+// Generated typed publishers call it through runtime.Publish.
+func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
+	b.mu.Lock()
+	now := b.clock.Now()
+	b.mu.Unlock()
+	if err := b.pub.publish(ctx, queue, publishingOf(msg, now)); err != nil {
+		if errors.Is(err, ErrUnroutable) {
+			return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, queue, err)
+		}
+		return fmt.Errorf("rabbitmq: publish %s to %q: %w", msg.Type, queue, err)
+	}
+	return nil
+}
+
+// Start connects, declares every queue the consumers' subscriptions need,
+// and starts consuming. It returns a startup error when the broker cannot
+// be reached or a queue exists with other arguments (see TopologyError).
+// Once started, the Broker reconnects by itself after a connection loss.
+func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
+	for _, c := range consumers {
+		if err := c.Subscription().Validate(runtime.RabbitMQ); err != nil {
+			return fmt.Errorf("rabbitmq: %w", err)
+		}
+	}
+	if env.Logger == nil {
+		env.Logger = slog.New(slog.DiscardHandler)
+	}
+	if env.Clock == nil {
+		env.Clock = runtime.SystemClock{}
+	}
+	b.mu.Lock()
+	if b.state != stateNew {
+		b.mu.Unlock()
+		return errors.New("rabbitmq: Start called on a Broker that was started or closed before: make a new Broker")
+	}
+	b.state = stateRunning
+	b.env = env
+	if b.opts.logger == nil {
+		b.log = env.Logger
+	}
+	b.clock = env.Clock
+	if b.codec == nil {
+		b.codec = env.Codec
+	}
+	if b.opts.connectionName == "" && env.App != "" {
+		b.dialer.name = env.App
+	}
+	for _, c := range consumers {
+		b.runners = append(b.runners, newRunner(b, c))
+	}
+	base := context.WithoutCancel(ctx)
+	var runCtx context.Context
+	runCtx, b.stopRun = context.WithCancel(base)
+	b.handlerCtx, b.abort = context.WithCancel(base)
+	b.supervised = make(chan struct{})
+	log := b.log
+	b.mu.Unlock()
+	b.pub.use(env.Clock, log)
+
+	sess, err := b.openSession(ctx)
+	if err == nil {
+		if _, err = b.pub.channel(ctx); err != nil {
+			sess.close()
+		}
+	}
+	if err != nil {
+		b.stopRun()
+		b.abort()
+		close(b.supervised)
+		b.pub.close()
+		b.mu.Lock()
+		b.state = stateStopped
+		b.mu.Unlock()
+		return err
+	}
+	for _, r := range b.runners {
+		r.startWorkers()
+	}
+	if !b.install(sess) {
+		// Shutdown began while starting; it finds the session installed or
+		// not at all, so close this one here.
+		sess.close()
+	}
+	go b.supervise(runCtx, sess)
+	log.Info("rabbitmq: consuming", "url", b.dialer.redacted, "subscriptions", len(b.runners))
+	return nil
+}
+
+// install makes s the current session and starts handing its deliveries to
+// the workers, unless Shutdown has begun.
+func (b *Broker) install(s *session) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.stopping:
+		return false
+	default:
+	}
+	b.sess = s
+	s.start()
+	return true
+}
+
+// supervise reopens the consuming session each time it is lost, until
+// runCtx ends.
+func (b *Broker) supervise(runCtx context.Context, sess *session) {
+	defer close(b.supervised)
+	for {
+		select {
+		case <-runCtx.Done():
+			return
+		case <-sess.lost:
+		}
+		b.log.Warn("rabbitmq: consuming connection lost; reconnecting", "url", b.dialer.redacted, "err", sess.cause())
+		sess.close()
+		next, err := b.reconnect(runCtx)
+		if err != nil {
+			return
+		}
+		sess = next
+	}
+}
+
+// reconnect opens and installs a new session, waiting between attempts as
+// the backoff says. A TopologyError is not retried: the Broker fails the
+// App with it.
+func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
+	for n := 1; ; n++ {
+		if err := sleep(runCtx, b.clock, b.opts.backoff.delay(n)); err != nil {
+			return nil, err
+		}
+		s, err := b.openSession(runCtx)
+		if err == nil {
+			if !b.install(s) {
+				s.close()
+				return nil, ErrClosed
+			}
+			b.log.Info("rabbitmq: reconnected; consuming again", "url", b.dialer.redacted, "attempts", n)
+			return s, nil
+		}
+		if runCtx.Err() != nil {
+			return nil, runCtx.Err()
+		}
+		var te *TopologyError
+		if errors.As(err, &te) {
+			b.env.Fail(err)
+			return nil, err
+		}
+		b.log.Warn("rabbitmq: reconnect failed; trying again", "url", b.dialer.redacted, "attempt", n, "err", err)
+	}
+}
+
+// Shutdown stops consuming (basic.cancel), lets the handlers already
+// running finish and settle their deliveries, hands deliveries that were
+// received but not started back to the broker, then closes the
+// connections. When ctx ends first, the running handlers' context is
+// cancelled and their deliveries are left to the broker, which requeues
+// them as the connection closes; Shutdown then returns ctx's error.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	state := b.state
+	b.state = stateStopped
+	select {
+	case <-b.stopping:
+		b.mu.Unlock()
+		return nil
+	default:
+		close(b.stopping)
+	}
+	b.mu.Unlock()
+	if state != stateRunning {
+		b.pub.close()
+		return nil
+	}
+	b.stopRun()
+	<-b.supervised
+	b.mu.Lock()
+	sess := b.sess
+	b.mu.Unlock()
+
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		if sess != nil {
+			sess.cancelConsumers(b.log)
+			sess.forwarders.Wait()
+		}
+		for _, r := range b.runners {
+			r.stopWorkers()
+		}
+	}()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		b.abort()
+		err = fmt.Errorf("rabbitmq: shutdown: %w: handlers still running were cancelled; their deliveries are left to the broker", ctx.Err())
+	}
+	b.abort()
+	if sess != nil {
+		sess.close()
+	}
+	b.pub.close()
+	if err == nil {
+		b.log.Info("rabbitmq: stopped", "url", b.dialer.redacted)
+	}
+	return err
+}
+
+// Close shuts the Broker down without a deadline. A Broker used only to
+// publish calls it when done.
+func (b *Broker) Close() error {
+	return b.Shutdown(context.Background())
+}

@@ -1,0 +1,305 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// fakeChannel stands in for an amqp091 channel in confirm mode. reply
+// decides what the "broker" answers to each publish; it runs on its own
+// goroutine per publish, sending a return before the confirm as RabbitMQ
+// does.
+type fakeChannel struct {
+	reply func(seq uint64, key string, msg amqp.Publishing) (ret *amqp.Return, conf *amqp.Confirmation)
+
+	mu       sync.Mutex
+	seq      uint64
+	closed   bool
+	confirms chan amqp.Confirmation
+	returns  chan amqp.Return
+	closes   chan *amqp.Error
+	order    chan func() // replies in publish order, like a single reader
+	done     chan struct{}
+}
+
+func newFakeChannel(reply func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation)) *fakeChannel {
+	f := &fakeChannel{reply: reply, order: make(chan func(), 1024), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for fn := range f.order {
+			fn()
+		}
+	}()
+	return f
+}
+
+func (f *fakeChannel) GetNextPublishSeqNo() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seq + 1
+}
+
+func (f *fakeChannel) PublishWithContext(_ context.Context, _, key string, _, _ bool, msg amqp.Publishing) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return amqp.ErrClosed
+	}
+	f.seq++
+	seq := f.seq
+	f.order <- func() {
+		ret, conf := f.reply(seq, key, msg)
+		if ret != nil {
+			f.returns <- *ret
+		}
+		if conf != nil {
+			f.confirms <- *conf
+		}
+	}
+	return nil
+}
+
+func (f *fakeChannel) NotifyPublish(c chan amqp.Confirmation) chan amqp.Confirmation {
+	f.confirms = c
+	return c
+}
+func (f *fakeChannel) NotifyReturn(c chan amqp.Return) chan amqp.Return { f.returns = c; return c }
+func (f *fakeChannel) NotifyClose(c chan *amqp.Error) chan *amqp.Error  { f.closes = c; return c }
+
+func (f *fakeChannel) IsClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// Close closes the channel after the replies already queued, as the
+// library does: an error on the close channel, then every channel closed.
+func (f *fakeChannel) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return amqp.ErrClosed
+	}
+	f.closed = true
+	close(f.order)
+	f.mu.Unlock()
+	<-f.done
+	f.closes <- &amqp.Error{Code: amqp.ChannelError, Reason: "closed by test"}
+	close(f.closes)
+	close(f.returns)
+	close(f.confirms)
+	return nil
+}
+
+func ack(seq uint64) *amqp.Confirmation  { return &amqp.Confirmation{DeliveryTag: seq, Ack: true} }
+func nack(seq uint64) *amqp.Confirmation { return &amqp.Confirmation{DeliveryTag: seq, Ack: false} }
+
+func newTestConfirmChannel(t *testing.T, f *fakeChannel, timeout time.Duration) *confirmChannel {
+	t.Helper()
+	c := newConfirmChannel(f, runtime.SystemClock{}, timeout, slog.New(slog.DiscardHandler))
+	t.Cleanup(c.close)
+	return c
+}
+
+func msg(id string) amqp.Publishing { return amqp.Publishing{MessageId: id, Body: []byte("x")} }
+
+func TestConfirmOutcomes(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation)
+		want  error
+	}{
+		{"ack", func(s uint64, _ string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return nil, ack(s)
+		}, nil},
+		{"nack", func(s uint64, _ string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return nil, nack(s)
+		}, ErrNacked},
+		{"return then ack", func(s uint64, k string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return &amqp.Return{ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: k, MessageId: m.MessageId}, ack(s)
+		}, ErrUnroutable},
+		{"return of another message then ack", func(s uint64, k string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return &amqp.Return{ReplyCode: 312, RoutingKey: k, MessageId: "someone-else"}, ack(s)
+		}, nil},
+		{"return to another queue then ack", func(s uint64, _ string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return &amqp.Return{ReplyCode: 312, RoutingKey: "elsewhere", MessageId: m.MessageId}, ack(s)
+		}, nil},
+		{"no confirm", func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+			return nil, nil
+		}, ErrNoConfirm},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTestConfirmChannel(t, newFakeChannel(tt.reply), 100*time.Millisecond)
+			err := c.publish(context.Background(), "q", msg("m-1"))
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("publish = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfirmLateConfirmAfterTimeoutIsIgnored(t *testing.T) {
+	release := make(chan struct{})
+	f := newFakeChannel(func(s uint64, _ string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+		if m.MessageId == "slow" {
+			<-release
+		}
+		return nil, ack(s)
+	})
+	c := newTestConfirmChannel(t, f, 50*time.Millisecond)
+	if err := c.publish(context.Background(), "q", msg("slow")); !errors.Is(err, ErrNoConfirm) {
+		t.Fatalf("slow publish = %v, want ErrNoConfirm", err)
+	}
+	close(release)
+	if err := c.publish(context.Background(), "q", msg("next")); err != nil {
+		t.Errorf("publish after a late confirm = %v, want nil", err)
+	}
+}
+
+func TestConfirmChannelCloseFailsPending(t *testing.T) {
+	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
+	c := newConfirmChannel(f, runtime.SystemClock{}, time.Hour, slog.New(slog.DiscardHandler))
+	done := make(chan error)
+	go func() { done <- c.publish(context.Background(), "q", msg("m")) }()
+	for c.pendingCount() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	c.close()
+	if err := <-done; !errors.Is(err, ErrChannelClosed) {
+		t.Errorf("pending publish at close = %v, want ErrChannelClosed", err)
+	}
+	if c.usable() {
+		t.Error("closed channel reports usable")
+	}
+	if err := c.publish(context.Background(), "q", msg("m2")); !errors.Is(err, ErrChannelClosed) {
+		t.Errorf("publish on a closed channel = %v, want ErrChannelClosed", err)
+	}
+}
+
+func TestConfirmContextCancel(t *testing.T) {
+	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
+	c := newTestConfirmChannel(t, f, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.publish(ctx, "q", msg("m")) }()
+	for c.pendingCount() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("publish with cancelled context = %v, want context.Canceled", err)
+	}
+	if n := c.pendingCount(); n != 0 {
+		t.Errorf("%d publishes still pending after cancel", n)
+	}
+}
+
+// Concurrent publishers each learn their own outcome: the message id says
+// what the fake broker does with it.
+func TestConfirmConcurrentPublishesCorrelate(t *testing.T) {
+	f := newFakeChannel(func(s uint64, k string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+		n, _ := strconv.Atoi(m.MessageId)
+		switch n % 3 {
+		case 1:
+			return nil, nack(s)
+		case 2:
+			return &amqp.Return{ReplyCode: 312, RoutingKey: k, MessageId: m.MessageId}, ack(s)
+		}
+		return nil, ack(s)
+	})
+	c := newTestConfirmChannel(t, f, 10*time.Second)
+	var wg sync.WaitGroup
+	errs := make([]error, 300)
+	for i := range errs {
+		wg.Go(func() { errs[i] = c.publish(context.Background(), "q", msg(strconv.Itoa(i))) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var want error
+		switch i % 3 {
+		case 1:
+			want = ErrNacked
+		case 2:
+			want = ErrUnroutable
+		}
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("message %d: %v, want %v", i, err, want)
+		}
+	}
+}
+
+// pendingCount is for tests.
+func (c *confirmChannel) pendingCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// fakeAcknowledger records how a delivery was settled.
+type fakeAcknowledger struct {
+	mu      sync.Mutex
+	settled []string
+	fail    error
+}
+
+func (a *fakeAcknowledger) record(s string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.settled = append(a.settled, s)
+	return a.fail
+}
+func (a *fakeAcknowledger) Ack(tag uint64, _ bool) error { return a.record(fmt.Sprintf("ack %d", tag)) }
+func (a *fakeAcknowledger) Nack(tag uint64, _ bool, requeue bool) error {
+	return a.record(fmt.Sprintf("nack %d requeue=%v", tag, requeue))
+}
+func (a *fakeAcknowledger) Reject(tag uint64, requeue bool) error {
+	return a.record(fmt.Sprintf("reject %d requeue=%v", tag, requeue))
+}
+
+func TestSettlePublished(t *testing.T) {
+	tests := []struct {
+		name       string
+		publishErr error
+		ackErr     error
+		settled    string
+		errHas     string
+	}{
+		{"confirmed", nil, nil, "ack 7", ""},
+		{"unroutable", fmt.Errorf("%w (312 NO_ROUTE)", ErrUnroutable), nil, "nack 7 requeue=false", "unroutable; nacked without requeue"},
+		{"broker nack", ErrNacked, nil, "nack 7 requeue=true", "nacked with requeue"},
+		{"no confirm", ErrNoConfirm, nil, "nack 7 requeue=true", "nacked with requeue"},
+		{"channel closed", ErrChannelClosed, nil, "nack 7 requeue=true", "nacked with requeue"},
+		{"consuming channel gone", ErrChannelClosed, amqp.ErrClosed, "nack 7 requeue=true", "the broker redelivers"},
+		{"ack fails after copy", nil, amqp.ErrClosed, "ack 7", "handled twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &fakeAcknowledger{fail: tt.ackErr}
+			d := &amqp.Delivery{Acknowledger: a, DeliveryTag: 7}
+			err := settlePublished(d, "dead-letter queue", "jobs.dl", tt.publishErr)
+			if len(a.settled) != 1 || a.settled[0] != tt.settled {
+				t.Errorf("settled %v, want [%s]", a.settled, tt.settled)
+			}
+			switch {
+			case tt.errHas == "" && err != nil:
+				t.Errorf("err = %v, want nil", err)
+			case tt.errHas != "" && (err == nil || !contains(err.Error(), tt.errHas)):
+				t.Errorf("err = %v, want one saying %q", err, tt.errHas)
+			}
+			if tt.publishErr != nil && !errors.Is(err, tt.publishErr) {
+				t.Errorf("err = %v does not wrap the publish error %v", err, tt.publishErr)
+			}
+		})
+	}
+}

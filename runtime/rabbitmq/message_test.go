@@ -1,0 +1,143 @@
+package rabbitmq
+
+import (
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+func original() *amqp.Delivery {
+	return &amqp.Delivery{
+		Headers: amqp.Table{
+			"tenant":                 "acme",
+			"x-death":                []any{death("jobs.retry", "expired", int64(1))},
+			"x-first-death-queue":    "jobs.retry",
+			"x-first-death-reason":   "expired",
+			"x-first-death-exchange": "",
+			"x-last-death-queue":     "jobs.retry",
+			"x-delivery-count":       int64(2),
+			runtime.RetryCountHeader: "1",
+		},
+		ContentType:     "application/json",
+		ContentEncoding: "gzip",
+		DeliveryMode:    amqp.Transient,
+		Priority:        3,
+		CorrelationId:   "corr",
+		ReplyTo:         "replies",
+		Expiration:      "60000",
+		MessageId:       "m-1",
+		Timestamp:       time.Unix(1700000000, 0),
+		Type:            "Job",
+		UserId:          "guest",
+		AppId:           "billing",
+		Body:            []byte(`{"id":1}`),
+	}
+}
+
+func TestRetryCopy(t *testing.T) {
+	d := original()
+	p := retryCopy(d, "guest", 2)
+	if p.Headers[runtime.RetryCountHeader] != "2" {
+		t.Errorf("count header = %v, want \"2\" (the attempt that failed)", p.Headers[runtime.RetryCountHeader])
+	}
+	for _, h := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange", "x-last-death-queue", "x-delivery-count"} {
+		if _, ok := p.Headers[h]; ok {
+			t.Errorf("copy carries broker bookkeeping header %s", h)
+		}
+	}
+	if p.Headers["tenant"] != "acme" {
+		t.Errorf("application header lost: %v", p.Headers)
+	}
+	if p.Expiration != "" {
+		t.Errorf("copy carries the original expiration %q", p.Expiration)
+	}
+	if p.DeliveryMode != amqp.Persistent {
+		t.Errorf("delivery mode = %d, want persistent", p.DeliveryMode)
+	}
+	if p.ContentType != d.ContentType || p.ContentEncoding != d.ContentEncoding || p.Priority != d.Priority ||
+		p.CorrelationId != d.CorrelationId || p.ReplyTo != d.ReplyTo || p.MessageId != d.MessageId ||
+		!p.Timestamp.Equal(d.Timestamp) || p.Type != d.Type || p.UserId != d.UserId || p.AppId != d.AppId ||
+		string(p.Body) != string(d.Body) {
+		t.Errorf("properties not copied:\n got %+v\nfrom %+v", p, d)
+	}
+	if d.Headers["x-death"] == nil || d.Headers[runtime.RetryCountHeader] != "1" {
+		t.Errorf("making a copy changed the original's headers: %v", d.Headers)
+	}
+}
+
+func TestCopyDropsForeignUserID(t *testing.T) {
+	d := original()
+	d.UserId = "alice"
+	if p := retryCopy(d, "guest", 1); p.UserId != "" {
+		t.Errorf("copy published as guest keeps user-id %q; the broker would refuse it", p.UserId)
+	}
+}
+
+func TestCopyGetsAMessageID(t *testing.T) {
+	d := original()
+	d.MessageId = ""
+	p := retryCopy(d, "guest", 1)
+	if len(p.MessageId) != 32 {
+		t.Errorf("copy of a message without id has id %q, want a fresh one", p.MessageId)
+	}
+}
+
+func TestDeadLetterCopyExplainsItself(t *testing.T) {
+	v := runtime.Verdict{Kind: runtime.VerdictPark, Reason: "boom", Attempt: 3, Poison: false}
+	now := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	p := deadLetterCopy(original(), "guest", "jobs", v, now)
+	want := map[string]string{
+		runtime.HeaderDeadLetterReason:   "boom",
+		runtime.HeaderDeadLetterSource:   "jobs",
+		runtime.HeaderDeadLetterAttempts: "3",
+		runtime.HeaderDeadLetterPoison:   "false",
+		runtime.HeaderDeadLetterTime:     "2025-01-02T03:04:05.006Z",
+	}
+	for k, w := range want {
+		if p.Headers[k] != w {
+			t.Errorf("header %s = %v, want %q", k, p.Headers[k], w)
+		}
+	}
+	if _, ok := p.Headers["x-death"]; ok {
+		t.Error("dead-letter copy carries x-death")
+	}
+	if p.DeliveryMode != amqp.Persistent || p.Expiration != "" {
+		t.Errorf("dead-letter copy: delivery mode %d, expiration %q; want persistent, none", p.DeliveryMode, p.Expiration)
+	}
+}
+
+func TestPublishingOf(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	p := publishingOf(runtime.Message{ID: "id-1", Type: "Job", ContentType: "application/json", Headers: map[string]string{"a": "b"}, Body: []byte("{}")}, now)
+	if p.MessageId != "id-1" || p.Type != "Job" || p.ContentType != "application/json" || p.DeliveryMode != amqp.Persistent ||
+		p.Headers["a"] != "b" || string(p.Body) != "{}" || !p.Timestamp.Equal(now) {
+		t.Errorf("publishing = %+v", p)
+	}
+	if p := publishingOf(runtime.Message{Type: "Job"}, now); p.MessageId == "" {
+		t.Error("a message without id is published without one")
+	}
+}
+
+func TestTextHeaders(t *testing.T) {
+	h := textHeaders(amqp.Table{
+		"s": "text", "b": []byte("bytes"), "t": true, "i": int32(-4), "u": uint16(9), "f": 1.5,
+		"ts":      time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+		"x-death": []any{amqp.Table{"count": int64(1)}},
+		"tbl":     amqp.Table{"k": "v"},
+	})
+	want := map[string]string{"s": "text", "b": "bytes", "t": "true", "i": "-4", "u": "9", "f": "1.5", "ts": "2025-01-02T03:04:05Z"}
+	for k, w := range want {
+		if h[k] != w {
+			t.Errorf("%s = %q, want %q", k, h[k], w)
+		}
+	}
+	if _, ok := h["x-death"]; ok {
+		t.Error("an array header got a text form")
+	}
+	if _, ok := h["tbl"]; ok {
+		t.Error("a table header got a text form")
+	}
+}

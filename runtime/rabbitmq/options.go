@@ -1,0 +1,114 @@
+package rabbitmq
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Defaults of a Broker made without options.
+const (
+	// DefaultPrefetch is the basic.qos prefetch count of a subscription that
+	// sets no prefetch. It is raised to the subscription's concurrency when
+	// that is larger, so no handler slot waits for a delivery.
+	DefaultPrefetch = 20
+	// DefaultConfirmTimeout bounds the wait for the broker's publisher
+	// confirm of a retry copy, a dead letter or a published message.
+	DefaultConfirmTimeout = 10 * time.Second
+	// DefaultReconnectMin and DefaultReconnectMax bound the delay between
+	// two attempts to reconnect after the broker connection is lost.
+	DefaultReconnectMin = 100 * time.Millisecond
+	DefaultReconnectMax = 30 * time.Second
+	// DefaultReconnectJitter is the fraction of each reconnect delay that is
+	// randomised, so many workers do not reconnect in step.
+	DefaultReconnectJitter = 0.2
+	// DefaultConnectionName names the broker's connections when neither
+	// WithConnectionName nor an App name says otherwise.
+	DefaultConnectionName = "streamgen"
+)
+
+// Option configures a Broker.
+type Option func(*options)
+
+type options struct {
+	connectionName string
+	tls            *tls.Config
+	backoff        backoff
+	confirmTimeout time.Duration
+	prefetch       int
+	logger         *slog.Logger
+	codec          runtime.Codec
+}
+
+func defaultOptions() options {
+	return options{
+		backoff:        backoff{min: DefaultReconnectMin, max: DefaultReconnectMax, jitter: DefaultReconnectJitter},
+		confirmTimeout: DefaultConfirmTimeout,
+		prefetch:       DefaultPrefetch,
+	}
+}
+
+// WithConnectionName names the broker's connections, as RabbitMQ shows them
+// (management UI, rabbitmqctl list_connections client_properties): the
+// consuming connection is "<name> (consume)", the publishing one
+// "<name> (publish)". The default is the App's name, or "streamgen" for a
+// Broker used only to publish.
+func WithConnectionName(name string) Option {
+	return func(o *options) { o.connectionName = name }
+}
+
+// WithTLSConfig sets the TLS configuration of amqps:// connections (client
+// certificates, root CAs, minimum version). The Broker clones it before each
+// connection and fills in ServerName from the URL host when it is empty.
+// Without it, an amqps:// URL uses the system roots, and the URL's query
+// parameters (cacertfile, certfile, keyfile, server_name_indication) as
+// amqp091-go reads them. Giving a TLS configuration with an amqp:// URL is
+// an error at connect time, so a plain-text connection is never mistaken
+// for a secure one.
+func WithTLSConfig(c *tls.Config) Option {
+	return func(o *options) { o.tls = c }
+}
+
+// WithReconnectBackoff sets how long the Broker waits between attempts to
+// reconnect: min after the first failure, doubling up to max; jitter (0 to
+// 1) is the fraction of each delay that is randomised.
+func WithReconnectBackoff(min, max time.Duration, jitter float64) Option {
+	return func(o *options) { o.backoff = backoff{min: min, max: max, jitter: jitter}.normalized() }
+}
+
+// WithConfirmTimeout bounds the wait for a publisher confirm. A copy that
+// is not confirmed in time counts as not sent: the original delivery is
+// requeued, and Publish returns ErrNoConfirm.
+func WithConfirmTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.confirmTimeout = d
+		}
+	}
+}
+
+// WithDefaultPrefetch sets the prefetch of subscriptions that set none
+// (see DefaultPrefetch).
+func WithDefaultPrefetch(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.prefetch = n
+		}
+	}
+}
+
+// WithLogger sets the logger. By default a Broker logs through the App's
+// logger once started, and not at all before (a Broker used only to
+// publish).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithCodec sets the codec runtime.Publish encodes with when it publishes
+// through this Broker. By default that is the App's codec once started, and
+// JSON before.
+func WithCodec(c runtime.Codec) Option {
+	return func(o *options) { o.codec = c }
+}

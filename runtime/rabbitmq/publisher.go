@@ -1,0 +1,140 @@
+package rabbitmq
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// publisher owns the publishing connection: it connects on first use,
+// reconnects on the next use after a loss, and publishes through one
+// confirm-mode channel (see confirmChannel). It is separate from the
+// consuming connection, so RabbitMQ's flow control on publishers never
+// holds back the acks of consumed deliveries.
+type publisher struct {
+	dial    func(ctx context.Context, role string) (*amqp.Connection, error)
+	timeout time.Duration
+	// open opens a confirm-mode channel; tests replace it.
+	open func(ctx context.Context) (publishChannel, error)
+
+	mu     sync.Mutex
+	clock  runtime.Clock
+	log    *slog.Logger
+	conn   *amqp.Connection
+	ch     *confirmChannel
+	dialed bool // a connection was opened before: the next one is a reconnect
+	closed bool
+	drains sync.WaitGroup
+}
+
+func newPublisher(dial func(ctx context.Context, role string) (*amqp.Connection, error), timeout time.Duration, log *slog.Logger) *publisher {
+	p := &publisher{dial: dial, timeout: timeout, clock: runtime.SystemClock{}, log: log}
+	p.open = p.openAMQP
+	return p
+}
+
+// use sets the clock and logger for what follows (a Broker's Start).
+func (p *publisher) use(clock runtime.Clock, log *slog.Logger) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clock, p.log = clock, log
+}
+
+// channel returns a usable confirm channel, opening one first if needed.
+func (p *publisher) channel(ctx context.Context) (*confirmChannel, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	if p.ch != nil && p.ch.usable() {
+		return p.ch, nil
+	}
+	if p.ch != nil {
+		p.ch.close()
+		p.ch = nil
+	}
+	ch, err := p.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.ch = newConfirmChannel(ch, p.clock, p.timeout, p.log)
+	return p.ch, nil
+}
+
+// openAMQP opens a channel in confirm mode on the publishing connection,
+// connecting first when there is none. The caller holds p.mu.
+func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
+	if p.conn == nil || p.conn.IsClosed() {
+		if p.conn != nil {
+			_ = p.conn.Close()
+		}
+		conn, err := p.dial(ctx, rolePublish)
+		if err != nil {
+			p.conn = nil
+			return nil, err
+		}
+		p.conn = conn
+		p.watch(conn)
+		if p.dialed {
+			p.log.Info("rabbitmq: publishing connection reopened")
+		}
+		p.dialed = true
+	}
+	ch, err := p.conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: open publishing channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, fmt.Errorf("rabbitmq: enable publisher confirms: %w", err)
+	}
+	return ch, nil
+}
+
+// watch logs the loss of conn and drains its close notification.
+func (p *publisher) watch(conn *amqp.Connection) {
+	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
+	p.drains.Go(func() {
+		for e := range closes {
+			if e != nil {
+				p.mu.Lock()
+				log := p.log
+				p.mu.Unlock()
+				log.Warn("rabbitmq: publishing connection lost; it reopens on the next publish", "err", e)
+			}
+		}
+	})
+}
+
+// publish sends msg to queue and waits for the broker's confirm (see
+// confirmChannel.publish).
+func (p *publisher) publish(ctx context.Context, queue string, msg amqp.Publishing) error {
+	ch, err := p.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return ch.publish(ctx, queue, msg)
+}
+
+// close closes the connection; publish fails with ErrClosed from now on.
+func (p *publisher) close() {
+	p.mu.Lock()
+	p.closed = true
+	ch, conn := p.ch, p.conn
+	p.ch, p.conn = nil, nil
+	p.mu.Unlock()
+	if ch != nil {
+		ch.close()
+	}
+	if conn != nil {
+		_ = conn.Close()
+	}
+	p.drains.Wait()
+}

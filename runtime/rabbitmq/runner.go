@@ -1,0 +1,117 @@
+package rabbitmq
+
+import (
+	"errors"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// errLeftToBroker is what Settle hears about a delivery whose handler was
+// still running when the shutdown deadline passed.
+var errLeftToBroker = errors.New("rabbitmq: the shutdown deadline passed while the handler ran; the delivery is left to the broker, which redelivers it")
+
+// runner runs one subscription: a fixed pool of Workers() workers, fed by
+// the forwarder of each consuming session in turn. Because the pool
+// outlives sessions, a reconnect never runs more handlers at once than the
+// subscription's concurrency.
+type runner struct {
+	b          *Broker
+	c          *runtime.Consumer
+	sub        *runtime.Subscription
+	auto       bool
+	prefetch   int
+	waitQueues map[string]bool
+	jobs       chan amqp.Delivery
+	workers    sync.WaitGroup
+	stopOnce   sync.Once
+}
+
+func newRunner(b *Broker, c *runtime.Consumer) *runner {
+	sub := c.Subscription()
+	prefetch := sub.Prefetch
+	if prefetch == 0 {
+		prefetch = max(b.opts.prefetch, sub.Workers())
+	}
+	wq := map[string]bool{}
+	for _, q := range sub.WaitQueues() {
+		wq[q.Name] = true
+	}
+	return &runner{
+		b: b, c: c, sub: sub,
+		auto:       sub.AckMode() == runtime.AckAuto,
+		prefetch:   prefetch,
+		waitQueues: wq,
+		jobs:       make(chan amqp.Delivery),
+	}
+}
+
+func (r *runner) startWorkers() {
+	for range r.sub.Workers() {
+		r.workers.Go(func() {
+			for d := range r.jobs {
+				r.handle(d)
+			}
+		})
+	}
+}
+
+// stopWorkers lets the workers finish what they hold and waits for them.
+// Every forwarder must have returned.
+func (r *runner) stopWorkers() {
+	r.stopOnce.Do(func() { close(r.jobs) })
+	r.workers.Wait()
+}
+
+// forward hands a session's deliveries to the workers until the consumer
+// ends. Once the session is lost, deliveries are left alone (the broker
+// requeues them with the channel). Once Shutdown begins, deliveries not
+// yet started go back to the broker (ack=manual), or still run (ack=auto,
+// where the broker already counts them as delivered).
+func (r *runner) forward(s *session, deliveries <-chan amqp.Delivery) {
+	var stopping <-chan struct{} = r.b.stopping
+	if r.auto {
+		stopping = r.b.handlerCtx.Done()
+	}
+	for d := range deliveries {
+		select {
+		case r.jobs <- d:
+		case <-s.lost:
+		case <-stopping:
+			r.release(&d)
+		}
+	}
+}
+
+// release hands a delivery that was never started back to the broker.
+func (r *runner) release(d *amqp.Delivery) {
+	if r.auto {
+		r.c.Logger().Warn("rabbitmq: message lost at shutdown: ack=auto had acknowledged it before it could run",
+			"message_id", d.MessageId, "message_type", d.Type)
+		return
+	}
+	if err := d.Nack(false, true); err != nil {
+		r.c.Logger().Debug("rabbitmq: hand back an unstarted delivery", "message_id", d.MessageId, "err", err)
+	}
+}
+
+// handle runs one delivery through the subscription's Consumer and carries
+// out its verdict.
+func (r *runner) handle(d amqp.Delivery) {
+	attempt, err := attemptOf(d.Headers, r.waitQueues)
+	if err != nil {
+		r.c.WarnOnce("retry-count", "rabbitmq: a retry count header cannot be read; counting it as 0",
+			"message_id", d.MessageId, "err", err)
+	}
+	rd := toDelivery(&d, attempt)
+	ctx := r.b.handlerCtx
+	v := r.c.Process(ctx, rd)
+	if ctx.Err() != nil && !r.auto && v.Kind != runtime.VerdictAck {
+		r.c.Settle(rd, v, errLeftToBroker)
+		return
+	}
+	err = r.carryOut(ctx, &d, &v)
+	r.c.Settle(rd, v, err)
+}

@@ -1,0 +1,159 @@
+package rabbitmq
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// session is one consuming connection: a channel and a consumer per
+// subscription. It is lost when the connection or any of its channels
+// closes, or when the broker cancels a consumer (its queue was deleted);
+// the Broker then closes it and opens a new one.
+type session struct {
+	conn      *amqp.Connection
+	consumers []*sessionConsumer
+
+	lost     chan struct{}
+	lostOnce sync.Once
+	mu       sync.Mutex
+	lostErr  error
+
+	closeOnce  sync.Once
+	forwarders sync.WaitGroup
+	watchers   sync.WaitGroup
+}
+
+// sessionConsumer is a subscription's consumer in a session.
+type sessionConsumer struct {
+	runner     *runner
+	ch         *amqp.Channel
+	tag        string
+	deliveries <-chan amqp.Delivery
+}
+
+// openSession connects, declares the topology of every subscription and
+// starts a consumer for each; deliveries reach the workers once the
+// session is started.
+func (b *Broker) openSession(ctx context.Context) (*session, error) {
+	conn, err := b.dial(ctx, roleConsume)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{conn: conn, lost: make(chan struct{})}
+	s.watchErrors(conn.NotifyClose(make(chan *amqp.Error, 1)), "connection closed")
+	subs := make([]*runtime.Subscription, len(b.runners))
+	for i, r := range b.runners {
+		subs[i] = r.sub
+	}
+	if err := declareTopology(conn, topology(subs), b.log); err != nil {
+		s.close()
+		return nil, err
+	}
+	for _, r := range b.runners {
+		c, err := s.consume(r)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.consumers = append(s.consumers, c)
+	}
+	return s, nil
+}
+
+// consume opens r's channel, sets its prefetch and starts its consumer.
+func (s *session) consume(r *runner) (*sessionConsumer, error) {
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: open channel for %q: %w", r.sub.Name, err)
+	}
+	s.watchErrors(ch.NotifyClose(make(chan *amqp.Error, 1)), "channel of "+r.sub.Name+" closed")
+	cancels := ch.NotifyCancel(make(chan string, 1))
+	s.watchers.Go(func() {
+		for tag := range cancels {
+			s.markLost(fmt.Errorf("rabbitmq: the broker cancelled consumer %s of queue %q (was the queue deleted?)", tag, r.sub.Name))
+		}
+	})
+	auto := r.sub.AckMode() == runtime.AckAuto
+	if !auto {
+		if err := ch.Qos(r.prefetch, 0, false); err != nil {
+			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", r.prefetch, r.sub.Name, err)
+		}
+	}
+	tag := consumerTag(r.b.dialer.name, r.sub.Name)
+	deliveries, err := ch.Consume(r.sub.Name, tag, auto, false, false, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)
+	}
+	return &sessionConsumer{runner: r, ch: ch, tag: tag, deliveries: deliveries}, nil
+}
+
+// consumerTag names a consumer after the connection and the queue, as the
+// broker's management tools show it.
+func consumerTag(connection, queue string) string {
+	tag := connection + "/" + queue + "/" + runtime.NewMessageID()[:8]
+	if len(tag) > 255 {
+		tag = tag[len(tag)-255:]
+	}
+	return tag
+}
+
+// watchErrors drains a close notification channel; an error on it means
+// the session is lost.
+func (s *session) watchErrors(errs <-chan *amqp.Error, what string) {
+	s.watchers.Go(func() {
+		for e := range errs {
+			if e != nil {
+				s.markLost(fmt.Errorf("rabbitmq: %s: %w", what, e))
+			}
+		}
+	})
+}
+
+func (s *session) markLost(err error) {
+	s.lostOnce.Do(func() {
+		s.mu.Lock()
+		s.lostErr = err
+		s.mu.Unlock()
+		close(s.lost)
+	})
+}
+
+// cause returns why the session was lost.
+func (s *session) cause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostErr
+}
+
+// start hands the deliveries of every consumer to its runner's workers.
+func (s *session) start() {
+	for _, c := range s.consumers {
+		s.forwarders.Go(func() { c.runner.forward(s, c.deliveries) })
+	}
+}
+
+// cancelConsumers stops the broker from sending more deliveries. Those
+// already received still reach the forwarders, which hand them back.
+func (s *session) cancelConsumers(log *slog.Logger) {
+	for _, c := range s.consumers {
+		if err := c.ch.Cancel(c.tag, false); err != nil {
+			log.Debug("rabbitmq: cancel consumer", "queue", c.runner.sub.Name, "err", err)
+		}
+	}
+}
+
+// close closes the connection, which requeues every delivery not yet
+// acknowledged, and waits for the session's goroutines.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		_ = s.conn.Close()
+		s.forwarders.Wait()
+		s.watchers.Wait()
+	})
+}

@@ -1,0 +1,263 @@
+package rabbitmq
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// queueRole is what a declared queue is for.
+type queueRole uint8
+
+const (
+	consumedQueue   queueRole = iota // a subscription's queue
+	waitQueue                        // retry copies wait out a TTL here
+	deadLetterQueue                  // parked messages
+)
+
+func (r queueRole) String() string {
+	switch r {
+	case waitQueue:
+		return "wait queue"
+	case deadLetterQueue:
+		return "dead-letter queue"
+	}
+	return "queue"
+}
+
+// queueSpec is one queue to declare (durable, not exclusive, not
+// auto-deleted).
+type queueSpec struct {
+	name string
+	role queueRole
+	args amqp.Table
+	// ttl is a wait queue's TTL, for error messages.
+	ttl time.Duration
+	// subscription is the subscription that needs the queue.
+	subscription string
+}
+
+// topology lists the queues subs need, each once: the consumed queues
+// first, then the wait queues, then the dead-letter queues (a dead-letter
+// queue that another subscription consumes is declared as that one's
+// queue).
+func topology(subs []*runtime.Subscription) []queueSpec {
+	var out []queueSpec
+	seen := map[string]bool{}
+	add := func(s queueSpec) {
+		if !seen[s.name] {
+			seen[s.name] = true
+			out = append(out, s)
+		}
+	}
+	for _, sub := range subs {
+		var args amqp.Table
+		if sub.QueueType != "" {
+			args = amqp.Table{"x-queue-type": string(sub.QueueType)}
+		}
+		add(queueSpec{name: sub.Name, role: consumedQueue, args: args, subscription: sub.Name})
+	}
+	for _, sub := range subs {
+		for _, wq := range sub.WaitQueues() {
+			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table{
+				"x-message-ttl":             ttlMillis(wq.TTL),
+				"x-dead-letter-exchange":    "",
+				"x-dead-letter-routing-key": sub.Name,
+			}})
+		}
+	}
+	for _, sub := range subs {
+		for _, dl := range sub.DeadLetters() {
+			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name})
+		}
+	}
+	return out
+}
+
+// ttlMillis is d in whole milliseconds, at least 1 (0 would expire copies
+// at once).
+func ttlMillis(d time.Duration) int64 {
+	return max(int64((d+time.Millisecond-1)/time.Millisecond), 1)
+}
+
+// channelOpener opens a channel; *amqp091.Connection is one.
+type channelOpener interface {
+	Channel() (*amqp.Channel, error)
+}
+
+// declareTopology declares specs on conn. Queues whose arguments differ
+// from an existing queue's are reported together, as TopologyErrors; a
+// consumed queue that exists with arguments a subscription does not set
+// (an operator's dead-letter exchange, a length limit...) is used as it is.
+func declareTopology(conn channelOpener, specs []queueSpec, log *slog.Logger) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("rabbitmq: open a channel to declare queues: %w", err)
+	}
+	defer func() { _ = ch.Close() }()
+	var errs []error
+	for _, s := range specs {
+		_, err := ch.QueueDeclare(s.name, true, false, false, false, s.args)
+		if err == nil {
+			continue
+		}
+		var ae *amqp.Error
+		if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
+			return fmt.Errorf("rabbitmq: declare %s %q: %w", s.role, s.name, err)
+		}
+		// A precondition failure closes the channel: reopen it.
+		if ch, err = conn.Channel(); err != nil {
+			return fmt.Errorf("rabbitmq: reopen the channel to declare queues: %w", err)
+		}
+		mismatch := parseMismatch(ae.Reason)
+		if s.role == consumedQueue && mismatch.argument != "" && !mismatch.wantSet && mismatch.argument != "durable" {
+			// The queue has an argument we do not set: make sure it exists
+			// and use it as the operator declared it.
+			if _, err := ch.QueueDeclarePassive(s.name, true, false, false, false, nil); err != nil {
+				return fmt.Errorf("rabbitmq: declare queue %q: %w", s.name, err)
+			}
+			log.Info("rabbitmq: queue exists with an argument the subscription does not set; using it as declared",
+				"queue", s.name, "argument", mismatch.argument, "value", mismatch.have)
+			continue
+		}
+		errs = append(errs, newTopologyError(s, mismatch, ae))
+	}
+	return errors.Join(errs...)
+}
+
+// TopologyError is a queue that exists with other arguments than a
+// subscription declares it with (the broker's 406 PRECONDITION_FAILED).
+// RabbitMQ never changes the arguments of an existing queue, so the
+// Broker cannot start until the queue is deleted or the subscription is
+// changed to match; Fix says how.
+type TopologyError struct {
+	// Queue is the queue's name, Role what it is for ("queue", "wait queue",
+	// "dead-letter queue"), Subscription the subscription that declares it.
+	Queue, Role, Subscription string
+	// Argument is the argument that differs ("x-message-ttl", "durable"...),
+	// or "" when the broker did not say.
+	Argument string
+	// Want is the value the subscription declares, Have the queue's, as
+	// the broker wrote them: "" when not set, '' when set to empty text.
+	Want, Have string
+	// Fix says what to do.
+	Fix string
+	// Err is the broker's error.
+	Err error
+
+	declared string // what the subscription declares, for a person
+}
+
+func newTopologyError(s queueSpec, m mismatch, err *amqp.Error) *TopologyError {
+	e := &TopologyError{
+		Queue: s.name, Role: s.role.String(), Subscription: s.subscription,
+		Argument: m.argument, Want: m.want, Have: m.have,
+		Fix: fixFor(s, m), Err: err,
+	}
+	if s.role == waitQueue && m.argument == "x-message-ttl" {
+		e.declared = "retry_delay is " + runtime.FormatDuration(s.ttl)
+	} else {
+		e.declared = fmt.Sprintf("subscription %s declares it with %s", s.subscription, argText(m.argument, m.want))
+	}
+	return e
+}
+
+func (e *TopologyError) Error() string {
+	if e.Argument == "" {
+		return fmt.Sprintf("rabbitmq: %s %s (subscription %s) exists with other arguments than it is declared with (%v): %s", e.Role, e.Queue, e.Subscription, e.Err, e.Fix)
+	}
+	return fmt.Sprintf("rabbitmq: %s %s exists with %s but %s: %s", e.Role, e.Queue, argText(e.Argument, e.Have), e.declared, e.Fix)
+}
+
+func (e *TopologyError) Unwrap() error { return e.Err }
+
+// argText writes an argument and its value for a person.
+func argText(arg, value string) string {
+	switch {
+	case value == "":
+		return arg + " not set"
+	case arg == "x-message-ttl":
+		return arg + " " + value + " ms"
+	}
+	return arg + " " + value
+}
+
+// fixFor says how to resolve a mismatch on s.
+func fixFor(s queueSpec, m mismatch) string {
+	deleteIt := fmt.Sprintf("delete it when empty (rabbitmqctl delete_queue %s)", s.name)
+	switch s.role {
+	case waitQueue:
+		if m.argument == "x-message-ttl" {
+			if ms, err := strconv.ParseInt(m.have, 10, 64); err == nil {
+				return fmt.Sprintf("%s or keep retry_delay=%s", deleteIt, runtime.FormatDuration(time.Duration(ms)*time.Millisecond))
+			}
+		}
+		return deleteIt + " so that it is declared again; wait queue arguments are fixed when the queue is created"
+	case deadLetterQueue:
+		return deleteIt + " so that it is declared as a plain durable queue, or name another dead_letter"
+	}
+	switch m.argument {
+	case "x-queue-type":
+		return "a queue's type never changes: move its messages elsewhere and " + deleteIt + ", or set queue_type to match"
+	case "durable":
+		return "subscriptions consume durable queues: " + deleteIt
+	}
+	return deleteIt + " so that it is declared again"
+}
+
+// mismatch is what a 406 says about an inequivalent queue argument.
+// Values are as TopologyError writes them: "" when not set, ” when set
+// to empty text.
+type mismatch struct {
+	argument string
+	want     string // the value declared now
+	wantSet  bool
+	have     string // the existing queue's value
+}
+
+// inequivalentArg matches RabbitMQ's reason text, for example
+// "PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue
+// 'jobs.retry' in vhost '/': received '5000' but current is '10000'".
+var inequivalentArg = regexp.MustCompile(`inequivalent arg '([^']*)' for queue '.*' in vhost '.*': received (.+) but current is (.+)$`)
+
+// parseMismatch reads a 406 reason; a reason in another form yields an
+// empty mismatch.
+func parseMismatch(reason string) mismatch {
+	m := inequivalentArg.FindStringSubmatch(reason)
+	if m == nil {
+		return mismatch{}
+	}
+	want, wantSet := argValue(m[2])
+	have, _ := argValue(m[3])
+	return mismatch{argument: m[1], want: want, wantSet: wantSet, have: have}
+}
+
+// argValueForm matches "the value 'quorum' of type 'longstr'".
+var argValueForm = regexp.MustCompile(`^the value '(.*)' of type '[^']*'$`)
+
+// argValue reads a value as RabbitMQ writes it in a 406 reason: none,
+// 'text', or the value 'text' of type 'type'. It reports whether the value
+// is set; a set empty value reads as ”.
+func argValue(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "none" {
+		return "", false
+	}
+	if m := argValueForm.FindStringSubmatch(s); m != nil {
+		s = m[1]
+	} else {
+		s = strings.TrimSuffix(strings.TrimPrefix(s, "'"), "'")
+	}
+	if s == "" {
+		return "''", true
+	}
+	return s, true
+}
