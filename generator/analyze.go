@@ -15,7 +15,6 @@ import (
 // subscription.
 type handler struct {
 	fn  *ast.FuncDecl
-	obj *types.Func
 	ann *annotation
 	// shape is the handler's signature; usable only when ok.
 	shape handlerShape
@@ -53,7 +52,6 @@ type subscription struct {
 // model is what a package asks to be generated.
 type model struct {
 	pkg      *types.Package
-	fset     *token.FileSet
 	handlers []*handler // source order
 	subs     []*subscription
 	// kinds are the broker kinds Mount takes, rabbitmq before zeromq;
@@ -64,7 +62,7 @@ type model struct {
 // analyze finds the annotated handlers of a package, checks them, and
 // groups them into subscriptions. Problems go to ds.
 func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []*ast.File, ds *diagnostics) *model {
-	m := &model{pkg: pkg, fset: fset}
+	m := &model{pkg: pkg}
 	for _, f := range files {
 		for _, af := range scanFile(f, ds) {
 			if af.fn.Name.Name == "_" {
@@ -75,7 +73,7 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 			if obj == nil {
 				continue
 			}
-			h := &handler{fn: af.fn, obj: obj, ann: af.ann}
+			h := &handler{fn: af.fn, ann: af.ann}
 			h.shape, h.ok = checkShape(af.fn, obj, pkg, ds)
 			h.wire = af.ann.settings.wireType
 			if h.wire == "" && h.shape.msg != nil {
