@@ -146,7 +146,8 @@ type TopologyError struct {
 	// or "" when the broker did not say.
 	Argument string
 	// Want is the value the subscription declares, Have the queue's, as
-	// the broker wrote them: "" when not set, '' when set to empty text.
+	// the broker wrote them: "" when not set, two single quotes
+	// ('') when set to empty text.
 	Want, Have string
 	// Fix says what to do.
 	Fix string
@@ -214,8 +215,8 @@ func fixFor(s queueSpec, m mismatch) string {
 }
 
 // mismatch is what a 406 says about an inequivalent queue argument.
-// Values are as TopologyError writes them: "" when not set, ” when set
-// to empty text.
+// Values are as TopologyError writes them: "" when not set, two single
+// quotes when set to empty text.
 type mismatch struct {
 	argument string
 	want     string // the value declared now
@@ -245,7 +246,7 @@ var argValueForm = regexp.MustCompile(`^the value '(.*)' of type '[^']*'$`)
 
 // argValue reads a value as RabbitMQ writes it in a 406 reason: none,
 // 'text', or the value 'text' of type 'type'. It reports whether the value
-// is set; a set empty value reads as ”.
+// is set; a set empty value reads as two single quotes.
 func argValue(s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if s == "none" {
