@@ -82,9 +82,13 @@ func retryCopy(d *amqp.Delivery, user string, attempt int) amqp.Publishing {
 }
 
 // deadLetterCopy is the copy of d parked on a dead-letter queue, with the
-// headers that explain why.
+// headers that explain why. It carries no retry count: consumers of the
+// dead-letter queue count their own attempts afresh (the attempts made
+// before are in runtime.HeaderDeadLetterAttempts).
 func deadLetterCopy(d *amqp.Delivery, user, subscription string, v runtime.Verdict, now time.Time) amqp.Publishing {
-	return copyOf(d, user, runtime.DeadLetterHeaders(subscription, v, now))
+	p := copyOf(d, user, runtime.DeadLetterHeaders(subscription, v, now))
+	delete(p.Headers, runtime.RetryCountHeader)
+	return p
 }
 
 // publishingOf turns an outgoing runtime message into an AMQP publishing:

@@ -104,6 +104,12 @@ func TestDeadLetterCopyExplainsItself(t *testing.T) {
 	if _, ok := p.Headers["x-death"]; ok {
 		t.Error("dead-letter copy carries x-death")
 	}
+	if c, ok := p.Headers[runtime.RetryCountHeader]; ok {
+		t.Errorf("dead-letter copy carries retry count %v; its consumers must start counting afresh", c)
+	}
+	if p.Headers["tenant"] != "acme" {
+		t.Errorf("dead-letter copy lost an application header: %v", p.Headers)
+	}
 	if p.DeliveryMode != amqp.Persistent || p.Expiration != "" {
 		t.Errorf("dead-letter copy: delivery mode %d, expiration %q; want persistent, none", p.DeliveryMode, p.Expiration)
 	}
