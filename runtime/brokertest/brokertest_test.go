@@ -222,3 +222,35 @@ func TestUniqueNamesDiffer(t *testing.T) {
 		t.Errorf("name %q does not start with the prefix and the test's name", a)
 	}
 }
+
+func TestTransportDefaults(t *testing.T) {
+	tr := Transport{}.withDefaults()
+	if tr.RetryDelay != 100*time.Millisecond || tr.Timeout != 30*time.Second {
+		t.Errorf("defaults: retry delay %v, timeout %v", tr.RetryDelay, tr.Timeout)
+	}
+	tr = Transport{RetryDelay: time.Second, Timeout: time.Minute}.withDefaults()
+	if tr.RetryDelay != time.Second || tr.Timeout != time.Minute {
+		t.Errorf("set values were changed: %v, %v", tr.RetryDelay, tr.Timeout)
+	}
+}
+
+// A transport whose New returns nothing usable fails every case at once,
+// saying why.
+func TestSuiteRefusesABadInstance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		inst Instance
+		want string
+	}{
+		{"no broker", Instance{}, "Transport.New returned no Broker"},
+		{"another kind", Instance{Broker: &naiveBroker{}}, "returned a rabbitmq broker for a zeromq transport"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := Transport{Kind: runtime.ZeroMQ, New: func(testing.TB, []string) Instance { return tc.inst }}.withDefaults()
+			got := strings.Join(runCase(t, cases[0], tr), "\n")
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("failures %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

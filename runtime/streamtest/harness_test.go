@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -239,5 +240,72 @@ func TestHarnessWaitFailsWhenNeverIdle(t *testing.T) {
 	got := ft.finish()
 	if !strings.Contains(got, "1 handler calls in progress, 1 messages queued for jobs") {
 		t.Errorf("failures %q, want a description of the busy broker", got)
+	}
+}
+
+// WithLogger also sends every record to the given logger; WithAppName names
+// the App.
+func TestHarnessOptions(t *testing.T) {
+	forward := streamtest.NewLogRecorder(nil)
+	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithLogger(forward.Logger()), streamtest.WithAppName("billing"))
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
+			return runtime.DropNow()
+		})}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("d"))
+	h.Wait()
+	if h.App().Name() != "billing" {
+		t.Errorf("App().Name() = %q", h.App().Name())
+	}
+	if h.Clock() != h.Broker().Clock() {
+		t.Error("the harness and its broker have different clocks")
+	}
+	got := forward.Find(slog.LevelWarn, "message dropped")
+	if len(got) != 1 || got[0].Attr("subscription") != "jobs" || got[0].Attr("message_id") != "d" {
+		t.Errorf("the forward logger got %v", forward.Records())
+	}
+	if len(h.Logs().Find(slog.LevelWarn, "message dropped")) != 1 {
+		t.Error("the harness did not record the warning as well")
+	}
+}
+
+// Misuse fails the test with a message saying what went wrong.
+func TestHarnessMisuseFailsTheTest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		use  func(h *streamtest.Harness)
+		want string
+	}{
+		{"Start twice", func(h *streamtest.Harness) { h.Start(); h.Start() }, "streamtest: Start called twice"},
+		{"Publish what does not encode", func(h *streamtest.Harness) {
+			h.Start()
+			h.Publish("jobs", "Job", make(chan int))
+		}, `streamtest: runtime: publish Job to "jobs": runtime: encode json`},
+		{"Advance while a handler never finishes", func(h *streamtest.Harness) {
+			h.Start()
+			h.Publish("jobs", "Job", job{ID: 1})
+			h.Advance(time.Second)
+		}, "streamtest: not idle: 1 handler calls in progress"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ft := newFakeTB(t)
+			release := make(chan struct{})
+			ft.run(func() {
+				h := streamtest.New(ft, runtime.ZeroMQ, streamtest.WithWaitTimeout(20*time.Millisecond))
+				h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+					runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
+						<-release
+						return runtime.Ack()
+					})}})
+				tc.use(h)
+				ft.Error("the misuse went unnoticed")
+			})
+			close(release)
+			got := ft.finish()
+			if !strings.Contains(got, tc.want) || strings.Contains(got, "went unnoticed") {
+				t.Errorf("failures %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
