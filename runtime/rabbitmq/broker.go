@@ -38,7 +38,8 @@ type Broker struct {
 	env        runtime.Env
 	runners    []*runner
 	sess       *session
-	stopRun    context.CancelFunc // stops reconnecting
+	runCtx     context.Context    // ends when Shutdown begins
+	stopRun    context.CancelFunc // ends runCtx
 	abort      context.CancelFunc // cancels the handlers' context
 	handlerCtx context.Context
 	supervised chan struct{} // closed when the reconnect supervisor returns
@@ -167,8 +168,8 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		b.runners = append(b.runners, newRunner(b, c))
 	}
 	base := context.WithoutCancel(ctx)
-	var runCtx context.Context
-	runCtx, b.stopRun = context.WithCancel(base)
+	b.runCtx, b.stopRun = context.WithCancel(base)
+	runCtx := b.runCtx
 	b.handlerCtx, b.abort = context.WithCancel(base)
 	b.supervised = make(chan struct{})
 	log := b.log

@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -26,7 +27,9 @@ type runner struct {
 	waitQueues map[string]bool
 	jobs       chan amqp.Delivery
 	workers    sync.WaitGroup
-	stopOnce   sync.Once
+	// publishFailures counts copies in a row that could not be published.
+	publishFailures atomic.Int64
+	stopOnce        sync.Once
 }
 
 func newRunner(b *Broker, c *runtime.Consumer) *runner {

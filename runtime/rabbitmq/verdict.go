@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -32,12 +33,32 @@ func (r *runner) carryOut(ctx context.Context, d *amqp.Delivery, v *runtime.Verd
 		wq := r.sub.WaitQueueFor(v.Attempt, v.Delay)
 		v.Delay, v.Queue = wq.TTL, wq.Name
 		err := r.b.pub.publish(ctx, wq.Name, retryCopy(d, r.b.user, v.Attempt))
-		return settlePublished(d, "wait queue", wq.Name, err)
+		return r.settlePublished(d, "wait queue", wq.Name, err)
 	case runtime.VerdictPark:
 		err := r.b.pub.publish(ctx, v.Queue, deadLetterCopy(d, r.b.user, r.sub.Name, *v, r.b.clock.Now()))
-		return settlePublished(d, "dead-letter queue", v.Queue, err)
+		return r.settlePublished(d, "dead-letter queue", v.Queue, err)
 	}
 	return fmt.Errorf("rabbitmq: unknown verdict %v; nacked with requeue: %w", v.Kind, d.Nack(false, true))
+}
+
+// maxRequeuePause caps the pause before a delivery whose copy could not be
+// published is requeued.
+const maxRequeuePause = 5 * time.Second
+
+// settlePublished is settlePublished for r's deliveries. Before requeueing
+// a delivery whose copy failed to publish it pauses, growing with each
+// failure in a row as the reconnect backoff does (up to maxRequeuePause):
+// a broker that keeps refusing copies (a full dead-letter queue, say)
+// would otherwise see the same delivery come back at once, again and
+// again. The pause ends early when Shutdown begins.
+func (r *runner) settlePublished(d *amqp.Delivery, what, queue string, err error) error {
+	if err == nil {
+		r.publishFailures.Store(0)
+	} else if !errors.Is(err, ErrUnroutable) {
+		n := r.publishFailures.Add(1)
+		_ = sleep(r.b.runCtx, r.b.clock, min(r.b.opts.backoff.delay(int(min(n, 64))), maxRequeuePause))
+	}
+	return settlePublished(d, what, queue, err)
 }
 
 // settlePublished settles the original d once its copy was published to
