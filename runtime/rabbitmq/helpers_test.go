@@ -141,6 +141,50 @@ func (a *admin) publish(queue string, msgs ...amqp.Publishing) {
 	}
 }
 
+// tryPublish sends msg to queue and reports whether the broker confirmed
+// it with an ack.
+func (a *admin) tryPublish(queue string, msg amqp.Publishing) bool {
+	a.t.Helper()
+	acked := false
+	if err := a.channel(func(ch *amqp.Channel) error {
+		if err := ch.Confirm(false); err != nil {
+			return err
+		}
+		dc, err := ch.PublishWithDeferredConfirm("", queue, false, false, msg)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		acked, err = dc.WaitContext(ctx)
+		return err
+	}); err != nil {
+		a.t.Fatalf("publish to %s: %v", queue, err)
+	}
+	if acked {
+		a.purge(queue)
+	}
+	return acked
+}
+
+// purge empties queue.
+func (a *admin) purge(queue string) {
+	a.t.Helper()
+	if err := a.channel(func(ch *amqp.Channel) error {
+		_, err := ch.QueuePurge(queue, false)
+		return err
+	}); err != nil {
+		a.t.Fatalf("purge %s: %v", queue, err)
+	}
+}
+
+// Publish makes the admin a runtime.Publisher, so tests can send with
+// runtime.Publish without going through the Broker under test.
+func (a *admin) Publish(_ context.Context, queue string, m runtime.Message) error {
+	a.publish(queue, publishingOf(m, time.Now()))
+	return nil
+}
+
 // get takes one message from queue (basic.get, auto-ack).
 func (a *admin) get(queue string) (amqp.Delivery, bool) {
 	a.t.Helper()
