@@ -362,8 +362,7 @@ type app struct {
 	broker *Broker
 	logs   *streamtest.LogRecorder
 	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
+	done   chan struct{} // closed when Run has returned err
 	err    error
 }
 
@@ -381,8 +380,8 @@ func runApp(t testing.TB, b *Broker, subs ...*runtime.Subscription) *app {
 	a := startApp(t, b, 20*time.Second, subs...)
 	select {
 	case <-a.app.Ready():
-	case err := <-a.done:
-		t.Fatalf("the App did not start: %v", err)
+	case <-a.done:
+		t.Fatalf("the App did not start: %v", a.err)
 	case <-time.After(patience):
 		t.Fatal("the App did not start in time")
 	}
@@ -401,23 +400,25 @@ func startApp(t testing.TB, b *Broker, shutdownTimeout time.Duration, subs ...*r
 	ra := runtime.NewApp("streamgen-test", runtime.WithLogger(logs.Logger()), runtime.WithShutdownTimeout(shutdownTimeout))
 	ra.Mount(b, subs...)
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &app{t: t, app: ra, broker: b, logs: logs, cancel: cancel, done: make(chan error, 1)}
-	go func() { a.done <- ra.Run(ctx) }()
+	a := &app{t: t, app: ra, broker: b, logs: logs, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		a.err = ra.Run(ctx)
+		close(a.done)
+	}()
+	t.Cleanup(func() { _ = a.stop() })
 	return a
 }
 
 // stop stops the App and returns what Run returned. It may be called more
 // than once.
 func (a *app) stop() error {
-	a.once.Do(func() {
-		a.cancel()
-		select {
-		case a.err = <-a.done:
-		case <-time.After(patience + 20*time.Second):
-			a.err = errors.New("App.Run did not return")
-		}
-	})
-	return a.err
+	a.cancel()
+	select {
+	case <-a.done:
+		return a.err
+	case <-time.After(patience + 20*time.Second):
+		return errors.New("App.Run did not return")
+	}
 }
 
 // stats returns the counters of subscription sub.
