@@ -23,7 +23,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 
 	var first calls
 	a1 := startApp(t, newTestBroker(), 20*time.Second, sub(q, ttl, handler("Job", policy, &first, alwaysFail)))
-	<-a1.app.Ready()
+	a1.waitReady()
 	publishJob(t, a1.broker, q, "Job", job{ID: 1})
 	eventually(t, "the first retry copy to wait", func() bool { return adm.ready(q+".retry") == 1 })
 	if err := a1.stop(); err != nil {

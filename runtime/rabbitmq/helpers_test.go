@@ -378,13 +378,7 @@ func newTestBroker(opts ...Option) *Broker {
 func runApp(t testing.TB, b *Broker, subs ...*runtime.Subscription) *app {
 	t.Helper()
 	a := startApp(t, b, 20*time.Second, subs...)
-	select {
-	case <-a.app.Ready():
-	case <-a.done:
-		t.Fatalf("the App did not start: %v", a.err)
-	case <-time.After(patience):
-		t.Fatal("the App did not start in time")
-	}
+	a.waitReady()
 	t.Cleanup(func() {
 		if err := a.stop(); err != nil {
 			t.Errorf("the App stopped with an error: %v", err)
@@ -407,6 +401,18 @@ func startApp(t testing.TB, b *Broker, shutdownTimeout time.Duration, subs ...*r
 	}()
 	t.Cleanup(func() { _ = a.stop() })
 	return a
+}
+
+// waitReady waits until the App runs, failing the test if it does not.
+func (a *app) waitReady() {
+	a.t.Helper()
+	select {
+	case <-a.app.Ready():
+	case <-a.done:
+		a.t.Fatalf("the App did not start: %v", a.err)
+	case <-time.After(patience):
+		a.t.Fatal("the App did not start in time")
+	}
 }
 
 // stop stops the App and returns what Run returned. It may be called more
