@@ -71,6 +71,11 @@ func (e *Envelope) SetHeader(name, value string) {
 	e.Headers = append(e.Headers, Header{Name: name, Value: value})
 }
 
+// DeleteHeader removes the header name (matched case-insensitively).
+func (e *Envelope) DeleteHeader(name string) {
+	e.Headers = slices.DeleteFunc(e.Headers, func(h Header) bool { return strings.EqualFold(h.Name, name) })
+}
+
 // clone returns a copy of e whose header slice may be changed without
 // changing e. The body is shared: nobody changes it.
 func (e *Envelope) clone() *Envelope {

@@ -126,11 +126,16 @@ func rawPush(t *testing.T, ep string) zmq4.Socket {
 	return push
 }
 
-// send sends the three frames name, headers, body with a raw socket.
+// send sends frames (name, headers, body) with a raw socket.
 func send(t *testing.T, s zmq4.Socket, frames ...string) {
 	t.Helper()
-	msg := zmq4.NewMsgFromString(frames)
-	if err := s.Send(msg); err != nil {
-		t.Fatalf("send %q: %v", frames, err)
+	if err := s.Send(zmq4.NewMsgFromString(frames)); err != nil {
+		t.Fatalf("send %.200q: %v", frames, err)
 	}
+}
+
+// sendToBeRefused sends a message the receiver hangs up on: the send may
+// fail when the hang-up comes while it writes.
+func sendToBeRefused(s zmq4.Socket, frames ...string) {
+	_ = s.Send(zmq4.NewMsgFromString(frames))
 }

@@ -34,7 +34,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // freeEndpoint returns a tcp endpoint on loopback with a port nobody uses.
-func freeEndpoint(t *testing.T) string {
+func freeEndpoint(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -111,7 +111,7 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 
 	hog := rawPush(t, ep)
 	eventually(t, "the sender connected", func() bool { return zq.Connections("jobs") == 1 })
-	send(t, hog, "jobs", "type: job", `{"id":1,"note":"`+strings.Repeat("x", 5000)+`"}`)
+	sendToBeRefused(hog, "jobs", "type: job", `{"id":1,"note":"`+strings.Repeat("x", 5000)+`"}`)
 	eventually(t, "the sender disconnected", func() bool { return zq.Connections("jobs") == 0 })
 	lines := logs.Entries("message dropped")
 	if len(lines) != 1 || lines[0].Attrs["subscription"] != "jobs" || !strings.Contains(lines[0].Attrs["reason"], "message too large") {
@@ -134,7 +134,7 @@ func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", MaxPayloadBytes: 10, Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}})
 	runApp(t, app)
 	hog := rawPush(t, ep)
-	send(t, hog, "jobs", "type: job", strings.Repeat("x", 1<<20+100))
+	sendToBeRefused(hog, "jobs", "type: job", strings.Repeat("x", 1<<20+100))
 	eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Entries("message dropped")) == 1 })
 	if r := logs.Entries("message dropped")[0].Attrs["reason"]; !strings.Contains(r, fmt.Sprint(10+1<<20)) {
 		t.Fatalf("reason = %q, want the limit %d", r, 10+1<<20)

@@ -198,10 +198,13 @@ func (s *subscriber) retry(env *Envelope, d *runtime.Delivery, v runtime.Verdict
 }
 
 // parked is the copy of env for the dead-letter queue: framed with that
-// queue's name, with the explanation headers added.
+// queue's name, with the explanation headers added. It starts a fresh retry
+// count, so the dead-letter queue's own subscription applies its own
+// max_attempts; the attempts made are in x-streamgen-attempts.
 func (s *subscriber) parked(env *Envelope, v runtime.Verdict) *Envelope {
 	cp := env.clone()
 	cp.Subscription = v.Queue
+	cp.DeleteHeader(s.b.cfg.retryCountHeader)
 	dl := runtime.DeadLetterHeaders(s.name, v, s.b.clock.Now())
 	for _, k := range slices.Sorted(maps.Keys(dl)) {
 		cp.SetHeader(k, oneLine(dl[k]))
