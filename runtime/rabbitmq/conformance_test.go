@@ -1,0 +1,28 @@
+package rabbitmq
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/brokertest"
+)
+
+// The RabbitMQ adapter passes the transport conformance suite against the
+// real broker.
+func TestConformance(t *testing.T) {
+	brokertest.Run(t, brokertest.Transport{
+		Kind:       runtime.RabbitMQ,
+		RetryDelay: 100 * time.Millisecond,
+		New: func(t testing.TB, queues []string) brokertest.Instance {
+			adm := newAdmin(t)
+			t.Cleanup(func() {
+				for _, q := range queues {
+					adm.delete(q)
+					adm.delete(q + ".retry")
+				}
+			})
+			return brokertest.Instance{Broker: newTestBroker()}
+		},
+	})
+}
