@@ -116,16 +116,8 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		b.subs[c.Name()] = s
 		started = append(started, s)
 	}
-	for _, name := range slices.Sorted(maps.Keys(b.cfg.queues)) {
-		q := b.cfg.queues[name]
-		if q.ep.role != roleVentilator || b.senders[name] != nil {
-			continue
-		}
-		v, err := listenVentilator(b.life, q, b.clock, b.log)
-		if err != nil {
-			return fail(err)
-		}
-		b.senders[name] = v
+	if err := b.listenVentilators(); err != nil {
+		return fail(err)
 	}
 	for _, s := range started {
 		for range s.c.Subscription().Workers() {
@@ -135,6 +127,37 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 				}
 			})
 		}
+	}
+	return nil
+}
+
+// Listen binds the ventilators declared on the broker (Start does it too),
+// so that workers can dial in before the first Publish. A service that only
+// sends calls it at startup to learn of a bind error at once.
+func (b *Broker) Listen() error {
+	if err := errors.Join(b.cfg.errs...); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errClosed
+	}
+	return b.listenVentilators()
+}
+
+// listenVentilators binds the ventilators not bound yet. b.mu must be held.
+func (b *Broker) listenVentilators() error {
+	for _, name := range slices.Sorted(maps.Keys(b.cfg.queues)) {
+		q := b.cfg.queues[name]
+		if q.ep.role != roleVentilator || b.senders[name] != nil {
+			continue
+		}
+		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		if err != nil {
+			return err
+		}
+		b.senders[name] = v
 	}
 	return nil
 }

@@ -36,11 +36,11 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 		})
 		runApp(t, app)
 	}
-	// Wait for the ventilator to bind (first Publish binds it in a
-	// service that does not Start) and both workers to dial in.
-	publishJob(t, vent, "work", Job{ID: 0}, runtime.WithMessageID("job-0"))
+	if err := vent.Listen(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
-	for i := 1; i < jobs; i++ {
+	for i := range jobs {
 		publishJob(t, vent, "work", Job{ID: i}, runtime.WithMessageID(fmt.Sprint("job-", i)))
 	}
 
