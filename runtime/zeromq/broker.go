@@ -357,11 +357,12 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	b.closed = true
+	started := b.started
 	subs := slices.Collect(maps.Values(b.subs))
 	b.mu.Unlock()
 
 	var errs []error
-	if b.started {
+	if started {
 		errs = b.stopSubscriptions(ctx, subs)
 	}
 	b.endLife()

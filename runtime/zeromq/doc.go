@@ -139,8 +139,9 @@
 // # Concurrency, limits, shutdown
 //
 // Subscription.Workers() handler calls run at once; Prefetch
-// (DefaultPrefetch when 0) received messages may wait for a free worker.
-// Beyond that the runtime stops reading and TCP holds the senders back.
+// (DefaultPrefetch when 0) received messages may wait for a free worker,
+// and one more per connection while it waits for room. Beyond that the
+// runtime stops reading and TCP holds the senders back.
 //
 // A received message larger than MaxMessageBytes (by default the
 // subscription's max_payload_bytes plus 1 MiB, or DefaultMaxMessageBytes)
