@@ -43,6 +43,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 	if d.Headers[runtime.HeaderDeadLetterAttempts] != "3" {
 		t.Errorf("parked after %v attempts, want 3", d.Headers[runtime.HeaderDeadLetterAttempts])
 	}
+	eventually(t, "the park to be counted", func() bool { return a2.stats(q).Parked == 1 })
 	if st := a2.stats(q); st.Retried != 1 || st.Parked != 1 {
 		t.Errorf("second worker stats = %+v, want 1 retried, 1 parked", st)
 	}

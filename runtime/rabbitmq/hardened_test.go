@@ -60,9 +60,11 @@ func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
 	if d, _ := adm.get(q + ".bdl"); d.MessageId != "u-1" {
 		t.Errorf("DLX received %q, want u-1", d.MessageId)
 	}
+	eventually(t, "the failure to be logged", func() bool { return len(settleErrors(a)) == 1 })
 	if errs := settleErrors(a); len(errs) != 1 || !strings.Contains(errs[0], "unroutable; nacked without requeue") {
 		t.Errorf("settle errors = %q, want one saying the dead-letter queue is unroutable and the original was nacked without requeue", errs)
 	}
+	eventually(t, "the failure to be counted", func() bool { return a.stats(q).Failed == 1 })
 	if st := a.stats(q); st.Failed != 1 || st.Parked != 0 {
 		t.Errorf("stats = %+v, want 1 failed, 0 parked", st)
 	}

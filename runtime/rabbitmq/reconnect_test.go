@@ -75,6 +75,7 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 	eventually(t, "the queues to be empty", func() bool {
 		return adm.ready(q) == 0 && adm.ready(q+".retry") == 0
 	})
+	eventually(t, "every retry to be counted", func() bool { return a.stats(q).Retried >= total/10 })
 	st := a.stats(q)
 	if st.Dropped != 0 || st.Rejected != 0 || st.Parked != 0 {
 		t.Errorf("stats = %+v: nothing may be dropped, rejected or parked", st)

@@ -116,6 +116,7 @@ func TestExhaustedIsParkedWithExplanation(t *testing.T) {
 	if _, ok := h["x-death"]; ok {
 		t.Errorf("parked copy carries x-death: %v", h)
 	}
+	eventually(t, "the park to be counted", func() bool { return a.stats(q).Parked == 1 })
 	st := a.stats(q)
 	if st.Retried != 2 || st.Parked != 1 || st.Failed != 0 {
 		t.Errorf("stats = %+v, want 2 retried, 1 parked", st)
@@ -137,6 +138,7 @@ func TestExhaustedWithoutDeadLetterIsDroppedWithWarning(t *testing.T) {
 	if got := c.attempts(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("attempts = %v, want [1 2]", got)
 	}
+	eventually(t, "the drop to be logged", func() bool { return len(a.logs.Find(slog.LevelWarn, "message dropped")) >= 1 })
 	warns := a.logs.Find(slog.LevelWarn, "message dropped")
 	if len(warns) != 1 {
 		t.Fatalf("%d 'message dropped' warnings, want 1: %v", len(warns), a.logs.Records())
@@ -195,6 +197,7 @@ func TestPoisonIsParked(t *testing.T) {
 			t.Errorf("%s: reason %q, want it to say %q", p.id, r, p.reason)
 		}
 	}
+	eventually(t, "the parks to be counted", func() bool { return a.stats(q).Parked == int64(len(poison)) })
 	st := a.stats(q)
 	if st.Parked != int64(len(poison)) || st.Retried != 0 {
 		t.Errorf("stats = %+v, want %d parked, none retried", st, len(poison))
@@ -221,6 +224,7 @@ func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
 	if len(deaths) != 1 || deaths[0].(amqp.Table)["reason"] != "rejected" || d.MessageId != "p-1" {
 		t.Errorf("broker dead letter = id %s, x-death %v; want p-1 rejected", d.MessageId, deaths)
 	}
+	eventually(t, "the rejection to be counted", func() bool { return a.stats(q).Rejected == 1 })
 	if st := a.stats(q); st.Rejected != 1 || c.len() != 0 {
 		t.Errorf("stats = %+v, handler calls %d; want 1 rejected, no call", st, c.len())
 	}
