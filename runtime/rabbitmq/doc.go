@@ -1,0 +1,149 @@
+// Package rabbitmq runs streamgen subscriptions on RabbitMQ (AMQP 0-9-1,
+// through github.com/rabbitmq/amqp091-go) and publishes to it.
+//
+// # Use
+//
+// Make a Broker with the broker's URL and mount the generated
+// subscriptions on it; the App starts it, and stops it gracefully:
+//
+//	rb := rabbitmq.New("amqp://user:pass@rabbit:5672/",
+//		rabbitmq.WithConnectionName("billing"))
+//	app := runtime.NewApp("billing", runtime.WithLogger(slog.Default()))
+//	orders.Mount(app, rb)  // generated
+//	err := app.Run(ctx)
+//
+// A Broker is also a runtime.Publisher, and publishing needs no App: it
+// connects on first use. Generated typed publishers call runtime.Publish,
+// which sets the message type, content type and a message id; the Broker
+// sends it persistent and mandatory, and returns once the broker confirmed
+// it. A Broker used only to publish is closed with Close.
+//
+// Options: WithConnectionName (how the broker lists the connections, with
+// " (consume)" and " (publish)" appended), WithTLSConfig (for amqps://
+// URLs), WithReconnectBackoff, WithConfirmTimeout, WithDefaultPrefetch,
+// WithLogger and WithCodec. The URL's password is redacted from every log
+// line and error.
+//
+// # What Start declares
+//
+// For each subscription: its queue (durable; x-queue-type when queue_type
+// is set), one wait queue per retry delay ("<queue>.retry", or
+// "<queue>.retry.<delay>" for each step of a ladder such as
+// retry_delay=1s,10s,1m: durable, x-message-ttl the delay,
+// x-dead-letter-exchange "" and x-dead-letter-routing-key the queue), and
+// each dead-letter queue (plain durable). A queue that already exists with
+// other arguments makes Start fail with a TopologyError naming the queue,
+// the argument, both values and the fix. One exception: a subscription's
+// own queue may carry arguments the subscription does not set (a
+// dead-letter exchange, a length limit an operator added); it is used as
+// it is.
+//
+// # How a delivery is settled
+//
+// The attempt number is 1 + max(the retry count header
+// runtime.RetryCountHeader, the x-death count of expiries from this
+// subscription's wait queues). The runtime's Consumer decides; the Broker
+// carries the verdict out:
+//
+//   - handled: ack.
+//   - failed with attempts left: a copy, with the retry count raised, is
+//     published to the wait queue; when its TTL passes the broker moves it
+//     back to the queue. Then the original is acked.
+//   - exhausted, or poison (too large, no or unknown type, a body that
+//     does not decode): a copy is published to the dead-letter queue with
+//     headers that explain it (runtime.DeadLetterHeaders), then the
+//     original is acked. Without a dead-letter queue an exhausted message
+//     is acked and dropped with a warning; poison is nacked without
+//     requeue, so a dead-letter exchange set on the queue receives it.
+//
+// Copies keep the body and the properties, are persistent, and leave the
+// broker's bookkeeping behind: x-death, x-first-death-*, x-last-death-*,
+// x-delivery-count and the original expiration. A copy is published with
+// publisher confirms and the mandatory flag on a connection of its own; it
+// counts as sent only when the broker acks it and did not return it. If
+// the broker returns it (the queue is gone), the original is nacked
+// without requeue. If the broker nacks it, does not confirm it within the
+// confirm timeout, or the channel fails, the original is nacked with
+// requeue after a short pause that grows while such failures go on (the
+// reconnect backoff, at most five seconds), so a dead-letter queue that
+// refuses messages does not turn into a busy loop. A delivery is never
+// left unsettled on a live channel: that would hold a prefetch slot until
+// the consumer stalls.
+//
+// # Concurrency, prefetch, reconnects, shutdown
+//
+// Each subscription has Concurrency workers and a channel whose prefetch
+// (basic.qos) is Prefetch, or the default (DefaultPrefetch, raised to the
+// concurrency). Consuming and publishing use separate connections. When
+// the consuming connection or a channel is lost, or the broker cancels a
+// consumer, the Broker reconnects with backoff, declares the topology
+// again and resumes; deliveries that were not acked are redelivered by
+// the broker. Shutdown cancels the consumers, lets the handlers running
+// finish and settle, hands deliveries that were received but not started
+// back to the broker, and closes the connections. When its context ends
+// first, the running handlers' context is cancelled and their deliveries
+// are left to the broker, which requeues them when the connection closes.
+//
+// # Operational caveats
+//
+// Wait queue arguments are frozen. RabbitMQ never changes the arguments of
+// an existing queue, so changing retry_delay makes Start fail on the old
+// wait queue: delete it once it is empty (rabbitmqctl delete_queue
+// jobs.retry), or keep the delay. A ladder is a set of queues, one per
+// step; each step's delay is fixed the same way. Each wait queue has one
+// TTL for all its messages, which is what avoids RabbitMQ's head-of-line
+// blocking of per-message TTLs.
+//
+// Duplicates are possible: delivery is at least once. If the ack of the
+// original fails after its copy was confirmed (the connection dropped in
+// between), the broker redelivers the original and the message runs again;
+// a handler that was running when the connection dropped may run twice.
+// Handlers must be idempotent, and so must consumers of dead-letter
+// queues.
+//
+// RabbitMQ 4.0 and later ignore an x-death header that a client
+// republishes (their count would start at 1 again, and a counter built on
+// x-death alone would retry forever), and on 3.x a republished x-death
+// can trip the broker's dead-letter cycle detection and drop the copy
+// silently. That is why copies carry their own retry count header and no
+// x-death. Messages retried by tools that rely on x-death alone are still
+// counted through it.
+//
+// ack=auto is at-most-once: the broker counts a message as delivered when
+// it sends it, so a crash or a failing handler loses it, and there are no
+// retries (a subscription cannot set both). Prefetch does not apply, so
+// the broker sends as fast as the connection takes. Poison with a
+// dead-letter queue is still parked; without one it is lost. Messages
+// received but not yet handled when the shutdown deadline passes are lost.
+//
+// Parked copies start a fresh count (they carry no retry count header), so
+// a subscription on a dead-letter queue applies its own max_attempts; the
+// attempts made before are in runtime.HeaderDeadLetterAttempts.
+//
+// A copy keeps the user-id property only when it names the user the
+// Broker connects as: RabbitMQ refuses a publish whose user-id is not the
+// connection's.
+//
+// # Quorum queues
+//
+// queue_type=quorum declares the subscription's queue as a quorum queue
+// (wait queues and dead-letter queues stay classic). A quorum queue counts
+// redeliveries itself: after a nack with requeue or a lost connection it
+// redelivers the message with x-delivery-count raised, and a delivery
+// limit (the x-delivery-limit argument or a delivery-limit policy)
+// dead-letters or drops the message once the count passes it. That count
+// and this package's attempt number are independent. Retries are new
+// copies published through the wait queue, so they never raise
+// x-delivery-count and are capped by max_attempts alone; a redelivery
+// does not raise the attempt number, and only x-delivery-limit stops a
+// message that keeps crashing its worker. Set both when both matter, and
+// remember that requeues after failed copy publishes count toward the
+// delivery limit.
+//
+// # Testing against a broker
+//
+// The tests of this package run against the broker at
+// amqp://guest:guest@127.0.0.1:5672/ (override with STREAMGEN_RABBITMQ_URL)
+// and fail when it does not answer; start one with rabbitmq-server
+// -detached. runtime/streamtest runs handlers in process without a broker.
+package rabbitmq
