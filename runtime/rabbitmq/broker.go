@@ -230,7 +230,7 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 			return
 		case <-sess.lost:
 		}
-		b.log.Warn("rabbitmq: consuming connection lost; reconnecting", "url", b.dialer.redacted, "err", sess.cause())
+		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", b.dialer.redacted, "err", sess.cause())
 		sess.close()
 		next, err := b.reconnect(runCtx)
 		if err != nil {

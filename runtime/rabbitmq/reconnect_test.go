@@ -83,7 +83,7 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 	if st.Retried < total/10 {
 		t.Errorf("%d retries, want at least %d (every tenth message fails once)", st.Retried, total/10)
 	}
-	lost := a.logs.Find(slog.LevelWarn, "rabbitmq: consuming connection lost; reconnecting")
+	lost := a.logs.Find(slog.LevelWarn, "rabbitmq: consuming was interrupted; reconnecting")
 	if len(lost) == 0 {
 		t.Fatal("the connection loss was not logged")
 	}
@@ -109,4 +109,23 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 func passwordOf(url string) (string, bool) {
 	uri, err := amqp.ParseURI(url)
 	return uri.Password, err == nil && uri.Password != ""
+}
+
+// When the queue is deleted under a running worker, the broker cancels the
+// consumer; the worker declares its queues again and consumes on.
+func TestRedeclaresAQueueDeletedWhileRunning(t *testing.T) {
+	adm := newAdmin(t)
+	q := adm.queue("deleted")
+	var c calls
+	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysAck)))
+	adm.delete(q)
+	eventually(t, "the worker to consume again", func() bool {
+		return len(a.logs.Find(slog.LevelInfo, "rabbitmq: reconnected; consuming again")) == 1
+	})
+	lost := a.logs.Find(slog.LevelWarn, "rabbitmq: consuming was interrupted; reconnecting")
+	if len(lost) != 1 || !strings.Contains(lost[0].Attr("err"), "cancelled consumer") {
+		t.Errorf("loss logged as %v, want the broker's consumer cancel", lost)
+	}
+	publishJob(t, adm, q, "Job", job{ID: 1})
+	eventually(t, "a message on the declared-again queue to be handled", func() bool { return a.stats(q).Acked == 1 })
 }

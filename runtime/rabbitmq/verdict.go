@@ -38,7 +38,10 @@ func (r *runner) carryOut(ctx context.Context, d *amqp.Delivery, v *runtime.Verd
 		err := r.b.pub.publish(ctx, v.Queue, deadLetterCopy(d, r.b.user, r.sub.Name, *v, r.b.clock.Now()))
 		return r.settlePublished(d, "dead-letter queue", v.Queue, err)
 	}
-	return fmt.Errorf("rabbitmq: unknown verdict %v; nacked with requeue: %w", v.Kind, d.Nack(false, true))
+	if err := d.Nack(false, true); err != nil {
+		return fmt.Errorf("rabbitmq: unknown verdict %v; the nack failed too (%w), so the broker redelivers the message", v.Kind, err)
+	}
+	return fmt.Errorf("rabbitmq: unknown verdict %v; nacked with requeue", v.Kind)
 }
 
 // maxRequeuePause caps the pause before a delivery whose copy could not be
