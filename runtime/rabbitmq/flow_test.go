@@ -2,7 +2,6 @@ package rabbitmq
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,7 +127,7 @@ func TestGracefulShutdownLosesNothing(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- a.stop() }()
-	eventually(t, "the App to begin stopping", func() bool { return len(a.logs.Find(slog.LevelInfo, "app stopping")) == 1 })
+	eventually(t, "the prefetched deliveries to go back to the queue", func() bool { return adm.ready(q) == total-1 })
 	select {
 	case err := <-stopped:
 		t.Fatalf("the App stopped (%v) while a handler was still running", err)

@@ -55,9 +55,33 @@ func (r *runner) startWorkers() {
 	for range r.sub.Workers() {
 		r.workers.Go(func() {
 			for d := range r.jobs {
+				if r.stopped() {
+					r.release(&d)
+					continue
+				}
 				r.handle(d)
 			}
 		})
+	}
+}
+
+// stopping is closed when deliveries must no longer start: when Shutdown
+// begins (ack=manual: they go back to the broker), or when its deadline
+// passes (ack=auto: the broker counts them as delivered already, so they
+// run while there is time).
+func (r *runner) stopping() <-chan struct{} {
+	if r.auto {
+		return r.b.handlerCtx.Done()
+	}
+	return r.b.stopping
+}
+
+func (r *runner) stopped() bool {
+	select {
+	case <-r.stopping():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -74,11 +98,12 @@ func (r *runner) stopWorkers() {
 // yet started go back to the broker (ack=manual), or still run (ack=auto,
 // where the broker already counts them as delivered).
 func (r *runner) forward(s *session, deliveries <-chan amqp.Delivery) {
-	var stopping <-chan struct{} = r.b.stopping
-	if r.auto {
-		stopping = r.b.handlerCtx.Done()
-	}
+	stopping := r.stopping()
 	for d := range deliveries {
+		if r.stopped() {
+			r.release(&d)
+			continue
+		}
 		select {
 		case r.jobs <- d:
 		case <-s.lost:
