@@ -51,7 +51,9 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 
 // Two workers on one queue share each message's count: every message is
 // delivered exactly max_attempts times in all, as attempts 1..max, however
-// the broker spreads the deliveries.
+// the broker spreads the deliveries. The first worker takes every first
+// attempt alone; the second joins while the copies wait, so later
+// attempts are shared between the two.
 func TestTwoWorkersShareTheCount(t *testing.T) {
 	adm := newAdmin(t)
 	q := adm.queue("shared")
@@ -69,11 +71,13 @@ func TestTwoWorkersShareTheCount(t *testing.T) {
 			return runtime.Retry().Because(errFailed)
 		})
 	}
-	a1 := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, worker(1)))
-	runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, worker(2)))
+	ttl := 2 * time.Second
+	a1 := runApp(t, newTestBroker(), sub(q, ttl, worker(1)))
 	for i := range messages {
 		publishJob(t, a1.broker, q, "Job", job{ID: i})
 	}
+	eventually(t, "every first retry copy to wait", func() bool { return adm.ready(q+".retry") == messages })
+	runApp(t, newTestBroker(), sub(q, ttl, worker(2)))
 	eventually(t, "every message to be parked", func() bool { return adm.ready(q+".dl") == messages })
 
 	mu.Lock()
