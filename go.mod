@@ -13,3 +13,5 @@ require (
 	golang.org/x/text v0.15.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+tool github.com/streamgen/streamgen/cmd/streamgen
