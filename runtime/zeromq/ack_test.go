@@ -12,6 +12,7 @@ import (
 // rejects give one "cannot acknowledge" and one "cannot reject" line per
 // subscription, each with the unsupported error.
 func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
+	noLeaks(t)
 	logs := newLogCapture()
 	rec := newRecorder()
 	app := runtime.NewApp("acks", runtime.WithLogger(logs.Logger()))

@@ -90,6 +90,7 @@ func startBilling(t *testing.T) (*billing, *zeromq.Broker, *fakeClock, *logCaptu
 }
 
 func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
+	noLeaks(t)
 	svc, zq, clock, logs, _ := startBilling(t)
 	if err := runtime.Publish(context.Background(), zq, "jobs", "Job", billingJob{ID: 7}, runtime.WithMessageID("job-7")); err != nil {
 		t.Fatal(err)
@@ -124,6 +125,7 @@ func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 }
 
 func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
+	noLeaks(t)
 	svc, zq, _, logs, app := startBilling(t)
 	if err := runtime.Publish(context.Background(), zq, "invoices", "Invoice", invoice{ID: 3, AmountCents: 0}); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // loopback and the wall clock: each queue the suite names is bound at a
 // free port of its own.
 func TestConformance(t *testing.T) {
+	noLeaks(t)
 	brokertest.Run(t, brokertest.Transport{
 		Kind:       runtime.ZeroMQ,
 		RetryDelay: 50 * time.Millisecond,

@@ -14,6 +14,7 @@ import (
 // cap: each failure goes straight to the dead-letter queue, framed with its
 // name, and a handler mounted there reads it.
 func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
+	noLeaks(t)
 	clock := newFakeClock()
 	rec := newRecorder()
 	logs := newLogCapture()
@@ -63,6 +64,7 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 // a dead-letter queue: three deliveries, then the dead letter says three
 // attempts were made and starts a fresh retry count.
 func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
+	noLeaks(t)
 	clock := newFakeClock()
 	rec := newRecorder()
 	app := runtime.NewApp("dead-letters", runtime.WithClock(clock))
@@ -102,6 +104,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 // TestDeadLetterHeaderValuesStayOnOneLine: a reason with line breaks is
 // written on one line, so the header frame still parses.
 func TestDeadLetterHeaderValuesStayOnOneLine(t *testing.T) {
+	noLeaks(t)
 	rec := newRecorder()
 	app := runtime.NewApp("dead-letters")
 	zq := zeromq.New(

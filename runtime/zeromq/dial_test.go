@@ -14,6 +14,7 @@ import (
 // ventilator cannot send copies back; it names a queue it binds itself
 // (out_retry=work.retry) and mounts the same handler there.
 func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
+	noLeaks(t)
 	ventEP := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ventEP)))
 	defer shutdown(t, vent)
@@ -66,6 +67,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 // TestStartupErrors: mounts that cannot work are refused when the app
 // starts, with an error naming the subscription.
 func TestStartupErrors(t *testing.T) {
+	noLeaks(t)
 	fail := func(*Job, runtime.Metadata) error { return errors.New("x") }
 	cases := []struct {
 		name   string
@@ -143,6 +145,7 @@ func TestStartupErrors(t *testing.T) {
 // TestBindConflictIsAStartupError: a second service binding the same
 // endpoint fails to start, naming the subscription.
 func TestBindConflictIsAStartupError(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	first := runtime.NewApp("first")
 	first.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))),

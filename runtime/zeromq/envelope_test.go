@@ -9,6 +9,7 @@ import (
 )
 
 func TestEnvelopeRoundTrip(t *testing.T) {
+	noLeaks(t)
 	env := &zeromq.Envelope{
 		Subscription: "jobs",
 		Headers: []zeromq.Header{
@@ -38,6 +39,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 }
 
 func TestEnvelopeWithoutHeadersHasAnEmptyHeaderFrame(t *testing.T) {
+	noLeaks(t)
 	frames, err := (&zeromq.Envelope{Subscription: "jobs", Body: []byte("x")}).Frames()
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +54,7 @@ func TestEnvelopeWithoutHeadersHasAnEmptyHeaderFrame(t *testing.T) {
 }
 
 func TestParseHeadersGrammar(t *testing.T) {
+	noLeaks(t)
 	cases := []struct {
 		name  string
 		frame string
@@ -92,6 +95,7 @@ func TestParseHeadersGrammar(t *testing.T) {
 }
 
 func TestFormatHeadersRefusesWhatCannotBeRead(t *testing.T) {
+	noLeaks(t)
 	for _, hs := range [][]zeromq.Header{
 		{{Name: "x-a", Value: "line\nbreak"}},
 		{{Name: "x-a", Value: "carriage\rreturn"}},
@@ -110,6 +114,7 @@ func TestFormatHeadersRefusesWhatCannotBeRead(t *testing.T) {
 }
 
 func TestParseEnvelopeRefusesWrongShapes(t *testing.T) {
+	noLeaks(t)
 	for name, frames := range map[string][][]byte{
 		"two frames":  {[]byte("jobs"), []byte("")},
 		"four frames": {[]byte("jobs"), nil, nil, nil},
@@ -123,6 +128,7 @@ func TestParseEnvelopeRefusesWrongShapes(t *testing.T) {
 }
 
 func TestEnvelopeSetHeaderReplacesInPlace(t *testing.T) {
+	noLeaks(t)
 	env := &zeromq.Envelope{Headers: []zeromq.Header{{"type", "job"}, {"x-retry-count", "1"}, {"x-b", "b"}}}
 	env.SetHeader("X-Retry-Count", "2")
 	env.SetHeader("x-new", "n")

@@ -14,6 +14,7 @@ import (
 // TestPublishWritesTheDocumentedFrames reads what Publish sends with zmq4's
 // own PULL socket: three frames, as doc.go describes them.
 func TestPublishWritesTheDocumentedFrames(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -50,6 +51,7 @@ func TestPublishWritesTheDocumentedFrames(t *testing.T) {
 // TestFramingRoundTripThroughABoundQueue publishes with one broker and
 // handles with another, over a socket.
 func TestFramingRoundTripThroughABoundQueue(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	app := runtime.NewApp("framing")
@@ -83,6 +85,7 @@ func TestFramingRoundTripThroughABoundQueue(t *testing.T) {
 // another subscription with a raw zmq4 PUSH: it is dropped with a warning,
 // and the next message is served.
 func TestBoundQueueRefusesAnotherSubscriptionsName(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	logs := newLogCapture()

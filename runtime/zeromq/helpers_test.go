@@ -17,6 +17,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// noLeaks fails t when a goroutine started during t is still running after
+// t and its cleanups are done. Call it first, so its cleanup runs last.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
+}
+
 // waitLimit is how long a test waits for a condition before it fails. It is
 // generous: the machine is shared.
 const waitLimit = 30 * time.Second

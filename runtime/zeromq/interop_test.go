@@ -39,6 +39,7 @@ type peerMessage struct {
 // the retry copy and the dead letter on PULL sockets it binds, and reads a
 // job from this service's ventilator with a PULL that dials in.
 func TestInteropWithLibzmq(t *testing.T) {
+	noLeaks(t)
 	requirePyzmq(t)
 	jobsEP, retryEP, deadEP, ventEP := freeEndpoint(t), freeEndpoint(t), freeEndpoint(t), freeEndpoint(t)
 

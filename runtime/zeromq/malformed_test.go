@@ -43,6 +43,7 @@ func badInputs(deadLetter bool) []badInput {
 // zmq4 PUSH, then a good one: the bad one is settled with a warning naming
 // the subscription and the reason, and the good one is served.
 func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
+	noLeaks(t)
 	for _, withDL := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dead_letter=%v", withDL), func(t *testing.T) {
 			ep := freeEndpoint(t)
@@ -101,6 +102,7 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 // MaxMessageBytes is not read into memory: its connection is closed, a
 // warning says why, and other senders are still served.
 func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	logs := newLogCapture()
@@ -127,6 +129,7 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 // TestDefaultSocketLimitFollowsMaxPayloadBytes: without MaxMessageBytes a
 // subscription with max_payload_bytes reads up to that plus 1 MiB.
 func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	logs := newLogCapture()
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))

@@ -17,6 +17,7 @@ import (
 // seconds on the clock, carries the body and headers as they arrived with
 // the count one more, and the fifth delivery is dropped, not retried.
 func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
+	noLeaks(t)
 	const backoff = 30 * time.Second
 	ep := freeEndpoint(t)
 	clock := newFakeClock()
@@ -85,6 +86,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 // TestImmediateRetryNeedsNoClock: a plain failure with max_attempts 3 and
 // out_retry self comes back at once, without the clock moving.
 func TestImmediateRetryNeedsNoClock(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	clock := newFakeClock()
 	rec := newRecorder()
@@ -116,6 +118,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 // destination, a failure is final: one delivery, no copy, and a warning
 // that says so.
 func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	clock := newFakeClock()
 	logs := newLogCapture()
@@ -156,6 +159,7 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 // TestRetryCountHeaderName: with the Rust framework's header name, counts
 // are read from it and copies carry it; the Go name is not used.
 func TestRetryCountHeaderName(t *testing.T) {
+	noLeaks(t)
 	const rust = "x-ruststream-retry-count"
 	ep := freeEndpoint(t)
 	rec := newRecorder()

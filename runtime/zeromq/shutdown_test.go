@@ -16,6 +16,7 @@ import (
 // the app stops finishes with a live context and its message is settled;
 // the queue stops receiving first.
 func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -66,6 +67,7 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 // are lost at shutdown; one line counts them, and each is reported with its
 // message id.
 func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
+	noLeaks(t)
 	clock := newFakeClock()
 	logs := newLogCapture()
 	rec := newRecorder()
@@ -115,6 +117,7 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 // TestShutdownDeadlineCancelsHandlers: when Shutdown's context ends first,
 // the handlers' context is cancelled and Shutdown says so.
 func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
+	noLeaks(t)
 	started := make(chan struct{})
 	finished := make(chan struct{})
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
@@ -144,6 +147,7 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 
 // TestPublishAfterShutdownFails: a shut down broker refuses to publish.
 func TestPublishAfterShutdownFails(t *testing.T) {
+	noLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	shutdown(t, zq)
 	err := zq.Publish(context.Background(), "jobs", runtime.Message{Type: "job", Body: []byte("{}")})

@@ -25,6 +25,7 @@ func mountJobs(t *testing.T, rec *recorder, policy runtime.Policy, fail func(*Jo
 // TestPublishWaitsForTheQueueToBeBound: like a ZeroMQ PUSH, Publish waits
 // (redialling) until the queue's reader binds.
 func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	logs := newLogCapture()
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.WithLogger(logs.Logger()))
@@ -50,6 +51,7 @@ func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
 // TestPublishGivesUpWhenItsContextEnds: with nobody bound, Publish returns
 // the context's error.
 func TestPublishGivesUpWhenItsContextEnds(t *testing.T) {
+	noLeaks(t)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	defer shutdown(t, producer)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,6 +66,7 @@ func TestPublishGivesUpWhenItsContextEnds(t *testing.T) {
 // TestPublishRedialsAfterTheReaderRestarts: the producer notices the lost
 // connection and dials the new reader.
 func TestPublishRedialsAfterTheReaderRestarts(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	defer shutdown(t, producer)
@@ -88,6 +91,7 @@ func TestPublishRedialsAfterTheReaderRestarts(t *testing.T) {
 // TestDialingWorkerRedialsItsVentilator: a worker whose ventilator restarts
 // connects to the new one.
 func TestDialingWorkerRedialsItsVentilator(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	app := runtime.NewApp("worker")
@@ -107,6 +111,7 @@ func TestDialingWorkerRedialsItsVentilator(t *testing.T) {
 // Addr reports where a queue is bound; retry copies find a queue bound at
 // port 0.
 func TestEndpointForms(t *testing.T) {
+	noLeaks(t)
 	for _, ep := range []string{
 		"ipc://" + filepath.Join(t.TempDir(), "jobs.sock"),
 		"tcp://*:0",
@@ -142,6 +147,7 @@ func TestEndpointForms(t *testing.T) {
 // TestConcurrencyRunsThatManyHandlersAtOnce: with concurrency 3, three
 // handler calls run at once and never more.
 func TestConcurrencyRunsThatManyHandlersAtOnce(t *testing.T) {
+	noLeaks(t)
 	const workers = 3
 	var mu sync.Mutex
 	inFlight, most := 0, 0

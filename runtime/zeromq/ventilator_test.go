@@ -14,6 +14,7 @@ import (
 // dialing workers and 1,000 jobs: every job is handled once, by one worker,
 // and both workers get a share.
 func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
+	noLeaks(t)
 	const jobs = 1000
 	ep := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
@@ -73,6 +74,7 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 // TestVentilatorHandsOnWhenAWorkerLeaves: after a worker stops, the jobs go
 // to the one that is left.
 func TestVentilatorHandsOnWhenAWorkerLeaves(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
 	defer shutdown(t, vent)

@@ -27,6 +27,7 @@ func zmtpGreeting() []byte {
 // the handshake is disconnected before anything is allocated for it, and the
 // queue goes on serving.
 func TestHandshakeRefusesAHugeFrame(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	logs := newLogCapture()
 	rec := newRecorder()
@@ -65,6 +66,7 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 // ventilator (another PUSH); the ventilator logs the refusal and keeps no
 // peer.
 func TestHandshakeWithAnIncompatibleSocketFails(t *testing.T) {
+	noLeaks(t)
 	ep := freeEndpoint(t)
 	logs := newLogCapture()
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)), zeromq.WithLogger(logs.Logger()))
