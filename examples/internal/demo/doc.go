@@ -1,0 +1,28 @@
+// Package demo holds what the example programs share to show a person what
+// a streamgen service does while it runs:
+//
+//   - Narrator, a slog.Handler that renders the runtime's own log records
+//     (and the handlers') as one readable line each: when it happened, the
+//     subscription, the message, the attempt out of the maximum, and what
+//     happened (a retry with its delay, a drop or a park with its reason).
+//   - ScaledClock, a runtime.Clock that runs N times faster than the wall
+//     clock, so a demo can honestly say "retry in 30s" and be done in a
+//     second.
+//   - WriteSummary, the per-subscription table of an App's counters.
+//   - Counts, Check and WaitFor, which turn the counters into a smoke test:
+//     a demo waits until the numbers it expects are reached, and fails when
+//     they are not.
+//
+// A demo wires them like this:
+//
+//	clock := demo.NewScaledClock(100)
+//	logger := slog.New(demo.NewNarrator(os.Stdout, clock.Now))
+//	app := runtime.NewApp("billing", runtime.WithLogger(logger), runtime.WithClock(clock))
+//	billing.Mount(app, zq)
+//	... run the app, publish ...
+//	err := demo.WaitFor(ctx, app.Metrics(), want)
+//	demo.WriteSummary(os.Stdout, app.Metrics().Snapshot())
+//
+// The package is internal to the examples: it is not part of streamgen's
+// API.
+package demo

@@ -1,0 +1,184 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// fakeNow is a time source the test moves by hand.
+type fakeNow struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (f *fakeNow) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeNow) add(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = f.t.Add(d)
+}
+
+// syncBuffer is a strings.Builder safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+}
+
+func newTestNarrator() (*Narrator, *syncBuffer, *fakeNow) {
+	clock := &fakeNow{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var out syncBuffer
+	return NewNarrator(&out, clock.now), &out, clock
+}
+
+// settle runs a verdict through a real runtime.Consumer logging to n, so the
+// test sees the runtime's own records.
+func settle(n slog.Handler, sub *runtime.Subscription, d *runtime.Delivery, v runtime.Verdict) {
+	c := runtime.NewConsumer(sub, runtime.AnyBroker, runtime.Env{Logger: slog.New(n)})
+	c.Settle(d, v, nil)
+}
+
+func jobs(policy runtime.Policy) *runtime.Subscription {
+	type job struct{}
+	return &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", policy, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() }),
+	}}
+}
+
+func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
+	n, out, clock := newTestNarrator()
+	sub := jobs(runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf})
+	d := &runtime.Delivery{MessageID: "job-2", Type: "Job", Attempt: 1}
+	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
+		Delay: 30 * time.Second, Queue: "jobs", Reason: "the gateway timed out"})
+	clock.add(120 * time.Second)
+	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictDrop, Attempt: 5, MaxAttempts: 5, MessageType: "Job",
+		Reason: "failed on attempt 5 of 5: the card was declined"})
+	settle(n, sub, &runtime.Delivery{MessageID: "inv-2"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1,
+		Queue: "invoices.dead", Reason: "failed: no amount"})
+	settle(n, sub, &runtime.Delivery{MessageID: "x-1"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1,
+		Queue: "invoices.dead", Poison: true, Reason: `no handler for message type "Refund"`})
+	settle(n, sub, &runtime.Delivery{MessageID: "x-2"}, runtime.Verdict{Kind: runtime.VerdictReject, Attempt: 1, MaxAttempts: 1,
+		Poison: true, Reason: "the message has no type"})
+
+	want := []string{
+		"   +0.0s  jobs            job-2      1/5  retry: after 30s its copy went back into jobs (the gateway timed out)",
+		" +120.0s  jobs            job-2      5/5  DROPPED: failed on attempt 5 of 5: the card was declined",
+		" +120.0s  jobs            inv-2      1/1  PARKED on invoices.dead: failed: no amount",
+		` +120.0s  jobs            x-1        1/1  PARKED on invoices.dead: no handler for message type "Refund" (poison: it never reached a handler)`,
+		" +120.0s  jobs            x-2        1/1  REJECTED without requeue: the message has no type",
+	}
+	got := out.lines()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("narration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
+	for _, tc := range []struct {
+		via   string
+		delay time.Duration
+		want  string
+	}{
+		{"orders.retry.500ms", 500 * time.Millisecond, "retry: a copy waits 500ms in orders.retry.500ms (boom)"},
+		{"orders", 0, "retry: its copy went at once back into orders (boom)"},
+		{"orders.later", time.Minute, "retry: after 1m0s its copy went to orders.later (boom)"},
+	} {
+		n, out, _ := newTestNarrator()
+		settle(n, &runtime.Subscription{Name: "orders"}, &runtime.Delivery{MessageID: "o-1"},
+			runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 3, Queue: tc.via, Delay: tc.delay, Reason: "boom"})
+		if got := out.lines()[0]; !strings.HasSuffix(got, "1/3  "+tc.want) {
+			t.Errorf("via %s: %q, want it to end with %q", tc.via, got, tc.want)
+		}
+	}
+}
+
+func TestNarratorShowsAcksOnlyAtDebugLevel(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	sub := jobs(runtime.Policy{})
+	ack := runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1}
+	settle(n, sub, &runtime.Delivery{MessageID: "quiet"}, ack)
+	settle(n.WithLevel(slog.LevelDebug), sub, &runtime.Delivery{MessageID: "loud"}, ack)
+	got := out.lines()
+	if len(got) != 1 || !strings.Contains(got[0], "loud") || !strings.HasSuffix(got[0], "1/1  acked") {
+		t.Fatalf("narration %q, want only the debug-level ack of message loud", got)
+	}
+	if n.Enabled(context.Background(), slog.LevelDebug) || !n.Enabled(context.Background(), slog.LevelInfo) {
+		t.Error("a new Narrator should show Info and above only")
+	}
+}
+
+func TestNarratorWritesOtherRecordsWithTheirAttributes(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	log := slog.New(n).With("subscription", "jobs").WithGroup("job")
+	log.Info("charged", "id", 7, slog.Group("amount", "cents", 1250), "message_id", "job-7")
+	slog.New(n).Warn("zeromq: cannot reach queue", "queue", "jobs", "err", errors.New("refused"))
+	slog.New(n).Error("handler panicked", "subscription", "jobs", "panic", "boom", "stack", "goroutine 1 [running]: ...")
+	slog.New(n).Info("plain", "attempt", 2)
+	want := []string{
+		"   +0.0s  jobs                            charged (job.id=7, job.amount.cents=1250, job.message_id=job-7)",
+		"   +0.0s                                  warning: zeromq: cannot reach queue (queue=jobs, err=refused)",
+		"   +0.0s  jobs                            error: handler panicked (panic=boom)",
+		"   +0.0s                               2  plain",
+	}
+	if got := out.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("narration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestNarratorReportsVerdictsThatFailed(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	c := runtime.NewConsumer(jobs(runtime.Policy{DeadLetter: "jobs.dead"}), runtime.RabbitMQ, runtime.Env{Logger: slog.New(n)})
+	c.Settle(&runtime.Delivery{MessageID: "j-1"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "jobs.dead", Reason: "bad"},
+		errors.New("nacked with requeue"))
+	want := "ERROR could not park the message: bad: nacked with requeue"
+	if got := out.lines()[0]; !strings.HasSuffix(got, want) {
+		t.Fatalf("%q, want it to end with %q", got, want)
+	}
+}
+
+func TestNarratorWritesWholeLinesFromManyGoroutines(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	log := slog.New(n)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			for range 50 {
+				log.Info("tick", "subscription", "jobs", "worker", i)
+			}
+		})
+	}
+	wg.Wait()
+	lines := out.lines()
+	if len(lines) != 1000 {
+		t.Fatalf("%d lines, want 1000", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "   +0.0s  jobs") || !strings.Contains(l, "tick (worker=") {
+			t.Fatalf("torn line %q", l)
+		}
+	}
+}
