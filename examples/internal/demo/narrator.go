@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 // The attribute keys a Narrator puts in its columns rather than in the
@@ -219,8 +221,8 @@ func retrySentence(subscription, via, delay, reason string) string {
 	switch {
 	case strings.HasPrefix(via, subscription+".retry"):
 		s = fmt.Sprintf("retry: a copy waits %s in %s", delay, via)
-	case via == subscription:
-		s = "retry: " + after + " back into " + via
+	case via == subscription || via == runtime.OutRetrySelf:
+		s = "retry: " + after + " back into " + subscription
 	default:
 		s = "retry: " + after + " to " + via
 	}
