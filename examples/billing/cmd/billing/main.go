@@ -1,0 +1,147 @@
+// Command billing runs the billing service of package billing on ZeroMQ:
+// the job worker, the invoice worker and the reader of parked invoices,
+// each on a PULL socket it binds.
+//
+// Usage:
+//
+//	billing [flags]
+//
+// The flags are:
+//
+//	-jobs endpoint
+//		where the jobs queue binds (default tcp://127.0.0.1:5555)
+//	-invoices endpoint
+//		where the invoices queue binds (default tcp://127.0.0.1:5556)
+//	-dead endpoint
+//		where the invoices.dead queue binds (default tcp://127.0.0.1:5561)
+//	-metrics address
+//		serve the counters in the Prometheus text format at
+//		http://address/metrics; empty (the default) serves nothing
+//	-log-level level
+//		debug, info (the default), warn or error
+//
+// It logs to standard error and stops gracefully on SIGINT or SIGTERM.
+// Send it a job from any ZeroMQ PUSH socket, for example from Python:
+//
+//	push = zmq.Context().socket(zmq.PUSH)
+//	push.connect("tcp://127.0.0.1:5555")
+//	push.send_multipart([b"jobs", b"type: Job\nmessage-id: job-1", b'{"id": 1, "amount_cents": 1250}'])
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/streamgen/streamgen/examples/billing"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+func main() {
+	ctx, stop := runtime.SignalContext(context.Background())
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stderr)
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "billing:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "billing:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a command line that cannot be run.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// config is what the flags say.
+type config struct {
+	jobs, invoices, dead string
+	metrics              string
+	level                slog.Level
+}
+
+// parseFlags reads the command line; usage and flag errors go to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("billing", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.jobs, "jobs", "tcp://127.0.0.1:5555", "where the jobs queue binds")
+	fs.StringVar(&cfg.invoices, "invoices", "tcp://127.0.0.1:5556", "where the invoices queue binds")
+	fs.StringVar(&cfg.dead, "dead", "tcp://127.0.0.1:5561", "where the invoices.dead queue binds")
+	fs.StringVar(&cfg.metrics, "metrics", "", "serve the counters at http://`address`/metrics (empty: off)")
+	fs.TextVar(&cfg.level, "log-level", slog.LevelInfo, "`level`: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return config{}, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return config{}, &usageError{fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())}
+	}
+	return cfg, nil
+}
+
+// run runs the service until ctx ends.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level}))
+	slog.SetDefault(logger) // the handlers log through slog.Default
+
+	zq := zeromq.New(
+		zeromq.Queue("jobs", zeromq.Bind(cfg.jobs)),
+		zeromq.Queue("invoices", zeromq.Bind(cfg.invoices)),
+		zeromq.Queue("invoices.dead", zeromq.Bind(cfg.dead)),
+	)
+	app := runtime.NewApp("billing", runtime.WithLogger(logger))
+	billing.Mount(app, zq)
+
+	if cfg.metrics != "" {
+		stopMetrics, err := serveMetrics(cfg.metrics, app.Metrics(), logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+	return app.Run(ctx)
+}
+
+// serveMetrics serves m at http://address/metrics until the returned
+// function is called.
+func serveMetrics(address string, m *runtime.Metrics, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("serve metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("the metrics server stopped", "err", err)
+		}
+	}()
+	logger.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-served
+	}, nil
+}
