@@ -29,3 +29,7 @@ generate:
 ## check: fail when a generated file is stale
 check:
 	$(GO) run ./cmd/streamgen -check ./examples/...
+
+## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
+demo:
+	$(GO) run ./examples/billing/cmd/billing-demo

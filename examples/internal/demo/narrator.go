@@ -50,6 +50,7 @@ const (
 type Narrator struct {
 	out    *narratorOutput
 	level  slog.Leveler
+	hidden []string    // prefixes of messages not shown
 	attrs  []slog.Attr // from WithAttrs, keys already prefixed
 	prefix string      // open groups, "a.b."
 }
@@ -77,6 +78,15 @@ func (n *Narrator) WithLevel(level slog.Leveler) *Narrator {
 	return &c
 }
 
+// Hiding returns a Narrator sharing n's output that does not show records
+// whose message starts with one of prefixes, such as a notice the demo's
+// reader does not need.
+func (n *Narrator) Hiding(prefixes ...string) *Narrator {
+	c := *n
+	c.hidden = append(slices.Clone(n.hidden), prefixes...)
+	return &c
+}
+
 // Enabled reports whether level is shown.
 func (n *Narrator) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= n.level.Level()
@@ -84,6 +94,11 @@ func (n *Narrator) Enabled(_ context.Context, level slog.Level) bool {
 
 // Handle writes r as one line.
 func (n *Narrator) Handle(_ context.Context, r slog.Record) error {
+	for _, p := range n.hidden {
+		if strings.HasPrefix(r.Message, p) {
+			return nil
+		}
+	}
 	var fields []field
 	for _, a := range n.attrs {
 		fields = appendField(fields, "", a)
@@ -230,4 +245,10 @@ func retrySentence(subscription, via, delay, reason string) string {
 		s += " (" + reason + ")"
 	}
 	return s
+}
+
+// ColumnTitles returns the titles of a Narrator's columns, aligned with its
+// lines.
+func ColumnTitles() string {
+	return fmt.Sprintf("%8s  %-15s %-9s %4s  %s", "time", "subscription", "message", "try", "what happened")
 }

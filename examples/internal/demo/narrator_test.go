@@ -183,3 +183,31 @@ func TestNarratorWritesWholeLinesFromManyGoroutines(t *testing.T) {
 		}
 	}
 }
+
+func TestNarratorHidesWhatItIsToldTo(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	log := slog.New(n.Hiding("ZeroMQ cannot", "app "))
+	log.Warn("ZeroMQ cannot acknowledge a message", "subscription", "jobs")
+	log.Info("app running")
+	log.Info("job charged", "subscription", "jobs")
+	slog.New(n).Info("app stopping")
+	got := out.lines()
+	if len(got) != 2 || !strings.HasSuffix(got[0], "job charged") || !strings.HasSuffix(got[1], "app stopping") {
+		t.Fatalf("narration %q, want only the job charged line from the hiding narrator", got)
+	}
+}
+
+func TestColumnTitlesLineUpWithTheLines(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	slog.New(n).Info("x", "subscription", "jobs", "message_id", "job-1", "attempt", 1, "max_attempts", 5)
+	line, titles := out.lines()[0], ColumnTitles()
+	for _, col := range []struct{ title, value string }{{"subscription", "jobs"}, {"message", "job-1"}, {"what happened", "x"}} {
+		if strings.Index(titles, col.title) != strings.Index(line, col.value) {
+			t.Errorf("column %q starts at %d in %q but its value %q at %d in %q",
+				col.title, strings.Index(titles, col.title), titles, col.value, strings.Index(line, col.value), line)
+		}
+	}
+	if !strings.HasSuffix(titles[:strings.Index(titles, "what")], "try  ") || !strings.Contains(line, "1/5  x") {
+		t.Errorf("the try column does not line up: %q / %q", titles, line)
+	}
+}

@@ -1,0 +1,186 @@
+// Command billing-demo runs the billing service of package billing on
+// loopback ZeroMQ sockets (ephemeral ports, no server to install), sends it
+// jobs and invoices, and tells what happens as it happens: each delivery
+// with its attempt out of the maximum, each retry with its delay, each drop
+// and each parked message with its reason. It ends with the service's
+// counters per subscription.
+//
+// The service runs on a clock 100 times faster than the wall clock, so a
+// retry "in 30s" takes 0.3 seconds and the demo is over in a few seconds.
+// It exits with status 1 when what it expects does not happen, so it is a
+// smoke test too. make demo runs it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/streamgen/streamgen/examples/billing"
+	"github.com/streamgen/streamgen/examples/internal/demo"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
+)
+
+func main() {
+	ctx, stop := runtime.SignalContext(context.Background())
+	defer stop()
+	if err := run(ctx, os.Stdout, defaultSettings()); err != nil {
+		fmt.Fprintf(os.Stderr, "\nThe demo failed: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// settings are what a run of the demo does and expects.
+type settings struct {
+	// speed is how many times faster than the wall clock the service's
+	// clock runs.
+	speed int
+	// timeout bounds the real time the demo waits for each step.
+	timeout time.Duration
+	steps   []step
+}
+
+// step is one part of the demo: what it sends, and the counters expected
+// once it is over (cumulative, per subscription).
+type step struct {
+	title string
+	send  func(ctx context.Context, p runtime.Publisher) error
+	want  map[string]demo.Counts
+}
+
+func defaultSettings() settings {
+	return settings{speed: 100, timeout: 8 * time.Second, steps: defaultSteps()}
+}
+
+func defaultSteps() []step {
+	jobs := demo.Counts{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
+	return []step{
+		{
+			title: "Three jobs: job-1 succeeds at once, job-2 fails twice and then succeeds, job-3 always fails.",
+			send: func(ctx context.Context, p runtime.Publisher) error {
+				for i, job := range []billing.Job{
+					{ID: 1, AmountCents: 1250},
+					{ID: 2, AmountCents: 800, FailAttempts: 2},
+					{ID: 3, AmountCents: 4200, FailAttempts: 99},
+				} {
+					if err := billing.PublishJob(ctx, p, job, runtime.WithMessageID(fmt.Sprintf("job-%d", i+1))); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: map[string]demo.Counts{"jobs": jobs},
+		},
+		{
+			title: "Two invoices: inv-1 is sent; inv-2 has no amount, so it is parked on invoices.dead, where Park reads it.",
+			send: func(ctx context.Context, p runtime.Publisher) error {
+				if err := billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 1, AmountCents: 1250}, runtime.WithMessageID("inv-1")); err != nil {
+					return err
+				}
+				return billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 2}, runtime.WithMessageID("inv-2"))
+			},
+			want: map[string]demo.Counts{
+				"jobs":          jobs,
+				"invoices":      {Delivered: 2, Acked: 1, Parked: 1},
+				"invoices.dead": {Delivered: 1, Acked: 1},
+			},
+		},
+	}
+}
+
+// run runs the demo, writing its account to out. It returns an error when
+// the service fails or the counters do not end as the steps expect.
+func run(ctx context.Context, out io.Writer, s settings) error {
+	clock := demo.NewScaledClock(s.speed)
+	// ZeroMQ has no acknowledgements; the runtime says so once per
+	// subscription, which the reader of the demo can do without.
+	narrator := demo.NewNarrator(out, clock.Now).Hiding("ZeroMQ cannot acknowledge")
+	logger := slog.New(narrator)
+	previous := slog.Default()
+	slog.SetDefault(logger) // the handlers log through slog.Default
+	defer slog.SetDefault(previous)
+
+	fmt.Fprintf(out, "streamgen demo: the billing service (examples/billing) on ZeroMQ over loopback.\n")
+	fmt.Fprintf(out, "Its clock runs %d× fast: a retry in %v takes %v here. Times below are on that clock,\n", clock.Factor(), billing.Backoff, clock.Real(billing.Backoff))
+	fmt.Fprintf(out, "so the machine's own small delays show %d× larger too. Each line is one log record of\n", clock.Factor())
+	fmt.Fprintf(out, "the runtime or of a handler, told as a sentence.\n\n")
+
+	zq := zeromq.New(
+		zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")),
+		zeromq.Queue("invoices", zeromq.Bind("tcp://127.0.0.1:0")),
+		zeromq.Queue("invoices.dead", zeromq.Bind("tcp://127.0.0.1:0")),
+	)
+	app := runtime.NewApp("billing", runtime.WithLogger(logger), runtime.WithClock(clock), runtime.WithShutdownTimeout(5*time.Second))
+	billing.Mount(app, zq)
+
+	runCtx, stopApp := context.WithCancel(ctx)
+	defer stopApp()
+	done := make(chan error, 1)
+	go func() { done <- app.Run(runCtx) }()
+	select {
+	case <-app.Ready():
+	case err := <-done:
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return fmt.Errorf("the service did not start: %w", err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			stopApp()
+			<-done
+		}
+	}()
+
+	fmt.Fprintf(out, "\nThe service is up:\n")
+	for _, q := range []struct{ name, policy string }{
+		{"jobs", fmt.Sprintf("max_attempts=5 out_retry=self; a failed job returns runtime.RetryAfter(%v, err)", billing.Backoff)},
+		{"invoices", "dead_letter=invoices.dead"},
+		{"invoices.dead", "read by Park"},
+	} {
+		fmt.Fprintf(out, "  %-14s %-22s %s\n", q.name, zq.Addr(q.name), q.policy)
+	}
+
+	for i, st := range s.steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		fmt.Fprintf(out, "\n%d. %s\n\n%s\n", i+1, st.title, demo.ColumnTitles())
+		if err := st.send(runCtx, zq); err != nil {
+			return fmt.Errorf("step %d: send: %w", i+1, err)
+		}
+		waitCtx, cancel := context.WithTimeout(runCtx, s.timeout)
+		err := demo.WaitFor(waitCtx, app.Metrics(), st.want)
+		cancel()
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		if err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+
+	fmt.Fprintf(out, "\nStopping the service.\n")
+	stopApp()
+	stopped = true
+	if err := <-done; err != nil {
+		return fmt.Errorf("the service stopped with an error: %w", err)
+	}
+	stats := app.Metrics().Snapshot()
+	fmt.Fprintf(out, "\nWhat the service counted (app.Metrics()):\n\n")
+	if err := demo.WriteSummary(out, stats); err != nil {
+		return err
+	}
+	if len(s.steps) > 0 {
+		if err := demo.Check(stats, s.steps[len(s.steps)-1].want); err != nil {
+			return fmt.Errorf("after the stop: %w", err)
+		}
+	}
+	fmt.Fprintf(out, "\nEverything happened as expected.\n")
+	return nil
+}
