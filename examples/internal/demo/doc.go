@@ -12,6 +12,9 @@
 //   - Counts, Check and WaitFor, which turn the counters into a smoke test:
 //     a demo waits until the numbers it expects are reached, and fails when
 //     they are not.
+//   - RabbitMQURL, QueuesOf, Peek, Purge and Delete, to start a RabbitMQ demo
+//     from empty queues and show what sits in a dead-letter queue, headers
+//     and all, without taking it away.
 //
 // A demo wires them like this:
 //
