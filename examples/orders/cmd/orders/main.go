@@ -1,0 +1,146 @@
+// Command orders runs the orders service of package orders on RabbitMQ: it
+// declares orders.received, the wait queues of its retry ladder and
+// orders.parked, and consumes orders.received.
+//
+// Usage:
+//
+//	orders [flags]
+//
+// The flags are:
+//
+//	-url URL
+//		the broker (default: $STREAMGEN_RABBITMQ_URL, else
+//		amqp://guest:guest@127.0.0.1:5672/); its password never appears
+//		in the log
+//	-metrics address
+//		serve the counters in the Prometheus text format at
+//		http://address/metrics; empty (the default) serves nothing
+//	-log-level level
+//		debug, info (the default), warn or error
+//
+// It logs to standard error and stops gracefully on SIGINT or SIGTERM:
+// handlers running finish and settle, deliveries not started go back to
+// the broker.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
+)
+
+// defaultURL is the broker used when neither -url nor
+// STREAMGEN_RABBITMQ_URL says otherwise.
+const defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
+
+func main() {
+	ctx, stop := runtime.SignalContext(context.Background())
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stderr)
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "orders:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "orders:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a command line that cannot be run.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// config is what the flags say.
+type config struct {
+	url     string
+	metrics string
+	level   slog.Level
+}
+
+// parseFlags reads the command line; usage and flag errors go to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	url := os.Getenv("STREAMGEN_RABBITMQ_URL")
+	if url == "" {
+		url = defaultURL
+	}
+	var cfg config
+	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.url, "url", url, "the RabbitMQ `URL`")
+	fs.StringVar(&cfg.metrics, "metrics", "", "serve the counters at http://`address`/metrics (empty: off)")
+	fs.TextVar(&cfg.level, "log-level", slog.LevelInfo, "`level`: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return config{}, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return config{}, &usageError{fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())}
+	}
+	return cfg, nil
+}
+
+// run runs the service until ctx ends.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level}))
+	slog.SetDefault(logger) // the handlers log through slog.Default
+	return serve(ctx, cfg, rabbitmq.New(cfg.url, rabbitmq.WithConnectionName("orders")), logger)
+}
+
+// serve runs the orders service on b until ctx ends.
+func serve(ctx context.Context, cfg config, b runtime.Broker, logger *slog.Logger) error {
+	app := runtime.NewApp("orders", runtime.WithLogger(logger))
+	orders.Mount(app, b)
+	if cfg.metrics != "" {
+		stopMetrics, err := serveMetrics(cfg.metrics, app.Metrics(), logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+	return app.Run(ctx)
+}
+
+// serveMetrics serves m at http://address/metrics until the returned
+// function is called.
+func serveMetrics(address string, m *runtime.Metrics, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("serve metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("the metrics server stopped", "err", err)
+		}
+	}()
+	logger.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-served
+	}, nil
+}
