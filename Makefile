@@ -33,3 +33,7 @@ check:
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:
 	$(GO) run ./examples/billing/cmd/billing-demo
+
+## demo-rabbitmq: the orders service on the local RabbitMQ (started first if installed), ending with what it parked and why
+demo-rabbitmq: rabbitmq
+	$(GO) run ./examples/orders/cmd/orders-demo
