@@ -1,0 +1,319 @@
+// Package examples_test checks that the code in README.md works as written.
+//
+// The rule for the README's code blocks:
+//
+//   - Every ```go block is a complete Go file, starting with its package
+//     clause.
+//   - A block whose first line is "// file: <path>" belongs to the quick
+//     start: all such blocks are written, without that line, into a new
+//     module example.com/shop that uses this checkout, where go generate,
+//     go vet and go test must pass. The README's sample error message is
+//     checked against what streamgen really prints for that module.
+//   - Every other ```go block is type-checked on its own.
+//   - Every ```python block must compile (python3 -m py_compile).
+//
+// A block that does not compile fails the test.
+package examples_test
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+	"golang.org/x/tools/go/packages"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// readmePath is the README, relative to this package's directory.
+const readmePath = "../README.md"
+
+// fileMarker starts a block that belongs to the quick-start module.
+const fileMarker = "// file: "
+
+// codeBlock is one fenced block of the README.
+type codeBlock struct {
+	lang string
+	line int // of the opening fence, 1-based
+	text string
+}
+
+// readmeBlocks returns the README's fenced code blocks.
+func readmeBlocks(t *testing.T) []codeBlock {
+	t.Helper()
+	data, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []codeBlock
+	var cur *codeBlock
+	var body []string
+	for i, line := range strings.Split(string(data), "\n") {
+		fence := strings.HasPrefix(line, "```")
+		switch {
+		case cur == nil && fence:
+			cur = &codeBlock{lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: i + 1}
+			body = nil
+		case cur != nil && fence:
+			if strings.TrimSpace(line) != "```" {
+				t.Fatalf("README.md:%d: a fence opens inside the block opened at line %d", i+1, cur.line)
+			}
+			cur.text = strings.Join(body, "\n") + "\n"
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			body = append(body, line)
+		}
+	}
+	if cur != nil {
+		t.Fatalf("README.md:%d: the block is never closed", cur.line)
+	}
+	return blocks
+}
+
+func blocksOf(t *testing.T, lang string) []codeBlock {
+	t.Helper()
+	var out []codeBlock
+	for _, b := range readmeBlocks(t) {
+		if b.lang == lang {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// quickStart splits the go blocks into the quick-start files (path →
+// source, marker removed) and the others.
+func quickStart(t *testing.T) (files map[string]string, others []codeBlock) {
+	t.Helper()
+	files = map[string]string{}
+	for _, b := range blocksOf(t, "go") {
+		if path, ok := strings.CutPrefix(strings.SplitN(b.text, "\n", 2)[0], fileMarker); ok {
+			if _, dup := files[path]; dup {
+				t.Fatalf("README.md:%d: %s is written twice", b.line, path)
+			}
+			files[path] = strings.SplitN(b.text, "\n", 2)[1]
+			continue
+		}
+		others = append(others, b)
+	}
+	return files, others
+}
+
+// repoRoot is the root of this checkout.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goCommand runs the go command in dir, returning its combined output.
+func goCommand(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustGo(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := goCommand(t, dir, args...)
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// The quick start, as a reader follows it: a module with the README's
+// files, streamgen added as a tool of a local checkout, go generate, go vet,
+// and the README's test.
+func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
+	files, _ := quickStart(t)
+	want := []string{"billing/billing.go", "billing/billing_test.go", "cmd/billing/main.go"}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for p := range files {
+			if !yield(p) {
+				return
+			}
+		}
+	}); !slices.Equal(got, want) {
+		t.Fatalf("the README's quick-start files are %v, want %v", got, want)
+	}
+	root := repoRoot(t)
+	mod := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		full := filepath.Join(mod, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("go.mod", "module example.com/shop\n\ngo 1.26\n")
+	write("go.sum", string(sum))
+	// The install command of the README for a local checkout.
+	mustGo(t, mod, "mod", "edit",
+		"-replace", "github.com/streamgen/streamgen="+root,
+		"-require", "github.com/streamgen/streamgen@v0.0.0",
+		"-tool", "github.com/streamgen/streamgen/cmd/streamgen")
+	for path, src := range files {
+		write(path, src)
+	}
+	mustGo(t, mod, "mod", "tidy")
+	mustGo(t, mod, "generate", "./...")
+	if _, err := os.Stat(filepath.Join(mod, "billing", "streamgen_gen.go")); err != nil {
+		t.Fatalf("go generate wrote no billing/streamgen_gen.go: %v", err)
+	}
+	mustGo(t, mod, "vet", "./...")
+	out := mustGo(t, mod, "test", "-count=1", "./...")
+	if !strings.Contains(out, "ok  \texample.com/shop/billing") {
+		t.Fatalf("the README's test did not pass:\n%s", out)
+	}
+
+	// The error the README shows, for retry_delay=1s added to the handler,
+	// is what streamgen prints, and all it prints.
+	var shown string
+	for _, b := range blocksOf(t, "text") {
+		if strings.HasPrefix(b.text, "billing.go:") {
+			shown = strings.TrimSpace(b.text)
+		}
+	}
+	if shown == "" {
+		t.Fatal("the README shows no error message of streamgen")
+	}
+	billing := files["billing/billing.go"]
+	if !strings.Contains(billing, "out_retry=self") {
+		t.Fatal("the quick start's handler has no out_retry=self to add to")
+	}
+	write("billing/billing.go", strings.Replace(billing, "out_retry=self", "out_retry=self retry_delay=1s", 1))
+	out, err = goCommand(t, mod, "generate", "./...")
+	if err == nil {
+		t.Fatalf("go generate accepted retry_delay on a zeromq handler:\n%s", out)
+	}
+	if first := strings.SplitN(out, "\n", 2)[0]; first != shown {
+		t.Fatalf("the README shows\n\t%s\nbut streamgen printed\n%s", shown, out)
+	}
+	if _, err := os.Stat(filepath.Join(mod, "billing", "streamgen_gen.go")); err != nil {
+		t.Fatalf("the generated file is gone after a failed run: %v", err)
+	}
+}
+
+// Every other Go block compiles on its own.
+func TestReadmeGoBlocksTypeCheck(t *testing.T) {
+	_, blocks := quickStart(t)
+	if len(blocks) < 3 {
+		t.Fatalf("found %d standalone Go blocks in the README; the extraction is broken", len(blocks))
+	}
+	fset := token.NewFileSet()
+	files := make([]*ast.File, len(blocks))
+	imports := map[string]bool{}
+	for i, b := range blocks {
+		if !strings.HasPrefix(b.text, "package ") {
+			t.Errorf("README.md:%d: a Go block must be a complete file starting with its package clause, or a quick-start file marked %q", b.line, fileMarker)
+			continue
+		}
+		f, err := parser.ParseFile(fset, "block", b.text, parser.ParseComments)
+		if err != nil {
+			t.Errorf("the Go block at README.md:%d does not parse: %v", b.line, err)
+			continue
+		}
+		files[i] = f
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			imports[p] = true
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	loaded, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: repoRoot(t), Tests: false},
+		slices.Sorted(func(yield func(string) bool) {
+			for p := range imports {
+				if !yield(p) {
+					return
+				}
+			}
+		})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*types.Package{}
+	for _, p := range loaded {
+		for _, e := range p.Errors {
+			t.Errorf("the README imports %s: %v", p.PkgPath, e)
+		}
+		byPath[p.PkgPath] = p.Types
+	}
+	importer := importerFunc(func(path string) (*types.Package, error) {
+		if p := byPath[path]; p != nil {
+			return p, nil
+		}
+		return nil, os.ErrNotExist
+	})
+	for i, f := range files {
+		var errs []string
+		conf := types.Config{Importer: importer, Error: func(err error) {
+			if te, ok := err.(types.Error); ok {
+				// Point at the README's line: the block starts after its fence.
+				p := te.Fset.Position(te.Pos)
+				errs = append(errs, fmt.Sprintf("README.md:%d:%d: %s", blocks[i].line+p.Line, p.Column, te.Msg))
+				return
+			}
+			errs = append(errs, err.Error())
+		}}
+		_, _ = conf.Check(f.Name.Name, fset, []*ast.File{f}, nil)
+		if len(errs) > 0 {
+			t.Errorf("the Go block at README.md:%d does not compile:\n\t%s", blocks[i].line, strings.Join(errs, "\n\t"))
+		}
+	}
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// python is the interpreter the zeromq interop test uses too.
+const python = "/usr/bin/python3"
+
+// Every Python block compiles.
+func TestReadmePythonBlocksCompile(t *testing.T) {
+	blocks := blocksOf(t, "python")
+	if len(blocks) == 0 {
+		t.Fatal("found no Python block in the README; the extraction is broken")
+	}
+	dir := t.TempDir()
+	for _, b := range blocks {
+		path := filepath.Join(dir, "block_"+strconv.Itoa(b.line)+".py")
+		if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), python, "-m", "py_compile", path)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Errorf("the Python block at README.md:%d does not compile (%v):\n%s", b.line, err, out.String())
+		}
+	}
+}
