@@ -1,0 +1,112 @@
+package benchpair
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Pair describes a pair benchmark: the two sides and how much work a round
+// of each does.
+type Pair struct {
+	// Units is the number of units (messages, operations) one round of
+	// each side handles; the figures are per unit.
+	Units int
+	// Unit names a unit in the metric names: "msg" or "op".
+	Unit string
+	// Streamgen and Baseline each run one round and return the time its
+	// Units units took, setup left out. They fail b themselves.
+	Streamgen, Baseline func(b *testing.B) time.Duration
+	// Warmup is how many rounds of each side run before the measured
+	// ones, unreported.
+	Warmup int
+	// TimeRatio reports streamgen time over baseline time (lower is
+	// better) instead of baseline time over streamgen time.
+	TimeRatio bool
+}
+
+// Result is what Run measured.
+type Result struct {
+	// Streamgen and Baseline are the medians of each side's per-unit time.
+	Streamgen, Baseline time.Duration
+	// Ratio is the median of the per-round ratios.
+	Ratio float64
+	// Rounds is how many rounds of each side ran.
+	Rounds int
+}
+
+// Run runs one round of each side per benchmark iteration, the streamgen
+// side first in even rounds and the baseline first in odd ones, and
+// reports the medians. Use -benchtime=Nx to choose the number of rounds.
+func Run(b *testing.B, p Pair) Result {
+	b.Helper()
+	if p.Units < 1 {
+		b.Fatal("benchpair: Units must be at least 1")
+	}
+	for range p.Warmup {
+		p.Streamgen(b)
+		p.Baseline(b)
+	}
+	var sg, base, ratios []float64
+	round := 0
+	for b.Loop() {
+		var s, r time.Duration
+		if round%2 == 0 {
+			s = p.Streamgen(b)
+			r = p.Baseline(b)
+		} else {
+			r = p.Baseline(b)
+			s = p.Streamgen(b)
+		}
+		round++
+		if s <= 0 || r <= 0 {
+			b.Fatalf("benchpair: a round took no time (streamgen %v, baseline %v)", s, r)
+		}
+		sg = append(sg, float64(s)/float64(p.Units))
+		base = append(base, float64(r)/float64(p.Units))
+		ratios = append(ratios, ratio(s, r, p.TimeRatio))
+		if testing.Verbose() {
+			b.Logf("round %d: streamgen %.0f ns/%s, baseline %.0f ns/%s, ratio %.3f", round, sg[len(sg)-1], p.unit(), base[len(base)-1], p.unit(), ratios[len(ratios)-1])
+		}
+	}
+	res := Result{
+		Streamgen: time.Duration(Median(sg)),
+		Baseline:  time.Duration(Median(base)),
+		Ratio:     Median(ratios),
+		Rounds:    round,
+	}
+	unit := p.unit()
+	b.ReportMetric(Median(sg), "streamgen-ns/"+unit)
+	b.ReportMetric(Median(base), "baseline-ns/"+unit)
+	b.ReportMetric(res.Ratio, "ratio")
+	return res
+}
+
+func (p Pair) unit() string {
+	if p.Unit == "" {
+		return "op"
+	}
+	return p.Unit
+}
+
+func ratio(streamgen, baseline time.Duration, timeRatio bool) float64 {
+	if timeRatio {
+		return float64(streamgen) / float64(baseline)
+	}
+	return float64(baseline) / float64(streamgen)
+}
+
+// Median returns the median of xs, the mean of the middle two when their
+// number is even, or 0 when there are none. xs is not changed.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

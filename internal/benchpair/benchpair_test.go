@@ -1,0 +1,150 @@
+package benchpair
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		in := append([]float64(nil), c.in...)
+		if got := Median(c.in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("Median changed its input: %v became %v", in, c.in)
+			}
+		}
+	}
+}
+
+// TestRunAlternatesAndReportsMedians runs a pair whose sides return fixed
+// durations and checks the order of the sides and the reported metrics.
+func TestRunAlternatesAndReportsMedians(t *testing.T) {
+	for _, timeRatio := range []bool{false, true} {
+		var order []string
+		var res Result
+		br := testing.Benchmark(func(b *testing.B) {
+			order = order[:0]
+			n := 0
+			res = Run(b, Pair{
+				Units: 10, Unit: "msg", TimeRatio: timeRatio,
+				Streamgen: func(*testing.B) time.Duration {
+					order = append(order, "s")
+					d := []time.Duration{100, 300, 200}[n%3] * time.Microsecond
+					n++
+					return d
+				},
+				Baseline: func(*testing.B) time.Duration {
+					order = append(order, "b")
+					return 100 * time.Microsecond
+				},
+			})
+		})
+		if res.Rounds < 1 || len(order) != 2*res.Rounds {
+			t.Fatalf("%d rounds, sides called %v", res.Rounds, order)
+		}
+		for i := 0; i+1 < len(order); i += 2 {
+			want := "sb"
+			if (i/2)%2 == 1 {
+				want = "bs"
+			}
+			if got := order[i] + order[i+1]; got != want {
+				t.Fatalf("round %d ran %q, want %q", i/2, got, want)
+			}
+		}
+		if got := br.Extra["baseline-ns/msg"]; got != 10000 {
+			t.Errorf("baseline-ns/msg = %v, want 10000", got)
+		}
+		// Rounds cycle through 100, 300 and 200 µs against 100 µs.
+		var sg, want []float64
+		for i := range res.Rounds {
+			s := []float64{100, 300, 200}[i%3]
+			sg = append(sg, s*1000/10)
+			if timeRatio {
+				want = append(want, s/100)
+			} else {
+				want = append(want, 100/s)
+			}
+		}
+		if got, m := br.Extra["streamgen-ns/msg"], Median(sg); got != m {
+			t.Errorf("streamgen-ns/msg = %v after %d rounds, want %v", got, res.Rounds, m)
+		}
+		if m := Median(want); res.Ratio != m || br.Extra["ratio"] != m {
+			t.Errorf("ratio %v (metric %v) after %d rounds, want %v", res.Ratio, br.Extra["ratio"], res.Rounds, m)
+		}
+	}
+}
+
+func TestOrderJSONSize(t *testing.T) {
+	for _, size := range []int{Small, Large} {
+		b := OrderJSON(size)
+		if len(b) < size || len(b) > size+64 {
+			t.Errorf("OrderJSON(%d) is %d bytes", size, len(b))
+		}
+	}
+	if got := SizeName(Large) + " " + SizeName(Small); got != "16KiB 256B" {
+		t.Errorf("size names %q", got)
+	}
+}
+
+// TestGateHoldsEachRound runs a consumer of three rounds of four messages
+// through a Gate and checks that no round starts before it is opened.
+func TestGateHoldsEachRound(t *testing.T) {
+	const batch, rounds = 4, 3
+	g := NewGate(batch)
+	var handled atomic.Int64
+	msgs := make(chan int, batch*rounds)
+	for i := range batch * rounds {
+		msgs <- i
+	}
+	close(msgs)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for range msgs {
+			g.Begin()
+			handled.Add(1)
+			g.Done()
+		}
+	}()
+	for r := range rounds {
+		// Before Round, the consumer must be held at the round's first message.
+		time.Sleep(10 * time.Millisecond)
+		if got := handled.Load(); got != int64(r*batch) {
+			t.Fatalf("before round %d: %d messages handled, want %d", r, got, r*batch)
+		}
+		d, err := g.Round(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 {
+			t.Errorf("round %d took %v", r, d)
+		}
+		if got := handled.Load(); got != int64((r+1)*batch) {
+			t.Fatalf("after round %d: %d messages handled, want %d", r, got, (r+1)*batch)
+		}
+	}
+	<-finished
+}
+
+func TestGateReportsAStalledRound(t *testing.T) {
+	g := NewGate(2)
+	if _, err := g.Round(20 * time.Millisecond); err == nil {
+		t.Error("a round nobody consumed reported no error")
+	}
+}
