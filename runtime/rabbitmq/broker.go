@@ -192,9 +192,6 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		b.mu.Unlock()
 		return err
 	}
-	for _, r := range b.runners {
-		r.startWorkers()
-	}
 	if !b.install(sess) {
 		// Shutdown began while starting; it finds the session installed or
 		// not at all, so close this one here.
@@ -302,10 +299,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		defer close(drained)
 		if sess != nil {
 			sess.cancelConsumers(b.log)
-			sess.forwarders.Wait()
 		}
 		for _, r := range b.runners {
-			r.stopWorkers()
+			r.waitPumps()
 		}
 	}()
 	var err error

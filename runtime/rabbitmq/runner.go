@@ -14,10 +14,12 @@ import (
 // still running when the shutdown deadline passed.
 var errLeftToBroker = errors.New("rabbitmq: the shutdown deadline passed while the handler ran; the delivery is left to the broker, which redelivers it")
 
-// runner runs one subscription: a fixed pool of Workers() workers, fed by
-// the forwarder of each consuming session in turn. Because the pool
-// outlives sessions, a reconnect never runs more handlers at once than the
-// subscription's concurrency.
+// runner runs one subscription. Each consuming session starts Workers()
+// pumps per subscription; a pump takes a delivery from the session's
+// consumer and runs it in one of the runner's Workers() handler slots. The
+// slots outlive sessions, so a reconnect never runs more handlers at once
+// than the subscription's concurrency; and the delivery goes from the
+// client library to the handler with no goroutine in between.
 type runner struct {
 	b          *Broker
 	c          *runtime.Consumer
@@ -25,11 +27,12 @@ type runner struct {
 	auto       bool
 	prefetch   int
 	waitQueues map[string]bool
-	jobs       chan amqp.Delivery
-	workers    sync.WaitGroup
+	// slots holds a token per handler running, Workers() at most.
+	slots chan struct{}
+	// pumps are the pumps of every session, past and current.
+	pumps sync.WaitGroup
 	// publishFailures counts copies in a row that could not be published.
 	publishFailures atomic.Int64
-	stopOnce        sync.Once
 }
 
 func newRunner(b *Broker, c *runtime.Consumer) *runner {
@@ -47,21 +50,14 @@ func newRunner(b *Broker, c *runtime.Consumer) *runner {
 		auto:       sub.AckMode() == runtime.AckAuto,
 		prefetch:   prefetch,
 		waitQueues: wq,
-		jobs:       make(chan amqp.Delivery),
+		slots:      make(chan struct{}, sub.Workers()),
 	}
 }
 
-func (r *runner) startWorkers() {
+// startPumps starts the pumps of a session's consumer.
+func (r *runner) startPumps(s *session, deliveries <-chan amqp.Delivery) {
 	for range r.sub.Workers() {
-		r.workers.Go(func() {
-			for d := range r.jobs {
-				if r.stopped() {
-					r.release(&d)
-					continue
-				}
-				r.handle(d)
-			}
-		})
+		r.pumps.Go(func() { r.pump(s, deliveries) })
 	}
 }
 
@@ -85,19 +81,20 @@ func (r *runner) stopped() bool {
 	}
 }
 
-// stopWorkers lets the workers finish what they hold and waits for them.
-// Every forwarder must have returned.
-func (r *runner) stopWorkers() {
-	r.stopOnce.Do(func() { close(r.jobs) })
-	r.workers.Wait()
+// waitPumps waits until the pumps of every session have returned: each
+// returns once its consumer's deliveries end (the consumer was cancelled or
+// the session closed) and its handler is done.
+func (r *runner) waitPumps() {
+	r.pumps.Wait()
 }
 
-// forward hands a session's deliveries to the workers until the consumer
-// ends. Once the session is lost, deliveries are left alone (the broker
-// requeues them with the channel). Once Shutdown begins, deliveries not
-// yet started go back to the broker (ack=manual), or still run (ack=auto,
-// where the broker already counts them as delivered).
-func (r *runner) forward(s *session, deliveries <-chan amqp.Delivery) {
+// pump runs a session's deliveries until the consumer ends, each in a
+// handler slot. Once the session is lost, deliveries waiting for a slot are
+// left alone (the broker requeues them with the channel). Once Shutdown
+// begins, deliveries not yet started go back to the broker (ack=manual),
+// or still run (ack=auto, where the broker already counts them as
+// delivered).
+func (r *runner) pump(s *session, deliveries <-chan amqp.Delivery) {
 	stopping := r.stopping()
 	for d := range deliveries {
 		if r.stopped() {
@@ -105,11 +102,19 @@ func (r *runner) forward(s *session, deliveries <-chan amqp.Delivery) {
 			continue
 		}
 		select {
-		case r.jobs <- d:
+		case r.slots <- struct{}{}:
 		case <-s.lost:
+			continue
 		case <-stopping:
 			r.release(&d)
+			continue
 		}
+		if r.stopped() {
+			r.release(&d)
+		} else {
+			r.handle(d)
+		}
+		<-r.slots
 	}
 }
 

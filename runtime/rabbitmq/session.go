@@ -24,9 +24,8 @@ type session struct {
 	mu       sync.Mutex
 	lostErr  error
 
-	closeOnce  sync.Once
-	forwarders sync.WaitGroup
-	watchers   sync.WaitGroup
+	closeOnce sync.Once
+	watchers  sync.WaitGroup
 }
 
 // sessionConsumer is a subscription's consumer in a session.
@@ -131,29 +130,33 @@ func (s *session) cause() error {
 	return s.lostErr
 }
 
-// start hands the deliveries of every consumer to its runner's workers.
+// start starts the pumps that run the deliveries of every consumer.
 func (s *session) start() {
 	for _, c := range s.consumers {
-		s.forwarders.Go(func() { c.runner.forward(s, c.deliveries) })
+		c.runner.startPumps(s, c.deliveries)
 	}
 }
 
 // cancelConsumers stops the broker from sending more deliveries. Those
-// already received still reach the forwarders, which hand them back.
+// already received still reach the pumps, which hand them back; one more
+// pump per consumer, held by no handler, hands them back while the
+// handlers in flight finish.
 func (s *session) cancelConsumers(log *slog.Logger) {
 	for _, c := range s.consumers {
 		if err := c.ch.Cancel(c.tag, false); err != nil {
 			log.Debug("rabbitmq: cancel consumer", "queue", c.runner.sub.Name, "err", err)
 		}
+		c.runner.pumps.Go(func() { c.runner.pump(s, c.deliveries) })
 	}
 }
 
 // close closes the connection, which requeues every delivery not yet
-// acknowledged, and waits for the session's goroutines.
+// acknowledged and ends the consumers' deliveries, and waits for the
+// session's watchers. Its pumps return once their handlers are done; the
+// runners wait for them.
 func (s *session) close() {
 	s.closeOnce.Do(func() {
 		_ = s.conn.Close()
-		s.forwarders.Wait()
 		s.watchers.Wait()
 	})
 }
