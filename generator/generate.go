@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,6 +55,9 @@ type Package struct {
 	// Annotated is false when the package has no //stream:subscriber
 	// annotation (and no problems either).
 	Annotated bool
+
+	// generated holds the names the generated file declares.
+	generated map[string]bool
 }
 
 // Current reports whether the file on disk is exactly what was generated.
@@ -148,7 +152,39 @@ func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, 
 	for _, lp := range pkgs {
 		out = append(out, generatePackage(lp, cfg, olds))
 	}
+	forgiveForeignGenerated(out)
 	return out, nil
+}
+
+// qualifiedUndefined matches the type checker's message for a name another
+// package does not declare: "undefined: billing.Mount".
+var qualifiedUndefined = regexp.MustCompile(`^undefined: ([\pL_][\pL\pN_]*)\.([\pL_][\pL\pN_]*)$`)
+
+// forgiveForeignGenerated drops from the diagnostics of packages without
+// annotations their uses of what the generated file of another loaded
+// package declares (a main that calls billing.Mount): those files are set
+// aside while loading, so the names look undefined, as a package's own
+// uses of its generated names do (see listErrors).
+func forgiveForeignGenerated(pkgs []*Package) {
+	byName := map[string]map[string]bool{}
+	for _, p := range pkgs {
+		if !p.Annotated {
+			continue
+		}
+		if byName[p.Name] == nil {
+			byName[p.Name] = map[string]bool{}
+		}
+		maps.Copy(byName[p.Name], p.generated)
+	}
+	for _, p := range pkgs {
+		if p.Annotated {
+			continue
+		}
+		p.Diagnostics = slices.DeleteFunc(p.Diagnostics, func(d Diagnostic) bool {
+			m := qualifiedUndefined.FindStringSubmatch(d.Msg)
+			return m != nil && byName[m[1]][m[2]]
+		})
+	}
 }
 
 // generatePackage checks one loaded package and generates its file.
@@ -178,6 +214,7 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 	m.namePublishers(ds)
 	m.checkCollisions(ds)
 	p.Annotated = len(m.handlers) > 0
+	p.generated = m.generatedNames()
 	if hasOld && !old.ours {
 		ds.list = append(ds.list, Diagnostic{
 			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
