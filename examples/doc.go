@@ -1,0 +1,11 @@
+// Package examples holds the example services of streamgen and the test
+// that keeps the README's code working.
+//
+//   - examples/billing: the billing service on ZeroMQ (make demo runs it).
+//   - examples/orders: the orders service on RabbitMQ (make demo-rabbitmq).
+//   - examples/internal/demo: what the demos share to tell what happens.
+//
+// readme_test.go builds the README's quick start as a module of its own,
+// runs go generate, go vet and its test there, and type-checks every other
+// Go block of the README.
+package examples
