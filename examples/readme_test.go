@@ -7,7 +7,7 @@
 //   - A block whose first line is "// file: <path>" belongs to the quick
 //     start: all such blocks are written, without that line, into a new
 //     module example.com/shop that uses this checkout, where go generate,
-//     go vet and go test must pass. The README's sample error message is
+//     go vet, streamgen -check ./... and go test must pass. The README's sample error message is
 //     checked against what streamgen really prints for that module.
 //   - Every other ```go block is type-checked on its own.
 //   - Every ```python block must compile (python3 -m py_compile).
@@ -187,6 +187,7 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 		t.Fatalf("go generate wrote no billing/streamgen_gen.go: %v", err)
 	}
 	mustGo(t, mod, "vet", "./...")
+	mustGo(t, mod, "tool", "streamgen", "-check", "./...")
 	out := mustGo(t, mod, "test", "-count=1", "./...")
 	if !strings.Contains(out, "ok  \texample.com/shop/billing") {
 		t.Fatalf("the README's test did not pass:\n%s", out)
