@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -274,9 +275,81 @@ func (s *subscription) validate(ds *diagnostics) {
 	if err == nil {
 		return
 	}
-	for _, e := range err.(runtime.ValidationErrors) {
+	for _, e := range independentOfBadValues(rs, kind, index, err.(runtime.ValidationErrors)) {
 		ds.add(s.keyPos(index, e.Handler, e.Key), "%s", e.Error())
 	}
+}
+
+// alternative gives, for a key whose cross-key checks read its value, a
+// valid value other than "not set". A key written with a bad value is
+// checked both ways: an error that appears only one way depends on the bad
+// value and would only repeat its report (with max_attempts=five, "out_retry
+// needs max_attempts" is noise).
+func alternative(key string) func(rs *runtime.Subscription, h *runtime.Handler) {
+	switch key {
+	case "max_attempts":
+		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.MaxAttempts = 2 }
+	case "out_retry":
+		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.OutRetry = runtime.OutRetrySelf }
+	case "dead_letter":
+		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.DeadLetter = "\x00dead letter" }
+	case "retry_delay":
+		return func(rs *runtime.Subscription, _ *runtime.Handler) {
+			rs.RetryDelays = []time.Duration{runtime.DefaultRetryDelay}
+		}
+	case "ack":
+		return func(rs *runtime.Subscription, _ *runtime.Handler) { rs.Ack = runtime.AckAuto }
+	}
+	return nil
+}
+
+// validationKey identifies a validation error across runs.
+type validationKey struct {
+	handler int
+	key     string
+	msg     string
+}
+
+func keyOf(e *runtime.ValidationError) validationKey {
+	return validationKey{e.Handler, e.Key, e.Msg}
+}
+
+// independentOfBadValues returns the errors of rs (validated for kind) that
+// hold whatever valid value each badly written key would have had.
+func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, index []*handler, errs runtime.ValidationErrors) runtime.ValidationErrors {
+	keep := map[validationKey]bool{}
+	for _, e := range errs {
+		keep[keyOf(e)] = true
+	}
+	for i, h := range index {
+		for _, bad := range h.ann.bad {
+			set := alternative(bad)
+			if set == nil {
+				continue
+			}
+			alt := *rs
+			alt.Handlers = slices.Clone(rs.Handlers)
+			set(&alt, &alt.Handlers[i])
+			found := map[validationKey]bool{}
+			if err := alt.Validate(kind); err != nil {
+				for _, e := range err.(runtime.ValidationErrors) {
+					found[keyOf(e)] = true
+				}
+			}
+			for k := range keep {
+				if !found[k] {
+					delete(keep, k)
+				}
+			}
+		}
+	}
+	var out runtime.ValidationErrors
+	for _, e := range errs {
+		if keep[keyOf(e)] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // keyPos returns the position of key in the annotation of handler i, or,

@@ -222,6 +222,9 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 			switch guess := closest(key, keyNames()); {
 			case guess != "":
 				ds.add(a.Pos, "unknown key %s; did you mean %s?", key, guess)
+				// The key it stands for has no usable value either: checks
+				// that depend on it would only repeat this error.
+				ann.markBad(guess)
 			case hasValue:
 				ds.add(a.Pos, "unknown key %s: the keys are %s", key, strings.Join(keyNames(), ", "))
 			default:

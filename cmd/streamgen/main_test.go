@@ -242,7 +242,6 @@ func TestUserModule(t *testing.T) {
 	replaceIn(t, billingGo, "max_attempts=6 out_retry=self", "max_attemps=6 out_retry=self retry_delay=1s")
 	r = command(t, mod, binary, "./billing")
 	wantOut := `billing/billing.go:20:42: unknown key max_attemps; did you mean max_attempts?
-billing/billing.go:20:56: subscription "jobs": out_retry sends retry copies, but without max_attempts there are none: add max_attempts=N (N ≥ 2) or remove out_retry
 billing/billing.go:20:71: subscription "jobs": retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay
 `
 	if r.code != 1 || r.out != wantOut {
