@@ -93,7 +93,8 @@ type Verdict struct {
 	// policy's. Adapters set it to the delay actually applied before Settle.
 	Delay time.Duration
 	// Queue is the dead-letter queue (VerdictPark) or the ZeroMQ retry
-	// destination (VerdictRetry). RabbitMQ adapters set it to the wait queue
+	// destination (VerdictRetry; out_retry=self is resolved to the
+	// subscription's own name). RabbitMQ adapters set it to the wait queue
 	// before Settle.
 	Queue string
 	// Reason says why the message was retried, parked, rejected or dropped:
@@ -273,6 +274,9 @@ func (c *Consumer) decide(d *Delivery, h *Handler, out Outcome) Verdict {
 		v.Kind = VerdictRetry
 		v.Delay = out.Delay()
 		v.Queue = p.OutRetry
+		if v.Queue == OutRetrySelf {
+			v.Queue = c.sub.Name
+		}
 		v.Reason = reason
 		return v
 	}

@@ -91,7 +91,7 @@ func TestFailingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 		if at := d.Time.Sub(begin); at != time.Duration(i)*billing.Backoff {
 			t.Errorf("delivery %d came at +%v, want +%v", i+1, at, time.Duration(i)*billing.Backoff)
 		}
-		if i < 4 && (d.Verdict.Delay != billing.Backoff || d.Verdict.Queue != runtime.OutRetrySelf) {
+		if i < 4 && (d.Verdict.Delay != billing.Backoff || d.Verdict.Queue != "jobs") {
 			t.Errorf("retry %d went to %q after %v, want back into its own queue (self) after %v", i+1, d.Verdict.Queue, d.Verdict.Delay, billing.Backoff)
 		}
 	}

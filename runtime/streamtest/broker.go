@@ -479,12 +479,9 @@ func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, cou
 // retryZeroMQ holds the copy in memory for v.Delay, then sends it to the
 // out_retry destination.
 func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, count int, v *runtime.Verdict) error {
-	dest := v.Queue
-	switch dest {
-	case "":
+	dest := v.Queue // out_retry, with self resolved by the Consumer
+	if dest == "" {
 		return fmt.Errorf("streamtest: subscription %q has no out_retry destination; the retry copy is dropped", sub.Name)
-	case runtime.OutRetrySelf:
-		dest = sub.Name
 	}
 	cp := retryCopy(m, count+1)
 	b.mu.Lock()
