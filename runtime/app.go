@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"sync"
 	"syscall"
 	"time"
@@ -85,8 +86,19 @@ func (a *App) Codec() Codec { return a.codec }
 // Metrics returns the App's counters.
 func (a *App) Metrics() *Metrics { return a.metrics }
 
-// Ready is closed once every broker has started and consumes.
+// Ready is closed once every broker has started and consumes. When Run
+// fails before that (a startup error), Ready is never closed: wait for
+// Run's result too.
 func (a *App) Ready() <-chan struct{} { return a.ready }
+
+// isNil reports whether b is nil or a nil pointer in an interface.
+func isNil(b Broker) bool {
+	if b == nil {
+		return true
+	}
+	v := reflect.ValueOf(b)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
 
 // Mount registers subscriptions on broker b. Problems (a nil broker, a
 // subscription that does not fit the broker) are reported by Run.
@@ -94,7 +106,7 @@ func (a *App) Mount(b Broker, subs ...*Subscription) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range subs {
-		if b == nil {
+		if isNil(b) {
 			a.errs = append(a.errs, fmt.Errorf("runtime: subscription %q is mounted on a nil broker", s.Name))
 			continue
 		}

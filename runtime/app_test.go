@@ -253,6 +253,10 @@ func TestAppRunRefusesWhatCannotRun(t *testing.T) {
 	}{
 		{"nothing mounted", func(*runtime.App) {}, []string{"runtime: no subscriptions are mounted: call the generated Mount before Run"}},
 		{"a nil broker", func(a *runtime.App) { a.Mount(nil, sub("jobs")) }, []string{`runtime: subscription "jobs" is mounted on a nil broker`}},
+		{"a nil broker pointer", func(a *runtime.App) {
+			var b *fakeBroker
+			a.Mount(b, sub("jobs"))
+		}, []string{`runtime: subscription "jobs" is mounted on a nil broker`}},
 		{"kind mismatch", func(a *runtime.App) {
 			s := sub("jobs")
 			s.Broker = runtime.ZeroMQ
