@@ -303,7 +303,13 @@ func (c *Consumer) decide(d *Delivery, h *Handler, out Outcome) Verdict {
 // retry, park, reject and drop with the subscription, message id and reason,
 // and counts it.
 func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
-	attrs := []any{"message_id", d.MessageID, "message_type", v.MessageType, "attempt", v.Attempt, "max_attempts", v.MaxAttempts}
+	attrs := []any{"message_id", d.MessageID}
+	if v.MessageType != "" {
+		attrs = append(attrs, "message_type", v.MessageType)
+	}
+	if v.Attempt > 0 { // 0: a malformed message, never counted
+		attrs = append(attrs, "attempt", v.Attempt, "max_attempts", v.MaxAttempts)
+	}
 	if err != nil {
 		c.metrics.Failed.Add(1)
 		c.log.Error("could not "+v.Kind.String()+" the message", append(attrs, "reason", v.Reason, "err", err)...)

@@ -95,7 +95,7 @@ func (s *subscriber) addr() net.Addr { return s.recv.addr() }
 func (s *subscriber) handle(ctx context.Context, in inbound) {
 	env, d, err := s.delivery(in)
 	if err != nil {
-		s.drop(d, "malformed message: "+err.Error())
+		s.drop(d, strings.TrimPrefix(err.Error(), "zeromq: ")) // "malformed message: ..."
 		return
 	}
 	if ctx.Err() != nil {
