@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/internal/benchpair"
 )
 
 // benchSizes are the handler counts of the synthetic packages.
@@ -93,41 +95,28 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadOnly loads the same packages with go/packages alone, in the
-// mode Generate uses: the floor Generate is measured against.
-func BenchmarkLoadOnly(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("handlers=%d", n), func(b *testing.B) {
-			dir := syntheticPackage(b, n)
-			loadOnce(b, dir)
-			for b.Loop() {
-				loadOnce(b, dir)
-			}
-		})
-	}
-}
-
-// BenchmarkGenerateVsLoad alternates the two in one run, so that the ratio
-// is measured under the same machine load, and reports it as
+// BenchmarkGenerateVsLoad alternates Generate with loading the same
+// package with go/packages alone, in the mode Generate uses (the floor
+// Generate is measured against), in one run (internal/benchpair), so that
+// the ratio is measured under the same machine load. The ratio is
 // generate/load (target: at most 1.5).
 func BenchmarkGenerateVsLoad(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("handlers=%d", n), func(b *testing.B) {
 			dir := syntheticPackage(b, n)
-			generateOnce(b, dir, n)
-			loadOnce(b, dir)
-			var gen, load time.Duration
-			for b.Loop() {
-				start := time.Now()
-				loadOnce(b, dir)
-				load += time.Since(start)
-				start = time.Now()
-				generateOnce(b, dir, n)
-				gen += time.Since(start)
-			}
-			b.ReportMetric(float64(gen.Nanoseconds())/float64(b.N), "generate-ns/op")
-			b.ReportMetric(float64(load.Nanoseconds())/float64(b.N), "load-ns/op")
-			b.ReportMetric(float64(gen)/float64(load), "ratio")
+			benchpair.Run(b, benchpair.Pair{
+				Units: 1, Unit: "op", Warmup: 1, TimeRatio: true,
+				Streamgen: func(b *testing.B) time.Duration {
+					start := time.Now()
+					generateOnce(b, dir, n)
+					return time.Since(start)
+				},
+				Baseline: func(b *testing.B) time.Duration {
+					start := time.Now()
+					loadOnce(b, dir)
+					return time.Since(start)
+				},
+			})
 		})
 	}
 }

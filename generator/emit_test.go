@@ -1,14 +1,16 @@
 package generator
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"go/format"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/dave/jennifer/jen"
 )
-
-func render(c jen.Code) string { return fmt.Sprintf("%#v", jen.Add(c)) }
 
 func TestDurationCode(t *testing.T) {
 	for _, tc := range []struct {
@@ -23,7 +25,7 @@ func TestDurationCode(t *testing.T) {
 		{3 * time.Microsecond, "3 * time.Microsecond"},
 		{7, "7 * time.Nanosecond"},
 	} {
-		if got := render(durationCode(tc.d)); got != tc.want {
+		if got := durationCode(tc.d, "time"); got != tc.want {
 			t.Errorf("durationCode(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
@@ -40,24 +42,143 @@ func TestByteSizeCode(t *testing.T) {
 		{byteSize{2, 1 << 20}, "2 * 1024 * 1024"},
 		{byteSize{1, 1 << 20}, "1024 * 1024"},
 	} {
-		if got := render(byteSizeCode(tc.b)); got != tc.want {
+		if got := byteSizeCode(tc.b); got != tc.want {
 			t.Errorf("byteSizeCode(%+v) = %q, want %q", tc.b, got, tc.want)
 		}
 	}
 }
 
-func TestGroupImports(t *testing.T) {
-	in := "package p\n\nimport (\n\t\"context\"\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n\t\"time\"\n\t\"net/http\"\n)\n\nfunc f() {}\n"
-	want := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\t\"net/http\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n)\n\nfunc f() {}\n"
-	if got := string(groupImports([]byte(in))); got != want {
-		t.Errorf("groupImports:\n%s\nwant:\n%s", got, want)
+// variedPackage writes a module with a package of n handlers that combine
+// the shapes, the keys of both brokers, ladders, several message types on
+// one subscription, types from another package (one with a name the
+// package uses too), and names with letters beyond ASCII, so that the
+// columns gofmt aligns have rows of different widths.
+func variedPackage(t testing.TB, n int) string {
+	t.Helper()
+	dir := tempModule(t, "example.com/varied")
+	files := map[string]string{
+		"other/other.go": "package other\n\n// Order is an order of another package.\ntype Order struct{ ID int }\n\n// Rapport is a report.\ntype Rapport struct{ Text string }\n",
+		"mixed/types.go": "package mixed\n\n// Order has the name of another package's type.\ntype Order struct{ ID int }\n",
 	}
-	only := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n)\n"
-	if got := string(groupImports([]byte(only))); got != only {
-		t.Errorf("standard library only: %q", got)
+	var src strings.Builder
+	src.WriteString("package mixed\n\nimport (\n\t\"context\"\n\n\t\"example.com/varied/other\"\n\t\"github.com/streamgen/streamgen/runtime\"\n)\n\nvar _ = runtime.Ack\n")
+	for i := range n {
+		sub := i / 3
+		var keys string
+		switch sub % 4 {
+		case 0:
+			keys = fmt.Sprintf("broker=rabbitmq max_attempts=%d retry_delay=1s,10s,1m30s,2h dead_letter=dead.%d prefetch=%d concurrency=%d max_payload_bytes=64KiB queue_type=quorum ack=manual", 2+i%5, sub, 1+sub%50, 1+sub%8)
+		case 1:
+			keys = "broker=zeromq max_attempts=3 out_retry=self prefetch=4 max_payload_bytes=2MiB"
+		case 2:
+			keys = fmt.Sprintf("broker=zeromq max_attempts=2 out_retry=later.%d dead_letter=zdead.%d", sub, sub)
+		case 3:
+			keys = "broker=rabbitmq ack=auto max_payload_bytes=4096"
+		}
+		msgType := fmt.Sprintf("M%d", i)
+		switch i % 7 {
+		case 3:
+			msgType = "other.Order"
+		case 5:
+			msgType = "other.Rapport"
+		case 6:
+			msgType = "Order"
+		}
+		if msgType != fmt.Sprintf("M%d", i) {
+			keys += fmt.Sprintf(" type=wire.%d.ä", i)
+		} else {
+			fmt.Fprintf(&src, "\n// M%d is a message.\ntype M%d struct{ ID int }\n", i, i)
+		}
+		ptr, md, res, ret := "", "", "error", "nil"
+		if i%2 == 1 {
+			ptr = "*"
+		}
+		if i%3 == 1 {
+			md = ", md runtime.Metadata"
+		}
+		if i%5 == 1 {
+			res, ret = "runtime.Outcome", "runtime.Ack()"
+		}
+		name := fmt.Sprintf("H%d", i)
+		if i%4 == 2 {
+			name = fmt.Sprintf("Verarbeite_Übung%d", i)
+		}
+		fmt.Fprintf(&src, "\n//stream:subscriber \"q.%d\" %s\nfunc %s(ctx context.Context, m %s%s%s) %s { return %s }\n", sub, keys, name, ptr, msgType, md, res, ret)
 	}
-	single := "package p\n\nimport \"context\"\n"
-	if got := string(groupImports([]byte(single))); got != single {
-		t.Errorf("single import: %q", got)
+	files["mixed/mixed.go"] = src.String()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestEmittedFilesAreFormatted generates a varied package and checks that
+// the file is exactly as gofmt prints it (emit writes it in that form
+// without a formatting pass) and that it compiles.
+func TestEmittedFilesAreFormatted(t *testing.T) {
+	dir := variedPackage(t, 60)
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./mixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 1 || pkgs[0].Source == nil {
+		for _, p := range pkgs {
+			for _, d := range p.Diagnostics {
+				t.Error(d.Format(dir))
+			}
+		}
+		t.Fatal("nothing was generated")
+	}
+	src := pkgs[0].Source
+	formatted, err := format.Source(src)
+	if err != nil {
+		t.Fatalf("the generated file does not parse: %v\n%s", err, src)
+	}
+	if !bytes.Equal(formatted, src) {
+		t.Errorf("the generated file is not as gofmt prints it:\n%s", lineDiff(string(formatted), string(src)))
+	}
+	for _, want := range []string{"\t\"time\"\n", "\t\"example.com/varied/other\"\n", "streamgen_Verarbeite_Übung2_changed_run_go_generate ", "RetryDelays:     []time.Duration{time.Second, 10 * time.Second, 90 * time.Second, 2 * time.Hour},"} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("the generated file lacks %q", want)
+		}
+	}
+	if err := pkgs[0].Write(); err != nil {
+		t.Fatal(err)
+	}
+	runGo(t, dir, "vet", "./...")
+}
+
+func TestWriteImports(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		imports map[string]*importSpec
+		want    string
+	}{
+		{"both groups", map[string]*importSpec{
+			"context":                                {name: "context2", alias: true, used: true},
+			"time":                                   {name: "time", used: true},
+			"net/http":                               {name: "http", used: false},
+			"github.com/streamgen/streamgen/runtime": {name: "runtime", used: true},
+			"example.com/x/orders/v2":                {name: "orders", used: true},
+		}, "import (\n\tcontext2 \"context\"\n\t\"time\"\n\n\t\"example.com/x/orders/v2\"\n\t\"github.com/streamgen/streamgen/runtime\"\n)\n"},
+		{"standard library only", map[string]*importSpec{
+			"context": {name: "context", used: true},
+			"time":    {name: "time", used: true},
+		}, "import (\n\t\"context\"\n\t\"time\"\n)\n"},
+		{"one import", map[string]*importSpec{
+			"context": {name: "ctx", alias: true, used: true},
+		}, "import ctx \"context\"\n"},
+	} {
+		var out bytes.Buffer
+		(&emitter{imports: c.imports}).writeImports(&out)
+		if out.String() != c.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", c.name, out.String(), c.want)
+		}
 	}
 }
