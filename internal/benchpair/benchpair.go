@@ -1,6 +1,7 @@
 package benchpair
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -29,8 +30,9 @@ type Pair struct {
 type Result struct {
 	// Streamgen and Baseline are the medians of each side's per-unit time.
 	Streamgen, Baseline time.Duration
-	// Ratio is the median of the per-round ratios.
-	Ratio float64
+	// Ratio is the median of the per-round ratios; RatioLow and RatioHigh
+	// bound it with about 95% confidence (see MedianInterval).
+	Ratio, RatioLow, RatioHigh float64
 	// Rounds is how many rounds of each side ran.
 	Rounds int
 }
@@ -75,10 +77,13 @@ func Run(b *testing.B, p Pair) Result {
 		Ratio:     Median(ratios),
 		Rounds:    round,
 	}
+	res.RatioLow, res.RatioHigh = MedianInterval(ratios)
 	unit := p.unit()
 	b.ReportMetric(Median(sg), "streamgen-ns/"+unit)
 	b.ReportMetric(Median(base), "baseline-ns/"+unit)
 	b.ReportMetric(res.Ratio, "ratio")
+	b.ReportMetric(res.RatioLow, "ratio-low")
+	b.ReportMetric(res.RatioHigh, "ratio-high")
 	return res
 }
 
@@ -109,4 +114,22 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// MedianInterval returns a distribution-free interval that holds the
+// median of the population xs were drawn from with about 95% confidence:
+// the order statistics of 1-based ranks ⌊n/2 − 0.98·√n⌋ and
+// ⌈1 + n/2 + 0.98·√n⌉ (1.96 standard deviations of a binomial count around
+// n/2), clamped to the values there are. xs is not changed.
+func MedianInterval(xs []float64) (low, high float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := float64(len(s))
+	d := 0.98 * math.Sqrt(n)
+	j := int(math.Floor(n/2 - d))
+	k := int(math.Ceil(1 + n/2 + d))
+	return s[max(j, 1)-1], s[min(k, len(s))-1]
 }

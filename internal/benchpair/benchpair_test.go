@@ -148,3 +148,23 @@ func TestGateReportsAStalledRound(t *testing.T) {
 		t.Error("a round nobody consumed reported no error")
 	}
 }
+
+func TestMedianInterval(t *testing.T) {
+	if lo, hi := MedianInterval(nil); lo != 0 || hi != 0 {
+		t.Errorf("empty: %v, %v", lo, hi)
+	}
+	if lo, hi := MedianInterval([]float64{3, 1, 2}); lo != 1 || hi != 3 {
+		t.Errorf("three values: %v, %v; want the range 1, 3", lo, hi)
+	}
+	// 100 values 1..100: ranks ⌊50 − 9.8⌋ = 40 and ⌈51 + 9.8⌉ = 61.
+	xs := make([]float64, 100)
+	for i := range xs {
+		xs[len(xs)-1-i] = float64(i + 1)
+	}
+	if lo, hi := MedianInterval(xs); lo != 40 || hi != 61 {
+		t.Errorf("1..100: %v, %v; want 40, 61", lo, hi)
+	}
+	if xs[0] != 100 {
+		t.Error("MedianInterval changed its input")
+	}
+}
