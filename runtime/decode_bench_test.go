@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/internal/benchpair"
+)
+
+// BenchmarkDecode measures the typed decode of a handler made with
+// Handle[T] (what Consumer.Process calls: a new T, the codec, the value
+// handed on as an any) against json.Unmarshal into the same type, in
+// interleaved rounds (internal/benchpair). The ratio is json.Unmarshal's
+// time over the typed decode's: 1.0 or more means no slower.
+func BenchmarkDecode(b *testing.B) {
+	for _, size := range []int{benchpair.Small, benchpair.Large} {
+		b.Run("payload="+benchpair.SizeName(size), func(b *testing.B) {
+			body := benchpair.OrderJSON(size)
+			h := Handle("Order", Policy{}, func(context.Context, *benchpair.Order, Metadata) Outcome { return Ack() })
+			codec := Codec(JSON{})
+			n := 2000
+			if size > benchpair.Small {
+				n = 100
+			}
+			var sink *benchpair.Order
+			benchpair.Run(b, benchpair.Pair{
+				Units: n, Unit: "op", Warmup: 1,
+				Streamgen: func(b *testing.B) time.Duration {
+					start := time.Now()
+					for range n {
+						v, err := h.decode(codec, body)
+						if err != nil {
+							b.Fatal(err)
+						}
+						sink = v.(*benchpair.Order)
+					}
+					return time.Since(start)
+				},
+				Baseline: func(b *testing.B) time.Duration {
+					start := time.Now()
+					for range n {
+						v := new(benchpair.Order)
+						if err := json.Unmarshal(body, v); err != nil {
+							b.Fatal(err)
+						}
+						sink = v
+					}
+					return time.Since(start)
+				},
+			})
+			if sink == nil || sink.ID == 0 {
+				b.Fatal("nothing was decoded")
+			}
+		})
+	}
+}
