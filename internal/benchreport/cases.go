@@ -1,0 +1,53 @@
+package main
+
+// Kind says how a case's figures read and which way its target points.
+type Kind uint8
+
+const (
+	// Throughput figures are messages per second, from ns/msg; the ratio
+	// is streamgen's throughput over the baseline's, and the target is a
+	// minimum.
+	Throughput Kind = iota
+	// Speed figures are times per operation; the ratio is the baseline's
+	// time over streamgen's (1 or more: no slower), and the target is a
+	// minimum.
+	Speed
+	// Duration figures are times per operation; the ratio is streamgen's
+	// time over the baseline's, and the target is a maximum.
+	Duration
+	// Memory figures are the live heap after the warm-up (baseline column)
+	// and at the end (streamgen column); the ratio column is the growth,
+	// and the target is its maximum in percent.
+	Memory
+)
+
+// Case is one row of the table.
+type Case struct {
+	// Bench is the benchmark's name without the -GOMAXPROCS suffix.
+	Bench string
+	// Label says what is measured, as the table shows it.
+	Label  string
+	Kind   Kind
+	Target float64
+}
+
+// Cases are the rows of make bench, in order.
+var Cases = []Case{
+	{"BenchmarkConsume/payload=256B/prefetch=1", "RabbitMQ consume + ack, prefetch 1, 256 B", Throughput, 0.9},
+	{"BenchmarkConsume/payload=256B/prefetch=50", "RabbitMQ consume + ack, prefetch 50, 256 B", Throughput, 0.9},
+	{"BenchmarkConsume/payload=256B/prefetch=250", "RabbitMQ consume + ack, prefetch 250, 256 B", Throughput, 0.9},
+	{"BenchmarkConsume/payload=16KiB/prefetch=1", "RabbitMQ consume + ack, prefetch 1, 16 KiB", Throughput, 0.9},
+	{"BenchmarkConsume/payload=16KiB/prefetch=50", "RabbitMQ consume + ack, prefetch 50, 16 KiB", Throughput, 0.9},
+	{"BenchmarkConsume/payload=16KiB/prefetch=250", "RabbitMQ consume + ack, prefetch 250, 16 KiB", Throughput, 0.9},
+	{"BenchmarkPublish/outstanding=1", "RabbitMQ publish with confirms, 1 outstanding", Throughput, 0.9},
+	{"BenchmarkPublish/outstanding=64", "RabbitMQ publish with confirms, 64 outstanding", Throughput, 0.9},
+	{"BenchmarkRetry", "RabbitMQ retry path: fail once, 20 ms wait queue", Throughput, 0.8},
+	{"BenchmarkSubscribe/payload=256B", "ZeroMQ PUSH/PULL subscriber, 256 B", Throughput, 0.9},
+	{"BenchmarkSubscribe/payload=16KiB", "ZeroMQ PUSH/PULL subscriber, 16 KiB", Throughput, 0.9},
+	{"BenchmarkDecode/payload=256B", "Typed decode vs json.Unmarshal, 256 B", Speed, 1.0},
+	{"BenchmarkDecode/payload=16KiB", "Typed decode vs json.Unmarshal, 16 KiB", Speed, 1.0},
+	{"BenchmarkGenerateVsLoad/handlers=50", "Generator vs go/packages load, 50 handlers", Duration, 1.5},
+	{"BenchmarkGenerateVsLoad/handlers=200", "Generator vs go/packages load, 200 handlers", Duration, 1.5},
+	{"BenchmarkGenerateVsLoad/handlers=1000", "Generator vs go/packages load, 1,000 handlers", Duration, 1.5},
+	{"BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
+}

@@ -1,0 +1,21 @@
+// Command benchreport prints the table of make bench: it reads the output
+// of go test -bench (standard input, or the files named as arguments),
+// picks the benchmarks that compare streamgen with the client it is built
+// on, and writes one Markdown row per case: the streamgen figure, the
+// baseline figure, their ratio with its 95% confidence interval, the
+// target, and whether it is met.
+//
+//	go test -run '^$' -bench . -benchtime 20x ./runtime/rabbitmq | go run ./internal/benchreport
+//
+// The pair benchmarks report streamgen-ns/<unit>, baseline-ns/<unit>,
+// ratio, ratio-low and ratio-high (see internal/benchpair); the memory
+// benchmark reports heap-warm-B, heap-end-B, growth-% and growth-B/msg.
+// A case is met when its ratio meets the target; when it does not, but
+// the confidence interval reaches the target, it is "within noise". A
+// case missing from the input is listed as not run, and the command then
+// exits with status 1.
+//
+// The machine line names the CPU (from go test's cpu: line), the number of
+// CPUs, the Go version and the RabbitMQ version, which it asks the broker
+// at STREAMGEN_RABBITMQ_URL (or the -rabbitmq flag) for.
+package main

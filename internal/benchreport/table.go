@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Machine describes where the benchmarks ran.
+type Machine struct {
+	CPU    string
+	CPUs   int
+	Go     string
+	Broker string
+}
+
+// Row is a case as the table shows it.
+type Row struct {
+	Case                       Case
+	Streamgen, Baseline, Ratio string
+	Target, Met                string
+	// Ran is false when the input holds no result of the case.
+	Ran bool
+}
+
+// Write writes the machine line and the table of cases to w, and returns
+// how many cases the results lack.
+func Write(w io.Writer, m Machine, res *Results, cases []Case) int {
+	cpu := m.CPU
+	if cpu == "" {
+		cpu = "unknown CPU"
+	}
+	fmt.Fprintf(w, "Machine: %s, %d CPUs, %s, %s\n\n", cpu, m.CPUs, m.Go, m.Broker)
+	fmt.Fprintln(w, "| case | streamgen | baseline | ratio (95% CI) | target | met? |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---|---|")
+	missing := 0
+	for _, c := range cases {
+		r := MakeRow(c, res.Metrics[c.Bench])
+		if !r.Ran {
+			missing++
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", c.Label, r.Streamgen, r.Baseline, r.Ratio, r.Target, r.Met)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each figure is the median of its side over the rounds; the two sides alternate, round by round, in one run.")
+	fmt.Fprintln(w, "The ratio is the median of the per-round ratios (throughput: streamgen over baseline; generator: time over load time),")
+	fmt.Fprintln(w, "so it need not equal the ratio of the two medians. \"within noise\": the ratio misses the target, its 95% interval reaches it.")
+	return missing
+}
+
+// MakeRow renders the metrics of case c.
+func MakeRow(c Case, metrics map[string]float64) Row {
+	r := Row{Case: c}
+	if c.Kind == Memory {
+		r.Target = fmt.Sprintf("growth < %g%%", c.Target)
+		warm, okWarm := metrics["heap-warm-B"]
+		end, okEnd := metrics["heap-end-B"]
+		growth, okGrowth := metrics["growth-%"]
+		if !okWarm || !okEnd || !okGrowth {
+			r.Streamgen, r.Baseline, r.Ratio, r.Met = "—", "—", "—", "not run"
+			return r
+		}
+		r.Ran = true
+		r.Streamgen = "end " + mebibytes(end)
+		r.Baseline = "after warm-up " + mebibytes(warm)
+		r.Ratio = fmt.Sprintf("%+.1f%%", growth)
+		if perMsg, ok := metrics["growth-B/msg"]; ok {
+			r.Ratio += fmt.Sprintf(" (%+.2f B/msg)", perMsg)
+		}
+		r.Met = verdict(growth < c.Target, false)
+		return r
+	}
+
+	var sg, base float64
+	var okSG, okBase bool
+	for unit, v := range metrics {
+		switch {
+		case strings.HasPrefix(unit, "streamgen-ns/"):
+			sg, okSG = v, true
+		case strings.HasPrefix(unit, "baseline-ns/"):
+			base, okBase = v, true
+		}
+	}
+	ratio, okRatio := metrics["ratio"]
+	if c.Kind == Duration {
+		r.Target = fmt.Sprintf("≤ %.2f", c.Target)
+	} else {
+		r.Target = fmt.Sprintf("≥ %.2f", c.Target)
+	}
+	if !okSG || !okBase || !okRatio {
+		r.Streamgen, r.Baseline, r.Ratio, r.Met = "—", "—", "—", "not run"
+		return r
+	}
+	r.Ran = true
+	switch c.Kind {
+	case Throughput:
+		r.Streamgen, r.Baseline = perSecond(sg), perSecond(base)
+	default:
+		r.Streamgen, r.Baseline = duration(sg), duration(base)
+	}
+	low, okLow := metrics["ratio-low"]
+	high, okHigh := metrics["ratio-high"]
+	r.Ratio = fmt.Sprintf("%.3f", ratio)
+	if okLow && okHigh {
+		r.Ratio += fmt.Sprintf(" (%.3f–%.3f)", low, high)
+	}
+	if c.Kind == Duration {
+		r.Met = verdict(ratio <= c.Target, okLow && low <= c.Target)
+	} else {
+		r.Met = verdict(ratio >= c.Target, okHigh && high >= c.Target)
+	}
+	return r
+}
+
+// verdict says whether a target is met, or missed by no more than the
+// confidence interval allows.
+func verdict(met, withinInterval bool) string {
+	switch {
+	case met:
+		return "yes"
+	case withinInterval:
+		return "within noise"
+	}
+	return "no"
+}
+
+// perSecond writes a time per message as messages per second.
+func perSecond(ns float64) string {
+	if ns <= 0 {
+		return "—"
+	}
+	return thousands(int64(math.Round(1e9/ns))) + " msg/s"
+}
+
+// duration writes nanoseconds with three significant digits.
+func duration(ns float64) string {
+	d := time.Duration(math.Round(ns))
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%d ns", d.Nanoseconds())
+}
+
+func mebibytes(b float64) string { return fmt.Sprintf("%.2f MiB", b/(1<<20)) }
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

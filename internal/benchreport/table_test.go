@@ -1,0 +1,97 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const sample = `goos: linux
+goarch: amd64
+pkg: github.com/streamgen/streamgen/runtime/rabbitmq
+cpu: AMD EPYC
+BenchmarkConsume/payload=256B/prefetch=50
+    bench_test.go:181: round 1: streamgen 25872 ns/msg, baseline 26509 ns/msg, ratio 1.025
+BenchmarkConsume/payload=256B/prefetch=50-2   	      30	  79604653 ns/op	     20000 baseline-ns/msg	         0.8 ratio	0.7 ratio-low	0.95 ratio-high	     25000 streamgen-ns/msg
+BenchmarkRetry-2   	      10	 595907223 ns/op	    500000 baseline-ns/msg	         1.0 ratio	0.9 ratio-low	1.1 ratio-high	     500000 streamgen-ns/msg
+BenchmarkDecode/payload=256B-2         	     100	  11856426 ns/op	      2982 baseline-ns/op	         0.5 ratio	0.4 ratio-low	0.6 ratio-high	      5964 streamgen-ns/op
+BenchmarkGenerateVsLoad/handlers=1000-2       	       3	 312869879 ns/op	 120000000 streamgen-ns/op	  100000000 baseline-ns/op	         1.2 ratio	1.1 ratio-low	1.3 ratio-high
+BenchmarkWorkerMemory-2                   	       1	 691415847 ns/op	        12.5 growth-%	    287008 heap-end-B	    255304 heap-warm-B	0.31 growth-B/msg
+PASS
+`
+
+func TestParse(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CPU != "AMD EPYC" {
+		t.Errorf("cpu %q", res.CPU)
+	}
+	m := res.Metrics["BenchmarkConsume/payload=256B/prefetch=50"]
+	if m["streamgen-ns/msg"] != 25000 || m["baseline-ns/msg"] != 20000 || m["ratio"] != 0.8 {
+		t.Errorf("consume metrics %v", m)
+	}
+	if len(res.Metrics) != 5 {
+		t.Errorf("%d benchmarks parsed, want 5: %v", len(res.Metrics), res.Metrics)
+	}
+}
+
+func TestRows(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		c                          Case
+		streamgen, baseline, ratio string
+		met                        string
+	}{
+		{Case{"BenchmarkConsume/payload=256B/prefetch=50", "consume", Throughput, 0.9}, "40,000 msg/s", "50,000 msg/s", "0.800 (0.700–0.950)", "within noise"},
+		{Case{"BenchmarkRetry", "retry", Throughput, 0.8}, "2,000 msg/s", "2,000 msg/s", "1.000 (0.900–1.100)", "yes"},
+		{Case{"BenchmarkDecode/payload=256B", "decode", Speed, 1.0}, "5.96 µs", "2.98 µs", "0.500 (0.400–0.600)", "no"},
+		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.5}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "yes"},
+		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.15}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "within noise"},
+		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.05}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "no"},
+		{Case{"BenchmarkWorkerMemory", "memory", Memory, 10}, "end 0.27 MiB", "after warm-up 0.24 MiB", "+12.5% (+0.31 B/msg)", "no"},
+		{Case{"BenchmarkMissing", "missing", Throughput, 0.9}, "—", "—", "—", "not run"},
+	} {
+		r := MakeRow(c.c, res.Metrics[c.c.Bench])
+		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Ratio != c.ratio || r.Met != c.met {
+			t.Errorf("%s: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, r.Streamgen, r.Baseline, r.Ratio, r.Met, c.streamgen, c.baseline, c.ratio, c.met)
+		}
+		if r.Ran != (c.met != "not run") {
+			t.Errorf("%s: ran = %v", c.c.Label, r.Ran)
+		}
+	}
+}
+
+func TestWriteCountsMissingCases(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	missing := Write(&out, Machine{CPU: res.CPU, CPUs: 2, Go: "go1.26", Broker: "RabbitMQ 3.10.8"}, res, Cases)
+	if want := len(Cases) - 5; missing != want {
+		t.Errorf("%d cases missing, want %d", missing, want)
+	}
+	text := out.String()
+	if !strings.HasPrefix(text, "Machine: AMD EPYC, 2 CPUs, go1.26, RabbitMQ 3.10.8\n") {
+		t.Errorf("machine line: %q", strings.SplitN(text, "\n", 2)[0])
+	}
+	if n := strings.Count(text, "\n| "); n != len(Cases)+1 {
+		t.Errorf("%d table lines, want a header and %d rows:\n%s", n, len(Cases), text)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
