@@ -37,3 +37,18 @@ demo:
 ## demo-rabbitmq: the orders service on the local RabbitMQ (started first if installed), ending with what it parked and why
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
+
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ; about 3 minutes)
+bench: SHELL := /bin/bash
+bench: .SHELLFLAGS := -eo pipefail -c
+bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
+bench: rabbitmq
+	@: > $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 60x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^Benchmark(Publish|Retry)$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkGenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
+	@echo
+	@$(GO) run ./internal/benchreport $(BENCH_OUT)
