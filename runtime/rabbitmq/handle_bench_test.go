@@ -46,3 +46,46 @@ func BenchmarkHandleDeliveryRaw(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPumpDelivery measures a delivery's way from the consumer's
+// channel through a pump to the handler and the ack, in process; the raw
+// side is a consume loop on the same kind of channel.
+func BenchmarkPumpDelivery(b *testing.B) {
+	d := amqp.Delivery{Acknowledger: nopAcknowledger{}, Type: "Order", ContentType: "application/json", MessageId: "m", Body: benchpair.OrderJSON(benchpair.Small)}
+	b.Run("streamgen", func(b *testing.B) {
+		br := New(brokerURL())
+		br.handlerCtx = context.Background()
+		s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
+		r := newRunner(br, runtime.NewConsumer(s, runtime.RabbitMQ, runtime.Env{}))
+		deliveries := make(chan amqp.Delivery)
+		r.startPumps(&session{lost: make(chan struct{})}, deliveries)
+		b.ReportAllocs()
+		for b.Loop() {
+			deliveries <- d
+		}
+		close(deliveries)
+		r.waitPumps()
+	})
+	b.Run("raw", func(b *testing.B) {
+		deliveries := make(chan amqp.Delivery)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for d := range deliveries {
+				var o benchpair.Order
+				if err := json.Unmarshal(d.Body, &o); err != nil {
+					panic(err)
+				}
+				if err := d.Ack(false); err != nil {
+					panic(err)
+				}
+			}
+		}()
+		b.ReportAllocs()
+		for b.Loop() {
+			deliveries <- d
+		}
+		close(deliveries)
+		<-done
+	})
+}
