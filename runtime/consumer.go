@@ -303,33 +303,45 @@ func (c *Consumer) decide(d *Delivery, h *Handler, out Outcome) Verdict {
 // retry, park, reject and drop with the subscription, message id and reason,
 // and counts it.
 func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
-	attrs := []any{"message_id", d.MessageID}
+	if err != nil {
+		c.metrics.Failed.Add(1)
+		c.logSettled(slog.LevelError, "could not "+v.Kind.String()+" the message", d, v, "reason", v.Reason, "err", err)
+		return
+	}
+	switch v.Kind {
+	case VerdictAck:
+		c.metrics.Acked.Add(1)
+		c.logSettled(slog.LevelDebug, "message handled", d, v)
+	case VerdictRetry:
+		c.metrics.Retried.Add(1)
+		c.logSettled(slog.LevelInfo, "message will be retried", d, v, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)
+	case VerdictPark:
+		c.metrics.Parked.Add(1)
+		c.logSettled(slog.LevelWarn, "message parked", d, v, "dead_letter", v.Queue, "poison", v.Poison, "reason", v.Reason)
+	case VerdictReject:
+		c.metrics.Rejected.Add(1)
+		c.logSettled(slog.LevelWarn, "message rejected without requeue", d, v, "poison", v.Poison, "reason", v.Reason)
+	case VerdictDrop:
+		c.metrics.Dropped.Add(1)
+		c.logSettled(slog.LevelWarn, "message dropped", d, v, "reason", v.Reason)
+	}
+}
+
+// logSettled logs msg about d and v at level, followed by extra attributes.
+// Nothing is built when the level is off, so an acknowledged message costs
+// no allocation unless debug logging is on.
+func (c *Consumer) logSettled(level slog.Level, msg string, d *Delivery, v Verdict, extra ...any) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]any, 0, 6+len(extra))
+	attrs = append(attrs, "message_id", d.MessageID)
 	if v.MessageType != "" {
 		attrs = append(attrs, "message_type", v.MessageType)
 	}
 	if v.Attempt > 0 { // 0: a malformed message, never counted
 		attrs = append(attrs, "attempt", v.Attempt, "max_attempts", v.MaxAttempts)
 	}
-	if err != nil {
-		c.metrics.Failed.Add(1)
-		c.log.Error("could not "+v.Kind.String()+" the message", append(attrs, "reason", v.Reason, "err", err)...)
-		return
-	}
-	switch v.Kind {
-	case VerdictAck:
-		c.metrics.Acked.Add(1)
-		c.log.Debug("message handled", attrs...)
-	case VerdictRetry:
-		c.metrics.Retried.Add(1)
-		c.log.Info("message will be retried", append(attrs, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)...)
-	case VerdictPark:
-		c.metrics.Parked.Add(1)
-		c.log.Warn("message parked", append(attrs, "dead_letter", v.Queue, "poison", v.Poison, "reason", v.Reason)...)
-	case VerdictReject:
-		c.metrics.Rejected.Add(1)
-		c.log.Warn("message rejected without requeue", append(attrs, "poison", v.Poison, "reason", v.Reason)...)
-	case VerdictDrop:
-		c.metrics.Dropped.Add(1)
-		c.log.Warn("message dropped", append(attrs, "reason", v.Reason)...)
-	}
+	c.log.Log(ctx, level, msg, append(attrs, extra...)...)
 }
