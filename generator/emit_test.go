@@ -10,7 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dave/jennifer/jen"
 )
+
+func render(c jen.Code) string { return fmt.Sprintf("%#v", jen.Add(c)) }
 
 func TestDurationCode(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,7 +29,7 @@ func TestDurationCode(t *testing.T) {
 		{3 * time.Microsecond, "3 * time.Microsecond"},
 		{7, "7 * time.Nanosecond"},
 	} {
-		if got := durationCode(tc.d, "time"); got != tc.want {
+		if got := render(durationCode(tc.d)); got != tc.want {
 			t.Errorf("durationCode(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
@@ -42,7 +46,7 @@ func TestByteSizeCode(t *testing.T) {
 		{byteSize{2, 1 << 20}, "2 * 1024 * 1024"},
 		{byteSize{1, 1 << 20}, "1024 * 1024"},
 	} {
-		if got := byteSizeCode(tc.b); got != tc.want {
+		if got := render(byteSizeCode(tc.b)); got != tc.want {
 			t.Errorf("byteSizeCode(%+v) = %q, want %q", tc.b, got, tc.want)
 		}
 	}
@@ -119,8 +123,8 @@ func variedPackage(t testing.TB, n int) string {
 }
 
 // TestEmittedFilesAreFormatted generates a varied package and checks that
-// the file is exactly as gofmt prints it (emit writes it in that form
-// without a formatting pass) and that it compiles.
+// the file is exactly as gofmt prints it, with its imports grouped, and
+// that it compiles and passes go vet.
 func TestEmittedFilesAreFormatted(t *testing.T) {
 	dir := variedPackage(t, 60)
 	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./mixed")
@@ -154,31 +158,18 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 	runGo(t, dir, "vet", "./...")
 }
 
-func TestWriteImports(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		imports map[string]*importSpec
-		want    string
-	}{
-		{"both groups", map[string]*importSpec{
-			"context":                                {name: "context2", alias: true, used: true},
-			"time":                                   {name: "time", used: true},
-			"net/http":                               {name: "http", used: false},
-			"github.com/streamgen/streamgen/runtime": {name: "runtime", used: true},
-			"example.com/x/orders/v2":                {name: "orders", used: true},
-		}, "import (\n\tcontext2 \"context\"\n\t\"time\"\n\n\t\"example.com/x/orders/v2\"\n\t\"github.com/streamgen/streamgen/runtime\"\n)\n"},
-		{"standard library only", map[string]*importSpec{
-			"context": {name: "context", used: true},
-			"time":    {name: "time", used: true},
-		}, "import (\n\t\"context\"\n\t\"time\"\n)\n"},
-		{"one import", map[string]*importSpec{
-			"context": {name: "ctx", alias: true, used: true},
-		}, "import ctx \"context\"\n"},
-	} {
-		var out bytes.Buffer
-		(&emitter{imports: c.imports}).writeImports(&out)
-		if out.String() != c.want {
-			t.Errorf("%s:\n%s\nwant:\n%s", c.name, out.String(), c.want)
-		}
+func TestGroupImports(t *testing.T) {
+	in := "package p\n\nimport (\n\t\"context\"\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n\t\"time\"\n\t\"net/http\"\n)\n\nfunc f() {}\n"
+	want := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\t\"net/http\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n)\n\nfunc f() {}\n"
+	if got := string(groupImports([]byte(in))); got != want {
+		t.Errorf("groupImports:\n%s\nwant:\n%s", got, want)
+	}
+	only := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n)\n"
+	if got := string(groupImports([]byte(only))); got != only {
+		t.Errorf("standard library only: %q", got)
+	}
+	single := "package p\n\nimport \"context\"\n"
+	if got := string(groupImports([]byte(single))); got != single {
+		t.Errorf("single import: %q", got)
 	}
 }
