@@ -1,0 +1,352 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// adaptedJob is the message of the adapter tests: pointers inside, and
+// large enough that a copy is more than a few registers.
+type adaptedJob struct {
+	ID   int      `json:"id"`
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
+	Pad  [16]int64
+}
+
+type adaptCtxKey struct{}
+
+// received is what a handler was called with.
+type received struct {
+	calls int
+	ctx   any
+	value adaptedJob
+	ptr   *adaptedJob
+	md    runtime.Metadata
+}
+
+// adapterCase is one handler shape: a handler of that shape that records
+// its call and returns what it is told, adapted.
+type adapterCase struct {
+	name                   string
+	pointer, meta, outcome bool
+	// adapt makes a handler that records into rec and returns err (error
+	// shapes) or out (Outcome shapes), and adapts it.
+	adapt func(rec *received, err error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob]
+}
+
+// recordValue records a value handler's call and changes its copy, which
+// must not reach the caller's message.
+func (r *received) recordValue(ctx context.Context, m *adaptedJob, md runtime.Metadata) {
+	r.calls++
+	r.ctx, r.value, r.md = ctx.Value(adaptCtxKey{}), *m, md
+	m.Name = "changed by a value handler"
+	m.Tags = nil
+}
+
+// recordPointer records a pointer handler's call and changes the message,
+// which must reach the caller's.
+func (r *received) recordPointer(ctx context.Context, m *adaptedJob, md runtime.Metadata) {
+	r.calls++
+	r.ctx, r.ptr, r.md = ctx.Value(adaptCtxKey{}), m, md
+	m.Name = "changed by a pointer handler"
+}
+
+func adapterCases() []adapterCase {
+	return []adapterCase{
+		{"ValueFunc", false, false, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.ValueFunc(func(ctx context.Context, m adaptedJob) error {
+				r.recordValue(ctx, &m, runtime.Metadata{})
+				return err
+			})
+		}},
+		{"PointerFunc", true, false, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.PointerFunc(func(ctx context.Context, m *adaptedJob) error {
+				r.recordPointer(ctx, m, runtime.Metadata{})
+				return err
+			})
+		}},
+		{"ValueMetaFunc", false, true, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.ValueMetaFunc(func(ctx context.Context, m adaptedJob, md runtime.Metadata) error {
+				r.recordValue(ctx, &m, md)
+				return err
+			})
+		}},
+		{"PointerMetaFunc", true, true, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.PointerMetaFunc(func(ctx context.Context, m *adaptedJob, md runtime.Metadata) error {
+				r.recordPointer(ctx, m, md)
+				return err
+			})
+		}},
+		{"ValueOutcomeFunc", false, false, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.ValueOutcomeFunc(func(ctx context.Context, m adaptedJob) runtime.Outcome {
+				r.recordValue(ctx, &m, runtime.Metadata{})
+				return out
+			})
+		}},
+		{"PointerOutcomeFunc", true, false, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.PointerOutcomeFunc(func(ctx context.Context, m *adaptedJob) runtime.Outcome {
+				r.recordPointer(ctx, m, runtime.Metadata{})
+				return out
+			})
+		}},
+		{"ValueMetaOutcomeFunc", false, true, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.ValueMetaOutcomeFunc(func(ctx context.Context, m adaptedJob, md runtime.Metadata) runtime.Outcome {
+				r.recordValue(ctx, &m, md)
+				return out
+			})
+		}},
+		{"PointerMetaOutcomeFunc", true, true, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
+			return runtime.PointerMetaOutcomeFunc(func(ctx context.Context, m *adaptedJob, md runtime.Metadata) runtime.Outcome {
+				r.recordPointer(ctx, m, md)
+				return out
+			})
+		}},
+	}
+}
+
+func newAdaptedJob() *adaptedJob {
+	return &adaptedJob{ID: 7, Name: "seven", Tags: []string{"a", "b"}, Pad: [16]int64{15: 42}}
+}
+
+func TestAdaptersPassTheCall(t *testing.T) {
+	md := runtime.Metadata{Subscription: "jobs", MessageID: "m-1", MessageType: "Job", Attempt: 2, MaxAttempts: 5, Headers: map[string]string{"k": "v"}}
+	ctx := context.WithValue(context.Background(), adaptCtxKey{}, "the caller's context")
+	for _, c := range adapterCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var rec received
+			fn := c.adapt(&rec, nil, runtime.Ack())
+			msg := newAdaptedJob()
+			fn(ctx, msg, md)
+			if rec.calls != 1 {
+				t.Fatalf("the handler was called %d times, want 1", rec.calls)
+			}
+			if rec.ctx != "the caller's context" {
+				t.Errorf("the handler's context carries %v, not the caller's", rec.ctx)
+			}
+			if c.pointer {
+				if rec.ptr != msg {
+					t.Errorf("the handler got %p, not the decoded message %p", rec.ptr, msg)
+				}
+				if msg.Name != "changed by a pointer handler" {
+					t.Errorf("the handler's change did not reach the message: %q", msg.Name)
+				}
+			} else {
+				if !reflect.DeepEqual(rec.value, *newAdaptedJob()) {
+					t.Errorf("the handler got %+v, want %+v", rec.value, *newAdaptedJob())
+				}
+				if !reflect.DeepEqual(*msg, *newAdaptedJob()) {
+					t.Errorf("a value handler's change to its copy reached the message: %+v", *msg)
+				}
+			}
+			wantMD := runtime.Metadata{}
+			if c.meta {
+				wantMD = md
+			}
+			if !reflect.DeepEqual(rec.md, wantMD) {
+				t.Errorf("the handler got metadata %+v, want %+v", rec.md, wantMD)
+			}
+		})
+	}
+}
+
+func TestAdaptersMapTheResult(t *testing.T) {
+	wrapped := fmt.Errorf("job 7: %w", runtime.DeadLetter(errBoom))
+	errResults := []error{nil, errBoom, runtime.RetryAfter(30*time.Second, errBoom), wrapped, runtime.Drop(errBoom)}
+	outResults := []runtime.Outcome{
+		runtime.Ack(), runtime.Retry(), runtime.Retry().After(time.Minute).Because(errBoom),
+		runtime.DeadLetterNow().Because(errBoom), runtime.DropNow(),
+	}
+	for _, c := range adapterCases() {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range errResults {
+				var rec received
+				var want runtime.Outcome
+				if c.outcome {
+					want = outResults[i]
+				} else {
+					want = runtime.OutcomeOf(errResults[i])
+				}
+				got := c.adapt(&rec, errResults[i], outResults[i])(context.Background(), newAdaptedJob(), runtime.Metadata{})
+				if got != want {
+					t.Errorf("result %d: the adapter returned %v, want %v", i, got, want)
+				}
+			}
+		})
+	}
+	// The mapping is OutcomeOf's: spot-check that it is not the identity.
+	if o := runtime.OutcomeOf(wrapped); o.Action() != runtime.ActionDeadLetter || !errors.Is(o.Err(), errBoom) {
+		t.Errorf("OutcomeOf(%v) = %v, want a dead letter because of %v", wrapped, o, errBoom)
+	}
+}
+
+func TestAdaptersPanicOnANilFunction(t *testing.T) {
+	for name, adapt := range map[string]func(){
+		"ValueFunc":              func() { runtime.ValueFunc[adaptedJob](nil) },
+		"PointerFunc":            func() { runtime.PointerFunc[adaptedJob](nil) },
+		"ValueMetaFunc":          func() { runtime.ValueMetaFunc[adaptedJob](nil) },
+		"PointerMetaFunc":        func() { runtime.PointerMetaFunc[adaptedJob](nil) },
+		"ValueOutcomeFunc":       func() { runtime.ValueOutcomeFunc[adaptedJob](nil) },
+		"PointerOutcomeFunc":     func() { runtime.PointerOutcomeFunc[adaptedJob](nil) },
+		"ValueMetaOutcomeFunc":   func() { runtime.ValueMetaOutcomeFunc[adaptedJob](nil) },
+		"PointerMetaOutcomeFunc": func() { runtime.PointerMetaOutcomeFunc[adaptedJob](nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				p := recover()
+				if s, ok := p.(string); !ok || !strings.Contains(s, "runtime: "+name+" ") || !strings.Contains(s, "nil handler function") {
+					t.Errorf("panic value %#v, want a message naming %s and the nil handler function", p, name)
+				}
+			}()
+			adapt()
+		})
+	}
+}
+
+// The handlers of the allocation test, one per shape, as a user writes
+// them: they fail when the job has an ID.
+func valueJob(_ context.Context, m adaptedJob) error                          { return jobErr(m.ID) }
+func pointerJob(_ context.Context, m *adaptedJob) error                       { return jobErr(m.ID) }
+func valueMetaJob(_ context.Context, m adaptedJob, md runtime.Metadata) error { return jobErr(m.ID) }
+func pointerMetaJob(_ context.Context, m *adaptedJob, md runtime.Metadata) error {
+	return jobErr(m.ID)
+}
+func valueOutcomeJob(_ context.Context, m adaptedJob) runtime.Outcome    { return jobOutcome(m.ID) }
+func pointerOutcomeJob(_ context.Context, m *adaptedJob) runtime.Outcome { return jobOutcome(m.ID) }
+func valueMetaOutcomeJob(_ context.Context, m adaptedJob, md runtime.Metadata) runtime.Outcome {
+	return jobOutcome(m.ID)
+}
+func pointerMetaOutcomeJob(_ context.Context, m *adaptedJob, md runtime.Metadata) runtime.Outcome {
+	return jobOutcome(m.ID)
+}
+
+func jobErr(id int) error {
+	if id != 0 {
+		return errBoom
+	}
+	return nil
+}
+
+func jobOutcome(id int) runtime.Outcome {
+	if id != 0 {
+		return runtime.Retry().Because(errBoom)
+	}
+	return runtime.Ack()
+}
+
+// TestAdaptersAllocateLikeClosures calls each adapter and the function
+// literal generated code wrote before the adapters existed, for a message
+// that is acknowledged and one that fails: the adapter allocates no more
+// per call, and nothing at all on success.
+func TestAdaptersAllocateLikeClosures(t *testing.T) {
+	type pair struct {
+		name              string
+		adapter, previous runtime.HandlerFunc[adaptedJob]
+	}
+	for _, p := range []pair{
+		{"ValueFunc", runtime.ValueFunc(valueJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return runtime.OutcomeOf(valueJob(ctx, *msg))
+		}},
+		{"PointerFunc", runtime.PointerFunc(pointerJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return runtime.OutcomeOf(pointerJob(ctx, msg))
+		}},
+		{"ValueMetaFunc", runtime.ValueMetaFunc(valueMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return runtime.OutcomeOf(valueMetaJob(ctx, *msg, md))
+		}},
+		{"PointerMetaFunc", runtime.PointerMetaFunc(pointerMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return runtime.OutcomeOf(pointerMetaJob(ctx, msg, md))
+		}},
+		{"ValueOutcomeFunc", runtime.ValueOutcomeFunc(valueOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return valueOutcomeJob(ctx, *msg)
+		}},
+		{"PointerOutcomeFunc", runtime.PointerOutcomeFunc(pointerOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return pointerOutcomeJob(ctx, msg)
+		}},
+		{"ValueMetaOutcomeFunc", runtime.ValueMetaOutcomeFunc(valueMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return valueMetaOutcomeJob(ctx, *msg, md)
+		}},
+		{"PointerMetaOutcomeFunc", runtime.PointerMetaOutcomeFunc(pointerMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			return pointerMetaOutcomeJob(ctx, msg, md)
+		}},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := context.Background()
+			md := runtime.Metadata{Subscription: "jobs", MessageID: "m-1", Attempt: 1, Headers: map[string]string{"k": "v"}}
+			for _, id := range []int{0, 7} {
+				msg := newAdaptedJob()
+				msg.ID = id
+				var out runtime.Outcome
+				adapter := testing.AllocsPerRun(200, func() { out = p.adapter(ctx, msg, md) })
+				previous := testing.AllocsPerRun(200, func() { out = p.previous(ctx, msg, md) })
+				if wantAction := map[bool]runtime.Action{true: runtime.ActionAck, false: runtime.ActionRetry}[id == 0]; out.Action() != wantAction {
+					t.Fatalf("job %d: the handler returned %v, want %v", id, out, wantAction)
+				}
+				if adapter > previous {
+					t.Errorf("job %d: the adapter allocates %v times per call, the function literal %v", id, adapter, previous)
+				}
+				if id == 0 && adapter != 0 {
+					t.Errorf("an acknowledged job: the adapter allocates %v times per call, want 0", adapter)
+				}
+			}
+		})
+	}
+}
+
+// TestAdaptersMountedWithHandle runs adapted handlers through a Consumer:
+// the decoded body reaches them and their result becomes the verdict.
+func TestAdaptersMountedWithHandle(t *testing.T) {
+	var got []string
+	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle[adaptedJob]("Job", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(func(ctx context.Context, job adaptedJob) error {
+			got = append(got, fmt.Sprintf("Job %d %s", job.ID, job.Name))
+			if job.ID == 2 {
+				return errBoom
+			}
+			return nil
+		})),
+		runtime.Handle[adaptedJob]("Urgent", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}, runtime.PointerMetaOutcomeFunc(func(ctx context.Context, job *adaptedJob, md runtime.Metadata) runtime.Outcome {
+			got = append(got, fmt.Sprintf("Urgent %d attempt %d", job.ID, md.Attempt))
+			return runtime.DeadLetterNow()
+		})),
+	}}
+	c := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{})
+	verdicts := []runtime.VerdictKind{
+		c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1,"name":"one"}`), Attempt: 1}).Kind,
+		c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":2,"name":"two"}`), Attempt: 1}).Kind,
+		c.Process(context.Background(), &runtime.Delivery{Type: "Urgent", Body: []byte(`{"id":3}`), Attempt: 2}).Kind,
+	}
+	if want := []runtime.VerdictKind{runtime.VerdictAck, runtime.VerdictRetry, runtime.VerdictPark}; !reflect.DeepEqual(verdicts, want) {
+		t.Errorf("verdicts %v, want %v", verdicts, want)
+	}
+	if want := []string{"Job 1 one", "Job 2 two", "Urgent 3 attempt 2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the handlers saw %q, want %q", got, want)
+	}
+}
+
+// A handler of any accepted shape is mounted through its adapter; this one
+// takes the message by value and returns an error.
+func ExampleValueFunc() {
+	type Job struct {
+		ID int `json:"id"`
+	}
+	work := func(ctx context.Context, job Job) error {
+		fmt.Println("working on job", job.ID)
+		return runtime.RetryAfter(30*time.Second, errors.New("the printer is out of paper"))
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5}, runtime.ValueFunc(work)),
+	}}
+	c := runtime.NewConsumer(jobs, runtime.ZeroMQ, runtime.Env{})
+	v := c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":7}`), Attempt: 1})
+	fmt.Println(v.Kind, v.Delay, v.Reason)
+	// Output:
+	// working on job 7
+	// retry 30s the printer is out of paper
+}
