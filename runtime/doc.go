@@ -33,6 +33,10 @@
 //
 // A panic is recovered, logged with its stack, and counts as a failure.
 //
+// Generated code mounts each handler with Handle and the adapter of its
+// shape, for example runtime.ValueFunc(Work) for func(ctx, Job) error; the
+// table of the eight adapters is on HandlerFunc.
+//
 // # Policies
 //
 // Policy.MaxAttempts counts deliveries, the first included: with 5, the fifth
