@@ -1,6 +1,8 @@
 package streamtest
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,7 +58,7 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) AfterFunc(d time.Duration, f func()) runtime.Timer {
 	c.mu.Lock()
 	c.seq++
-	t := &fakeTimer{clock: c, due: c.now.Add(d), seq: c.seq, f: f}
+	t := &fakeTimer{clock: c, due: c.now.Add(d), delay: d, seq: c.seq, f: f}
 	if d > 0 {
 		c.timers = append(c.timers, t)
 		c.mu.Unlock()
@@ -151,6 +153,26 @@ func (c *Clock) Pending() int {
 	return len(c.timers)
 }
 
+// PendingDelays returns the delay each pending timer was set with (the d of
+// its AfterFunc), earliest due first: a test can check that a retry copy
+// waits the 30 seconds it asked for without moving the clock.
+func (c *Clock) PendingDelays() []time.Duration {
+	c.mu.Lock()
+	pending := slices.Clone(c.timers)
+	c.mu.Unlock()
+	slices.SortFunc(pending, func(a, b *fakeTimer) int {
+		if byDue := a.due.Compare(b.due); byDue != 0 {
+			return byDue
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	delays := make([]time.Duration, len(pending))
+	for i, t := range pending {
+		delays[i] = t.delay
+	}
+	return delays
+}
+
 // Next returns when the earliest pending timer is due, and false when no
 // timer is pending.
 func (c *Clock) Next() (time.Time, bool) {
@@ -178,6 +200,7 @@ func (c *Clock) setTrack(track func(delta int)) {
 type fakeTimer struct {
 	clock *Clock
 	due   time.Time
+	delay time.Duration // what AfterFunc was asked to wait
 	seq   uint64
 	f     func()
 }

@@ -147,6 +147,34 @@ func TestClockStopCancelsAPendingTimer(t *testing.T) {
 	}
 }
 
+func TestClockPendingDelaysAreTheAskedDelaysInDueOrder(t *testing.T) {
+	c := streamtest.NewClock(time.Time{})
+	if got := c.PendingDelays(); len(got) != 0 {
+		t.Fatalf("PendingDelays() of a new clock = %v, want none", got)
+	}
+	var f firings
+	c.AfterFunc(3*time.Second, f.fn(c, "c")) // due at +3s
+	c.AfterFunc(time.Second, f.fn(c, "a"))   // due at +1s
+	c.Advance(500 * time.Millisecond)
+	c.AfterFunc(time.Second, f.fn(c, "b"))        // due at +1.5s
+	c.AfterFunc(2*time.Second, f.fn(c, "b2"))     // due at +2.5s
+	c.AfterFunc(time.Second, f.fn(c, "x")).Stop() // stopped: not pending
+
+	// Made in the order c, a, b, b2; due in the order a, b, b2, c. Each
+	// shows what it was set with, not what is left of it.
+	want := []time.Duration{time.Second, time.Second, 2 * time.Second, 3 * time.Second}
+	if got := c.PendingDelays(); !slices.Equal(got, want) {
+		t.Fatalf("PendingDelays() = %v, want %v", got, want)
+	}
+	c.Advance(time.Second) // a and b fire
+	if got, want := c.PendingDelays(), []time.Duration{2 * time.Second, 3 * time.Second}; !slices.Equal(got, want) {
+		t.Fatalf("after a and b fired PendingDelays() = %v, want %v", got, want)
+	}
+	if got := f.names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("fired %v, want [a b]", got)
+	}
+}
+
 func TestClockAfterFuncWithoutDelayCallsAtOnce(t *testing.T) {
 	c := streamtest.NewClock(time.Time{})
 	done := make(chan time.Time)

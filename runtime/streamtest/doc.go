@@ -88,7 +88,10 @@
 // NewBroker and NewClock work alone: mount on a Broker with an App made
 // WithClock of the same Clock, run the App, and use Broker.Wait and
 // Broker.Advance (see the package example). A Clock also serves any code
-// that takes a runtime.Clock. LogRecorder captures slog records anywhere.
+// that takes a runtime.Clock (Clock.PendingDelays tells what each waiting
+// timer was set to). LogRecorder captures slog records anywhere: Find picks
+// them by level and message, Containing by part of the message, and String
+// writes them all for a failing test's message.
 //
 // The runtime/brokertest conformance suite runs against this broker for
 // both kinds, as it does against the real adapters.

@@ -82,6 +82,30 @@ func (r *LogRecorder) Find(level slog.Level, msg string) []LogRecord {
 	return out
 }
 
+// Containing returns the records, at any level, whose message contains
+// text, in logging order: "cannot reach queue" finds the adapter's longer
+// warning about it.
+func (r *LogRecorder) Containing(text string) []LogRecord {
+	var out []LogRecord
+	for _, rec := range r.Records() {
+		if strings.Contains(rec.Message, text) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// String returns every record so far, one a line in logging order, as
+// LogRecord.String writes it: for a failing test's message.
+func (r *LogRecorder) String() string {
+	var b strings.Builder
+	for _, rec := range r.Records() {
+		b.WriteString(rec.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 func (r *LogRecorder) add(rec LogRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -58,3 +58,35 @@ func TestLogRecorderWithoutForwardOnlyRecords(t *testing.T) {
 		t.Fatalf("records %v", recs)
 	}
 }
+
+func TestLogRecorderContainingMatchesPartOfTheMessageAtAnyLevel(t *testing.T) {
+	rec := streamtest.NewLogRecorder(nil)
+	l := rec.Logger()
+	l.Warn("zeromq: cannot reach queue; retrying until it answers", "queue", "jobs")
+	l.Debug("cannot reach queue again", "queue", "invoices")
+	l.Info("queue reached")
+
+	got := rec.Containing("cannot reach queue")
+	if len(got) != 2 {
+		t.Fatalf("Containing found %d records, want 2: %v", len(got), got)
+	}
+	if got[0].Level != slog.LevelWarn || got[0].Attr("queue") != "jobs" || got[1].Level != slog.LevelDebug || got[1].Attr("queue") != "invoices" {
+		t.Errorf("Containing = %v, want the warning about jobs, then the debug line about invoices", got)
+	}
+	if got := rec.Containing("nothing like it"); len(got) != 0 {
+		t.Errorf("Containing(nothing like it) = %v", got)
+	}
+}
+
+func TestLogRecorderStringIsEveryRecordOneALine(t *testing.T) {
+	rec := streamtest.NewLogRecorder(nil)
+	if s := rec.String(); s != "" {
+		t.Fatalf("String() with no records = %q, want empty", s)
+	}
+	rec.Logger().Info("first", "n", 1)
+	rec.Logger().Warn("second", "reason", "boom")
+	want := "level=INFO msg=\"first\" n=\"1\"\nlevel=WARN msg=\"second\" reason=\"boom\"\n"
+	if s := rec.String(); s != want {
+		t.Errorf("String() = %q, want %q", s, want)
+	}
+}
