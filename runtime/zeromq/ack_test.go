@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -13,7 +14,7 @@ import (
 // subscription, each with the unsupported error.
 func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
 	noLeaks(t)
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("acks", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("a", zeromq.Bind(freeEndpoint(t))), zeromq.Queue("b", zeromq.Bind(freeEndpoint(t))))
@@ -47,9 +48,9 @@ func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
 		msg string
 		err error
 	}{{"ZeroMQ cannot acknowledge", zeromq.ErrAckUnsupported}, {"ZeroMQ cannot reject", zeromq.ErrNackUnsupported}} {
-		lines := logs.Entries(c.msg)
+		lines := logs.Containing(c.msg)
 		if len(lines) != 2 {
-			t.Fatalf("%d %q lines for %d messages on 2 subscriptions, want 2:\n%s", len(lines), c.msg, 2*each, logs.Dump())
+			t.Fatalf("%d %q lines for %d messages on 2 subscriptions, want 2:\n%s", len(lines), c.msg, 2*each, logs)
 		}
 		subs := map[string]bool{}
 		for _, l := range lines {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -73,10 +74,10 @@ func (b *billing) snapshot() (jobs, invoices []runtime.Metadata, parked []invoic
 	return append([]runtime.Metadata(nil), b.jobs...), append([]runtime.Metadata(nil), b.invoices...), append([]invoice(nil), b.parked...)
 }
 
-func startBilling(t *testing.T) (*billing, *zeromq.Broker, *fakeClock, *logCapture, *runtime.App) {
+func startBilling(t *testing.T) (*billing, *zeromq.Broker, *streamtest.Clock, *streamtest.LogRecorder, *runtime.App) {
 	t.Helper()
-	clock := newFakeClock()
-	logs := newLogCapture()
+	clock := newClock()
+	logs := streamtest.NewLogRecorder(nil)
 	svc := &billing{}
 	app := runtime.NewApp("billing", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(
@@ -99,16 +100,16 @@ func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 		eventually(t, "a delivery", func() bool { jobs, _, _ := svc.snapshot(); return len(jobs) == n })
 		if n < 5 {
 			eventually(t, "the copy waiting 30s", func() bool {
-				p := clock.Pending()
+				p := clock.PendingDelays()
 				return len(p) == 1 && p[0] == billingBackoff
 			})
 			clock.Advance(billingBackoff)
 		}
 	}
-	eventually(t, "the drop", func() bool { return len(logs.Entries("message dropped")) == 1 })
+	eventually(t, "the drop", func() bool { return len(logs.Containing("message dropped")) == 1 })
 	jobs, _, _ := svc.snapshot()
-	if len(jobs) != 5 || len(clock.Pending()) != 0 {
-		t.Fatalf("%d deliveries and %d copies waiting, want 5 and 0", len(jobs), len(clock.Pending()))
+	if len(jobs) != 5 || clock.Pending() != 0 {
+		t.Fatalf("%d deliveries and %d copies waiting, want 5 and 0", len(jobs), clock.Pending())
 	}
 	for i, md := range jobs {
 		if md.Attempt != i+1 {
@@ -118,7 +119,7 @@ func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 	if c := jobs[4].Headers[runtime.RetryCountHeader]; c != "4" {
 		t.Fatalf("last copy carries count %q, want 4", c)
 	}
-	drop := logs.Entries("message dropped")[0]
+	drop := logs.Containing("message dropped")[0]
 	if drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "job-7" || !strings.Contains(drop.Attrs["reason"], "the job failed") {
 		t.Fatalf("drop line = %s", drop)
 	}
@@ -149,7 +150,7 @@ func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
 	if len(invoices) != 2 {
 		t.Fatalf("%d invoice deliveries, want 2 (one each)", len(invoices))
 	}
-	if len(logs.Entries("message parked")) != 1 {
-		t.Fatalf("logs:\n%s", logs.Dump())
+	if len(logs.Containing("message parked")) != 1 {
+		t.Fatalf("logs:\n%s", logs)
 	}
 }

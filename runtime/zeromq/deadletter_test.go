@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -15,9 +16,9 @@ import (
 // name, and a handler mounted there reads it.
 func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 	noLeaks(t)
-	clock := newFakeClock()
+	clock := newClock()
 	rec := newRecorder()
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	app := runtime.NewApp("dead-letters", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(
 		zeromq.Queue("invoices", zeromq.Bind(freeEndpoint(t))),
@@ -52,8 +53,8 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 			t.Fatalf("dead letter framed as %q, type %q", env.Subscription, d.MD.MessageType)
 		}
 	}
-	eventually(t, "three park lines", func() bool { return len(logs.Entries("message parked")) == 3 })
-	for _, e := range logs.Entries("message parked") {
+	eventually(t, "three park lines", func() bool { return len(logs.Containing("message parked")) == 3 })
+	for _, e := range logs.Containing("message parked") {
 		if e.Attrs["subscription"] != "invoices" || e.Attrs["dead_letter"] != "invoices.dead" || e.Attrs["message_id"] == "" {
 			t.Fatalf("park line = %s", e)
 		}
@@ -65,7 +66,7 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 // attempts were made and starts a fresh retry count.
 func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 	noLeaks(t)
-	clock := newFakeClock()
+	clock := newClock()
 	rec := newRecorder()
 	app := runtime.NewApp("dead-letters", runtime.WithClock(clock))
 	zq := zeromq.New(
@@ -83,7 +84,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 	publishJob(t, zq, "jobs", Job{ID: 9})
 
 	for n := 2; n <= 3; n++ {
-		eventually(t, "a copy waiting", func() bool { return len(clock.Pending()) == 1 })
+		eventually(t, "a copy waiting", func() bool { return clock.Pending() == 1 })
 		clock.Advance(time.Minute)
 		rec.waitFor(t, "jobs", n)
 	}

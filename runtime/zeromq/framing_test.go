@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -88,7 +89,7 @@ func TestBoundQueueRefusesAnotherSubscriptionsName(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	app := runtime.NewApp("framing", runtime.WithLogger(logs.Logger()))
 	app.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))),
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
@@ -102,9 +103,9 @@ func TestBoundQueueRefusesAnotherSubscriptionsName(t *testing.T) {
 	if len(got) != 1 || got[0].MD.MessageID != "right-name" {
 		t.Fatalf("handled %+v, want only right-name", got)
 	}
-	drops := logs.Entries("message dropped")
+	drops := logs.Containing("message dropped")
 	if len(drops) != 1 {
-		t.Fatalf("want one drop, logs:\n%s", logs.Dump())
+		t.Fatalf("want one drop, logs:\n%s", logs)
 	}
 	d := drops[0]
 	if d.Attrs["subscription"] != "jobs" || d.Attrs["message_id"] != "wrong-name" ||

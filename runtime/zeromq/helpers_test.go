@@ -3,15 +3,14 @@ package zeromq_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"go.uber.org/goleak"
 )
 
@@ -52,158 +51,10 @@ func freeEndpoint(t testing.TB) string {
 	return "tcp://" + ln.Addr().String()
 }
 
-// fakeClock is a runtime.Clock whose time passes only in Advance.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	clock *fakeClock
-	at    time.Time
-	d     time.Duration
-	f     func()
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, at: c.now.Add(d), d: d, f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	i := slices.Index(c.timers, t)
-	if i < 0 {
-		return false
-	}
-	c.timers = slices.Delete(c.timers, i, i+1)
-	return true
-}
-
-// Advance lets d pass and calls the functions whose time has come, each in
-// its own goroutine.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
-		if !t.at.After(c.now) {
-			due = append(due, t)
-			return true
-		}
-		return false
-	})
-	c.mu.Unlock()
-	for _, t := range due {
-		go t.f()
-	}
-}
-
-// Pending returns the durations of the timers not yet fired or stopped.
-func (c *fakeClock) Pending() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]time.Duration, len(c.timers))
-	for i, t := range c.timers {
-		out[i] = t.d
-	}
-	return out
-}
-
-// logEntry is one captured log record, its attributes as text.
-type logEntry struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]string
-}
-
-func (e logEntry) String() string {
-	keys := make([]string, 0, len(e.Attrs))
-	for k := range e.Attrs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q", e.Level, e.Msg)
-	for _, k := range keys {
-		fmt.Fprintf(&b, " %s=%q", k, e.Attrs[k])
-	}
-	return b.String()
-}
-
-// logCapture is a slog.Handler that keeps every record.
-type logCapture struct {
-	mu      *sync.Mutex
-	entries *[]logEntry
-	attrs   []slog.Attr
-}
-
-func newLogCapture() *logCapture {
-	return &logCapture{mu: &sync.Mutex{}, entries: &[]logEntry{}}
-}
-
-func (h *logCapture) Logger() *slog.Logger { return slog.New(h) }
-
-func (h *logCapture) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *logCapture) Handle(_ context.Context, r slog.Record) error {
-	e := logEntry{Level: r.Level, Msg: r.Message, Attrs: map[string]string{}}
-	for _, a := range h.attrs {
-		e.Attrs[a.Key] = a.Value.String()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		e.Attrs[a.Key] = a.Value.String()
-		return true
-	})
-	h.mu.Lock()
-	*h.entries = append(*h.entries, e)
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *logCapture) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &logCapture{mu: h.mu, entries: h.entries, attrs: append(slices.Clone(h.attrs), attrs...)}
-}
-
-func (h *logCapture) WithGroup(string) slog.Handler { return h }
-
-// Entries returns the records whose message contains msg.
-func (h *logCapture) Entries(msg string) []logEntry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []logEntry
-	for _, e := range *h.entries {
-		if strings.Contains(e.Msg, msg) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Dump returns every record, one a line, for failure messages.
-func (h *logCapture) Dump() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var b strings.Builder
-	for _, e := range *h.entries {
-		b.WriteString(e.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
+// newClock returns the fake clock of the tests, at a fixed start the
+// dead-letter tests find in the headers.
+func newClock() *streamtest.Clock {
+	return streamtest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // received is what a test handler saw of one delivery.

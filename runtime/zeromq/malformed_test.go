@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -55,7 +56,7 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 				policy.DeadLetter = "jobs.dead"
 			}
 			rec := newRecorder()
-			logs := newLogCapture()
+			logs := streamtest.NewLogRecorder(nil)
 			app := runtime.NewApp("bad-input", runtime.WithLogger(logs.Logger()))
 			app.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.Queue("jobs.dead", zeromq.Bind(deadEP))),
 				&runtime.Subscription{Name: "jobs", MaxPayloadBytes: 64, Handlers: []runtime.Handler{jobHandler(rec, policy, nil)}})
@@ -63,16 +64,16 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 			push := rawPush(t, ep)
 
 			for i, bad := range badInputs(withDL) {
-				before := len(logs.Entries(bad.log))
+				before := len(logs.Containing(bad.log))
 				send(t, push, bad.frames...)
 				send(t, push, "jobs", fmt.Sprintf("type: job\nmessage-id: good-%d", i), fmt.Sprintf(`{"id":%d}`, i))
 				got := rec.waitFor(t, "jobs", i+1)
 				if g := got[len(got)-1]; g.MD.MessageID != fmt.Sprint("good-", i) {
 					t.Fatalf("%s: handled %+v, want only the good message", bad.name, g)
 				}
-				lines := logs.Entries(bad.log)
+				lines := logs.Containing(bad.log)
 				if len(lines) != before+1 {
-					t.Fatalf("%s: want one more %q line; logs:\n%s", bad.name, bad.log, logs.Dump())
+					t.Fatalf("%s: want one more %q line; logs:\n%s", bad.name, bad.log, logs)
 				}
 				line := lines[len(lines)-1]
 				if line.Level.String() != "WARN" || line.Attrs["subscription"] != "jobs" || !strings.Contains(line.Attrs["reason"], bad.reason) {
@@ -105,7 +106,7 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep), zeromq.MaxMessageBytes(1024)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
@@ -115,9 +116,9 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 	eventually(t, "the sender connected", func() bool { return zq.Connections("jobs") == 1 })
 	sendToBeRefused(hog, "jobs", "type: job", `{"id":1,"note":"`+strings.Repeat("x", 5000)+`"}`)
 	eventually(t, "the sender disconnected", func() bool { return zq.Connections("jobs") == 0 })
-	lines := logs.Entries("message dropped")
+	lines := logs.Containing("message dropped")
 	if len(lines) != 1 || lines[0].Attrs["subscription"] != "jobs" || !strings.Contains(lines[0].Attrs["reason"], "message too large") {
-		t.Fatalf("logs:\n%s", logs.Dump())
+		t.Fatalf("logs:\n%s", logs)
 	}
 
 	publishJob(t, zq, "jobs", Job{ID: 2})
@@ -131,15 +132,15 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", MaxPayloadBytes: 10, Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}})
 	runApp(t, app)
 	hog := rawPush(t, ep)
 	sendToBeRefused(hog, "jobs", "type: job", strings.Repeat("x", 1<<20+100))
-	eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Entries("message dropped")) == 1 })
-	if r := logs.Entries("message dropped")[0].Attrs["reason"]; !strings.Contains(r, fmt.Sprint(10+1<<20)) {
+	eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	if r := logs.Containing("message dropped")[0].Attrs["reason"]; !strings.Contains(r, fmt.Sprint(10+1<<20)) {
 		t.Fatalf("reason = %q, want the limit %d", r, 10+1<<20)
 	}
 }

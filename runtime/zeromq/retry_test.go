@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -20,8 +21,8 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	noLeaks(t)
 	const backoff = 30 * time.Second
 	ep := freeEndpoint(t)
-	clock := newFakeClock()
-	logs := newLogCapture()
+	clock := newClock()
+	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("retries", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
@@ -37,8 +38,8 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	first := rec.waitFor(t, "jobs", 1)[0]
 	firstEnv := first.MD.Raw.(*zeromq.Envelope)
 	for n := 2; n <= 5; n++ {
-		eventually(t, "a retry copy waiting on the clock", func() bool { return len(clock.Pending()) == 1 })
-		if got := clock.Pending()[0]; got != backoff {
+		eventually(t, "a retry copy waiting on the clock", func() bool { return clock.Pending() == 1 })
+		if got := clock.PendingDelays()[0]; got != backoff {
 			t.Fatalf("copy waits %v, want %v", got, backoff)
 		}
 		if got := len(rec.Of("jobs")); got != n-1 {
@@ -62,13 +63,13 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 		t.Fatalf("last copy count = %q, want 4", last.MD.Headers[runtime.RetryCountHeader])
 	}
 
-	eventually(t, "the fifth failure dropped", func() bool { return len(logs.Entries("message dropped")) == 1 })
-	drop := logs.Entries("message dropped")[0]
+	eventually(t, "the fifth failure dropped", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	drop := logs.Containing("message dropped")[0]
 	if drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "job-7" ||
 		!strings.Contains(drop.Attrs["reason"], "failed on attempt 5 of 5") {
 		t.Fatalf("drop line = %s", drop)
 	}
-	if p := clock.Pending(); len(p) != 0 {
+	if p := clock.PendingDelays(); len(p) != 0 {
 		t.Fatalf("after the fifth delivery %d copies wait, want none", len(p))
 	}
 	if n := len(rec.Of("jobs")); n != 5 {
@@ -78,7 +79,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	if stats.Delivered != 5 || stats.Retried != 4 || stats.Dropped != 1 {
 		t.Fatalf("metrics = %+v, want 5 delivered, 4 retried, 1 dropped", stats)
 	}
-	if n := len(logs.Entries("message will be retried")); n != 4 {
+	if n := len(logs.Containing("message will be retried")); n != 4 {
 		t.Fatalf("%d retry lines, want 4", n)
 	}
 }
@@ -88,7 +89,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 func TestImmediateRetryNeedsNoClock(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	clock := newFakeClock()
+	clock := newClock()
 	rec := newRecorder()
 	app := runtime.NewApp("retries", runtime.WithClock(clock))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
@@ -109,8 +110,8 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 		}
 	}
 	eventually(t, "the third delivery acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 1 })
-	if len(clock.Pending()) != 0 {
-		t.Fatalf("timers pending: %v", clock.Pending())
+	if clock.Pending() != 0 {
+		t.Fatalf("timers pending: %v", clock.PendingDelays())
 	}
 }
 
@@ -120,8 +121,8 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	clock := newFakeClock()
-	logs := newLogCapture()
+	clock := newClock()
+	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("retries", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
@@ -138,14 +139,14 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 	publishJob(t, zq, "jobs", Job{ID: 2})
 
 	rec.waitFor(t, "jobs", 2)
-	eventually(t, "the drop warning", func() bool { return len(logs.Entries("message dropped")) == 1 })
-	drop := logs.Entries("message dropped")[0]
+	eventually(t, "the drop warning", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	drop := logs.Containing("message dropped")[0]
 	if drop.Level.String() != "WARN" || drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "plain" ||
 		!strings.Contains(drop.Attrs["reason"], "nothing brings it back") {
 		t.Fatalf("drop line = %s", drop)
 	}
 	clock.Advance(time.Hour)
-	if p := clock.Pending(); len(p) != 0 {
+	if p := clock.PendingDelays(); len(p) != 0 {
 		t.Fatalf("copies waiting: %v", p)
 	}
 	if got := rec.Of("jobs"); len(got) != 2 {

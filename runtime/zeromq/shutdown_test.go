@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -68,8 +69,8 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 // message id.
 func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 	noLeaks(t)
-	clock := newFakeClock()
-	logs := newLogCapture()
+	clock := newClock()
+	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("shutdown", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
@@ -82,32 +83,32 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID(id))
 	}
-	eventually(t, "three copies waiting", func() bool { return len(clock.Pending()) == 3 })
+	eventually(t, "three copies waiting", func() bool { return clock.Pending() == 3 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 
-	lines := logs.Entries("lost")
-	var summary []logEntry
+	lines := logs.Containing("lost")
+	var summary []streamtest.LogRecord
 	for _, l := range lines {
 		if l.Attrs["lost"] != "" {
 			summary = append(summary, l)
 		}
 	}
 	if len(summary) != 1 || summary[0].Attrs["lost"] != "3" || summary[0].Level.String() != "WARN" {
-		t.Fatalf("want one line counting 3 lost copies; logs:\n%s", logs.Dump())
+		t.Fatalf("want one line counting 3 lost copies; logs:\n%s", logs)
 	}
 	perMessage := map[string]bool{}
-	for _, l := range logs.Entries("could not retry the message") {
+	for _, l := range logs.Containing("could not retry the message") {
 		if l.Attrs["subscription"] == "jobs" && strings.Contains(l.Attrs["err"], "lost") {
 			perMessage[l.Attrs["message_id"]] = true
 		}
 	}
 	if len(perMessage) != 3 || !perMessage["a"] || !perMessage["b"] || !perMessage["c"] {
-		t.Fatalf("lost copies reported for %v, want a, b, c; logs:\n%s", perMessage, logs.Dump())
+		t.Fatalf("lost copies reported for %v, want a, b, c; logs:\n%s", perMessage, logs)
 	}
-	if len(clock.Pending()) != 0 {
-		t.Fatalf("timers still pending: %v", clock.Pending())
+	if clock.Pending() != 0 {
+		t.Fatalf("timers still pending: %v", clock.PendingDelays())
 	}
 	if n := len(rec.All()); n != 3 {
 		t.Fatalf("%d deliveries, want 3", n)
@@ -129,7 +130,7 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 			return runtime.Retry().Because(ctx.Err())
 		}),
 	}}
-	env := runtime.Env{Logger: newLogCapture().Logger(), Clock: runtime.SystemClock{}}
+	env := runtime.Env{Logger: streamtest.NewLogRecorder(nil).Logger(), Clock: runtime.SystemClock{}}
 	c := runtime.NewConsumer(sub, runtime.ZeroMQ, env)
 	if err := zq.Start(context.Background(), env, []*runtime.Consumer{c}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -27,14 +28,14 @@ func mountJobs(t *testing.T, rec *recorder, policy runtime.Policy, fail func(*Jo
 func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.WithLogger(logs.Logger()))
 	defer shutdown(t, producer)
 	published := make(chan error, 1)
 	go func() {
 		published <- runtime.Publish(context.Background(), producer, "jobs", "job", Job{ID: 1})
 	}()
-	eventually(t, "a failed dial", func() bool { return len(logs.Entries("cannot reach queue")) == 1 })
+	eventually(t, "a failed dial", func() bool { return len(logs.Containing("cannot reach queue")) == 1 })
 	select {
 	case err := <-published:
 		t.Fatalf("Publish returned %v with nobody bound", err)

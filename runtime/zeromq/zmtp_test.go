@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -29,7 +30,7 @@ func zmtpGreeting() []byte {
 func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("guard", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
@@ -53,8 +54,8 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("the connection stayed open")
 	}
-	eventually(t, "the handshake failure logged", func() bool { return len(logs.Entries("failed the ZMTP handshake")) == 1 })
-	if e := logs.Entries("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "size limit") {
+	eventually(t, "the handshake failure logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
+	if e := logs.Containing("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "size limit") {
 		t.Fatalf("line = %s", e)
 	}
 
@@ -68,7 +69,7 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 func TestHandshakeWithAnIncompatibleSocketFails(t *testing.T) {
 	noLeaks(t)
 	ep := freeEndpoint(t)
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)), zeromq.WithLogger(logs.Logger()))
 	defer shutdown(t, vent)
 	if err := vent.Listen(); err != nil {
@@ -82,8 +83,8 @@ func TestHandshakeWithAnIncompatibleSocketFails(t *testing.T) {
 	if err := push.Dial(ep); err == nil || !strings.Contains(err.Error(), "not compatible") {
 		t.Fatalf("a PUSH dialled the ventilator: %v", err)
 	}
-	eventually(t, "the refusal logged", func() bool { return len(logs.Entries("failed the ZMTP handshake")) == 1 })
-	if e := logs.Entries("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "not compatible") {
+	eventually(t, "the refusal logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
+	if e := logs.Containing("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "not compatible") {
 		t.Fatalf("line = %s", e)
 	}
 	if n := vent.Connections("work"); n != 0 {
