@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 func TestBackoffDoublesUpToMax(t *testing.T) {
+	noLeaks(t)
 	b := backoff{min: 100 * time.Millisecond, max: time.Second}
 	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
 	for i, w := range want {
@@ -20,6 +21,7 @@ func TestBackoffDoublesUpToMax(t *testing.T) {
 }
 
 func TestBackoffJitterStaysWithinFraction(t *testing.T) {
+	noLeaks(t)
 	b := backoff{min: time.Second, max: time.Second, jitter: 0.5}
 	seen := map[time.Duration]bool{}
 	for range 200 {
@@ -35,6 +37,7 @@ func TestBackoffJitterStaysWithinFraction(t *testing.T) {
 }
 
 func TestBackoffNormalized(t *testing.T) {
+	noLeaks(t)
 	b := backoff{min: 0, max: -1, jitter: 7}.normalized()
 	if b.min != DefaultReconnectMin || b.max != DefaultReconnectMin || b.jitter != 1 {
 		t.Errorf("normalized = %+v, want min=max=%v jitter=1", b, DefaultReconnectMin)
@@ -46,43 +49,30 @@ func TestBackoffNormalized(t *testing.T) {
 	}
 }
 
-// manualClock fires AfterFunc callbacks only when the test says so.
-type manualClock struct {
-	fire chan func()
-}
-
-type manualTimer struct{}
-
-func (manualTimer) Stop() bool { return true }
-
-func (c manualClock) Now() time.Time { return time.Time{} }
-func (c manualClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
-	c.fire <- f
-	return manualTimer{}
-}
-
 func TestSleepWaitsForTheClock(t *testing.T) {
-	clock := manualClock{fire: make(chan func(), 1)}
+	noLeaks(t)
+	clock := streamtest.NewClock(time.Time{})
 	done := make(chan error)
 	go func() { done <- sleep(context.Background(), clock, time.Hour) }()
-	f := <-clock.fire
+	eventually(t, "sleep to set its timer", func() bool { return clock.Pending() == 1 })
 	select {
 	case err := <-done:
 		t.Fatalf("sleep returned %v before the clock fired", err)
 	default:
 	}
-	f()
+	clock.Advance(time.Hour)
 	if err := <-done; err != nil {
 		t.Errorf("sleep = %v after the clock fired, want nil", err)
 	}
 }
 
 func TestSleepEndsWithContext(t *testing.T) {
-	clock := manualClock{fire: make(chan func(), 1)}
+	noLeaks(t)
+	clock := streamtest.NewClock(time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- sleep(ctx, clock, time.Hour) }()
-	<-clock.fire
+	eventually(t, "sleep to set its timer", func() bool { return clock.Pending() == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("sleep = %v after cancel, want context.Canceled", err)
