@@ -13,6 +13,7 @@ func death(queue, reason string, count any) amqp.Table {
 }
 
 func TestAttemptOf(t *testing.T) {
+	noLeaks(t)
 	wait := map[string]bool{"jobs.retry": true, "jobs.retry.1m": true}
 	tests := []struct {
 		name    string

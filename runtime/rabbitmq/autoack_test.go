@@ -14,6 +14,7 @@ import (
 // ack=auto is at-most-once: a failure is not retried and the message is
 // not redelivered; poison with a dead-letter queue is still parked.
 func TestAutoAckIsAtMostOnce(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("auto")
 	var c calls
@@ -62,6 +63,7 @@ func TestAutoAckIsAtMostOnce(t *testing.T) {
 
 // ack=auto with retries is refused before anything is declared.
 func TestAutoAckWithRetriesIsRefused(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("autoretry")
 	var c calls

@@ -11,6 +11,7 @@ import (
 // The RabbitMQ adapter passes the transport conformance suite against the
 // real broker.
 func TestConformance(t *testing.T) {
+	noLeaks(t)
 	brokertest.Run(t, brokertest.Transport{
 		Kind:       runtime.RabbitMQ,
 		RetryDelay: 100 * time.Millisecond,

@@ -16,6 +16,7 @@ import (
 // A worker stops while a retry copy waits; a new worker resumes at the
 // real attempt and parks after exactly max_attempts deliveries in all.
 func TestCountSurvivesAWorkerRestart(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("restart")
 	policy := runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}
@@ -55,6 +56,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 // attempt alone; the second joins while the copies wait, so later
 // attempts are shared between the two.
 func TestTwoWorkersShareTheCount(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("shared")
 	const maxAttempts, messages = 3, 10
@@ -107,6 +109,7 @@ func TestTwoWorkersShareTheCount(t *testing.T) {
 // broker's bookkeeping: no x-death, no x-first/last-death-*, no
 // expiration.
 func TestRetryCopyInTheWaitQueue(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("copy")
 	var c calls

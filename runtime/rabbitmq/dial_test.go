@@ -19,6 +19,7 @@ import (
 const secret = "s3cret-pa55"
 
 func TestConfigNamesTheConnection(t *testing.T) {
+	noLeaks(t)
 	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", nil, "billing")
 	cfg, _, err := d.config(roleConsume)
 	if err != nil {
@@ -36,6 +37,7 @@ func TestConfigNamesTheConnection(t *testing.T) {
 }
 
 func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
+	noLeaks(t)
 	mine := &tls.Config{MinVersion: tls.VersionTLS12}
 	d := newDialer("amqps://guest:"+secret+"@broker.example:5671/", mine, "billing")
 	cfg, uri, err := d.config(rolePublish)
@@ -66,6 +68,7 @@ func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
 }
 
 func TestConfigRefusesTLSWithPlainURL(t *testing.T) {
+	noLeaks(t)
 	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", &tls.Config{}, "x")
 	_, _, err := d.config(roleConsume)
 	if err == nil || !strings.Contains(err.Error(), "amqps://") {
@@ -77,6 +80,7 @@ func TestConfigRefusesTLSWithPlainURL(t *testing.T) {
 }
 
 func TestInvalidURLErrorHidesPassword(t *testing.T) {
+	noLeaks(t)
 	for _, u := range []string{
 		"amqp://guest:" + secret + "@127.0.0.1:notaport/",
 		"http://guest:" + secret + "@127.0.0.1/",
@@ -171,6 +175,7 @@ func newTLSServer(t *testing.T) *tlsServer {
 }
 
 func TestDialSpeaksAMQPOverTLS(t *testing.T) {
+	noLeaks(t)
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
 	url := "amqps://guest:" + secret + "@localhost:" + port + "/"
@@ -197,6 +202,7 @@ func TestDialSpeaksAMQPOverTLS(t *testing.T) {
 }
 
 func TestDialVerifiesTheServerCertificate(t *testing.T) {
+	noLeaks(t)
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
 	d := newDialer("amqps://guest:"+secret+"@localhost:"+port+"/", &tls.Config{MinVersion: tls.VersionTLS12}, "tls-test")

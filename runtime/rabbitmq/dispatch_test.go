@@ -17,6 +17,7 @@ import (
 // Several handlers share one queue; the type property picks the handler,
 // and each type has its own policy.
 func TestDispatchOnTypeAcrossHandlers(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dispatch")
 	var created, paid, refunded calls
@@ -53,6 +54,7 @@ func TestDispatchOnTypeAcrossHandlers(t *testing.T) {
 // What runtime.Publish sends through the Broker is what the worker
 // expects: type, content type, message id, persistent.
 func TestPublishedMessagesCarryTheirProperties(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("props")
 	adm.declare(q, nil)
@@ -86,6 +88,7 @@ func TestPublishedMessagesCarryTheirProperties(t *testing.T) {
 }
 
 func TestPublishToAMissingQueueIsUnroutable(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("missing")
 	b := newTestBroker()
@@ -105,6 +108,7 @@ func TestPublishToAMissingQueueIsUnroutable(t *testing.T) {
 
 // A Broker without a codec of its own encodes with the App's once started.
 func TestCodecFollowsTheApp(t *testing.T) {
+	noLeaks(t)
 	b := newTestBroker()
 	if _, ok := b.Codec().(runtime.JSON); !ok {
 		t.Errorf("codec before start = %T, want JSON", b.Codec())

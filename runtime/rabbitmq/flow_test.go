@@ -65,6 +65,7 @@ func publishJobs(t *testing.T, adm *admin, q string, n int) {
 // At most concurrency handler calls run at once, and the broker holds at
 // most prefetch deliveries unacknowledged.
 func TestPrefetchAndConcurrencyAreHonoured(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("flow")
 	const concurrency, prefetch, total = 3, 5, 20
@@ -91,6 +92,7 @@ func TestPrefetchAndConcurrencyAreHonoured(t *testing.T) {
 }
 
 func TestDefaultPrefetchCoversConcurrency(t *testing.T) {
+	noLeaks(t)
 	b := New(brokerURL(), WithDefaultPrefetch(8))
 	mk := func(prefetch, concurrency int) int {
 		s := &runtime.Subscription{Name: "q", Prefetch: prefetch, Concurrency: concurrency,
@@ -114,6 +116,7 @@ func TestDefaultPrefetchCoversConcurrency(t *testing.T) {
 // Graceful shutdown lets the handler in flight finish (its context live)
 // and settle, hands the prefetched rest back, and loses nothing.
 func TestGracefulShutdownLosesNothing(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("graceful")
 	const total = 10
@@ -162,6 +165,7 @@ func TestGracefulShutdownLosesNothing(t *testing.T) {
 // and its delivery is left to the broker: no retry copy is sent, the
 // message is back in the queue.
 func TestShutdownDeadlineLeavesTheDeliveryToTheBroker(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("deadline")
 	var c calls

@@ -45,6 +45,7 @@ func anyContains(list []string, sub string) bool {
 // unroutable: the original is nacked without requeue (the operator's DLX
 // on the queue gets it) and the prefetch slot is freed.
 func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("unroutable", ".retry", ".dl", ".bdl")
 	adm.declare(q+".bdl", nil)
@@ -79,6 +80,7 @@ func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
 // A broker nack (the dead-letter queue rejects publishes) requeues the
 // original; once the queue accepts again, the message is parked.
 func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("nacked")
 	var c calls
@@ -125,6 +127,7 @@ func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
 // The publishing channel is a stand-in that withholds confirms, since a
 // real broker cannot be made to.
 func TestMissingConfirmRequeuesTheOriginal(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("noconfirm")
 	b := newTestBroker(WithConfirmTimeout(200 * time.Millisecond))

@@ -13,6 +13,7 @@ import (
 // waits in step min(n, steps), and RetryAfter(d) picks the smallest step
 // at least d long.
 func TestBackoffLadder(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("ladder", ".retry.100ms", ".retry.300ms", ".dl")
 	var c calls

@@ -38,6 +38,7 @@ func original() *amqp.Delivery {
 }
 
 func TestRetryCopy(t *testing.T) {
+	noLeaks(t)
 	d := original()
 	p := retryCopy(d, "guest", 2)
 	if p.Headers[runtime.RetryCountHeader] != "2" {
@@ -69,6 +70,7 @@ func TestRetryCopy(t *testing.T) {
 }
 
 func TestCopyDropsForeignUserID(t *testing.T) {
+	noLeaks(t)
 	d := original()
 	d.UserId = "alice"
 	if p := retryCopy(d, "guest", 1); p.UserId != "" {
@@ -77,6 +79,7 @@ func TestCopyDropsForeignUserID(t *testing.T) {
 }
 
 func TestCopyGetsAMessageID(t *testing.T) {
+	noLeaks(t)
 	d := original()
 	d.MessageId = ""
 	p := retryCopy(d, "guest", 1)
@@ -86,6 +89,7 @@ func TestCopyGetsAMessageID(t *testing.T) {
 }
 
 func TestDeadLetterCopyExplainsItself(t *testing.T) {
+	noLeaks(t)
 	v := runtime.Verdict{Kind: runtime.VerdictPark, Reason: "boom", Attempt: 3, Poison: false}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	p := deadLetterCopy(original(), "guest", "jobs", v, now)
@@ -116,6 +120,7 @@ func TestDeadLetterCopyExplainsItself(t *testing.T) {
 }
 
 func TestPublishingOf(t *testing.T) {
+	noLeaks(t)
 	now := time.Unix(1700000000, 0)
 	p := publishingOf(runtime.Message{ID: "id-1", Type: "Job", ContentType: "application/json", Headers: map[string]string{"a": "b"}, Body: []byte("{}")}, now)
 	if p.MessageId != "id-1" || p.Type != "Job" || p.ContentType != "application/json" || p.DeliveryMode != amqp.Persistent ||
@@ -128,6 +133,7 @@ func TestPublishingOf(t *testing.T) {
 }
 
 func TestTextHeaders(t *testing.T) {
+	noLeaks(t)
 	h := textHeaders(amqp.Table{
 		"s": "text", "b": []byte("bytes"), "t": true, "i": int32(-4), "u": uint16(9), "f": 1.5,
 		"ts":      time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),

@@ -16,6 +16,7 @@ import (
 // count (x-delivery-count, which x-delivery-limit caps) only counts
 // redeliveries, and our attempt number ignores it.
 func TestQuorumQueue(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("quorum")
 	name := "streamgen-test-quorum-" + randomHex(4)

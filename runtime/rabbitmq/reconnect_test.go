@@ -18,6 +18,7 @@ import (
 // again and resumes: every message is handled, none is lost, the queues
 // end empty.
 func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("reconnect")
 	const total = 1000
@@ -114,6 +115,7 @@ func passwordOf(url string) (string, bool) {
 // When the queue is deleted under a running worker, the broker cancels the
 // consumer; the worker declares its queues again and consumes on.
 func TestRedeclaresAQueueDeletedWhileRunning(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("deleted")
 	var c calls

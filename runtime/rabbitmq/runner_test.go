@@ -10,6 +10,7 @@ import (
 // still run, the deliveries of the new session wait for them, and every
 // message is handled in the end.
 func TestReconnectKeepsTheConcurrency(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("slots")
 	const concurrency, prefetch, total = 2, 5, 12

@@ -30,6 +30,7 @@ func startupError(t *testing.T, subs ...*runtime.Subscription) error {
 }
 
 func TestStartupFailsOnAWaitQueueWithAnotherTTL(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("ttl")
 	adm.declare(q+".retry", amqp.Table{"x-message-ttl": int64(10000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": q})
@@ -52,6 +53,7 @@ func TestStartupFailsOnAWaitQueueWithAnotherTTL(t *testing.T) {
 // Every mismatching queue is reported at once: after a 406 closes the
 // channel, declaring goes on on a new one.
 func TestStartupReportsEveryMismatchingQueue(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dlargs")
 	adm.declare(q+".dl", amqp.Table{"x-max-length": int64(10)})
@@ -73,6 +75,7 @@ func TestStartupReportsEveryMismatchingQueue(t *testing.T) {
 }
 
 func TestStartupFailsWhenTheQueueHasAnotherType(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("type")
 	adm.declare(q, nil)
@@ -87,6 +90,7 @@ func TestStartupFailsWhenTheQueueHasAnotherType(t *testing.T) {
 }
 
 func TestStartupFailsWhenTheBrokerIsUnreachable(t *testing.T) {
+	noLeaks(t)
 	var c calls
 	b := New("amqp://guest:"+secret+"@127.0.0.1:1/", WithConnectionName("unreachable"))
 	a := startApp(t, b, 10*time.Second, sub("never-declared", 0, handler("Job", runtime.Policy{}, &c, alwaysAck)))

@@ -16,6 +16,7 @@ import (
 // Received → Decoded → Delivered: the handler succeeds, the delivery is
 // acked, nothing is left anywhere.
 func TestDeliveredIsAcked(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("delivered")
 	var c calls
@@ -41,6 +42,7 @@ func TestDeliveredIsAcked(t *testing.T) {
 // Failed → Waiting → Received: the copy waits in <q>.retry, the original
 // is acked, and after the TTL the next delivery is attempt 2.
 func TestFailedWaitsInTheWaitQueueAndComesBack(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("waiting")
 	var c calls
@@ -82,6 +84,7 @@ func TestFailedWaitsInTheWaitQueueAndComesBack(t *testing.T) {
 // Failed → Parked: max_attempts deliveries, then the copy is parked on the
 // dead-letter queue with headers that explain it.
 func TestExhaustedIsParkedWithExplanation(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("parked")
 	var c calls
@@ -129,6 +132,7 @@ func TestExhaustedIsParkedWithExplanation(t *testing.T) {
 // Failed → Dropped: exhausted without a dead-letter queue, the message is
 // acked and a warning names the subscription, the message and the reason.
 func TestExhaustedWithoutDeadLetterIsDroppedWithWarning(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dropped")
 	var c calls
@@ -152,6 +156,7 @@ func TestExhaustedWithoutDeadLetterIsDroppedWithWarning(t *testing.T) {
 
 // Poison never reaches a handler, skips the retries and is parked.
 func TestPoisonIsParked(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("poison")
 	var c calls
@@ -211,6 +216,7 @@ func TestPoisonIsParked(t *testing.T) {
 // dead-letter exchange the operator set on the queue receives it. The
 // subscription uses the queue as the operator declared it.
 func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
+	noLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("reject", ".retry", ".bdl")
 	adm.declare(q+".bdl", nil)
