@@ -1,0 +1,51 @@
+package exampletest
+
+import (
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/examples/internal/demo"
+)
+
+func TestDialRabbitMQConnectsForTheTest(t *testing.T) {
+	r := &recordingTB{TB: t}
+	var conn *amqp.Connection
+	r.inTest(func() { conn = DialRabbitMQ(r, demo.RabbitMQURL()) })
+	if conn == nil {
+		t.Fatalf("DialRabbitMQ failed: %s", r.end())
+	}
+	if conn.IsClosed() {
+		t.Fatal("the connection is closed before the test ended")
+	}
+	if got := r.end(); got != "" {
+		t.Fatalf("failures %q", got)
+	}
+	if !conn.IsClosed() {
+		t.Error("the connection is open after the test ended")
+	}
+}
+
+func TestRequireRabbitMQPassesWhenTheBrokerAnswers(t *testing.T) {
+	r := &recordingTB{TB: t}
+	r.inTest(func() { RequireRabbitMQ(r, demo.RabbitMQURL()) })
+	if got := r.end(); got != "" {
+		t.Errorf("failures %q", got)
+	}
+}
+
+func TestRabbitMQThatDoesNotAnswerFailsLoudlyWithoutThePassword(t *testing.T) {
+	r := &recordingTB{TB: t}
+	r.inTest(func() {
+		RequireRabbitMQ(r, "amqp://orders:s3cret@127.0.0.1:1/")
+		t.Error("RequireRabbitMQ returned with no broker at the URL")
+	})
+	got := r.end()
+	if !strings.Contains(got, "RabbitMQ does not answer at") || !strings.Contains(got, "rabbitmq-server -detached") {
+		t.Errorf("failures %q, want one saying how to start a broker", got)
+	}
+	if strings.Contains(got, "s3cret") {
+		t.Errorf("the failure shows the password: %q", got)
+	}
+}
