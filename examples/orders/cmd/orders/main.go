@@ -30,11 +30,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"time"
 
+	"github.com/streamgen/streamgen/examples/internal/metricshttp"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
@@ -110,37 +108,11 @@ func serve(ctx context.Context, cfg config, b runtime.Broker, logger *slog.Logge
 	app := runtime.NewApp("orders", runtime.WithLogger(logger))
 	orders.Mount(app, b)
 	if cfg.metrics != "" {
-		stopMetrics, err := serveMetrics(cfg.metrics, app.Metrics(), logger)
+		stopMetrics, err := metricshttp.Serve(cfg.metrics, app.Metrics(), logger)
 		if err != nil {
 			return err
 		}
 		defer stopMetrics()
 	}
 	return app.Run(ctx)
-}
-
-// serveMetrics serves m at http://address/metrics until the returned
-// function is called.
-func serveMetrics(address string, m *runtime.Metrics, logger *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", address)
-	if err != nil {
-		return nil, fmt.Errorf("serve metrics: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("the metrics server stopped", "err", err)
-		}
-	}()
-	logger.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-served
-	}, nil
 }
