@@ -4,39 +4,21 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer collects the demo's account.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The demo as make demo runs it: it succeeds, and its account shows the
 // retries, the drop, the parked invoice and the counters.
 func TestDemoTellsRetriesAndDeadLetters(t *testing.T) {
-	var out syncBuffer
+	var out exampletest.SyncBuffer
 	s := defaultSettings()
 	s.timeout = time.Minute // the machine may be busy; the demo's own deadline is for people
 	if err := run(context.Background(), &out, s); err != nil {
@@ -78,7 +60,7 @@ func TestDemoFailsWhenTheCountersDiffer(t *testing.T) {
 	s.steps = s.steps[:1]
 	s.steps[0].want = map[string]demo.Counts{"jobs": {Delivered: 9, Acked: 3, Retried: 6}}
 	s.timeout = 3 * time.Second
-	var out syncBuffer
+	var out exampletest.SyncBuffer
 	err := run(context.Background(), &out, s)
 	if err == nil {
 		t.Fatalf("the demo succeeded with counters that cannot happen:\n%s", out.String())
@@ -97,7 +79,7 @@ func TestDemoFailsWhenTheCountersDiffer(t *testing.T) {
 func TestDemoStopsWhenInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out syncBuffer
+	var out exampletest.SyncBuffer
 	err := run(ctx, &out, defaultSettings())
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("an interrupted demo returned %v, want an error saying it was interrupted", err)

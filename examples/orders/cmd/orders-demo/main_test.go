@@ -5,46 +5,23 @@ import (
 	"crypto/rand"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testSettings are the demo's, on queues of the test's own.
 func testSettings(t *testing.T) settings {
 	t.Helper()
 	s := defaultSettings()
-	if conn, err := amqp.Dial(s.url); err != nil {
-		t.Fatalf("RabbitMQ does not answer at %s (%v): start one with rabbitmq-server -detached, or point STREAMGEN_RABBITMQ_URL at one",
-			runtime.RedactURL(s.url), err)
-	} else {
-		conn.Close()
-	}
+	exampletest.RequireRabbitMQ(t, s.url)
 	s.prefix = "test-orders-demo-" + rand.Text()[:10] + "."
 	s.timeout = time.Minute
 	t.Cleanup(func() {
@@ -65,7 +42,7 @@ func TestDemoRunsTwiceInARow(t *testing.T) {
 	s := testSettings(t)
 	p := regexp.QuoteMeta(s.prefix)
 	for run1 := range 2 {
-		var out syncBuffer
+		var out exampletest.SyncBuffer
 		if err := run(context.Background(), &out, s); err != nil {
 			t.Fatalf("run %d failed: %v\n%s", run1+1, err, out.String())
 		}
@@ -129,7 +106,7 @@ func TestDemoStopsWhenInterrupted(t *testing.T) {
 	s := testSettings(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out syncBuffer
+	var out exampletest.SyncBuffer
 	if err := run(ctx, &out, s); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("an interrupted demo returned %v, want an error saying it was interrupted", err)
 	}
