@@ -9,49 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
-// fakeNow is a time source the test moves by hand.
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeNow) add(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.t = f.t.Add(d)
-}
-
-// syncBuffer is a strings.Builder safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
-}
-
-func newTestNarrator() (*Narrator, *syncBuffer, *fakeNow) {
-	clock := &fakeNow{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	var out syncBuffer
-	return NewNarrator(&out, clock.now), &out, clock
+// newTestNarrator returns a narrator writing to out, with the time of a
+// fake clock that starts at streamtest.DefaultStart.
+func newTestNarrator() (n *Narrator, out *exampletest.SyncBuffer, clock *streamtest.Clock) {
+	clock = streamtest.NewClock(time.Time{})
+	out = &exampletest.SyncBuffer{}
+	return NewNarrator(out, clock.Now), out, clock
 }
 
 // settle runs a verdict through a real runtime.Consumer logging to n, so the
@@ -74,7 +42,7 @@ func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 	d := &runtime.Delivery{MessageID: "job-2", Type: "Job", Attempt: 1}
 	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
 		Delay: 30 * time.Second, Queue: "jobs", Reason: "the gateway timed out"})
-	clock.add(120 * time.Second)
+	clock.Advance(120 * time.Second)
 	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictDrop, Attempt: 5, MaxAttempts: 5, MessageType: "Job",
 		Reason: "failed on attempt 5 of 5: the card was declined"})
 	settle(n, sub, &runtime.Delivery{MessageID: "inv-2"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1,
@@ -91,7 +59,7 @@ func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 		` +120.0s  jobs            x-1        1/1  PARKED on invoices.dead: no handler for message type "Refund" (poison: it never reached a handler)`,
 		" +120.0s  jobs            x-2        1/1  REJECTED without requeue: the message has no type",
 	}
-	got := out.lines()
+	got := out.Lines()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("narration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -111,7 +79,7 @@ func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
 		n, out, _ := newTestNarrator()
 		settle(n, &runtime.Subscription{Name: "orders"}, &runtime.Delivery{MessageID: "o-1"},
 			runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 3, Queue: tc.via, Delay: tc.delay, Reason: "boom"})
-		if got := out.lines()[0]; !strings.HasSuffix(got, "1/3  "+tc.want) {
+		if got := out.Lines()[0]; !strings.HasSuffix(got, "1/3  "+tc.want) {
 			t.Errorf("via %s: %q, want it to end with %q", tc.via, got, tc.want)
 		}
 	}
@@ -123,7 +91,7 @@ func TestNarratorShowsAcksOnlyAtDebugLevel(t *testing.T) {
 	ack := runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1}
 	settle(n, sub, &runtime.Delivery{MessageID: "quiet"}, ack)
 	settle(n.WithLevel(slog.LevelDebug), sub, &runtime.Delivery{MessageID: "loud"}, ack)
-	got := out.lines()
+	got := out.Lines()
 	if len(got) != 1 || !strings.Contains(got[0], "loud") || !strings.HasSuffix(got[0], "1/1  acked") {
 		t.Fatalf("narration %q, want only the debug-level ack of message loud", got)
 	}
@@ -145,7 +113,7 @@ func TestNarratorWritesOtherRecordsWithTheirAttributes(t *testing.T) {
 		"   +0.0s  jobs                            error: handler panicked (panic=boom)",
 		"   +0.0s                               2  plain",
 	}
-	if got := out.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := out.Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("narration:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
@@ -156,7 +124,7 @@ func TestNarratorReportsVerdictsThatFailed(t *testing.T) {
 	c.Settle(&runtime.Delivery{MessageID: "j-1"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "jobs.dead", Reason: "bad"},
 		errors.New("nacked with requeue"))
 	want := "ERROR could not park the message: bad: nacked with requeue"
-	if got := out.lines()[0]; !strings.HasSuffix(got, want) {
+	if got := out.Lines()[0]; !strings.HasSuffix(got, want) {
 		t.Fatalf("%q, want it to end with %q", got, want)
 	}
 }
@@ -173,7 +141,7 @@ func TestNarratorWritesWholeLinesFromManyGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	lines := out.lines()
+	lines := out.Lines()
 	if len(lines) != 1000 {
 		t.Fatalf("%d lines, want 1000", len(lines))
 	}
@@ -191,7 +159,7 @@ func TestNarratorHidesWhatItIsToldTo(t *testing.T) {
 	log.Info("app running")
 	log.Info("job charged", "subscription", "jobs")
 	slog.New(n).Info("app stopping")
-	got := out.lines()
+	got := out.Lines()
 	if len(got) != 2 || !strings.HasSuffix(got[0], "job charged") || !strings.HasSuffix(got[1], "app stopping") {
 		t.Fatalf("narration %q, want only the job charged line from the hiding narrator", got)
 	}
@@ -200,7 +168,7 @@ func TestNarratorHidesWhatItIsToldTo(t *testing.T) {
 func TestColumnTitlesLineUpWithTheLines(t *testing.T) {
 	n, out, _ := newTestNarrator()
 	slog.New(n).Info("x", "subscription", "jobs", "message_id", "job-1", "attempt", 1, "max_attempts", 5)
-	line, titles := out.lines()[0], ColumnTitles()
+	line, titles := out.Lines()[0], ColumnTitles()
 	for _, col := range []struct{ title, value string }{{"subscription", "jobs"}, {"message", "job-1"}, {"what happened", "x"}} {
 		if strings.Index(titles, col.title) != strings.Index(line, col.value) {
 			t.Errorf("column %q starts at %d in %q but its value %q at %d in %q",

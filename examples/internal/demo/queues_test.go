@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -19,13 +20,7 @@ import (
 func broker(t *testing.T) (string, *amqp.Channel) {
 	t.Helper()
 	url := RabbitMQURL()
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatalf("RabbitMQ does not answer at %s (%v): start one with rabbitmq-server -detached, or point STREAMGEN_RABBITMQ_URL at one",
-			runtime.RedactURL(url), err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err := conn.Channel()
+	ch, err := exampletest.DialRabbitMQ(t, url).Channel()
 	if err != nil {
 		t.Fatal(err)
 	}
