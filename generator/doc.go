@@ -62,9 +62,11 @@
 //
 //   - Mount(app *runtime.App, <broker> runtime.Broker...), which registers
 //     one runtime.Subscription per subscription name, with one
-//     runtime.Handle adapter per handler. It takes one broker per kind the
-//     package uses, named rabbitmq and zeromq, or a single broker when
-//     every subscription runs on any broker.
+//     runtime.Handle[T]("T", policy, runtime.ValueFunc(Work)) per handler
+//     (the runtime adapter of the handler's shape; the table is on
+//     runtime.HandlerFunc). It takes one broker per kind the package uses,
+//     named rabbitmq and zeromq, or a single broker when every
+//     subscription runs on any broker.
 //   - A typed publisher per handler: PublishJob(ctx, p, msg, opts...), or
 //     PublishJobToJobsUrgent when a Go type is consumed on several
 //     subscriptions.

@@ -214,7 +214,6 @@ func (e *emitter) mount() {
 		paramName[k] = freshName(brokerParam(k), local)
 		params = append(params, jen.Id(paramName[k]).Qual(runtimePath, "Broker"))
 	}
-	closure := closureNames{ctx: freshName("ctx", local), msg: freshName("msg", local), md: freshName("md", local)}
 
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "// %s registers the subscriptions of package %s on %s:\n//\n", mountName, e.m.pkg.Name(), app)
@@ -238,7 +237,7 @@ func (e *emitter) mount() {
 			if broker == "" {
 				broker = paramName[kinds[0]]
 			}
-			g.Id(app).Dot("Mount").Call(jen.Id(broker), jen.Op("&").Qual(runtimePath, "Subscription").Add(e.subscriptionFields(s, closure)))
+			g.Id(app).Dot("Mount").Call(jen.Id(broker), jen.Op("&").Qual(runtimePath, "Subscription").Add(e.subscriptionFields(s)))
 		}
 	})
 }
@@ -250,12 +249,9 @@ func (e *emitter) locals() nameSet {
 	return nameSet{outer: e.taken, own: map[string]bool{}}
 }
 
-// closureNames are the parameter names of the generated handler adapters.
-type closureNames struct{ ctx, msg, md string }
-
 // subscriptionFields writes the fields of a runtime.Subscription literal,
 // in declaration order, leaving out those at their zero value.
-func (e *emitter) subscriptionFields(s *subscription, names closureNames) *jen.Statement {
+func (e *emitter) subscriptionFields(s *subscription) *jen.Statement {
 	q := s.queue
 	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(s.name),
@@ -293,33 +289,39 @@ func (e *emitter) subscriptionFields(s *subscription, names closureNames) *jen.S
 	}
 	var handlers []jen.Code
 	for _, h := range s.handlers {
-		handlers = append(handlers, e.handle(h, names))
+		handlers = append(handlers, e.handle(h))
 	}
 	fields = append(fields, jen.Id("Handlers").Op(":").Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), handlers...))
 	return jen.Custom(multi("{", "}"), fields...)
 }
 
-// handle writes runtime.Handle[T](type, policy, adapter).
-func (e *emitter) handle(h *handler, n closureNames) jen.Code {
-	arg := jen.Op("*").Id(n.msg)
-	if h.shape.pointer {
-		arg = jen.Id(n.msg)
+// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler)):
+// the adapter of the handler's shape turns it into the function Handle
+// takes.
+func (e *emitter) handle(h *handler) jen.Code {
+	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
+		jen.Lit(h.wire),
+		policyCode(h.policy()),
+		jen.Qual(runtimePath, adapterName(h.shape)).Call(jen.Id(h.name())),
+	)
+}
+
+// adapterName returns the name of the runtime adapter of a handler shape:
+// Value or Pointer, then Meta when the handler takes the metadata, then
+// Outcome when it returns one, then Func (the table is on
+// runtime.HandlerFunc).
+func adapterName(s handlerShape) string {
+	name := "Value"
+	if s.pointer {
+		name = "Pointer"
 	}
-	args := []jen.Code{jen.Id(n.ctx), arg}
-	if h.shape.metadata {
-		args = append(args, jen.Id(n.md))
+	if s.metadata {
+		name += "Meta"
 	}
-	call := jen.Id(h.name()).Call(args...)
-	if !h.shape.outcome {
-		call = jen.Qual(runtimePath, "OutcomeOf").Call(call)
+	if s.outcome {
+		name += "Outcome"
 	}
-	adapter := jen.Func().Params(
-		jen.Id(n.ctx).Qual(contextPath, "Context"),
-		jen.Id(n.msg).Op("*").Add(e.typeName(h)),
-		jen.Id(n.md).Qual(runtimePath, "Metadata"),
-	).Qual(runtimePath, "Outcome").Block(jen.Return(call))
-	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Custom(multi("(", ")"),
-		jen.Lit(h.wire), policyCode(h.policy()), adapter)
+	return name + "Func"
 }
 
 // policyCode writes a runtime.Policy literal with the fields that are set.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"go/format"
+	"go/types"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/go/packages"
 )
 
 func render(c jen.Code) string { return fmt.Sprintf("%#v", jen.Add(c)) }
@@ -171,5 +173,55 @@ func TestGroupImports(t *testing.T) {
 	single := "package p\n\nimport \"context\"\n"
 	if got := string(groupImports([]byte(single))); got != single {
 		t.Errorf("single import: %q", got)
+	}
+}
+
+// TestAdapterNames checks the name of the adapter chosen for each of the
+// eight handler shapes, and that the runtime's function of that name
+// adapts exactly that shape.
+func TestAdapterNames(t *testing.T) {
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: repoRoot(t)}, runtimePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
+		t.Fatalf("loading %s: %v", runtimePath, pkgs[0].Errors)
+	}
+	scope := pkgs[0].Types.Scope()
+	for _, c := range []struct {
+		pointer, metadata, outcome bool
+		want                       string
+	}{
+		{false, false, false, "ValueFunc"},
+		{true, false, false, "PointerFunc"},
+		{false, true, false, "ValueMetaFunc"},
+		{true, true, false, "PointerMetaFunc"},
+		{false, false, true, "ValueOutcomeFunc"},
+		{true, false, true, "PointerOutcomeFunc"},
+		{false, true, true, "ValueMetaOutcomeFunc"},
+		{true, true, true, "PointerMetaOutcomeFunc"},
+	} {
+		name := adapterName(handlerShape{pointer: c.pointer, metadata: c.metadata, outcome: c.outcome})
+		if name != c.want {
+			t.Errorf("pointer %v, metadata %v, outcome %v: adapter %s, want %s", c.pointer, c.metadata, c.outcome, name, c.want)
+			continue
+		}
+		fn, ok := scope.Lookup(name).(*types.Func)
+		if !ok {
+			t.Errorf("the runtime has no function %s", name)
+			continue
+		}
+		handler, ok := fn.Type().(*types.Signature).Params().At(0).Type().Underlying().(*types.Signature)
+		if !ok {
+			t.Errorf("runtime.%s does not take a function", name)
+			continue
+		}
+		params, results := handler.Params(), handler.Results()
+		_, pointer := params.At(1).Type().(*types.Pointer)
+		metadata := params.Len() == 3 && isNamed(params.At(2).Type(), runtimePath, "Metadata")
+		outcome := results.Len() == 1 && isNamed(results.At(0).Type(), runtimePath, "Outcome")
+		if !isNamed(params.At(0).Type(), contextPath, "Context") || pointer != c.pointer || metadata != c.metadata || outcome != c.outcome {
+			t.Errorf("runtime.%s adapts %s, not the shape pointer %v, metadata %v, outcome %v", name, handler, c.pointer, c.metadata, c.outcome)
+		}
 	}
 }

@@ -37,39 +37,21 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job](
-				"Job",
-				runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *Job, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Work(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(Work)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice](
-				"Invoice",
-				runtime.Policy{DeadLetter: "invoices.dead"},
-				func(ctx context.Context, msg *Invoice, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(SendInvoice(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[Invoice]("Invoice", runtime.Policy{DeadLetter: "invoices.dead"}, runtime.ValueMetaFunc(SendInvoice)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices.dead",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice](
-				"Invoice",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Invoice, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Park(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[Invoice]("Invoice", runtime.Policy{}, runtime.ValueMetaFunc(Park)),
 		},
 	})
 }

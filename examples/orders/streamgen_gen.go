@@ -35,20 +35,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced](
-				"OrderPlaced",
-				runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"},
-				func(ctx context.Context, msg *OrderPlaced, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Place(ctx, *msg, md))
-				},
-			),
-			runtime.Handle[OrderCancelled](
-				"OrderCancelled",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"},
-				func(ctx context.Context, msg *OrderCancelled, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Cancel(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Place)),
+			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Cancel)),
 		},
 	})
 }

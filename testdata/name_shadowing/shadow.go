@@ -15,7 +15,7 @@ var (
 // Msg is the message type.
 type Msg struct{ ID int }
 
-// ctx is a function named like the adapter's context parameter.
+// ctx is a function named like the publishers' context parameter.
 //
 //stream:subscriber "ctx" broker=zeromq
 func ctx(c stdcontext.Context, m Msg) error { return nil }

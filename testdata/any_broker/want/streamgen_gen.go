@@ -32,13 +32,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker:      runtime.AnyBroker,
 		Concurrency: 8,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Mail](
-				"Mail",
-				runtime.Policy{DeadLetter: "mail.dead"},
-				func(ctx context.Context, msg *Mail, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Send(ctx, *msg))
-				},
-			),
+			runtime.Handle[Mail]("Mail", runtime.Policy{DeadLetter: "mail.dead"}, runtime.ValueFunc(Send)),
 		},
 	})
 }

@@ -41,39 +41,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job](
-				"Job",
-				runtime.Policy{MaxAttempts: 3},
-				func(ctx context.Context, msg *Job, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Work(ctx, *msg))
-				},
-			),
+			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Work)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Audit](
-				"Audit",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Audit, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Record(ctx, *msg))
-				},
-			),
+			runtime.Handle[Audit]("Audit", runtime.Policy{}, runtime.ValueFunc(Record)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "pings",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Ping](
-				"Ping",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *Ping, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Pong(ctx, *msg))
-				},
-			),
+			runtime.Handle[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Pong)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -81,13 +63,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Minute},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Notice](
-				"Notice",
-				runtime.Policy{MaxAttempts: 2},
-				func(ctx context.Context, msg *Notice, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Notify(ctx, *msg))
-				},
-			),
+			runtime.Handle[Notice]("Notice", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(Notify)),
 		},
 	})
 }

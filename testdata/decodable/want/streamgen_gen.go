@@ -37,39 +37,21 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "rich",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Rich](
-				"Rich",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Rich, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Take(ctx, *msg))
-				},
-			),
+			runtime.Handle[Rich]("Rich", runtime.Policy{}, runtime.ValueFunc(Take)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "custom",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Custom](
-				"Custom",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Custom, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(TakeCustom(ctx, msg))
-				},
-			),
+			runtime.Handle[Custom]("Custom", runtime.Policy{}, runtime.PointerFunc(TakeCustom)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "levels",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Level](
-				"Level",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Level, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(TakeLevel(ctx, *msg))
-				},
-			),
+			runtime.Handle[Level]("Level", runtime.Policy{}, runtime.ValueFunc(TakeLevel)),
 		},
 	})
 }

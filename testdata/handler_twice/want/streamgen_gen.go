@@ -32,13 +32,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "tasks",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Task](
-				"Task",
-				runtime.Policy{MaxAttempts: 3},
-				func(ctx context.Context, msg *Task, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Do(ctx, *msg))
-				},
-			),
+			runtime.Handle[Task]("Task", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Do)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -46,13 +40,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:   runtime.RabbitMQ,
 		Prefetch: 1,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Task](
-				"Task",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Task, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Do(ctx, *msg))
-				},
-			),
+			runtime.Handle[Task]("Task", runtime.Policy{}, runtime.ValueFunc(Do)),
 		},
 	})
 }

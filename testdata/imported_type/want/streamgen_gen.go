@@ -34,20 +34,8 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "orders",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[orders.Order](
-				"Order",
-				runtime.Policy{},
-				func(ctx context.Context, msg *orders.Order, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Fulfil(ctx, *msg))
-				},
-			),
-			runtime.Handle[orders.Refund](
-				"Refund",
-				runtime.Policy{},
-				func(ctx context.Context, msg *orders.Refund, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Refund(ctx, msg))
-				},
-			),
+			runtime.Handle[orders.Order]("Order", runtime.Policy{}, runtime.ValueFunc(Fulfil)),
+			runtime.Handle[orders.Refund]("Refund", runtime.Policy{}, runtime.PointerFunc(Refund)),
 		},
 	})
 }

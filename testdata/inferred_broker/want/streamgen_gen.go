@@ -34,26 +34,14 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "alerts",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Alert](
-				"Alert",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *Alert, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Raise(ctx, *msg))
-				},
-			),
+			runtime.Handle[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Raise)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "digests",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Digest](
-				"Digest",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Digest, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Summarize(ctx, *msg))
-				},
-			),
+			runtime.Handle[Digest]("Digest", runtime.Policy{}, runtime.ValueFunc(Summarize)),
 		},
 	})
 }

@@ -113,20 +113,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T1](
-				"sub.01.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T1, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H03(ctx, msg))
-				},
-			),
-			runtime.Handle[alpha.Msg5](
-				"sub.01.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg5, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H02(ctx, *msg))
-				},
-			),
+			runtime.Handle[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H03)),
+			runtime.Handle[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H02)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -135,27 +123,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T8](
-				"sub.02.w2",
-				runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"},
-				func(ctx context.Context, msg *T8, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H06(ctx, msg))
-				},
-			),
-			runtime.Handle[beta.Msg0](
-				"sub.02.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"},
-				func(ctx context.Context, msg *beta.Msg0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H04(ctx, *msg, md))
-				},
-			),
-			runtime.Handle[alpha.Msg4](
-				"sub.02.w1",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"},
-				func(ctx context.Context, msg *alpha.Msg4, md runtime.Metadata) runtime.Outcome {
-					return H05(ctx, *msg)
-				},
-			),
+			runtime.Handle[T8]("sub.02.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"}, runtime.PointerFunc(H06)),
+			runtime.Handle[beta.Msg0]("sub.02.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"}, runtime.ValueMetaFunc(H04)),
+			runtime.Handle[alpha.Msg4]("sub.02.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"}, runtime.ValueOutcomeFunc(H05)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -164,34 +134,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[alpha.Msg0](
-				"sub.03.w2",
-				runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H09(ctx, msg))
-				},
-			),
-			runtime.Handle[T0](
-				"sub.03.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H07(ctx, *msg))
-				},
-			),
-			runtime.Handle[T1](
-				"sub.03.w3",
-				runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T1, md runtime.Metadata) runtime.Outcome {
-					return H10(ctx, *msg)
-				},
-			),
-			runtime.Handle[T6](
-				"sub.03.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T6, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H08(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H09)),
+			runtime.Handle[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H07)),
+			runtime.Handle[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueOutcomeFunc(H10)),
+			runtime.Handle[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H08)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -200,20 +146,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T9](
-				"sub.05.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T9, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H12(ctx, msg, md))
-				},
-			),
-			runtime.Handle[T3](
-				"sub.05.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T3, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H13(ctx, *msg))
-				},
-			),
+			runtime.Handle[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.PointerMetaFunc(H12)),
+			runtime.Handle[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H13)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -222,27 +156,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg0](
-				"sub.06.w1",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"},
-				func(ctx context.Context, msg *beta.Msg0, md runtime.Metadata) runtime.Outcome {
-					return H15(ctx, msg)
-				},
-			),
-			runtime.Handle[beta.Msg4](
-				"sub.06.w2",
-				runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"},
-				func(ctx context.Context, msg *beta.Msg4, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H16(ctx, *msg, md))
-				},
-			),
-			runtime.Handle[beta.Msg5](
-				"sub.06.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"},
-				func(ctx context.Context, msg *beta.Msg5, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H14(ctx, *msg))
-				},
-			),
+			runtime.Handle[beta.Msg0]("sub.06.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"}, runtime.PointerOutcomeFunc(H15)),
+			runtime.Handle[beta.Msg4]("sub.06.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"}, runtime.ValueMetaFunc(H16)),
+			runtime.Handle[beta.Msg5]("sub.06.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"}, runtime.ValueFunc(H14)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -251,34 +167,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T0](
-				"sub.07.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H18(ctx, msg))
-				},
-			),
-			runtime.Handle[beta.Msg1](
-				"sub.07.w2",
-				runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *beta.Msg1, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H19(ctx, *msg))
-				},
-			),
-			runtime.Handle[alpha.Msg0](
-				"sub.07.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H17(ctx, *msg))
-				},
-			),
-			runtime.Handle[alpha.Msg3](
-				"sub.07.w3",
-				runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg3, md runtime.Metadata) runtime.Outcome {
-					return H20(ctx, *msg, md)
-				},
-			),
+			runtime.Handle[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H18)),
+			runtime.Handle[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H19)),
+			runtime.Handle[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H17)),
+			runtime.Handle[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaOutcomeFunc(H20)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -287,13 +179,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T8](
-				"sub.08.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"},
-				func(ctx context.Context, msg *T8, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H21(ctx, msg))
-				},
-			),
+			runtime.Handle[T8]("sub.08.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"}, runtime.PointerFunc(H21)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -302,27 +188,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg1](
-				"sub.10.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"},
-				func(ctx context.Context, msg *beta.Msg1, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H24(ctx, msg, md))
-				},
-			),
-			runtime.Handle[T9](
-				"sub.10.w1",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"},
-				func(ctx context.Context, msg *T9, md runtime.Metadata) runtime.Outcome {
-					return H25(ctx, *msg)
-				},
-			),
-			runtime.Handle[beta.Msg5](
-				"sub.10.w2",
-				runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"},
-				func(ctx context.Context, msg *beta.Msg5, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H26(ctx, *msg))
-				},
-			),
+			runtime.Handle[beta.Msg1]("sub.10.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"}, runtime.PointerMetaFunc(H24)),
+			runtime.Handle[T9]("sub.10.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"}, runtime.ValueOutcomeFunc(H25)),
+			runtime.Handle[beta.Msg5]("sub.10.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"}, runtime.ValueFunc(H26)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -331,34 +199,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T5](
-				"sub.11.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T5, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H27(ctx, msg))
-				},
-			),
-			runtime.Handle[beta.Msg0](
-				"sub.11.w3",
-				runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *beta.Msg0, md runtime.Metadata) runtime.Outcome {
-					return H30(ctx, msg)
-				},
-			),
-			runtime.Handle[T8](
-				"sub.11.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T8, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H28(ctx, *msg, md))
-				},
-			),
-			runtime.Handle[beta.Msg0](
-				"sub.11.w2",
-				runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *beta.Msg0, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H29(ctx, *msg))
-				},
-			),
+			runtime.Handle[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H27)),
+			runtime.Handle[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.PointerOutcomeFunc(H30)),
+			runtime.Handle[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H28)),
+			runtime.Handle[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H29)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -367,20 +211,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg3](
-				"sub.13.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *beta.Msg3, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H33(ctx, msg))
-				},
-			),
-			runtime.Handle[alpha.Msg5](
-				"sub.13.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg5, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H32(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H33)),
+			runtime.Handle[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H32)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -389,13 +221,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[alpha.Msg1](
-				"sub.00.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"},
-				func(ctx context.Context, msg *alpha.Msg1, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H01(ctx, *msg))
-				},
-			),
+			runtime.Handle[alpha.Msg1]("sub.00.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"}, runtime.ValueFunc(H01)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -404,20 +230,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T9](
-				"sub.09.w0",
-				runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *T9, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H22(ctx, *msg))
-				},
-			),
-			runtime.Handle[alpha.Msg4](
-				"sub.09.w1",
-				runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *alpha.Msg4, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H23(ctx, *msg))
-				},
-			),
+			runtime.Handle[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H22)),
+			runtime.Handle[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H23)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -426,13 +240,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg1](
-				"sub.12.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"},
-				func(ctx context.Context, msg *beta.Msg1, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H31(ctx, *msg))
-				},
-			),
+			runtime.Handle[beta.Msg1]("sub.12.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"}, runtime.ValueFunc(H31)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -441,13 +249,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg3](
-				"sub.04.w0",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"},
-				func(ctx context.Context, msg *beta.Msg3, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(H11(ctx, *msg))
-				},
-			),
+			runtime.Handle[beta.Msg3]("sub.04.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"}, runtime.ValueFunc(H11)),
 		},
 	})
 }

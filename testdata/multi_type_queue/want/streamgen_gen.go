@@ -38,27 +38,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		RetryDelays: []time.Duration{5 * time.Second},
 		Prefetch:    10,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Opened](
-				"Opened",
-				runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"},
-				func(ctx context.Context, msg *Opened, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Open(ctx, *msg))
-				},
-			),
-			runtime.Handle[Closed](
-				"Closed",
-				runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"},
-				func(ctx context.Context, msg *Closed, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Close(ctx, *msg))
-				},
-			),
-			runtime.Handle[Frozen](
-				"Frozen",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Frozen, md runtime.Metadata) runtime.Outcome {
-					return Freeze(ctx, *msg, md)
-				},
-			),
+			runtime.Handle[Opened]("Opened", runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"}, runtime.ValueFunc(Open)),
+			runtime.Handle[Closed]("Closed", runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"}, runtime.ValueFunc(Close)),
+			runtime.Handle[Frozen]("Frozen", runtime.Policy{}, runtime.ValueMetaOutcomeFunc(Freeze)),
 		},
 	})
 }

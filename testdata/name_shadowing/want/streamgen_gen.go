@@ -37,39 +37,21 @@ func Mount(app2 *runtime2.App, zeromq2 runtime2.Broker) {
 		Name:   "ctx",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg](
-				"Msg",
-				runtime2.Policy{},
-				func(ctx2 context2.Context, msg *Msg, md runtime2.Metadata) runtime2.Outcome {
-					return runtime2.OutcomeOf(ctx(ctx2, *msg))
-				},
-			),
+			runtime2.Handle[Msg]("Msg", runtime2.Policy{}, runtime2.ValueFunc(ctx)),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "app",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg](
-				"app.msg",
-				runtime2.Policy{},
-				func(ctx2 context2.Context, msg *Msg, md runtime2.Metadata) runtime2.Outcome {
-					return runtime2.OutcomeOf(app(ctx2, msg))
-				},
-			),
+			runtime2.Handle[Msg]("app.msg", runtime2.Policy{}, runtime2.PointerFunc(app)),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "zeromq",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg](
-				"zmq.msg",
-				runtime2.Policy{},
-				func(ctx2 context2.Context, msg *Msg, md runtime2.Metadata) runtime2.Outcome {
-					return runtime2.OutcomeOf(zeromq(ctx2, *msg))
-				},
-			),
+			runtime2.Handle[Msg]("zmq.msg", runtime2.Policy{}, runtime2.ValueFunc(zeromq)),
 		},
 	})
 }

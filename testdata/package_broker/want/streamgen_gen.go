@@ -34,26 +34,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "reports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Report](
-				"Report",
-				runtime.Policy{MaxAttempts: 2},
-				func(ctx context.Context, msg *Report, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Render(ctx, *msg))
-				},
-			),
+			runtime.Handle[Report]("Report", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(Render)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "exports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Export](
-				"Export",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"},
-				func(ctx context.Context, msg *Export, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Write(ctx, *msg))
-				},
-			),
+			runtime.Handle[Export]("Export", runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"}, runtime.ValueFunc(Write)),
 		},
 	})
 }

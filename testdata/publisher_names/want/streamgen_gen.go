@@ -45,66 +45,30 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job](
-				"Job",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Job, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Work(ctx, *msg))
-				},
-			),
+			runtime.Handle[Job]("Job", runtime.Policy{}, runtime.ValueFunc(Work)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "jobs.urgent",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job](
-				"Job",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Job, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(WorkNow(ctx, *msg))
-				},
-			),
+			runtime.Handle[Job]("Job", runtime.Policy{}, runtime.ValueFunc(WorkNow)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order](
-				"Order",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Order, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Take(ctx, *msg))
-				},
-			),
-			runtime.Handle[orders.Order](
-				"external.order",
-				runtime.Policy{},
-				func(ctx context.Context, msg *orders.Order, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(TakeExternal(ctx, *msg))
-				},
-			),
+			runtime.Handle[Order]("Order", runtime.Policy{}, runtime.ValueFunc(Take)),
+			runtime.Handle[orders.Order]("external.order", runtime.Policy{}, runtime.ValueFunc(TakeExternal)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "events",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event](
-				"event.v1",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Event, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(EventV1(ctx, *msg))
-				},
-			),
-			runtime.Handle[Event](
-				"event.v2",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Event, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(EventV2(ctx, *msg))
-				},
-			),
+			runtime.Handle[Event]("event.v1", runtime.Policy{}, runtime.ValueFunc(EventV1)),
+			runtime.Handle[Event]("event.v2", runtime.Policy{}, runtime.ValueFunc(EventV2)),
 		},
 	})
 }

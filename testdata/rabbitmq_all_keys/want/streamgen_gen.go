@@ -41,13 +41,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		MaxPayloadBytes: 64 * 1024,
 		QueueType:       runtime.QuorumQueue,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice](
-				"invoice.v1",
-				runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"},
-				func(ctx context.Context, msg *Invoice, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Bill(ctx, *msg))
-				},
-			),
+			runtime.Handle[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, runtime.ValueFunc(Bill)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -57,13 +51,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		MaxPayloadBytes: 4096,
 		QueueType:       runtime.ClassicQueue,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Receipt](
-				"Receipt",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Receipt, md runtime.Metadata) runtime.Outcome {
-					return Mail(ctx, msg, md)
-				},
-			),
+			runtime.Handle[Receipt]("Receipt", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(Mail)),
 		},
 	})
 }

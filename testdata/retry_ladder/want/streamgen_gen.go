@@ -36,13 +36,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute, 90 * time.Second, 2 * time.Hour},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Hook](
-				"Hook",
-				runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"},
-				func(ctx context.Context, msg *Hook, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Call(ctx, *msg))
-				},
-			),
+			runtime.Handle[Hook]("Hook", runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"}, runtime.ValueFunc(Call)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -50,13 +44,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{250 * time.Millisecond},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Slow](
-				"Slow",
-				runtime.Policy{MaxAttempts: 2},
-				func(ctx context.Context, msg *Slow, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(CallSlow(ctx, *msg))
-				},
-			),
+			runtime.Handle[Slow]("Slow", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(CallSlow)),
 		},
 	})
 }

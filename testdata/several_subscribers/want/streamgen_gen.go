@@ -37,39 +37,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "shipments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Shipment](
-				"Shipment",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Shipment, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Ship(ctx, msg))
-				},
-			),
+			runtime.Handle[Shipment]("Shipment", runtime.Policy{}, runtime.PointerFunc(Ship)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order](
-				"Order",
-				runtime.Policy{MaxAttempts: 3},
-				func(ctx context.Context, msg *Order, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Place(ctx, *msg))
-				},
-			),
+			runtime.Handle[Order]("Order", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Place)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "payments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Payment](
-				"Payment",
-				runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"},
-				func(ctx context.Context, msg *Payment, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Settle(ctx, *msg))
-				},
-			),
+			runtime.Handle[Payment]("Payment", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, runtime.ValueFunc(Settle)),
 		},
 	})
 }

@@ -52,104 +52,56 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "a",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[A](
-				"A",
-				runtime.Policy{},
-				func(ctx context.Context, msg *A, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(ValueError(ctx, *msg))
-				},
-			),
+			runtime.Handle[A]("A", runtime.Policy{}, runtime.ValueFunc(ValueError)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "b",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[B](
-				"B",
-				runtime.Policy{},
-				func(ctx context.Context, msg *B, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(PointerError(ctx, msg))
-				},
-			),
+			runtime.Handle[B]("B", runtime.Policy{}, runtime.PointerFunc(PointerError)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "c",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[C](
-				"C",
-				runtime.Policy{},
-				func(ctx context.Context, msg *C, md runtime.Metadata) runtime.Outcome {
-					return ValueOutcome(ctx, *msg)
-				},
-			),
+			runtime.Handle[C]("C", runtime.Policy{}, runtime.ValueOutcomeFunc(ValueOutcome)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "d",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[D](
-				"D",
-				runtime.Policy{},
-				func(ctx context.Context, msg *D, md runtime.Metadata) runtime.Outcome {
-					return PointerOutcome(ctx, msg)
-				},
-			),
+			runtime.Handle[D]("D", runtime.Policy{}, runtime.PointerOutcomeFunc(PointerOutcome)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "e",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[E](
-				"E",
-				runtime.Policy{},
-				func(ctx context.Context, msg *E, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(ValueErrorMetadata(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[E]("E", runtime.Policy{}, runtime.ValueMetaFunc(ValueErrorMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "f",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[F](
-				"F",
-				runtime.Policy{},
-				func(ctx context.Context, msg *F, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(PointerErrorMetadata(ctx, msg, md))
-				},
-			),
+			runtime.Handle[F]("F", runtime.Policy{}, runtime.PointerMetaFunc(PointerErrorMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "g",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[G](
-				"G",
-				runtime.Policy{},
-				func(ctx context.Context, msg *G, md runtime.Metadata) runtime.Outcome {
-					return ValueOutcomeMetadata(ctx, *msg, md)
-				},
-			),
+			runtime.Handle[G]("G", runtime.Policy{}, runtime.ValueMetaOutcomeFunc(ValueOutcomeMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "h",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[H](
-				"H",
-				runtime.Policy{},
-				func(ctx context.Context, msg *H, md runtime.Metadata) runtime.Outcome {
-					return PointerOutcomeMetadata(ctx, msg, md)
-				},
-			),
+			runtime.Handle[H]("H", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(PointerOutcomeMetadata)),
 		},
 	})
 }

@@ -31,13 +31,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "tickets",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Ticket](
-				"Ticket",
-				runtime.Policy{},
-				func(ctx context.Context, msg *Ticket, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Open(ctx, *msg, md))
-				},
-			),
+			runtime.Handle[Ticket]("Ticket", runtime.Policy{}, runtime.ValueMetaFunc(Open)),
 		},
 	})
 }

@@ -31,13 +31,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job](
-				"Job",
-				runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *Job, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Work(ctx, *msg))
-				},
-			),
+			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Work)),
 		},
 	})
 }

@@ -37,13 +37,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Concurrency:     2,
 		MaxPayloadBytes: 2 * 1024 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event](
-				"event",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"},
-				func(ctx context.Context, msg *Event, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(Record(ctx, msg))
-				},
-			),
+			runtime.Handle[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, runtime.PointerFunc(Record)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -51,13 +45,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Broker:          runtime.ZeroMQ,
 		MaxPayloadBytes: 1048576,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event](
-				"event",
-				runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf},
-				func(ctx context.Context, msg *Event, md runtime.Metadata) runtime.Outcome {
-					return runtime.OutcomeOf(RecordLater(ctx, msg))
-				},
-			),
+			runtime.Handle[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(RecordLater)),
 		},
 	})
 }
