@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
+	"maps"
+	goruntime "runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -21,42 +26,224 @@ const timePath = "time"
 // emitter writes the generated file of one package.
 type emitter struct {
 	m *model
-	f *jen.File
 	// taken holds the identifiers the generated code refers to at package
 	// or file scope; local names are chosen to not shadow them.
 	taken map[string]bool
+	// imports are the names the file gives the packages it may import.
+	imports map[string]importName
+}
+
+// importName is how the generated file names an imported package.
+type importName struct {
+	name string
+	// alias is set when name is not the package's own name, so the import
+	// declaration must say it.
+	alias bool
 }
 
 // emit renders the generated file of m: gofmt'd, imports grouped, the same
 // bytes for the same input.
 func emit(m *model) ([]byte, error) {
-	e := &emitter{m: m, f: jen.NewFilePathName(m.pkg.Path(), m.pkg.Name()), taken: map[string]bool{}}
-	// Formatted once, below, together with grouping the imports.
-	e.f.NoFormat = true
-	e.f.HeaderComment(strings.TrimPrefix(Header, "// "))
+	e := newEmitter(m)
+	return e.render(e.sections())
+}
+
+func newEmitter(m *model) *emitter {
+	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}}
 	e.nameImports()
 	for _, h := range m.handlers {
 		e.taken[h.name()] = true
 	}
-	e.versionGuard()
-	e.signatureGuards()
-	e.mount()
-	e.publishers()
-	var buf bytes.Buffer
-	if err := e.f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("generator: render %s: %w", m.pkg.Path(), err)
+	return e
+}
+
+// A section writes some of the declarations of the generated file, in
+// order, into a file of its own. Sections only read the emitter, so they
+// can be written at the same time.
+type section struct {
+	write func(f *jen.File)
+	// lines is about how many lines the section writes: the larger ones
+	// are rendered first.
+	lines int
+}
+
+// sections returns the sections of the generated file in order: the
+// guards, Mount, and the publishers in two halves. Mount and the
+// publishers are most of the file; with the publishers halved, two cores
+// share the work about evenly.
+func (e *emitter) sections() []section {
+	n := len(e.m.handlers)
+	half := n / 2
+	return []section{
+		{func(f *jen.File) {
+			e.versionGuard(f)
+			e.signatureGuards(f)
+		}, 2*n + 8},
+		{e.mount, 2*n + 6*len(e.m.subs)},
+		{func(f *jen.File) { e.publishers(f, e.m.handlers[:half]) }, 5 * half},
+		{func(f *jen.File) { e.publishers(f, e.m.handlers[half:]) }, 5 * (n - half)},
 	}
-	out, err := format.Source(groupImports(buf.Bytes()))
+}
+
+// newFile returns an empty file of the package that names its imports as
+// nameImports chose.
+func (e *emitter) newFile() *jen.File {
+	f := jen.NewFilePathName(e.m.pkg.Path(), e.m.pkg.Name())
+	// Formatted by render.
+	f.NoFormat = true
+	for path, in := range e.imports {
+		if in.alias {
+			f.ImportAlias(path, in.name)
+		} else {
+			f.ImportName(path, in.name)
+		}
+	}
+	return f
+}
+
+// render writes, renders and formats each section at the same time, each
+// into a file of its own, and joins them: the header, the package clause,
+// one import declaration of what the sections use, then the declarations
+// of each section in order. gofmt lays out top-level declarations that
+// blank lines separate independently of each other, so this is byte for
+// byte the file that formatting all the sections as one gives
+// (TestSectionsFormatAsOneFile). Formatting is most of the cost of
+// emitting a large file; this way the cores share it.
+func (e *emitter) render(sections []section) ([]byte, error) {
+	type part struct {
+		imports []string
+		decls   []byte
+		err     error
+	}
+	parts := make([]part, len(sections))
+	renderSection := func(i int) {
+		p := &parts[i]
+		f := e.newFile()
+		sections[i].write(f)
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			p.err = fmt.Errorf("generator: render %s: %w", e.m.pkg.Path(), err)
+			return
+		}
+		src, err := format.Source(buf.Bytes())
+		if err != nil {
+			p.err = fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
+			return
+		}
+		p.imports, p.decls, p.err = splitImports(src)
+	}
+	// One worker per core takes the sections largest first, so that the
+	// largest does not share its core with the others.
+	order := make([]int, len(sections))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sections[b].lines - sections[a].lines })
+	work := make(chan int, len(order))
+	for _, i := range order {
+		work <- i
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(sections)) {
+		wg.Go(func() {
+			for i := range work {
+				renderSection(i)
+			}
+		})
+	}
+	wg.Wait()
+	used := map[string]bool{}
+	size := 0
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+		for _, path := range p.imports {
+			used[path] = true
+		}
+		size += len(p.decls)
+	}
+	head, err := format.Source(groupImports(e.importDecl(Header+"\n\npackage "+e.m.pkg.Name()+"\n\n", slices.Sorted(maps.Keys(used)))))
 	if err != nil {
-		return nil, fmt.Errorf("generator: format %s: %w", m.pkg.Path(), err)
+		return nil, fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
+	}
+	out := make([]byte, 0, len(head)+size)
+	out = append(out, head...)
+	for _, p := range parts {
+		out = append(out, p.decls...)
 	}
 	return out, nil
 }
 
+// importDecl appends to prefix the import declaration of paths (sorted) as
+// jennifer writes it.
+func (e *emitter) importDecl(prefix string, paths []string) []byte {
+	spec := func(path string) string {
+		if in := e.imports[path]; in.alias {
+			return in.name + " " + strconv.Quote(path)
+		}
+		return strconv.Quote(path)
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	switch len(paths) {
+	case 0:
+	case 1:
+		b.WriteString("import " + spec(paths[0]) + "\n")
+	default:
+		b.WriteString("import (\n")
+		for _, path := range paths {
+			b.WriteString(spec(path) + "\n")
+		}
+		b.WriteString(")\n")
+	}
+	return []byte(b.String())
+}
+
+// splitImports returns the import paths of a formatted file without a
+// header, and what follows its import declaration: the declarations,
+// starting with the blank line that separates them from it.
+func splitImports(src []byte) (paths []string, decls []byte, err error) {
+	clause, body, ok := bytes.Cut(src, []byte("\n"))
+	if !ok || !bytes.HasPrefix(clause, []byte("package ")) {
+		return nil, nil, fmt.Errorf("generator: a rendered section does not start with its package clause: %.40q", src)
+	}
+	after, found := bytes.CutPrefix(body, []byte("\n"))
+	if !found {
+		return nil, body, nil
+	}
+	var specs []byte
+	switch {
+	case bytes.HasPrefix(after, []byte("import (\n")):
+		block, rest, ok := bytes.Cut(after[len("import (\n"):], []byte("\n)\n"))
+		if !ok {
+			return nil, nil, fmt.Errorf("generator: a rendered section has an unterminated import declaration")
+		}
+		specs, decls = block, rest
+	case bytes.HasPrefix(after, []byte("import ")):
+		line, rest, _ := bytes.Cut(after[len("import "):], []byte("\n"))
+		specs, decls = line, rest
+	default:
+		return nil, body, nil
+	}
+	for line := range bytes.Lines(specs) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		path, err := strconv.Unquote(string(line[bytes.LastIndexByte(line, ' ')+1:]))
+		if err != nil {
+			return nil, nil, fmt.Errorf("generator: a rendered section imports %s: %w", line, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, decls, nil
+}
+
 // groupImports puts the standard library imports of a rendered file first
 // and the others after a blank line, as goimports does; gofmt then sorts
-// each group. The file is formatted once, after this, since formatting is
-// most of the cost of emitting a large file.
+// each group.
 func groupImports(src []byte) []byte {
 	const open, close = "\nimport (\n", "\n)\n"
 	i := bytes.Index(src, []byte(open))
@@ -117,23 +304,19 @@ func (e *emitter) nameImports() {
 		}
 		used[alias] = true
 		e.taken[alias] = true
-		if alias == name {
-			e.f.ImportName(path, name)
-		} else {
-			e.f.ImportAlias(path, alias)
-		}
+		e.imports[path] = importName{name: alias, alias: alias != name}
 	}
 }
 
-func (e *emitter) versionGuard() {
-	e.f.Comment("A compile error on this line means the runtime changed: run go generate.")
-	e.f.Const().Id("_").Op("=").Qual(runtimePath, "GeneratedCodeV1")
+func (e *emitter) versionGuard(f *jen.File) {
+	f.Comment("A compile error on this line means the runtime changed: run go generate.")
+	f.Const().Id("_").Op("=").Qual(runtimePath, "GeneratedCodeV1")
 }
 
 // signatureGuards declares one type per handler function with the
 // signature the file was generated for, and assigns the function to it: a
 // changed signature fails to compile with the type's name in the message.
-func (e *emitter) signatureGuards() {
+func (e *emitter) signatureGuards(f *jen.File) {
 	var types, vars []jen.Code
 	seen := map[string]bool{}
 	for _, h := range e.m.handlers {
@@ -144,11 +327,11 @@ func (e *emitter) signatureGuards() {
 		types = append(types, jen.Id(guardName(h.name())).Add(e.signature(h)))
 		vars = append(vars, jen.Id("_").Id(guardName(h.name())).Op("=").Id(h.name()))
 	}
-	e.f.Line()
-	e.f.Comment("// The handler signatures this file was generated for. A compile error here\n// means a handler changed since: run go generate.")
-	e.f.Type().Defs(types...)
-	e.f.Line()
-	e.f.Var().Defs(vars...)
+	f.Line()
+	f.Comment("// The handler signatures this file was generated for. A compile error here\n// means a handler changed since: run go generate.")
+	f.Type().Defs(types...)
+	f.Line()
+	f.Var().Defs(vars...)
 }
 
 // signature writes the handler's function type.
@@ -201,7 +384,7 @@ func brokerText(k runtime.BrokerKind) string {
 	return string(k)
 }
 
-func (e *emitter) mount() {
+func (e *emitter) mount(f *jen.File) {
 	local := e.locals()
 	app := freshName("app", local)
 	params := []jen.Code{jen.Id(app).Op("*").Qual(runtimePath, "App")}
@@ -229,9 +412,9 @@ func (e *emitter) mount() {
 		fmt.Fprintf(&doc, "//   - %q on %s: %s\n", s.name, brokerText(s.broker), strings.Join(hs, ", "))
 	}
 	doc.WriteString("//\n// App.Run checks each subscription against the broker it is mounted on.")
-	e.f.Line()
-	e.f.Comment(doc.String())
-	e.f.Func().Id(mountName).Params(params...).BlockFunc(func(g *jen.Group) {
+	f.Line()
+	f.Comment(doc.String())
+	f.Func().Id(mountName).Params(params...).BlockFunc(func(g *jen.Group) {
 		for _, s := range e.m.subs {
 			broker := paramName[s.broker]
 			if broker == "" {
@@ -343,18 +526,18 @@ func policyCode(p runtime.Policy) jen.Code {
 	return jen.Qual(runtimePath, "Policy").Values(fields...)
 }
 
-// publishers writes one typed publisher per handler.
-func (e *emitter) publishers() {
-	for _, h := range e.m.handlers {
+// publishers writes one typed publisher per handler of hs.
+func (e *emitter) publishers(f *jen.File, hs []*handler) {
+	for _, h := range hs {
 		local := e.locals()
 		ctx, p, msg, opts := freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)
 		value := jen.Op("&").Id(msg)
 		if h.shape.pointer {
 			value = jen.Id(msg)
 		}
-		e.f.Line()
-		e.f.Commentf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, msg, h.ann.name, h.wire, h.name())
-		e.f.Func().Id(h.publisher).Params(
+		f.Line()
+		f.Commentf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, msg, h.ann.name, h.wire, h.name())
+		f.Func().Id(h.publisher).Params(
 			jen.Id(ctx).Qual(contextPath, "Context"),
 			jen.Id(p).Qual(runtimePath, "Publisher"),
 			jen.Id(msg).Add(e.messageType(h)),
