@@ -12,6 +12,9 @@
 //   - Counts, Check and WaitFor, which turn the counters into a smoke test:
 //     a demo waits until the numbers it expects are reached, and fails when
 //     they are not.
+//   - Start, which runs the demo's App in the background until Stop, and
+//     Play, which tells each Step, sends its messages and waits for its
+//     counters.
 //   - RabbitMQURL, QueuesOf, Peek, Purge and Delete, to start a RabbitMQ demo
 //     from empty queues and show what sits in a dead-letter queue, headers
 //     and all, without taking it away.
@@ -22,8 +25,11 @@
 //	logger := slog.New(demo.NewNarrator(os.Stdout, clock.Now))
 //	app := runtime.NewApp("billing", runtime.WithLogger(logger), runtime.WithClock(clock))
 //	billing.Mount(app, zq)
-//	... run the app, publish ...
-//	err := demo.WaitFor(ctx, app.Metrics(), want)
+//	svc, err := demo.Start(ctx, app)
+//	... (on error: interrupted when ctx has ended, else the service did not start)
+//	defer svc.Stop()
+//	err = demo.Play(ctx, os.Stdout, zq, app.Metrics(), steps, 8*time.Second)
+//	err = svc.Stop()
 //	demo.WriteSummary(os.Stdout, app.Metrics().Snapshot())
 //
 // The package is internal to the examples: it is not part of streamgen's

@@ -1,0 +1,46 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Step is one part of a demo: what it sends, and the counters expected
+// once it is over (cumulative, per subscription).
+type Step struct {
+	Title string
+	Send  func(ctx context.Context, p runtime.Publisher) error
+	Want  map[string]Counts
+}
+
+// Play plays the steps in order. For each, it writes the step's number and
+// title with the ColumnTitles under them, sends the step's messages
+// through p, and waits up to timeout until m shows the step's counters.
+// Its error says "interrupted" when ctx ends first; otherwise it names the
+// step whose messages could not be sent or whose counters were not
+// reached.
+func Play(ctx context.Context, out io.Writer, p runtime.Publisher, m *runtime.Metrics, steps []Step, timeout time.Duration) error {
+	for i, st := range steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		fmt.Fprintf(out, "\n%d. %s\n\n%s\n", i+1, st.Title, ColumnTitles())
+		if err := st.Send(ctx, p); err != nil {
+			return fmt.Errorf("step %d: send: %w", i+1, err)
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, timeout)
+		err := WaitFor(waitCtx, m, st.Want)
+		cancel()
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		if err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
