@@ -41,27 +41,19 @@ type settings struct {
 	speed int
 	// timeout bounds the real time the demo waits for each step.
 	timeout time.Duration
-	steps   []step
-}
-
-// step is one part of the demo: what it sends, and the counters expected
-// once it is over (cumulative, per subscription).
-type step struct {
-	title string
-	send  func(ctx context.Context, p runtime.Publisher) error
-	want  map[string]demo.Counts
+	steps   []demo.Step
 }
 
 func defaultSettings() settings {
 	return settings{speed: 100, timeout: 8 * time.Second, steps: defaultSteps()}
 }
 
-func defaultSteps() []step {
+func defaultSteps() []demo.Step {
 	jobs := demo.Counts{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
-	return []step{
+	return []demo.Step{
 		{
-			title: "Three jobs: job-1 succeeds at once, job-2 fails twice and then succeeds, job-3 always fails.",
-			send: func(ctx context.Context, p runtime.Publisher) error {
+			Title: "Three jobs: job-1 succeeds at once, job-2 fails twice and then succeeds, job-3 always fails.",
+			Send: func(ctx context.Context, p runtime.Publisher) error {
 				for i, job := range []billing.Job{
 					{ID: 1, AmountCents: 1250},
 					{ID: 2, AmountCents: 800, FailAttempts: 2},
@@ -73,17 +65,17 @@ func defaultSteps() []step {
 				}
 				return nil
 			},
-			want: map[string]demo.Counts{"jobs": jobs},
+			Want: map[string]demo.Counts{"jobs": jobs},
 		},
 		{
-			title: "Two invoices: inv-1 is sent; inv-2 has no amount, so it is parked on invoices.dead, where Park reads it.",
-			send: func(ctx context.Context, p runtime.Publisher) error {
+			Title: "Two invoices: inv-1 is sent; inv-2 has no amount, so it is parked on invoices.dead, where Park reads it.",
+			Send: func(ctx context.Context, p runtime.Publisher) error {
 				if err := billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 1, AmountCents: 1250}, runtime.WithMessageID("inv-1")); err != nil {
 					return err
 				}
 				return billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 2}, runtime.WithMessageID("inv-2"))
 			},
-			want: map[string]demo.Counts{
+			Want: map[string]demo.Counts{
 				"jobs":          jobs,
 				"invoices":      {Delivered: 2, Acked: 1, Parked: 1},
 				"invoices.dead": {Delivered: 1, Acked: 1},
@@ -117,25 +109,14 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	app := runtime.NewApp("billing", runtime.WithLogger(logger), runtime.WithClock(clock), runtime.WithShutdownTimeout(5*time.Second))
 	billing.Mount(app, zq)
 
-	runCtx, stopApp := context.WithCancel(ctx)
-	defer stopApp()
-	done := make(chan error, 1)
-	go func() { done <- app.Run(runCtx) }()
-	select {
-	case <-app.Ready():
-	case err := <-done:
+	svc, err := demo.Start(ctx, app)
+	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 		return fmt.Errorf("the service did not start: %w", err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			stopApp()
-			<-done
-		}
-	}()
+	defer svc.Stop()
 
 	fmt.Fprintf(out, "\nThe service is up:\n")
 	for _, q := range []struct{ name, policy string }{
@@ -146,29 +127,12 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 		fmt.Fprintf(out, "  %-14s %-22s %s\n", q.name, zq.Addr(q.name), q.policy)
 	}
 
-	for i, st := range s.steps {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("interrupted: %w", err)
-		}
-		fmt.Fprintf(out, "\n%d. %s\n\n%s\n", i+1, st.title, demo.ColumnTitles())
-		if err := st.send(runCtx, zq); err != nil {
-			return fmt.Errorf("step %d: send: %w", i+1, err)
-		}
-		waitCtx, cancel := context.WithTimeout(runCtx, s.timeout)
-		err := demo.WaitFor(waitCtx, app.Metrics(), st.want)
-		cancel()
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w", ctx.Err())
-		}
-		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
-		}
+	if err := demo.Play(ctx, out, zq, app.Metrics(), s.steps, s.timeout); err != nil {
+		return err
 	}
 
 	fmt.Fprintf(out, "\nStopping the service.\n")
-	stopApp()
-	stopped = true
-	if err := <-done; err != nil {
+	if err := svc.Stop(); err != nil {
 		return fmt.Errorf("the service stopped with an error: %w", err)
 	}
 	stats := app.Metrics().Snapshot()
@@ -177,7 +141,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 		return err
 	}
 	if len(s.steps) > 0 {
-		if err := demo.Check(stats, s.steps[len(s.steps)-1].want); err != nil {
+		if err := demo.Check(stats, s.steps[len(s.steps)-1].Want); err != nil {
 			return fmt.Errorf("after the stop: %w", err)
 		}
 	}

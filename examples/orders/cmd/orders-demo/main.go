@@ -153,49 +153,25 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	app := runtime.NewApp("orders", runtime.WithLogger(logger), runtime.WithShutdownTimeout(10*time.Second))
 	orders.Mount(app, b)
 
-	runCtx, stopApp := context.WithCancel(ctx)
-	defer stopApp()
-	done := make(chan error, 1)
-	go func() { done <- app.Run(runCtx) }()
-	select {
-	case <-app.Ready():
-	case err := <-done:
+	svc, err := demo.Start(ctx, app)
+	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 		return fmt.Errorf("the service did not start (make demo-rabbitmq starts a local broker when one is installed): %w", err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			stopApp()
-			<-done
-		}
-	}()
+	defer svc.Stop()
 
+	steps := make([]demo.Step, len(s.steps))
 	for i, st := range s.steps {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("interrupted: %w", err)
-		}
-		fmt.Fprintf(out, "\n%d. %s\n\n%s\n", i+1, st.title, demo.ColumnTitles())
-		if err := st.send(runCtx, b); err != nil {
-			return fmt.Errorf("step %d: send: %w", i+1, err)
-		}
-		waitCtx, cancel := context.WithTimeout(runCtx, s.timeout)
-		err := demo.WaitFor(waitCtx, app.Metrics(), map[string]demo.Counts{received: st.want})
-		cancel()
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w", ctx.Err())
-		}
-		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
-		}
+		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]demo.Counts{received: st.want}}
+	}
+	if err := demo.Play(ctx, out, b, app.Metrics(), steps, s.timeout); err != nil {
+		return err
 	}
 
 	fmt.Fprintf(out, "\nStopping the service.\n")
-	stopApp()
-	stopped = true
-	if err := <-done; err != nil {
+	if err := svc.Stop(); err != nil {
 		return fmt.Errorf("the service stopped with an error: %w", err)
 	}
 	stats := app.Metrics().Snapshot()
