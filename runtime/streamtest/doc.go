@@ -93,6 +93,9 @@
 // them by level and message, Containing by part of the message, and String
 // writes them all for a failing test's message.
 //
+// For tests of a real adapter, RunApp runs an App in the background until
+// the test ends and checks that it stops gracefully.
+//
 // The runtime/brokertest conformance suite runs against this broker for
 // both kinds, as it does against the real adapters.
 package streamtest
