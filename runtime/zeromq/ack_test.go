@@ -28,7 +28,7 @@ func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
 		&runtime.Subscription{Name: "a", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, reject)}},
 		&runtime.Subscription{Name: "b", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, reject)}},
 	)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	const each = 30
 	for i := range each {
 		publishJob(t, zq, "a", Job{ID: i})

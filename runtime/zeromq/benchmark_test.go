@@ -21,6 +21,7 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 	"github.com/streamgen/streamgen/internal/benchpair"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -50,21 +51,7 @@ func runBenchApp(b *testing.B, zq *zeromq.Broker, sub *runtime.Subscription) {
 	b.Helper()
 	app := runtime.NewApp("bench")
 	app.Mount(zq, sub)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- app.Run(ctx) }()
-	select {
-	case <-app.Ready():
-	case err := <-ran:
-		cancel()
-		b.Fatalf("the App did not start: %v", err)
-	}
-	b.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			b.Errorf("the App stopped with an error: %v", err)
-		}
-	})
+	streamtest.RunApp(b, app)
 }
 
 // zmtpPusher is a ZMTP 3.0 PUSH peer that writes a batch of ready-made

@@ -86,7 +86,7 @@ func startBilling(t *testing.T) (*billing, *zeromq.Broker, *streamtest.Clock, *s
 		zeromq.Queue("invoices.dead", zeromq.Bind(freeEndpoint(t))),
 	)
 	app.Mount(zq, svc.subscriptions()...)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	return svc, zq, clock, logs, app
 }
 

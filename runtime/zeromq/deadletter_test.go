@@ -32,7 +32,7 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 		}},
 		&runtime.Subscription{Name: "invoices.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
 	)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	for i := 1; i <= 3; i++ {
 		publishJob(t, zq, "invoices", Job{ID: i}, runtime.WithMessageID(fmt.Sprint("inv-", i)))
 	}
@@ -80,7 +80,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 		}},
 		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
 	)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 9})
 
 	for n := 2; n <= 3; n++ {
@@ -121,7 +121,7 @@ func TestDeadLetterHeaderValuesStayOnOneLine(t *testing.T) {
 		}},
 		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
 	)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 1})
 	dead := rec.waitFor(t, "jobs.dead", 1)[0]
 	if r := dead.MD.Headers[runtime.HeaderDeadLetterReason]; r != "dead-lettered by the handler: line one line two three" {

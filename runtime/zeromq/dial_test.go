@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -37,7 +38,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 		&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{handle(runtime.Policy{MaxAttempts: 3, OutRetry: "work.retry"})}},
 		&runtime.Subscription{Name: "work.retry", Handlers: []runtime.Handler{handle(runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf})}},
 	)
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, vent, "work", Job{ID: 5}, runtime.WithMessageID("w-5"))
 
 	rec.waitFor(t, "work.retry", 2)
@@ -150,7 +151,7 @@ func TestBindConflictIsAStartupError(t *testing.T) {
 	first := runtime.NewApp("first")
 	first.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))),
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}})
-	runApp(t, first)
+	streamtest.RunApp(t, first)
 
 	second := runtime.NewApp("second")
 	second.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.Queue("jobs.dead", zeromq.Bind(freeEndpoint(t)))),

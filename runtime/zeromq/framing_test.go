@@ -58,7 +58,7 @@ func TestFramingRoundTripThroughABoundQueue(t *testing.T) {
 	app := runtime.NewApp("framing")
 	worker := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(worker, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	defer shutdown(t, producer)
@@ -93,7 +93,7 @@ func TestBoundQueueRefusesAnotherSubscriptionsName(t *testing.T) {
 	app := runtime.NewApp("framing", runtime.WithLogger(logs.Logger()))
 	app.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))),
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 
 	push := rawPush(t, ep)
 	send(t, push, "invoices", "type: job\nmessage-id: wrong-name", `{"id":1}`)

@@ -122,43 +122,6 @@ func jobHandler(rec *recorder, policy runtime.Policy, outcome func(*Job, runtime
 	})
 }
 
-// runApp runs app until the test ends (or stop is called) and returns stop,
-// which cancels the app and returns Run's error.
-func runApp(t *testing.T, app *runtime.App) (stop func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	select {
-	case <-app.Ready():
-	case err := <-done:
-		cancel()
-		t.Fatalf("app did not start: %v", err)
-	case <-time.After(waitLimit):
-		cancel()
-		t.Fatal("app did not start in time")
-	}
-	var once sync.Once
-	var err error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case err = <-done:
-			case <-time.After(waitLimit):
-				err = fmt.Errorf("app did not stop in time")
-			}
-		})
-		return err
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("app stopped with: %v", err)
-		}
-	})
-	return stop
-}
-
 // publishJob publishes a Job of type "job" to queue.
 func publishJob(t *testing.T, p runtime.Publisher, queue string, j Job, opts ...runtime.PublishOption) {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -59,7 +60,7 @@ func TestInteropWithLibzmq(t *testing.T) {
 			return nil
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 
 	plan := map[string]any{
 		"bind":    map[string]string{"retry": retryEP, "dead": deadEP},

@@ -60,7 +60,7 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 			app := runtime.NewApp("bad-input", runtime.WithLogger(logs.Logger()))
 			app.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.Queue("jobs.dead", zeromq.Bind(deadEP))),
 				&runtime.Subscription{Name: "jobs", MaxPayloadBytes: 64, Handlers: []runtime.Handler{jobHandler(rec, policy, nil)}})
-			runApp(t, app)
+			streamtest.RunApp(t, app)
 			push := rawPush(t, ep)
 
 			for i, bad := range badInputs(withDL) {
@@ -110,7 +110,7 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep), zeromq.MaxMessageBytes(1024)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 
 	hog := rawPush(t, ep)
 	eventually(t, "the sender connected", func() bool { return zq.Connections("jobs") == 1 })
@@ -136,7 +136,7 @@ func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", MaxPayloadBytes: 10, Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	hog := rawPush(t, ep)
 	sendToBeRefused(hog, "jobs", "type: job", strings.Repeat("x", 1<<20+100))
 	eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Containing("message dropped")) == 1 })

@@ -32,7 +32,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 			return runtime.RetryAfter(backoff, errors.New("the job failed"))
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 7}, runtime.WithMessageID("job-7"), runtime.WithHeader("x-tenant", "acme"))
 
 	first := rec.waitFor(t, "jobs", 1)[0]
@@ -101,7 +101,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 			return nil
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 1})
 	got := rec.waitFor(t, "jobs", 3)
 	for i, g := range got {
@@ -134,7 +134,7 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 			return nil
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID("plain"))
 	publishJob(t, zq, "jobs", Job{ID: 2})
 
@@ -171,7 +171,7 @@ func TestRetryCountHeaderName(t *testing.T) {
 			return errors.New("fail")
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	// A message that already went through two retries in a Rust service.
 	push := rawPush(t, ep)
 	send(t, push, "jobs", "type: job\nmessage-id: r\n"+rust+": 2", `{"id":1}`)

@@ -32,7 +32,7 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 			return runtime.Ack()
 		}),
 	}})
-	stop := runApp(t, app)
+	stop := streamtest.RunApp(t, app)
 	publishJob(t, zq, "jobs", Job{ID: 1})
 	<-started
 
@@ -79,7 +79,7 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 			return runtime.RetryAfter(time.Hour, errors.New("later"))
 		}),
 	}})
-	stop := runApp(t, app)
+	stop := streamtest.RunApp(t, app)
 	for _, id := range []string{"a", "b", "c"} {
 		publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID(id))
 	}

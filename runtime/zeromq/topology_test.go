@@ -20,7 +20,7 @@ func mountJobs(t *testing.T, rec *recorder, policy runtime.Policy, fail func(*Jo
 	app := runtime.NewApp("topology")
 	zq := zeromq.New(queues...)
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, policy, fail)}})
-	return zq, runApp(t, app)
+	return zq, streamtest.RunApp(t, app)
 }
 
 // TestPublishWaitsForTheQueueToBeBound: like a ZeroMQ PUSH, Publish waits
@@ -98,7 +98,7 @@ func TestDialingWorkerRedialsItsVentilator(t *testing.T) {
 	app := runtime.NewApp("worker")
 	app.Mount(zeromq.New(zeromq.Queue("work", zeromq.Dial(ep))),
 		&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	runApp(t, app) // before any ventilator: it keeps dialling
+	streamtest.RunApp(t, app) // before any ventilator: it keeps dialling
 
 	for i := 1; i <= 2; i++ {
 		vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
@@ -168,7 +168,7 @@ func TestConcurrencyRunsThatManyHandlersAtOnce(t *testing.T) {
 			return runtime.Ack()
 		}),
 	}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 	for i := range 2 * workers {
 		publishJob(t, zq, "jobs", Job{ID: i})
 	}

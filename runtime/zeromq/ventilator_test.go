@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -35,7 +36,7 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 				return runtime.Ack()
 			})},
 		})
-		runApp(t, app)
+		streamtest.RunApp(t, app)
 	}
 	if err := vent.Listen(); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestVentilatorHandsOnWhenAWorkerLeaves(t *testing.T) {
 		app := runtime.NewApp(name)
 		app.Mount(zeromq.New(zeromq.Queue("work", zeromq.Dial(ep))),
 			&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-		stops[name] = runApp(t, app)
+		stops[name] = streamtest.RunApp(t, app)
 	}
 	publishJob(t, vent, "work", Job{ID: 0})
 	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })

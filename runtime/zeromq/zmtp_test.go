@@ -35,7 +35,7 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 	app := runtime.NewApp("guard", runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	runApp(t, app)
+	streamtest.RunApp(t, app)
 
 	raw, err := net.Dial("tcp", strings.TrimPrefix(ep, "tcp://"))
 	if err != nil {
