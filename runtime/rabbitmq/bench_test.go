@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/benchpair"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // The benchmarks of this file compare the Broker with amqp091-go alone,
@@ -74,21 +75,7 @@ func runBenchApp(b *testing.B, sub *runtime.Subscription) {
 	b.Helper()
 	a := runtime.NewApp("streamgen-bench")
 	a.Mount(New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4))), sub)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- a.Run(ctx) }()
-	select {
-	case <-a.Ready():
-	case err := <-ran:
-		cancel()
-		b.Fatalf("the App did not start: %v", err)
-	}
-	b.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			b.Errorf("the App stopped with an error: %v", err)
-		}
-	})
+	streamtest.RunApp(b, a)
 }
 
 // round fills queue with msgs and runs one round of g.
