@@ -1,0 +1,118 @@
+package generator
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// docIndex holds the doc comments of types and of their fields.
+type docIndex map[docKey]string
+
+// indexDocs adds the doc comments of the types declared in files, and of
+// their fields, for the package path pkg. A type's comment is the one on its
+// spec, or on its declaration when that declares only it; a field's is the
+// comment above it, or else the one after it on its line.
+func (ix docIndex) indexDocs(pkg string, files []*ast.File) {
+	for _, f := range files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && len(gd.Specs) == 1 {
+					doc = gd.Doc
+				}
+				key := docKey{pkg: pkg, typ: ts.Name.Name}
+				ix.add(key, doc)
+				ix.indexFields(key, ts.Type)
+			}
+		}
+	}
+}
+
+// indexFields adds the doc comments of the fields of the struct type that
+// expr is, or holds as the element of pointers, slices, arrays and maps.
+func (ix docIndex) indexFields(key docKey, expr ast.Expr) {
+	for {
+		switch e := expr.(type) {
+		case *ast.ParenExpr:
+			expr = e.X
+			continue
+		case *ast.StarExpr:
+			expr = e.X
+			continue
+		case *ast.ArrayType:
+			expr = e.Elt
+			continue
+		case *ast.MapType:
+			expr = e.Value
+			continue
+		case *ast.StructType:
+			i := 0
+			for _, f := range e.Fields.List {
+				doc := f.Doc
+				if doc == nil {
+					doc = f.Comment
+				}
+				for range max(len(f.Names), 1) {
+					fk := key.field(i)
+					ix.add(fk, doc)
+					ix.indexFields(fk, f.Type)
+					i++
+				}
+			}
+		}
+		return
+	}
+}
+
+func (ix docIndex) add(key docKey, doc *ast.CommentGroup) {
+	if text := strings.TrimSpace(doc.Text()); text != "" {
+		ix[key] = text
+	}
+}
+
+// loadDocs returns the doc comments of the types of the packages paths,
+// reading the files of those not in loaded (which have their syntax) with
+// the go command as cfg says.
+func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths []string) (docIndex, error) {
+	ix := docIndex{}
+	have := map[string]bool{}
+	for _, lp := range loaded {
+		ix.indexDocs(lp.PkgPath, lp.Syntax)
+		have[lp.PkgPath] = true
+	}
+	var missing []string
+	for _, p := range paths {
+		if !have[p] && !slices.Contains(missing, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return ix, nil
+	}
+	slices.Sort(missing)
+	pkgs, err := packages.Load(&packages.Config{
+		Context:    ctx,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax,
+		Dir:        cfg.Dir,
+		Env:        cfg.Env,
+		BuildFlags: cfg.BuildFlags,
+	}, missing...)
+	if err != nil {
+		return nil, fmt.Errorf("generator: read the doc comments of %s: %w", strings.Join(missing, " "), err)
+	}
+	for _, lp := range pkgs {
+		ix.indexDocs(lp.PkgPath, lp.Syntax)
+	}
+	return ix, nil
+}
