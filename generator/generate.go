@@ -58,6 +58,10 @@ type Package struct {
 
 	// generated holds the names the generated file declares.
 	generated map[string]bool
+	// model, loaded and cfg are what AsyncAPI describes the package from.
+	model  *model
+	loaded *packages.Package
+	cfg    Config
 }
 
 // Current reports whether the file on disk is exactly what was generated.
@@ -211,6 +215,7 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 		info = &types.Info{}
 	}
 	m := analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
+	p.model, p.loaded, p.cfg = m, lp, cfg
 	m.namePublishers(ds)
 	m.checkCollisions(ds)
 	p.Annotated = len(m.handlers) > 0

@@ -1,0 +1,452 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// asyncAPIWants are the wanted documents a golden case may have.
+var asyncAPIWants = []struct {
+	file   string
+	format DocumentFormat
+}{{"asyncapi.yaml", YAML}, {"asyncapi.json", JSON}}
+
+// TestAsyncAPIGolden compares the document of each golden case that has a
+// want/asyncapi.yaml or want/asyncapi.json with what AsyncAPI writes for
+// it; go test ./generator -update rewrites them.
+func TestAsyncAPIGolden(t *testing.T) {
+	results, err := goldenResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	documents := 0
+	for _, c := range goldenCases(t) {
+		for _, w := range asyncAPIWants {
+			path := filepath.Join(c.dir, "want", w.file)
+			want, err := os.ReadFile(path)
+			if os.IsNotExist(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			documents++
+			t.Run(c.name+"/"+w.file, func(t *testing.T) {
+				got, err := AsyncAPI(context.Background(), []*Package{results[c.dir]}, AsyncAPIOptions{Format: w.format})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if *update {
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("the document differs from %s (go test ./generator -update rewrites it):\n%s", path, lineDiff(string(want), string(got)))
+				}
+				checkDocument(t, got, w.format)
+			})
+		}
+	}
+	if documents < 4 {
+		t.Errorf("%d golden AsyncAPI documents, want at least 4", documents)
+	}
+}
+
+// readDocument reads a document in its format.
+func readDocument(t *testing.T, data []byte, format DocumentFormat) map[string]any {
+	t.Helper()
+	read := readYAML
+	if format == JSON {
+		read = readJSON
+	}
+	v, err := read(data)
+	if err != nil {
+		t.Fatalf("the document does not read back: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("the document is a %T", v)
+	}
+	return m
+}
+
+// keyPattern is what AsyncAPI 3.0 allows as a component's name; streamgen
+// names channels and operations the same way.
+var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]+$`)
+
+// checkDocument checks that a document is valid AsyncAPI 3.0.0 as far as
+// streamgen writes it: the required fields, operations that receive from a
+// channel's own messages, messages with payloads, every $ref resolving,
+// names AsyncAPI accepts, schemas made of known keywords and types, AMQP
+// bindings of version 0.3.0 on queues.
+func checkDocument(t *testing.T, data []byte, format DocumentFormat) map[string]any {
+	t.Helper()
+	doc := readDocument(t, data, format)
+	str := func(v any, what string) string {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			t.Errorf("%s is %#v, want a non-empty string", what, v)
+		}
+		return s
+	}
+	obj := func(v any, what string) map[string]any {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Errorf("%s is %#v, want an object", what, v)
+		}
+		return m
+	}
+	if doc["asyncapi"] != AsyncAPIVersion {
+		t.Errorf("asyncapi is %#v, want %q", doc["asyncapi"], AsyncAPIVersion)
+	}
+	info := obj(doc["info"], "info")
+	str(info["title"], "info.title")
+	str(info["version"], "info.version")
+	for k := range doc {
+		if !slices.Contains([]string{"asyncapi", "info", "servers", "defaultContentType", "channels", "operations", "components"}, k) {
+			t.Errorf("the document has the field %s, which AsyncAPI 3.0.0 does not", k)
+		}
+	}
+	// Every $ref resolves.
+	var refs []string
+	walk(doc, func(m map[string]any) {
+		if r, ok := m["$ref"].(string); ok {
+			refs = append(refs, r)
+		}
+	})
+	if len(refs) == 0 {
+		t.Error("the document has no $ref")
+	}
+	for _, r := range refs {
+		if resolve(doc, r) == nil {
+			t.Errorf("$ref %s does not resolve", r)
+		}
+	}
+	for name, s := range obj(doc["servers"], "servers") {
+		server := obj(s, "server "+name)
+		str(server["host"], "servers."+name+".host")
+		str(server["protocol"], "servers."+name+".protocol")
+	}
+	channels := obj(doc["channels"], "channels")
+	for id, c := range channels {
+		if !keyPattern.MatchString(id) {
+			t.Errorf("channel name %q", id)
+		}
+		ch := obj(c, "channel "+id)
+		str(ch["address"], "channels."+id+".address")
+		for mid, m := range obj(ch["messages"], "channels."+id+".messages") {
+			ref := str(obj(m, "message")["$ref"], "channels."+id+".messages."+mid+".$ref")
+			if !strings.HasPrefix(ref, "#/components/messages/") {
+				t.Errorf("channels.%s.messages.%s refers to %s", id, mid, ref)
+			}
+		}
+		if b, ok := ch["bindings"].(map[string]any); ok {
+			amqp := obj(b["amqp"], "channels."+id+".bindings.amqp")
+			queue := obj(amqp["queue"], "channels."+id+".bindings.amqp.queue")
+			if amqp["is"] != "queue" || amqp["bindingVersion"] != amqpBindingVersion || queue["name"] != ch["address"] ||
+				queue["durable"] != true || queue["exclusive"] != false || queue["autoDelete"] != false || queue["vhost"] != "/" {
+				t.Errorf("channels.%s.bindings.amqp is %v", id, amqp)
+			}
+		}
+	}
+	for id, o := range obj(doc["operations"], "operations") {
+		if !keyPattern.MatchString(id) {
+			t.Errorf("operation name %q", id)
+		}
+		op := obj(o, "operation "+id)
+		if op["action"] != "receive" {
+			t.Errorf("operations.%s.action is %v", id, op["action"])
+		}
+		chRef := str(obj(op["channel"], "operations."+id+".channel")["$ref"], "operations."+id+".channel.$ref")
+		msgs, _ := op["messages"].([]any)
+		if len(msgs) == 0 {
+			t.Errorf("operations.%s has no messages", id)
+		}
+		for _, m := range msgs {
+			ref := str(obj(m, "message")["$ref"], "operations."+id+".messages[]")
+			if !strings.HasPrefix(ref, chRef+"/messages/") {
+				t.Errorf("operations.%s receives %s, which is not a message of its channel %s", id, ref, chRef)
+			}
+		}
+		for k := range op {
+			if !strings.HasPrefix(k, "x-") && !slices.Contains([]string{"action", "channel", "messages", "summary", "description", "bindings"}, k) {
+				t.Errorf("operations.%s has the field %s", id, k)
+			}
+		}
+	}
+	components := obj(doc["components"], "components")
+	for id, m := range obj(components["messages"], "components.messages") {
+		if !keyPattern.MatchString(id) {
+			t.Errorf("message name %q", id)
+		}
+		msg := obj(m, "message "+id)
+		str(msg["name"], "components.messages."+id+".name")
+		if msg["contentType"] != "application/json" {
+			t.Errorf("components.messages.%s.contentType is %v", id, msg["contentType"])
+		}
+		checkSchema(t, "components.messages."+id+".payload", obj(msg["payload"], "payload"))
+		checkSchema(t, "components.messages."+id+".headers", obj(msg["headers"], "headers"))
+	}
+	for id, s := range obj(components["schemas"], "components.schemas") {
+		if !keyPattern.MatchString(id) {
+			t.Errorf("schema name %q", id)
+		}
+		checkSchema(t, "components.schemas."+id, obj(s, "schema"))
+	}
+	return doc
+}
+
+// checkSchema checks that a schema uses only the keywords the validator of
+// jsonschema_test.go knows and JSON Schema's type names.
+func checkSchema(t *testing.T, path string, s map[string]any) {
+	t.Helper()
+	for k, v := range s {
+		switch {
+		case !slices.Contains(knownKeywords, k):
+			t.Errorf("%s has the keyword %s", path, k)
+		case k == "type":
+			names := []any{v}
+			if l, ok := v.([]any); ok {
+				names = l
+			}
+			for _, n := range names {
+				if !slices.Contains([]any{"object", "array", "string", "integer", "number", "boolean", "null"}, n) {
+					t.Errorf("%s.type has %v", path, n)
+				}
+			}
+		case k == "items" || k == "additionalProperties" || k == "propertyNames":
+			checkSchema(t, path+"."+k, v.(map[string]any))
+		case k == "properties":
+			for name, p := range v.(map[string]any) {
+				checkSchema(t, path+".properties."+name, p.(map[string]any))
+			}
+		case k == "oneOf":
+			for i, a := range v.([]any) {
+				checkSchema(t, fmt.Sprintf("%s.oneOf[%d]", path, i), a.(map[string]any))
+			}
+		}
+	}
+}
+
+// walk calls f on every object of v.
+func walk(v any, f func(map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		f(v)
+		for _, x := range v {
+			walk(x, f)
+		}
+	case []any:
+		for _, x := range v {
+			walk(x, f)
+		}
+	}
+}
+
+// resolve returns what the local reference ref ("#/a/b") points to, or
+// nil.
+func resolve(doc map[string]any, ref string) any {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil
+	}
+	var cur any = doc
+	for _, part := range strings.Split(ref[2:], "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if cur, ok = m[part]; !ok {
+			return nil
+		}
+	}
+	return cur
+}
+
+// goldenPackages returns the generated golden cases named.
+func goldenPackages(t *testing.T, names ...string) []*Package {
+	t.Helper()
+	results, err := goldenResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*Package
+	for _, n := range names {
+		p := results[filepath.Join(repoRoot(t), "testdata", n)]
+		if p == nil {
+			t.Fatalf("no golden case %s", n)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestAsyncAPIYAMLAndJSONAgree writes one document of several packages
+// both ways and reads both back to the same tree, valid.
+func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
+	pkgs := goldenPackages(t, "zeromq_basic", "asyncapi_rabbitmq", "asyncapi_types", "both_brokers", "any_broker", "imported_type", "decodable", "several_subscribers")
+	ctx := context.Background()
+	y, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Format: YAML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(y, []byte("# "+AsyncGeneratedComment+"\n")) {
+		t.Errorf("the YAML document does not start with the generated comment:\n%s", y[:min(len(y), 100)])
+	}
+	fromYAML, fromJSON := checkDocument(t, y, YAML), checkDocument(t, j, JSON)
+	if !reflect.DeepEqual(fromYAML, fromJSON) {
+		t.Error("the YAML and JSON documents differ")
+	}
+	info := fromYAML["info"].(map[string]any)
+	if info["title"] != "github.com/streamgen/streamgen" || info["version"] != DefaultAsyncAPIVersion {
+		t.Errorf("info: %v; want the module's path and version %s", info, DefaultAsyncAPIVersion)
+	}
+	servers := fromYAML["servers"].(map[string]any)
+	if servers["rabbitmq"].(map[string]any)["protocol"] != "amqp" || servers["zeromq"].(map[string]any)["protocol"] != "zmq" {
+		t.Errorf("servers: %v", servers)
+	}
+	// Two handlers named Work, in two packages, get names of their own.
+	ops := fromYAML["operations"].(map[string]any)
+	for _, name := range []string{"billing.Work", "mixed.Work", "payments.Pong", "Capture"} {
+		if ops[name] == nil {
+			t.Errorf("no operation %s among %v", name, sortedKeys(ops))
+		}
+	}
+}
+
+// TestAsyncAPIDeterministic generates the document twice from separate
+// loads, with the packages in another order: the same bytes.
+func TestAsyncAPIDeterministic(t *testing.T) {
+	ctx := context.Background()
+	root := repoRoot(t)
+	gen := func(patterns ...string) []byte {
+		pkgs, err := Generate(ctx, Config{Dir: root}, patterns...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Title: "shop", Version: "1.2.3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic")
+	b := gen("./testdata/zeromq_basic", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
+	if !bytes.Equal(a, b) {
+		t.Errorf("two runs differ:\n%s", lineDiff(string(a), string(b)))
+	}
+	if !bytes.Contains(a, []byte("  title: shop\n  version: \"1.2.3\"\n")) {
+		t.Error("the title and version given are not in info")
+	}
+}
+
+// TestAsyncAPIContent checks what the document says about a RabbitMQ
+// subscription with a ladder, per-type policies and a consumed dead-letter
+// queue, and about the types of the types case.
+func TestAsyncAPIContent(t *testing.T) {
+	doc, err := AsyncAPI(context.Background(), goldenPackages(t, "asyncapi_rabbitmq", "asyncapi_types"), AsyncAPIOptions{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := checkDocument(t, doc, JSON)
+	at := func(path string) any {
+		t.Helper()
+		v := resolve(d, "#/"+path)
+		if v == nil {
+			t.Fatalf("nothing at %s", path)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		path string
+		want string // %v of the value
+	}{
+		{"operations/Capture/x-streamgen-max-attempts", "5"},
+		{"operations/Capture/x-streamgen-retry-delay", "[1s 10s 1m]"},
+		{"operations/Capture/x-streamgen-dead-letter", "payments.dead"},
+		{"operations/Capture/x-streamgen-queue-type", "quorum"},
+		{"operations/Capture/x-streamgen-prefetch", "20"},
+		{"operations/Capture/x-streamgen-concurrency", "4"},
+		{"operations/Capture/x-streamgen-max-payload-bytes", "65536"},
+		{"operations/Capture/bindings/amqp/ack", "true"},
+		{"operations/Capture/description", "Capture charges a card. A declined card is worth a few more tries."},
+		{"operations/GiveBack/x-streamgen-max-attempts", "3"},
+		{"operations/GiveBack/x-streamgen-dead-letter", "payments.refunds.dead"},
+		{"operations/GiveBack/messages", "[map[$ref:#/channels/payments/messages/refund.v1]]"},
+		{"operations/Pong/x-streamgen-max-attempts", "1"},
+		{"operations/Inspect/x-streamgen-ack", "auto"},
+		{"operations/Inspect/bindings/amqp/ack", "false"},
+		{"channels/payments/x-streamgen-queue-arguments/x-queue-type", "quorum"},
+		{"channels/payments.retry.10s/x-streamgen-queue-arguments/x-message-ttl", "10000"},
+		{"channels/payments.retry.10s/x-streamgen-queue-arguments/x-dead-letter-routing-key", "payments"},
+		{"channels/payments.dead/x-streamgen-dead-letter-queue-of", "[payments]"},
+		{"components/messages/refund.v1/bindings/amqp/messageType", "refund.v1"},
+		{"components/messages/Product.Product/x-go-type", "github.com/streamgen/streamgen/testdata/asyncapi_types.Product"},
+		{"components/messages/Product.Archived/name", "Product"},
+		{"components/schemas/money.Amount/properties/currency/$ref", "#/components/schemas/Currency"},
+		{"components/schemas/Product/properties/price/description", "Price is what the product costs."},
+		{"components/schemas/Level/properties/warehouses/additionalProperties/$ref", "#/components/schemas/Level"},
+	} {
+		if got := fmt.Sprint(at(tc.path)); got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.path, got, tc.want)
+		}
+	}
+	// The wait queues hold the messages that retry; Ping does not.
+	for _, step := range []string{"1s", "10s", "1m"} {
+		msgs := sortedKeys(at("channels/payments.retry." + step + "/messages").(map[string]any))
+		if !slices.Equal(msgs, []string{"Charge", "refund.v1"}) {
+			t.Errorf("wait queue %s holds %v", step, msgs)
+		}
+	}
+	// A parked copy's headers are described where a message may be parked.
+	if at("components/messages/Charge/headers/properties/x-streamgen-reason") == nil {
+		t.Error("Charge has no x-streamgen-reason header")
+	}
+	if resolve(d, "#/components/messages/Ping/headers/properties/x-streamgen-reason") != nil {
+		t.Error("Ping, never parked, has the parked copy's headers")
+	}
+}
+
+func TestAsyncAPIErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := AsyncAPI(ctx, goldenPackages(t, "unknown_key"), AsyncAPIOptions{}); err == nil || !strings.Contains(err.Error(), "has problems") {
+		t.Errorf("a package with diagnostics: %v", err)
+	}
+	if _, err := AsyncAPI(ctx, nil, AsyncAPIOptions{}); err == nil || !strings.Contains(err.Error(), "no package with //stream:subscriber annotations") {
+		t.Errorf("no packages: %v", err)
+	}
+}
+
+func TestDocumentFormatFor(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format DocumentFormat
+		ok     bool
+	}{
+		{"asyncapi.yaml", YAML, true},
+		{"docs/API.YML", YAML, true},
+		{"asyncapi.json", JSON, true},
+		{"-", YAML, true},
+		{"asyncapi.txt", 0, false},
+		{"asyncapi", 0, false},
+	} {
+		f, err := DocumentFormatFor(tc.name)
+		if (err == nil) != tc.ok || (tc.ok && f != tc.format) {
+			t.Errorf("DocumentFormatFor(%q) = %v, %v", tc.name, f, err)
+		}
+	}
+}
