@@ -612,7 +612,7 @@ func (c *apiChannel) description() string {
 	for _, r := range c.deadLetterFor {
 		para := fmt.Sprintf("The dead-letter queue of %s", r.sub.sub.name)
 		if len(r.types) > 0 {
-			para += fmt.Sprintf(": a message of type %s comes here when its deliveries are used up, or at once when its handler returns runtime.DeadLetter", strings.Join(r.types, ", "))
+			para += fmt.Sprintf(": a message of type %s comes here when its deliveries are used up, or at once when its handler returns runtime.DeadLetter", orList(r.types))
 		}
 		if r.poison {
 			para += "; so does the subscription's poison (a body too large, no or an unknown message type, a body that does not decode)"
@@ -718,4 +718,12 @@ func (m *apiMessage) headers() *object {
 		props.set(runtime.HeaderDeadLetterTime, str("On a parked copy: when it was parked, RFC 3339 in UTC.").set("format", "date-time"))
 	}
 	return newObject().set("type", "object").set("properties", props)
+}
+
+// orList writes "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

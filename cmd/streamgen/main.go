@@ -6,6 +6,7 @@
 // Usage:
 //
 //	streamgen [-check] [-o file] [packages]
+//	streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its
@@ -33,6 +34,17 @@
 //	-o file
 //		The name of the generated file in each package
 //		(default streamgen_gen.go).
+//	-asyncapi file
+//		Instead of the Go files, write one AsyncAPI 3.0 document that
+//		describes every subscription of the packages: a channel per queue
+//		(wait and dead-letter queues included), a receive operation per
+//		handler with its policy as x-streamgen-* fields, and a message per
+//		message type with the JSON Schema of its Go type. A .yaml or .yml
+//		file gets YAML, a .json file JSON, - writes YAML to standard output.
+//		With -check, compare the document with the file instead.
+//	-asyncapi-title title, -asyncapi-version version
+//		The document's info.title (default: the package path, or the
+//		module path for several packages) and info.version (default 0.0.0).
 //
 // Every problem found is printed as file:line:col: message, with the fix in
 // the message, and streamgen exits with status 1 without writing any file
@@ -64,11 +76,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "compare the generated file with the one on disk; exit 1 when it is stale")
 	output := fs.String("o", generator.DefaultOutput, "name of the generated `file` in each package")
+	asyncapi := addAsyncAPIFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: streamgen [-check] [-o file] [packages]\n\n")
+		fmt.Fprintf(stderr, "usage: streamgen [-check] [-o file] [packages]\n")
+		fmt.Fprintf(stderr, "       streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if msg := asyncapi.misuse(fs, *check); msg != "" {
+		fmt.Fprintf(stderr, "streamgen: %s\n", msg)
 		return 2
 	}
 	cwd, err := os.Getwd()
@@ -114,6 +132,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if status != 0 {
 		return status
+	}
+	if asyncapi.file != "" {
+		return asyncapi.write(ctx, annotated, *check, cwd, os.Stdout, stderr)
 	}
 	for _, p := range annotated {
 		file := generator.RelativePath(cwd, p.File)
