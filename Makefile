@@ -26,9 +26,11 @@ rabbitmq:
 generate:
 	$(GO) generate ./examples/...
 
-## check: fail when a generated file is stale
+## check: fail when a generated file or AsyncAPI document is stale
 check:
 	$(GO) run ./cmd/streamgen -check ./examples/...
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:

@@ -11,6 +11,7 @@ import (
 )
 
 //go:generate go tool streamgen
+//go:generate go tool streamgen -asyncapi asyncapi.yaml
 
 // Backoff is how long a failed job waits before its next delivery.
 const Backoff = 30 * time.Second

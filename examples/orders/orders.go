@@ -10,6 +10,7 @@ import (
 )
 
 //go:generate go tool streamgen
+//go:generate go tool streamgen -asyncapi asyncapi.yaml
 
 // ErrPaymentUnavailable is why an order fails while the payment service is
 // down.
