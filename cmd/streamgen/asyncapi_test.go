@@ -143,3 +143,23 @@ func TestExampleDocumentsAreCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeAsyncAPIExcerpt: the YAML the README's AsyncAPI section shows
+// is a piece of the billing example's document, as it is.
+func TestReadmeAsyncAPIExcerpt(t *testing.T) {
+	root := repoRoot(t)
+	readme := readFile(t, filepath.Join(root, "README.md"))
+	_, section, ok := strings.Cut(readme, "\n## AsyncAPI document\n")
+	if !ok {
+		t.Fatal("the README has no section AsyncAPI document")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, ok := strings.Cut(section, "\n```yaml\n")
+	if !ok {
+		t.Fatal("the section has no yaml block")
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	if len(block) < 100 || !strings.Contains(readFile(t, filepath.Join(root, "examples", "billing", "asyncapi.yaml")), block) {
+		t.Errorf("the README's excerpt is not in examples/billing/asyncapi.yaml:\n%s", block)
+	}
+}
