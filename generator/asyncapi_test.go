@@ -304,7 +304,7 @@ func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(y, []byte("# "+AsyncGeneratedComment+"\n")) {
+	if !bytes.HasPrefix(y, []byte("# "+AsyncAPIHeader+"\n")) {
 		t.Errorf("the YAML document does not start with the generated comment:\n%s", y[:min(len(y), 100)])
 	}
 	fromYAML, fromJSON := checkDocument(t, y, YAML), checkDocument(t, j, JSON)
