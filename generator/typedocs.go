@@ -83,7 +83,9 @@ func (ix docIndex) add(key docKey, doc *ast.CommentGroup) {
 
 // loadDocs returns the doc comments of the types of the packages paths,
 // reading the files of those not in loaded (which have their syntax) with
-// the go command as cfg says.
+// the go command as cfg says. The standard library's are left out: its
+// types are documented with Go, and its long comments, which change from
+// one Go release to the next, would make a document stale with each.
 func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths []string) (docIndex, error) {
 	ix := docIndex{}
 	have := map[string]bool{}
@@ -103,7 +105,7 @@ func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths
 	slices.Sort(missing)
 	pkgs, err := packages.Load(&packages.Config{
 		Context:    ctx,
-		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedModule,
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: cfg.BuildFlags,
@@ -112,7 +114,9 @@ func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths
 		return nil, fmt.Errorf("generator: read the doc comments of %s: %w", strings.Join(missing, " "), err)
 	}
 	for _, lp := range pkgs {
-		ix.indexDocs(lp.PkgPath, lp.Syntax)
+		if lp.Module != nil {
+			ix.indexDocs(lp.PkgPath, lp.Syntax)
+		}
 	}
 	return ix, nil
 }

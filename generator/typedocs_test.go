@@ -62,12 +62,17 @@ type (
 
 func TestLoadDocsReadsPackagesNotLoaded(t *testing.T) {
 	ix, err := loadDocs(context.Background(), Config{Dir: repoRoot(t)}, nil,
-		[]string{"github.com/streamgen/streamgen/testdata/imported_type/orders", "github.com/streamgen/streamgen/testdata/imported_type/orders"})
+		[]string{"github.com/streamgen/streamgen/testdata/imported_type/orders", "time", "github.com/streamgen/streamgen/testdata/imported_type/orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	order := docKey{pkg: "github.com/streamgen/streamgen/testdata/imported_type/orders", typ: "Order"}
 	if got := ix[order]; got != "Order is placed by a customer." {
 		t.Errorf("doc of orders.Order: %q", got)
+	}
+	for k := range ix {
+		if k.pkg != order.pkg {
+			t.Errorf("a doc comment of %s was read: %v", k.pkg, k)
+		}
 	}
 }
