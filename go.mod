@@ -1,17 +1,20 @@
 module github.com/streamgen/streamgen
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/dave/jennifer v1.7.1 // indirect
+	github.com/dave/jennifer v1.7.1
+	github.com/go-zeromq/zmq4 v0.17.0
+	github.com/rabbitmq/amqp091-go v1.16.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.42.0
+	golang.org/x/tools v0.52.0
+)
+
+require (
 	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
-	github.com/go-zeromq/zmq4 v0.17.0 // indirect
-	github.com/rabbitmq/amqp091-go v1.16.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.15.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )
 
 tool github.com/streamgen/streamgen/cmd/streamgen
