@@ -93,4 +93,13 @@
 // so a stale file that no longer compiles never blocks regenerating it.
 // Output is byte-for-byte deterministic: handlers are ordered by source
 // position.
+//
+// # The AsyncAPI document
+//
+// AsyncAPI (streamgen -asyncapi asyncapi.yaml) describes the subscriptions
+// of the generated packages as one AsyncAPI 3.0.0 document: a channel per
+// queue (wait and dead-letter queues included), a receive operation per
+// handler with its policy in x-streamgen-* fields, and each message type's
+// JSON Schema as encoding/json writes it. YAML or JSON, deterministic like
+// the Go output.
 package generator
