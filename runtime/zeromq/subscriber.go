@@ -186,10 +186,7 @@ func (s *subscriber) carryOut(ctx context.Context, env *Envelope, d *runtime.Del
 // count one more) to the verdict's queue once its delay has passed. The
 // copy is settled when sent, or when it is lost at shutdown.
 func (s *subscriber) retry(env *Envelope, d *runtime.Delivery, v runtime.Verdict) {
-	if v.Queue == runtime.OutRetrySelf || v.Queue == "" {
-		v.Queue = s.name
-	}
-	cp := env.clone()
+	cp := env.clone() // v.Queue is out_retry, self already resolved by the Consumer
 	cp.Subscription = v.Queue
 	cp.SetHeader(s.b.cfg.retryCountHeader, strconv.Itoa(d.Attempt)) // count + 1
 	s.b.copies.schedule(v.Delay,
