@@ -2,6 +2,7 @@ package generator
 
 import (
 	"cmp"
+	"go/token"
 	"go/types"
 	"reflect"
 	"slices"
@@ -93,9 +94,9 @@ func (b *schemaBuilder) component(n *types.Named) *namedSchema {
 // has one, else that of its underlying type.
 func (b *schemaBuilder) body(n *types.Named) *jsonSchema {
 	switch {
-	case hasMarshalMethod(n, "MarshalJSON") || hasMethod(n, "UnmarshalJSON"):
+	case hasMethod(n, "MarshalJSON") || hasMethod(n, "UnmarshalJSON"):
 		return &jsonSchema{note: "Its MarshalJSON and UnmarshalJSON methods choose its JSON form, which the Go type does not show."}
-	case hasMarshalMethod(n, "MarshalText") || hasMethod(n, "UnmarshalText"):
+	case hasMethod(n, "MarshalText") || hasMethod(n, "UnmarshalText"):
 		return &jsonSchema{types: []string{"string"}, note: "A string, written by its MarshalText and read by its UnmarshalText method."}
 	}
 	if st, ok := n.Underlying().(*types.Struct); ok {
@@ -156,7 +157,7 @@ func (b *schemaBuilder) structural(u types.Type, owner docKey) *jsonSchema {
 	case *types.Map:
 		s := &jsonSchema{types: []string{"object"}, additional: b.element(u.Elem(), owner)}
 		key := types.Unalias(u.Key())
-		if k, ok := key.Underlying().(*types.Basic); ok && k.Info()&types.IsInteger != 0 && !hasMarshalMethod(key, "MarshalText") {
+		if k, ok := key.Underlying().(*types.Basic); ok && k.Info()&types.IsInteger != 0 && !hasMethod(key, "MarshalText") {
 			pattern := "^-?[0-9]+$"
 			if k.Info()&types.IsUnsigned != 0 {
 				pattern = "^[0-9]+$"
@@ -193,7 +194,7 @@ func isByteSlice(s *types.Slice) bool {
 	if !ok || b.Kind() != types.Uint8 {
 		return false
 	}
-	return !hasMarshalMethod(elem, "MarshalJSON") && !hasMarshalMethod(elem, "MarshalText")
+	return !hasMethod(elem, "MarshalJSON") && !hasMethod(elem, "MarshalText")
 }
 
 // basicSchema is the schema of a boolean, number or string.
@@ -254,7 +255,7 @@ func mayBeNull(t types.Type) bool {
 	if _, ok := t.(*types.Pointer); ok {
 		return true
 	}
-	if n, ok := t.(*types.Named); ok && (hasMarshalMethod(n, "MarshalJSON") || hasMarshalMethod(n, "MarshalText")) {
+	if n, ok := t.(*types.Named); ok && (hasMethod(n, "MarshalJSON") || hasMethod(n, "MarshalText")) {
 		return false
 	}
 	switch t.Underlying().(type) {
@@ -361,7 +362,7 @@ func (f jsonField) quotedBasic() *types.Basic {
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
 	}
-	if hasMarshalMethod(t, "MarshalJSON") || hasMarshalMethod(t, "MarshalText") {
+	if hasMethod(t, "MarshalJSON") || hasMethod(t, "MarshalText") {
 		return nil
 	}
 	b, _ := t.Underlying().(*types.Basic)
@@ -528,25 +529,30 @@ func validJSONName(s string) bool {
 	return true
 }
 
-// hasMarshalMethod reports whether *t has the method name with the
-// signature func() ([]byte, error), as json.Marshaler and
-// encoding.TextMarshaler ask.
-func hasMarshalMethod(t types.Type, name string) bool {
+// hasMethod reports whether t has the method name that encoding/json looks
+// for, with the signature of its interface: func() ([]byte, error) for
+// MarshalJSON and MarshalText (json.Marshaler, encoding.TextMarshaler),
+// func([]byte) error for UnmarshalJSON and UnmarshalText. The method set
+// looked in is that of *t, or of t when it is a pointer.
+func hasMethod(t types.Type, name string) bool {
+	t = types.Unalias(t)
 	if _, isPtr := t.(*types.Pointer); !isPtr {
 		t = types.NewPointer(t)
 	}
 	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
 	fn, ok := obj.(*types.Func)
-	if !ok {
-		return false
+	return ok && types.Identical(fn.Signature(), jsonMethodSignature(name))
+}
+
+// jsonMethodSignature is the signature encoding/json asks of the method
+// name (see hasMethod).
+func jsonMethodSignature(name string) *types.Signature {
+	bytes := types.NewParam(token.NoPos, nil, "", types.NewSlice(types.Typ[types.Byte]))
+	err := types.NewParam(token.NoPos, nil, "", types.Universe.Lookup("error").Type())
+	if strings.HasPrefix(name, "Marshal") {
+		return types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(bytes, err), false)
 	}
-	sig := fn.Type().(*types.Signature)
-	if sig.Params().Len() != 0 || sig.Results().Len() != 2 {
-		return false
-	}
-	bs, ok := sig.Results().At(0).Type().Underlying().(*types.Slice)
-	return ok && types.Identical(bs.Elem(), types.Typ[types.Byte]) &&
-		types.Identical(sig.Results().At(1).Type(), types.Universe.Lookup("error").Type())
+	return types.NewSignatureType(nil, nil, nil, types.NewTuple(bytes), types.NewTuple(err), false)
 }
 
 // docKey says where a doc comment is: the declaration of the type typ of

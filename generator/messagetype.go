@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
-	"reflect"
 	"strings"
 )
 
@@ -51,7 +50,7 @@ func exportedName(name string) string {
 // naming the field path ("Job.Done is a chan int; ..."). Types that
 // implement json.Unmarshaler or encoding.TextUnmarshaler decode themselves
 // and are not looked into; fields json ignores (unexported, tagged
-// `json:"-"`) are skipped.
+// `json:"-"`, or hidden by another field of their name) are skipped.
 func undecodable(t *types.Named, qual types.Qualifier) []string {
 	c := decodeChecker{qual: qual, seen: map[*types.Named]bool{}, root: t}
 	if c.unmarshals(t) {
@@ -117,41 +116,47 @@ func (c *decodeChecker) walk(t types.Type, path string) {
 		}
 		c.walk(u.Elem(), path+"[]")
 	case *types.Struct:
-		c.walkStruct(u, path)
+		c.walkStruct(u, types.TypeString(t, nil), path)
 	}
 }
 
-func (c *decodeChecker) walkStruct(s *types.Struct, path string) {
-	for i := range s.NumFields() {
+// walkStruct walks the fields encoding/json decodes into, the ones
+// jsonFieldsOf lists: promoted fields that a shallower or tagged field of
+// the same name hides, or that tie with another, are not decoded and so not
+// looked into. id identifies s for jsonFieldsOf.
+func (c *decodeChecker) walkStruct(s *types.Struct, id, path string) {
+	for _, f := range jsonFieldsOf(s, id, docKey{}) {
+		c.walk(f.typ, path+fieldSelector(s, f.index))
+	}
+}
+
+// fieldSelector writes the Go selector of the field at index in s, through
+// the embedded structs it is promoted from: ".Inner.X".
+func fieldSelector(s *types.Struct, index []int) string {
+	var b strings.Builder
+	for _, i := range index {
 		f := s.Field(i)
-		tag := reflect.StructTag(s.Tag(i)).Get("json")
-		if tag == "-" {
-			continue
+		b.WriteString(".")
+		b.WriteString(f.Name())
+		t := types.Unalias(f.Type())
+		if p, ok := t.(*types.Pointer); ok {
+			t = types.Unalias(p.Elem())
 		}
-		if f.Embedded() {
-			ft := types.Unalias(f.Type())
-			if p, ok := ft.(*types.Pointer); ok {
-				ft = types.Unalias(p.Elem())
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if _, isStruct := ft.Underlying().(*types.Struct); isStruct && name == "" {
-				// json promotes the fields of an embedded struct, exported
-				// or not.
-				c.walk(f.Type(), path+"."+f.Name())
-				continue
-			}
-		}
-		if !f.Exported() {
-			continue
-		}
-		c.walk(f.Type(), path+"."+f.Name())
+		s, _ = t.Underlying().(*types.Struct)
 	}
+	return b.String()
 }
 
-// mapKeyOK reports whether encoding/json can decode object keys into t.
+// mapKeyOK reports whether encoding/json can decode object keys into t: a
+// string or integer kind, or a type whose pointer is an
+// encoding.TextUnmarshaler (so never a pointer).
 func (c *decodeChecker) mapKeyOK(t types.Type) bool {
+	t = types.Unalias(t)
 	if b, ok := t.Underlying().(*types.Basic); ok && b.Info()&(types.IsString|types.IsInteger) != 0 {
 		return true
+	}
+	if _, ok := t.(*types.Pointer); ok {
+		return false
 	}
 	return hasMethod(t, "UnmarshalText")
 }
@@ -160,23 +165,4 @@ func (c *decodeChecker) mapKeyOK(t types.Type) bool {
 // UnmarshalJSON or UnmarshalText.
 func (c *decodeChecker) unmarshals(t types.Type) bool {
 	return hasMethod(t, "UnmarshalJSON") || hasMethod(t, "UnmarshalText")
-}
-
-// hasMethod reports whether *t has the method name with the signature
-// func([]byte) error, as json.Unmarshaler and encoding.TextUnmarshaler ask.
-func hasMethod(t types.Type, name string) bool {
-	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(t), false, nil, name)
-	fn, ok := obj.(*types.Func)
-	if !ok {
-		return false
-	}
-	sig := fn.Type().(*types.Signature)
-	if sig.Params().Len() != 1 || sig.Results().Len() != 1 {
-		return false
-	}
-	bs, ok := sig.Params().At(0).Type().Underlying().(*types.Slice)
-	if !ok || !types.Identical(bs.Elem(), types.Typ[types.Byte]) {
-		return false
-	}
-	return types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
 }

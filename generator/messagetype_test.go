@@ -65,6 +65,53 @@ func (k *Key) UnmarshalText([]byte) error { return nil }
 type WrongSig struct{ C chan int }
 
 func (w *WrongSig) UnmarshalJSON(string) error { return nil }
+
+type Bytes []byte
+
+// NamedParam's method takes a named byte slice, so it is no json.Unmarshaler.
+type NamedParam struct{ C chan int }
+
+func (n *NamedParam) UnmarshalJSON(Bytes) error { return nil }
+
+type Audit struct{ Hook func(); By string }
+
+// Shadowed's own Hook hides Audit.Hook from encoding/json.
+type Shadowed struct {
+	Audit
+	Hook string
+}
+
+type Left struct{ Cb func() }
+
+type Right struct{ Cb chan int }
+
+// Tied: Left.Cb and Right.Cb tie, so encoding/json decodes neither.
+type Tied struct {
+	Left
+	Right
+}
+
+type Untagged struct{ Cb func() }
+
+type Tagged struct{ N int `+"`json:\"Cb\"`"+` }
+
+// TaggedWins: of two Cb at one depth the tagged one is decoded.
+type TaggedWins struct {
+	Untagged
+	Tagged
+}
+
+type Loose struct{ X chan int }
+
+// BadName: encoding/json ignores the invalid tag name and promotes Loose's
+// fields, so X hides Loose.X.
+type BadName struct {
+	Loose `+"`json:\"bad'name\"`"+`
+	X     int
+}
+
+// Deeper: Loose.X is promoted and decoded.
+type Deeper struct{ Loose `+"`json:\"bad'name\"`"+` }
 `)
 	for _, tc := range []struct {
 		typ  string
@@ -77,6 +124,12 @@ func (w *WrongSig) UnmarshalJSON(string) error { return nil }
 		{"Decodes", nil},
 		{"Wrapper", nil},
 		{"WrongSig", []string{"WrongSig.C is a chan int"}},
+		{"NamedParam", []string{"NamedParam.C is a chan int"}},
+		{"Shadowed", nil},
+		{"Tied", nil},
+		{"TaggedWins", nil},
+		{"BadName", nil},
+		{"Deeper", []string{"Deeper.Loose.X is a chan int"}},
 	} {
 		named := pkg.Scope().Lookup(tc.typ).Type().(*types.Named)
 		got := undecodable(named, qualifier(pkg))
