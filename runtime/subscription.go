@@ -226,19 +226,27 @@ func (s *Subscription) WaitQueues() []WaitQueue {
 // failed. With no delay requested, attempt n waits in step min(n, steps).
 // With a requested delay, the smallest step at least that long is chosen, or
 // the longest step when none is. It must only be called when WaitQueues is
-// not empty.
+// not empty. It builds the wait queues on every call; an adapter that keeps
+// them calls PickWaitQueue instead.
 func (s *Subscription) WaitQueueFor(attempt int, requested time.Duration) WaitQueue {
-	queues := s.WaitQueues()
+	return PickWaitQueue(s.WaitQueues(), attempt, requested)
+}
+
+// PickWaitQueue picks from qs, a subscription's WaitQueues, the wait queue
+// for a message whose attempt-th delivery failed, as WaitQueueFor says. qs
+// must not be empty. It allocates nothing, so an adapter builds the wait
+// queues once and picks from them for every retry.
+func PickWaitQueue(qs []WaitQueue, attempt int, requested time.Duration) WaitQueue {
 	if requested > 0 {
-		for _, q := range queues {
+		for _, q := range qs {
 			if q.TTL >= requested {
 				return q
 			}
 		}
-		return queues[len(queues)-1]
+		return qs[len(qs)-1]
 	}
-	i := min(max(attempt, 1), len(queues)) - 1
-	return queues[i]
+	i := min(max(attempt, 1), len(qs)) - 1
+	return qs[i]
 }
 
 // FormatDuration writes d the short way a person writes it in an annotation:

@@ -226,7 +226,29 @@ func TestWaitQueueFor(t *testing.T) {
 			if got := tc.sub.WaitQueueFor(tc.attempt, tc.requested); got.Name != tc.want {
 				t.Errorf("WaitQueueFor(%d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
 			}
+			if got := runtime.PickWaitQueue(tc.sub.WaitQueues(), tc.attempt, tc.requested); got.Name != tc.want {
+				t.Errorf("PickWaitQueue(WaitQueues(), %d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
+			}
 		})
+	}
+}
+
+// PickWaitQueue is on the retry path of every RabbitMQ retry: picking from
+// wait queues built once allocates nothing.
+func TestPickWaitQueueAllocatesNothing(t *testing.T) {
+	ladder := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
+		Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 9})}}
+	qs := ladder.WaitQueues()
+	var got runtime.WaitQueue
+	allocs := testing.AllocsPerRun(100, func() {
+		got = runtime.PickWaitQueue(qs, 2, 0)
+		got = runtime.PickWaitQueue(qs, 1, 11*time.Second)
+	})
+	if allocs != 0 {
+		t.Errorf("PickWaitQueue allocates %v times per call pair, want 0", allocs)
+	}
+	if got.Name != "jobs.retry.1m" {
+		t.Errorf("PickWaitQueue(ladder, 1, 11s) = %s, want jobs.retry.1m", got.Name)
 	}
 }
 

@@ -21,12 +21,16 @@ var errLeftToBroker = errors.New("rabbitmq: the shutdown deadline passed while t
 // than the subscription's concurrency; and the delivery goes from the
 // client library to the handler with no goroutine in between.
 type runner struct {
-	b          *Broker
-	c          *runtime.Consumer
-	sub        *runtime.Subscription
-	auto       bool
-	prefetch   int
-	waitQueues map[string]bool
+	b        *Broker
+	c        *runtime.Consumer
+	sub      *runtime.Subscription
+	auto     bool
+	prefetch int
+	// waitQueues are the subscription's wait queues, built once: a retry
+	// picks from them; waitQueueNames tells attemptOf which x-death
+	// entries are retry cycles.
+	waitQueues     []runtime.WaitQueue
+	waitQueueNames map[string]bool
 	// slots holds a token per handler running, Workers() at most.
 	slots chan struct{}
 	// pumps are the pumps of every session, past and current.
@@ -41,16 +45,18 @@ func newRunner(b *Broker, c *runtime.Consumer) *runner {
 	if prefetch == 0 {
 		prefetch = max(b.opts.prefetch, sub.Workers())
 	}
-	wq := map[string]bool{}
-	for _, q := range sub.WaitQueues() {
-		wq[q.Name] = true
+	queues := sub.WaitQueues()
+	names := make(map[string]bool, len(queues))
+	for _, q := range queues {
+		names[q.Name] = true
 	}
 	return &runner{
 		b: b, c: c, sub: sub,
-		auto:       sub.AckMode() == runtime.AckAuto,
-		prefetch:   prefetch,
-		waitQueues: wq,
-		slots:      make(chan struct{}, sub.Workers()),
+		auto:           sub.AckMode() == runtime.AckAuto,
+		prefetch:       prefetch,
+		waitQueues:     queues,
+		waitQueueNames: names,
+		slots:          make(chan struct{}, sub.Workers()),
 	}
 }
 
@@ -133,7 +139,7 @@ func (r *runner) release(d *amqp.Delivery) {
 // handle runs one delivery through the subscription's Consumer and carries
 // out its verdict.
 func (r *runner) handle(d amqp.Delivery) {
-	attempt, err := attemptOf(d.Headers, r.waitQueues)
+	attempt, err := attemptOf(d.Headers, r.waitQueueNames)
 	if err != nil {
 		r.c.WarnOnce("retry-count", "rabbitmq: a retry count header cannot be read; counting it as 0",
 			"message_id", d.MessageId, "err", err)

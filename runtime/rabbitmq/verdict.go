@@ -30,7 +30,7 @@ func (r *runner) carryOut(ctx context.Context, d *amqp.Delivery, v *runtime.Verd
 		}
 		return nil
 	case runtime.VerdictRetry:
-		wq := r.sub.WaitQueueFor(v.Attempt, v.Delay)
+		wq := runtime.PickWaitQueue(r.waitQueues, v.Attempt, v.Delay)
 		v.Delay, v.Queue = wq.TTL, wq.Name
 		err := r.b.pub.publish(ctx, wq.Name, retryCopy(d, r.b.user, v.Attempt))
 		return r.settlePublished(d, "wait queue", wq.Name, err)

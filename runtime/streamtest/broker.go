@@ -33,6 +33,7 @@ type Broker struct {
 	codec      runtime.Codec
 	queues     map[string][]runtime.Message
 	consumers  map[string]*runtime.Consumer
+	waitQueues map[string][]runtime.WaitQueue // RabbitMQ: each subscription's, built at Start
 	deliveries map[string][]Delivery
 	rejected   map[string][]runtime.Message
 	delayed    map[*delayedCopy]struct{} // ZeroMQ retry copies waiting in memory
@@ -74,6 +75,7 @@ func NewBroker(kind runtime.BrokerKind, clock *Clock) *Broker {
 		codec:      runtime.JSON{},
 		queues:     map[string][]runtime.Message{},
 		consumers:  map[string]*runtime.Consumer{},
+		waitQueues: map[string][]runtime.WaitQueue{},
 		deliveries: map[string][]Delivery{},
 		rejected:   map[string][]runtime.Message{},
 		delayed:    map[*delayedCopy]struct{}{},
@@ -124,6 +126,9 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 			return fmt.Errorf("streamtest: subscription %q is mounted twice", c.Name())
 		}
 		b.consumers[c.Name()] = c
+		if b.kind == runtime.RabbitMQ {
+			b.waitQueues[c.Name()] = c.Subscription().WaitQueues()
+		}
 	}
 	if env.Codec != nil {
 		b.codec = env.Codec
@@ -452,10 +457,11 @@ func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, count int, v *
 // retryRabbitMQ puts the copy in the wait queue the subscription's ladder
 // picks; when its TTL passes, the copy returns to the subscription's queue.
 func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, count int, v *runtime.Verdict) error {
-	if len(sub.WaitQueues()) == 0 {
+	qs := b.waitQueues[sub.Name] // written by Start only, before any worker runs
+	if len(qs) == 0 {
 		return fmt.Errorf("streamtest: subscription %q has no wait queue (no handler retries); the message is dropped", sub.Name)
 	}
-	wq := sub.WaitQueueFor(v.Attempt, v.Delay)
+	wq := runtime.PickWaitQueue(qs, v.Attempt, v.Delay)
 	v.Delay, v.Queue = wq.TTL, wq.Name
 	cp := retryCopy(m, count+1)
 	b.mu.Lock()
