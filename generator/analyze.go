@@ -252,24 +252,11 @@ func (s *subscription) checkDuplicateTypes(ds *diagnostics) {
 // problem at the annotation key it is about. Handlers that repeat a message
 // type are left out (they were reported).
 func (s *subscription) validate(ds *diagnostics) {
-	rs := s.runtimeSubscription()
+	rs, index := s.runtimeSubscription()
 	kind := s.broker
 	if s.undetermined {
 		// The broker is in doubt (reported): check what holds on any.
 		kind, rs.Broker = runtime.AnyBroker, runtime.AnyBroker
-	}
-	var index []*handler // rs.Handlers[i] belongs to index[i]
-	for i, h := range s.handlers {
-		wire := h.wire
-		if wire == "" {
-			// no usable message type; a name that repeats no other
-			wire = fmt.Sprintf("\x00handler %d", i)
-		}
-		if rs.Handler(wire) != nil {
-			continue
-		}
-		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.policy(), nil))
-		index = append(index, h)
 	}
 	err := rs.Validate(kind)
 	if err == nil {
@@ -370,10 +357,14 @@ func (s *subscription) keyPos(index []*handler, i int, key string) token.Pos {
 	return s.handlers[0].ann.namePos
 }
 
-// runtimeSubscription returns the runtime.Subscription s stands for,
-// without handlers.
-func (s *subscription) runtimeSubscription() *runtime.Subscription {
-	return &runtime.Subscription{
+// runtimeSubscription returns the runtime.Subscription s stands for, with
+// a placeholder handler (one that does nothing) per message type, enough
+// for Validate, WaitQueues and the like; index[i] is the handler
+// rs.Handlers[i] stands for. A handler that repeats an earlier one's
+// message type is left out (reported by checkDuplicateTypes), and one
+// without a usable message type gets a name no other has.
+func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []*handler) {
+	rs = &runtime.Subscription{
 		Name:            s.name,
 		Broker:          s.broker,
 		RetryDelays:     s.queue.retryDelays,
@@ -383,6 +374,18 @@ func (s *subscription) runtimeSubscription() *runtime.Subscription {
 		MaxPayloadBytes: s.queue.maxPayload.bytes(),
 		QueueType:       s.queue.queueType,
 	}
+	for i, h := range s.handlers {
+		wire := h.wire
+		if wire == "" {
+			wire = fmt.Sprintf("\x00handler %d", i)
+		}
+		if rs.Handler(wire) != nil {
+			continue
+		}
+		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.policy(), nil))
+		index = append(index, h)
+	}
+	return rs, index
 }
 
 // policy returns the failure policy the handler's annotation sets.

@@ -250,16 +250,15 @@ func (c *apiChannel) addMessage(m *apiMessage) {
 // addSubscription adds the channels, messages and operations of one
 // subscription.
 func (d *apiDoc) addSubscription(p *Package, s *subscription) {
-	rs := s.runtimeSubscription()
-	for _, h := range s.handlers {
-		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](h.wire, h.policy(), nil))
-	}
+	// A package with diagnostics is not described, so no handler repeats
+	// another's message type: index is s.handlers.
+	rs, index := s.runtimeSubscription()
 	as := &apiSubscription{pkg: p, sub: s, rs: rs}
 	broker := s.broker
 	main := d.channel(broker, s.name)
 	main.consumers = append(main.consumers, as)
-	msgs := make([]*apiMessage, len(s.handlers))
-	for i, h := range s.handlers {
+	msgs := make([]*apiMessage, len(index))
+	for i, h := range index {
 		msgs[i] = d.message(h, broker)
 		main.addMessage(msgs[i])
 		d.operations = append(d.operations, &apiOperation{sub: as, handler: h, index: i, channel: main, message: msgs[i]})
