@@ -34,38 +34,41 @@ type keySpec struct {
 	example string
 }
 
-// keyNames lists every annotation key, in the order the documentation gives
-// them.
+// keySpecs lists every annotation key, in the order the documentation
+// gives them.
+func keySpecs() []keySpec {
+	return []keySpec{
+		{"broker", queueLevel, runtime.AnyBroker, "broker=rabbitmq"},
+		{"max_attempts", typeLevel, runtime.AnyBroker, "max_attempts=5"},
+		{"retry_delay", queueLevel, runtime.RabbitMQ, "retry_delay=10s"},
+		{"dead_letter", typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead"},
+		{"out_retry", typeLevel, runtime.ZeroMQ, "out_retry=self"},
+		{"type", typeLevel, runtime.AnyBroker, "type=Job"},
+		{"ack", queueLevel, runtime.RabbitMQ, "ack=manual"},
+		{"prefetch", queueLevel, runtime.AnyBroker, "prefetch=10"},
+		{"concurrency", queueLevel, runtime.AnyBroker, "concurrency=4"},
+		{"max_payload_bytes", queueLevel, runtime.AnyBroker, "max_payload_bytes=64KiB"},
+		{"queue_type", queueLevel, runtime.RabbitMQ, "queue_type=quorum"},
+	}
+}
+
+// keyNames lists the name of every annotation key, in the order of
+// keySpecs.
 func keyNames() []string {
-	return []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
-		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type"}
+	specs := keySpecs()
+	names := make([]string, len(specs))
+	for i, k := range specs {
+		names[i] = k.name
+	}
+	return names
 }
 
 // lookupKey returns the description of an annotation key.
 func lookupKey(name string) (keySpec, bool) {
-	switch name {
-	case "broker":
-		return keySpec{name, queueLevel, runtime.AnyBroker, "broker=rabbitmq"}, true
-	case "max_attempts":
-		return keySpec{name, typeLevel, runtime.AnyBroker, "max_attempts=5"}, true
-	case "retry_delay":
-		return keySpec{name, queueLevel, runtime.RabbitMQ, "retry_delay=10s"}, true
-	case "dead_letter":
-		return keySpec{name, typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead"}, true
-	case "out_retry":
-		return keySpec{name, typeLevel, runtime.ZeroMQ, "out_retry=self"}, true
-	case "type":
-		return keySpec{name, typeLevel, runtime.AnyBroker, "type=Job"}, true
-	case "ack":
-		return keySpec{name, queueLevel, runtime.RabbitMQ, "ack=manual"}, true
-	case "prefetch":
-		return keySpec{name, queueLevel, runtime.AnyBroker, "prefetch=10"}, true
-	case "concurrency":
-		return keySpec{name, queueLevel, runtime.AnyBroker, "concurrency=4"}, true
-	case "max_payload_bytes":
-		return keySpec{name, queueLevel, runtime.AnyBroker, "max_payload_bytes=64KiB"}, true
-	case "queue_type":
-		return keySpec{name, queueLevel, runtime.RabbitMQ, "queue_type=quorum"}, true
+	for _, k := range keySpecs() {
+		if k.name == name {
+			return k, true
+		}
 	}
 	return keySpec{}, false
 }

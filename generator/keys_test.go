@@ -24,6 +24,11 @@ func TestKeyTable(t *testing.T) {
 			t.Errorf("%s: its own example is refused: %s", name, msg)
 		}
 	}
+	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
+		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type"}
+	if got := keyNames(); !slices.Equal(got, wantNames) {
+		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
+	}
 	if _, ok := lookupKey("nope"); ok {
 		t.Error("an unknown key was found")
 	}
