@@ -69,9 +69,8 @@ func (p *Package) Current() bool {
 	return p.Source != nil && p.Existing != nil && bytes.Equal(p.Source, p.Existing)
 }
 
-// Write writes Source to File atomically: a temporary file in the same
-// directory, renamed over the old one. It writes nothing when the file is
-// current, and fails when there is no Source.
+// Write writes Source to File atomically (see WriteFile). It writes
+// nothing when the file is current, and fails when there is no Source.
 func (p *Package) Write() error {
 	if p.Source == nil {
 		return fmt.Errorf("generator: %s: nothing to write", p.Path)
@@ -79,24 +78,8 @@ func (p *Package) Write() error {
 	if p.Current() {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p.File), "."+filepath.Base(p.File)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("generator: write %s: %w", p.File, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(p.Source); err != nil {
-		tmp.Close()
-		return fmt.Errorf("generator: write %s: %w", p.File, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("generator: write %s: %w", p.File, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("generator: write %s: %w", p.File, err)
-	}
-	if err := os.Rename(tmp.Name(), p.File); err != nil {
-		return fmt.Errorf("generator: write %s: %w", p.File, err)
+	if err := WriteFile(p.File, p.Source); err != nil {
+		return err
 	}
 	p.Existing = p.Source
 	return nil

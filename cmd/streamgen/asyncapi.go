@@ -76,49 +76,33 @@ func (f *asyncAPIFlags) write(ctx context.Context, pkgs []*generator.Package, ch
 	}
 	name := generator.RelativePath(cwd, path)
 	old, err := os.ReadFile(path)
-	switch {
-	case check && errors.Is(err, fs.ErrNotExist):
-		fmt.Fprintf(stderr, "%s is missing: run go generate\n", name)
-		return 1
-	case check && err != nil:
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
-		return 1
-	case check && !bytes.Equal(old, doc):
-		fmt.Fprintf(stderr, "%s is stale: run go generate\n", name)
-		return 1
-	case check || (err == nil && bytes.Equal(old, doc)):
+	if check {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "streamgen: %v\n", err)
+			return 1
+		}
+		return reportCheck(stderr, name, err == nil, bytes.Equal(old, doc))
+	}
+	if err == nil && bytes.Equal(old, doc) {
 		return 0
 	}
-	if err := writeAtomically(path, doc); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		fmt.Fprintf(stderr, "streamgen: cannot write %s: %v\n", name, err)
+	if err := generator.WriteFile(path, doc); err != nil {
+		fmt.Fprintf(stderr, "streamgen: cannot write %s: %v\n", name, writeCause(err))
 		return 1
 	}
 	return 0
 }
 
-// writeAtomically writes data to path through a temporary file in the same
-// directory renamed over it, so that a reader never sees half a document
-// and a failed write keeps the old one.
-func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+// writeCause is what went wrong in a failed generator.WriteFile, without
+// the paths the message already names.
+func writeCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return err
 }

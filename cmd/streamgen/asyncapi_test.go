@@ -107,6 +107,13 @@ func TestRunAsyncAPI(t *testing.T) {
 	// A directory that does not exist.
 	runFails(1, "streamgen: cannot write "+filepath.Join(dir, "no", "such", "dir", "api.yaml")+": no such file or directory",
 		"-asyncapi", filepath.Join(dir, "no", "such", "dir", "api.yaml"), "../../testdata/zeromq_basic")
+	// A directory where the document goes: the rename over it fails.
+	taken := filepath.Join(dir, "taken.yaml")
+	if err := os.MkdirAll(filepath.Join(taken, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runFails(1, "streamgen: cannot write "+taken+": file exists",
+		"-asyncapi", taken, "../../testdata/zeromq_basic")
 }
 
 // TestAsyncAPIToStandardOutput: "-" writes the YAML document to the given

@@ -138,19 +138,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	for _, p := range annotated {
 		file := generator.RelativePath(cwd, p.File)
-		switch {
-		case *check && p.Existing == nil:
-			fmt.Fprintf(stderr, "%s is missing: run go generate\n", file)
+		if *check {
+			status = max(status, reportCheck(stderr, file, p.Existing != nil, p.Current()))
+		} else if err := p.Write(); err != nil {
+			fmt.Fprintf(stderr, "streamgen: %v\n", err)
 			status = 1
-		case *check && !p.Current():
-			fmt.Fprintf(stderr, "%s is stale: run go generate\n", file)
-			status = 1
-		case !*check:
-			if err := p.Write(); err != nil {
-				fmt.Fprintf(stderr, "streamgen: %v\n", err)
-				status = 1
-			}
 		}
 	}
 	return status
+}
+
+// reportCheck says on stderr when the generated file name is missing or
+// stale, and returns the exit status of -check for it: 1 then, else 0.
+func reportCheck(stderr io.Writer, name string, exists, current bool) int {
+	switch {
+	case !exists:
+		fmt.Fprintf(stderr, "%s is missing: run go generate\n", name)
+	case !current:
+		fmt.Fprintf(stderr, "%s is stale: run go generate\n", name)
+	default:
+		return 0
+	}
+	return 1
 }
