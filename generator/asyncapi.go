@@ -166,13 +166,16 @@ type apiSubscription struct {
 	// rs is the subscription as the runtime takes it, with its handlers
 	// in the order of sub.handlers.
 	rs *runtime.Subscription
+	// waits is rs.WaitQueues(), the retry_delay ladder; nil on ZeroMQ.
+	waits []runtime.WaitQueue
 }
 
-// waitRole is a wait queue of a subscription: step of steps.
+// waitRole is a wait queue of a subscription: step of its ladder
+// (sub.waits), counted from 1.
 type waitRole struct {
-	sub         *apiSubscription
-	queue       runtime.WaitQueue
-	step, steps int
+	sub   *apiSubscription
+	queue runtime.WaitQueue
+	step  int
 }
 
 // deadLetterRole is a dead-letter queue of a subscription: the message
@@ -264,10 +267,10 @@ func (d *apiDoc) addSubscription(p *Package, s *subscription) {
 		d.operations = append(d.operations, &apiOperation{sub: as, handler: h, index: i, channel: main, message: msgs[i]})
 	}
 	if broker != runtime.ZeroMQ {
-		waits := rs.WaitQueues()
-		for i, wq := range waits {
+		as.waits = rs.WaitQueues()
+		for i, wq := range as.waits {
 			c := d.channel(broker, wq.Name)
-			c.waitFor = append(c.waitFor, waitRole{sub: as, queue: wq, step: i + 1, steps: len(waits)})
+			c.waitFor = append(c.waitFor, waitRole{sub: as, queue: wq, step: i + 1})
 			for j, h := range rs.Handlers {
 				if h.Policy.Attempts() > 1 {
 					c.addMessage(msgs[j])
@@ -607,12 +610,12 @@ func (c *apiChannel) description() string {
 	for _, w := range c.waitFor {
 		ttl := runtime.FormatDuration(w.queue.TTL)
 		para := fmt.Sprintf("A wait queue of %s: a retry copy waits here %s (x-message-ttl), then RabbitMQ moves it back to %s.", w.sub.sub.name, ttl, w.sub.sub.name)
-		if w.steps > 1 {
+		if steps := len(w.sub.waits); steps > 1 {
 			var ladder []string
-			for _, q := range w.sub.rs.WaitQueues() {
+			for _, q := range w.sub.waits {
 				ladder = append(ladder, runtime.FormatDuration(q.TTL))
 			}
-			para += fmt.Sprintf(" Step %d of the retry_delay ladder %s: the copy of a failed n-th delivery waits in step min(n, %d); runtime.RetryAfter(d) picks the shortest step of at least d.", w.step, strings.Join(ladder, ","), w.steps)
+			para += fmt.Sprintf(" Step %d of the retry_delay ladder %s: the copy of a failed n-th delivery waits in step min(n, %d); runtime.RetryAfter(d) picks the shortest step of at least d.", w.step, strings.Join(ladder, ","), steps)
 		}
 		paras = append(paras, para)
 	}
@@ -662,7 +665,7 @@ func (o *apiOperation) node() *object {
 	n.set("x-streamgen-max-attempts", policy.Attempts())
 	if broker != runtime.ZeroMQ && policy.Attempts() > 1 {
 		var delays []node
-		for _, q := range rs.WaitQueues() {
+		for _, q := range o.sub.waits {
 			delays = append(delays, runtime.FormatDuration(q.TTL))
 		}
 		n.set("x-streamgen-retry-delay", delays)

@@ -47,8 +47,8 @@ func (a *annotation) isBad(key string) bool {
 
 // keyArg is one key=value argument of an annotation.
 type keyArg struct {
-	key, value    string
-	pos, valuePos token.Pos
+	key, value string
+	pos        token.Pos
 }
 
 // arg returns the argument that sets key, or nil.
@@ -257,7 +257,7 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 			ann.markBad(key)
 			continue
 		}
-		ann.args = append(ann.args, keyArg{key: key, value: value, pos: a.Pos, valuePos: valuePos})
+		ann.args = append(ann.args, keyArg{key: key, value: value, pos: a.Pos})
 	}
 	return ann
 }

@@ -39,12 +39,6 @@ func (o *object) setNonEmpty(key, s string) *object {
 	return o
 }
 
-// get returns the value of key.
-func (o *object) get(key string) (node, bool) {
-	v, ok := o.values[key]
-	return v, ok
-}
-
 // len returns the number of keys.
 func (o *object) len() int { return len(o.keys) }
 

@@ -484,7 +484,7 @@ func TestObjectKeepsOrder(t *testing.T) {
 	if got := strings.Join(o.keys, ","); got != "z,a,m" {
 		t.Errorf("keys %s, want z,a,m", got)
 	}
-	if v, _ := o.get("z"); v != 3 {
+	if v := o.values["z"]; v != 3 {
 		t.Errorf("z = %v, want 3 (set again in place)", v)
 	}
 }

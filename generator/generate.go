@@ -209,7 +209,7 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 			Msg: fmt.Sprintf("%s was not written by streamgen (its first line is not %q), so it is not overwritten: move it away, or choose another output file with -o", cfg.Output, Header),
 		})
 	}
-	ds.list = append(ds.list, listErrors(lp, m.generatedNames())...)
+	ds.list = append(ds.list, listErrors(lp, p.generated)...)
 	sortDiagnostics(ds.list)
 	p.Diagnostics = ds.list
 	if len(p.Diagnostics) > 0 || !p.Annotated {

@@ -27,8 +27,6 @@ type handlerShape struct {
 	metadata bool
 	// outcome is set when the handler returns runtime.Outcome, not error.
 	outcome bool
-	// sig is the handler's signature.
-	sig *types.Signature
 }
 
 // checkShape checks the signature of an annotated function against the
@@ -47,7 +45,7 @@ func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagno
 		ds.add(fd.Name.Pos(), "%s is generic: a handler cannot have type parameters; write one function per message type (%s)", name, acceptedShapes)
 		return handlerShape{}, false
 	}
-	shape := handlerShape{sig: sig}
+	var shape handlerShape
 	good := true
 	params := sig.Params()
 	switch {
