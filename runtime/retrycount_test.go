@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ func TestParseRetryCount(t *testing.T) {
 		}
 	}
 	// Only decimal digits: what the header carries is written by Itoa.
-	for _, in := range []string{"-1", "x", "1.0", " 1", "1 ", "+1", "0x10", "99999999999999999999999"} {
+	for _, in := range []string{"-1", "x", "1.0", " 1", "1 ", "+1", "0x10"} {
 		_, err := runtime.ParseRetryCount(in)
 		if err == nil || !strings.Contains(err.Error(), "is not a non-negative whole number") || !strings.HasPrefix(err.Error(), "runtime: ") {
 			t.Errorf("ParseRetryCount(%q) error %v, want a runtime error", in, err)
@@ -22,5 +23,24 @@ func TestParseRetryCount(t *testing.T) {
 	}
 	if runtime.RetryCountHeader != "x-retry-count" {
 		t.Errorf("RetryCountHeader = %q, the documented name is x-retry-count", runtime.RetryCountHeader)
+	}
+}
+
+// A count above MaxRetryCount (a sender's bug, or a hostile one) reads as
+// MaxRetryCount: the attempt number 1 + count neither overflows nor starts
+// the retry budget afresh, and the message counts as having used up its
+// attempts, so it is parked or dropped rather than retried.
+func TestParseRetryCountClampsCountsAboveTheBound(t *testing.T) {
+	for _, in := range []string{strconv.Itoa(runtime.MaxRetryCount + 1), "9223372036854775807", "99999999999999999999999"} {
+		n, err := runtime.ParseRetryCount(in)
+		if err != nil || n != runtime.MaxRetryCount {
+			t.Errorf("ParseRetryCount(%q) = %d, %v; want MaxRetryCount (%d)", in, n, err, runtime.MaxRetryCount)
+		}
+		if attempt := 1 + n; attempt < 1 {
+			t.Errorf("ParseRetryCount(%q) = %d: the attempt 1 + count overflows to %d", in, n, attempt)
+		}
+	}
+	if n, err := runtime.ParseRetryCount(strconv.Itoa(runtime.MaxRetryCount)); err != nil || n != runtime.MaxRetryCount {
+		t.Errorf("ParseRetryCount(MaxRetryCount) = %d, %v", n, err)
 	}
 }

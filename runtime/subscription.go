@@ -319,6 +319,9 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		if h.Policy.MaxAttempts < 0 {
 			add(i, "max_attempts", "max_attempts is %d: it counts deliveries, the first included, so it must be at least 1", h.Policy.MaxAttempts)
 		}
+		if h.Policy.MaxAttempts > MaxRetryCount+1 {
+			add(i, "max_attempts", "max_attempts is %d: a retry count is read up to %d, so it must be at most %d", h.Policy.MaxAttempts, MaxRetryCount, MaxRetryCount+1)
+		}
 		if h.Policy.DeadLetter != "" && h.Policy.DeadLetter == s.Name {
 			add(i, "dead_letter", "dead_letter %q is the subscription's own queue: name another queue", h.Policy.DeadLetter)
 		}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func TestValidate(t *testing.T) {
 			[]problem{{2, "type", `message type "Job" is handled twice (handlers 1 and 3)`}}},
 		{"negative max_attempts", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1})}},
 			[]problem{{0, "max_attempts", "max_attempts is -1"}}},
+		{"max_attempts beyond the counted retries", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: runtime.MaxRetryCount + 2})}},
+			[]problem{{0, "max_attempts", fmt.Sprintf("max_attempts is %d: a retry count is read up to %d, so it must be at most %d", runtime.MaxRetryCount+2, runtime.MaxRetryCount, runtime.MaxRetryCount+1)}}},
+		{"max_attempts at the bound", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: runtime.MaxRetryCount + 1})}}, nil},
 		{"dead letter on its own queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs"})}},
 			[]problem{{0, "dead_letter", `dead_letter "jobs" is the subscription's own queue`}}},
 		{"a handler not made with Handle", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{{MessageType: "Job"}}},

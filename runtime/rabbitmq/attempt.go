@@ -2,7 +2,6 @@ package rabbitmq
 
 import (
 	"fmt"
-	"math"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -18,7 +17,9 @@ import (
 // x-death; the broker adds one x-death entry when the copy expires from the
 // wait queue. Messages retried by other tools that only keep x-death are
 // counted through it. A count header that cannot be read is reported in
-// the error and counts as 0.
+// the error and counts as 0. Counts above runtime.MaxRetryCount count as
+// that many, as everywhere in the runtime: such a message has used up its
+// attempts.
 func attemptOf(headers amqp.Table, waitQueues map[string]bool) (int, error) {
 	count, err := retryCount(headers[runtime.RetryCountHeader])
 	return 1 + max(count, expiredCycles(headers, waitQueues)), err
@@ -59,11 +60,12 @@ func retryCount(v any) (int, error) {
 	if n < 0 {
 		return 0, fmt.Errorf("rabbitmq: %s header is negative (%d)", runtime.RetryCountHeader, n)
 	}
-	return int(min(n, math.MaxInt32)), nil
+	return int(min(n, runtime.MaxRetryCount)), nil
 }
 
 // expiredCycles sums the counts of the x-death entries that record a
-// message expiring from one of waitQueues: the retry cycles the broker saw.
+// message expiring from one of waitQueues: the retry cycles the broker saw,
+// up to runtime.MaxRetryCount.
 func expiredCycles(headers amqp.Table, waitQueues map[string]bool) int {
 	deaths, _ := headers["x-death"].([]any)
 	total := 0
@@ -78,7 +80,7 @@ func expiredCycles(headers amqp.Table, waitQueues map[string]bool) int {
 			continue
 		}
 		if c, err := retryCount(entry["count"]); err == nil {
-			total += c
+			total = min(total, runtime.MaxRetryCount-c) + c // c ≤ MaxRetryCount: no overflow
 		}
 	}
 	return total

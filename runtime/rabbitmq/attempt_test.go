@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"math"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -35,6 +36,14 @@ func TestAttemptOf(t *testing.T) {
 		{"bad count header", amqp.Table{runtime.RetryCountHeader: "many"}, 1, true},
 		{"negative count header", amqp.Table{runtime.RetryCountHeader: int32(-2)}, 1, true},
 		{"count header of a float type", amqp.Table{runtime.RetryCountHeader: 2.5}, 1, true},
+		// Counts above runtime.MaxRetryCount read as it: the attempts are used
+		// up, and 1 + count cannot overflow into a fresh retry budget.
+		{"count header text above the bound", amqp.Table{runtime.RetryCountHeader: "9223372036854775807"}, runtime.MaxRetryCount + 1, false},
+		{"count header int64 above the bound", amqp.Table{runtime.RetryCountHeader: int64(math.MaxInt64)}, runtime.MaxRetryCount + 1, false},
+		{"count header uint32 above the bound", amqp.Table{runtime.RetryCountHeader: uint32(math.MaxUint32)}, runtime.MaxRetryCount + 1, false},
+		{"x-death counts summing above the bound", amqp.Table{"x-death": []any{
+			death("jobs.retry", "expired", int64(math.MaxInt64)), death("jobs.retry.1m", "expired", int64(math.MaxInt64)),
+		}}, runtime.MaxRetryCount + 1, false},
 		{"x-death of our wait queue", amqp.Table{"x-death": []any{death("jobs.retry", "expired", int64(2))}}, 3, false},
 		{"x-death sums the ladder's wait queues", amqp.Table{"x-death": []any{
 			death("jobs.retry", "expired", int64(2)), death("jobs.retry.1m", "expired", int64(1)),

@@ -42,8 +42,8 @@
 //
 // The attempt number is 1 + max(the retry count header
 // runtime.RetryCountHeader, the x-death count of expiries from this
-// subscription's wait queues). The runtime's Consumer decides; the Broker
-// carries the verdict out:
+// subscription's wait queues), each read up to runtime.MaxRetryCount. The
+// runtime's Consumer decides; the Broker carries the verdict out:
 //
 //   - handled: ack.
 //   - failed with attempts left: a copy, with the retry count raised, is

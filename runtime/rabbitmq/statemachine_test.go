@@ -239,3 +239,27 @@ func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
 		t.Errorf("no log line says the operator's queue is used as declared: %v", a.logs.Records())
 	}
 }
+
+// A retry count above runtime.MaxRetryCount is read as that many: the
+// message has used up its attempts and is parked at once, never retried
+// with an attempt number that overflowed into a fresh budget.
+func TestHugeRetryCountIsParkedNotRetried(t *testing.T) {
+	noLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("hugecount")
+	var c calls
+	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}, &c, alwaysFail)))
+	adm.publish(q, amqp.Publishing{MessageId: "huge", Type: "Job", Body: []byte(`{"id":1}`),
+		Headers: amqp.Table{runtime.RetryCountHeader: "9223372036854775807"}})
+	eventually(t, "the message to be parked", func() bool { return a.stats(q).Parked == 1 })
+	if got, want := c.attempts(), []int{runtime.MaxRetryCount + 1}; !slices.Equal(got, want) {
+		t.Errorf("attempts = %v, want %v", got, want)
+	}
+	d, ok := adm.get(q + ".dl")
+	if !ok || d.MessageId != "huge" || d.Headers[runtime.HeaderDeadLetterAttempts] != fmt.Sprint(runtime.MaxRetryCount+1) {
+		t.Errorf("dead letter %v (%v), want message huge with %d attempts", d.Headers, ok, runtime.MaxRetryCount+1)
+	}
+	if st := a.stats(q); st.Retried != 0 || st.Delivered != 1 {
+		t.Errorf("stats = %+v, want 1 delivery and no retry", st)
+	}
+}

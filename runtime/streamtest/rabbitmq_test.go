@@ -275,3 +275,31 @@ func TestRabbitMQWaitQueueOutlivesTheApp(t *testing.T) {
 		t.Fatalf("after the TTL, jobs holds %v, want the copy with retry count 1 waiting for a consumer", q)
 	}
 }
+
+// A retry count above runtime.MaxRetryCount reads as that many, as on the
+// real adapter: the attempts are used up and the message is parked.
+func TestRabbitMQHugeRetryCountIsParked(t *testing.T) {
+	var rec calls
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+			rec.add(md)
+			return runtime.Retry()
+		})}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("huge"), runtime.WithHeader(runtime.RetryCountHeader, "9223372036854775807"))
+	h.Wait()
+	want := runtime.MaxRetryCount + 1
+	if mds := rec.list(); len(mds) != 1 || mds[0].Attempt != want {
+		t.Fatalf("handler calls %+v, want one, attempt %d", mds, want)
+	}
+	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []runtime.VerdictKind{runtime.VerdictPark}) {
+		t.Fatalf("verdicts %v, want [park]", kinds)
+	}
+	if w := h.Queue("jobs.retry"); len(w) != 0 {
+		t.Errorf("jobs.retry holds %v, want no retry copy", w)
+	}
+	if dead := h.Queue("jobs.dead"); len(dead) != 1 || dead[0].Headers[runtime.HeaderDeadLetterAttempts] != strconv.Itoa(want) {
+		t.Errorf("jobs.dead holds %v, want the message with %d attempts", dead, want)
+	}
+}

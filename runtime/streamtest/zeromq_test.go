@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -208,5 +209,31 @@ func TestZeroMQRetryWithoutDestinationIsReported(t *testing.T) {
 	}
 	if errs := logs.Find(slog.LevelError, "could not retry the message"); len(errs) != 1 {
 		t.Errorf("no error logged for the retry that could not be sent: %v", logs.Records())
+	}
+}
+
+// A retry count above runtime.MaxRetryCount reads as that many, as on the
+// real adapter: the attempts are used up and the message is parked, not
+// taken for malformed.
+func TestZeroMQHugeRetryCountIsParked(t *testing.T) {
+	var rec calls
+	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf, DeadLetter: "jobs.dead"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+			rec.add(md)
+			return runtime.Retry()
+		})}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("huge"), runtime.WithHeader(runtime.RetryCountHeader, "9223372036854775807"))
+	h.Wait()
+	want := runtime.MaxRetryCount + 1
+	if mds := rec.list(); len(mds) != 1 || mds[0].Attempt != want {
+		t.Fatalf("handler calls %+v, want one, attempt %d", mds, want)
+	}
+	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []runtime.VerdictKind{runtime.VerdictPark}) {
+		t.Fatalf("verdicts %v, want [park]", kinds)
+	}
+	if dead := h.Queue("jobs.dead"); len(dead) != 1 || dead[0].Headers[runtime.HeaderDeadLetterAttempts] != strconv.Itoa(want) {
+		t.Errorf("jobs.dead holds %v, want the message with %d attempts", dead, want)
 	}
 }

@@ -189,3 +189,34 @@ func TestRetryCountHeaderName(t *testing.T) {
 		t.Fatalf("last copy %s = %q, want 4", rust, c)
 	}
 }
+
+// TestHugeRetryCountUsesUpTheAttempts: a retry count above
+// runtime.MaxRetryCount reads as that many, as on every broker: the message
+// reaches its handler once, has no attempt left, and is parked.
+func TestHugeRetryCountUsesUpTheAttempts(t *testing.T) {
+	noLeaks(t)
+	rec := newRecorder()
+	app := runtime.NewApp("huge-count")
+	zq := zeromq.New(
+		zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))),
+		zeromq.Queue("jobs.dead", zeromq.Bind(freeEndpoint(t))),
+	)
+	app.Mount(zq,
+		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+			jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf, DeadLetter: "jobs.dead"},
+				func(*Job, runtime.Metadata) error { return errors.New("boom") }),
+		}},
+		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
+	)
+	streamtest.RunApp(t, app)
+	publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID("huge"), runtime.WithHeader(runtime.RetryCountHeader, "9223372036854775807"))
+
+	dead := rec.waitFor(t, "jobs.dead", 1)
+	want := runtime.MaxRetryCount + 1
+	if got := rec.Of("jobs"); len(got) != 1 || got[0].MD.Attempt != want {
+		t.Fatalf("deliveries on jobs %+v, want one, attempt %d", got, want)
+	}
+	if h := dead[0].MD.Headers; h[runtime.HeaderDeadLetterAttempts] != fmt.Sprint(want) || !strings.Contains(h[runtime.HeaderDeadLetterReason], "boom") {
+		t.Fatalf("dead letter headers %v, want %d attempts and the handler's error", h, want)
+	}
+}

@@ -19,9 +19,6 @@ import (
 // when the subscription does not set Prefetch.
 const DefaultPrefetch = 16
 
-// maxRetryCount bounds the retry count a message may carry.
-const maxRetryCount = 1 << 30
-
 // Errors a ZeroMQ subscription reports.
 var (
 	// ErrAckUnsupported is what acknowledging a ZeroMQ message reports:
@@ -138,9 +135,6 @@ func (s *subscriber) delivery(in inbound) (*Envelope, *runtime.Delivery, error) 
 	count := 0
 	if v, ok := env.Header(s.b.cfg.retryCountHeader); ok {
 		count, err = runtime.ParseRetryCount(v)
-		if err == nil && count > maxRetryCount {
-			err = fmt.Errorf("retry count %d is out of range", count)
-		}
 		if err != nil {
 			return nil, d, fmt.Errorf("%w: header %s: %w", ErrMalformed, s.b.cfg.retryCountHeader, err)
 		}
