@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/streamgen/streamgen/runtime"
 )
 
 // The attribute keys a Narrator puts in its columns rather than in the
@@ -226,7 +224,8 @@ func sentence(level slog.Level, msg string, fields []field) string {
 
 // retrySentence says where a retry copy went. On RabbitMQ it waits in a
 // wait queue named after the subscription ("orders.retry.1s"); on ZeroMQ it
-// waited in memory and was then sent to its out_retry queue.
+// waited in memory and was then sent to its out_retry queue, which the
+// runtime names by the subscription's name for out_retry=self.
 func retrySentence(subscription, via, delay, reason string) string {
 	after := "after " + delay + " its copy went"
 	if delay == "" || delay == "0s" {
@@ -236,7 +235,7 @@ func retrySentence(subscription, via, delay, reason string) string {
 	switch {
 	case strings.HasPrefix(via, subscription+".retry"):
 		s = fmt.Sprintf("retry: a copy waits %s in %s", delay, via)
-	case via == subscription || via == runtime.OutRetrySelf:
+	case via == subscription:
 		s = "retry: " + after + " back into " + subscription
 	default:
 		s = "retry: " + after + " to " + via

@@ -73,7 +73,7 @@ func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
 	}{
 		{"orders.retry.500ms", 500 * time.Millisecond, "retry: a copy waits 500ms in orders.retry.500ms (boom)"},
 		{"orders", 0, "retry: its copy went at once back into orders (boom)"},
-		{runtime.OutRetrySelf, 2 * time.Second, "retry: after 2s its copy went back into orders (boom)"},
+		{"orders", 2 * time.Second, "retry: after 2s its copy went back into orders (boom)"},
 		{"orders.later", time.Minute, "retry: after 1m0s its copy went to orders.later (boom)"},
 	} {
 		n, out, _ := newTestNarrator()
