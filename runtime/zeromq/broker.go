@@ -24,6 +24,7 @@ type Broker struct {
 	closed  bool
 	log     *slog.Logger
 	clock   runtime.Clock
+	codec   runtime.Codec // WithCodec's, else the App's once started
 	subs    map[string]*subscriber
 	senders map[string]sender
 	copies  *copyScheduler
@@ -54,12 +55,24 @@ func New(opts ...Option) *Broker {
 	if b.cfg.logger != nil {
 		b.log = b.cfg.logger
 	}
+	b.codec = b.cfg.codec
 	b.life, b.endLife = context.WithCancel(context.Background())
 	return b
 }
 
 // Kind returns runtime.ZeroMQ.
 func (b *Broker) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
+
+// Codec returns the codec runtime.Publish encodes with on this Broker: the
+// one given WithCodec, else the App's once started, else JSON.
+func (b *Broker) Codec() runtime.Codec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.codec == nil {
+		return runtime.JSON{}
+	}
+	return b.codec
+}
 
 // Start checks the subscriptions against the declared queues, binds the
 // queues of subscriptions declared with Bind and of ventilators, starts
@@ -83,6 +96,9 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	}
 	if env.Clock != nil {
 		b.clock = env.Clock
+	}
+	if b.codec == nil {
+		b.codec = env.Codec
 	}
 	if err := b.check(consumers); err != nil {
 		return err
@@ -400,6 +416,7 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 }
 
 var (
-	_ runtime.Broker    = (*Broker)(nil)
-	_ runtime.Publisher = (*Broker)(nil)
+	_ runtime.Broker        = (*Broker)(nil)
+	_ runtime.Publisher     = (*Broker)(nil)
+	_ runtime.CodecProvider = (*Broker)(nil)
 )

@@ -35,7 +35,8 @@
 //
 // Publish, like a ZeroMQ PUSH socket, waits while the queue cannot be
 // reached, redialling with backoff on the runtime's clock, until the
-// message is written or its context ends. Connections are ZMTP 3.0 with the
+// message is written or its context ends. runtime.Publish encodes with the
+// Broker's codec: WithCodec's, else the App's once started, else JSON. Connections are ZMTP 3.0 with the
 // NULL mechanism (no authentication, no encryption: keep the sockets on a
 // trusted network); libzmq 4.x peers (pyzmq, czmq, cppzmq) interoperate.
 //

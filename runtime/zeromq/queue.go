@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 // role says which side of a queue binds its endpoint.
@@ -133,11 +135,19 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
+// WithCodec sets the codec runtime.Publish encodes with when it publishes
+// through this Broker. By default that is the App's codec once started, and
+// JSON before (a Broker used only to publish).
+func WithCodec(c runtime.Codec) Option {
+	return func(cfg *config) { cfg.codec = c }
+}
+
 // config is what New's options set.
 type config struct {
 	queues           map[string]*queueConfig
 	retryCountHeader string
 	logger           *slog.Logger
+	codec            runtime.Codec
 	errs             []error
 }
 
