@@ -327,6 +327,21 @@ func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
 	}
 }
 
+// Discard settles d, a delivery that never reached Process: the adapter
+// could not make a Delivery of what it received (a malformed message, one
+// too large to read), or could no longer run it. It counts d as delivered
+// and settles it as a drop for reason, as Settle does. With err nil the
+// message is poison, since no handler could ever take it; with err set, it
+// was not handled because of err, and counts as failed. Adapters call it
+// instead of building the verdict themselves; it returns the verdict it
+// settled, for an adapter that records it.
+func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
+	c.metrics.Delivered.Add(1)
+	v := Verdict{Kind: VerdictDrop, Poison: err == nil, Reason: reason, Attempt: d.Attempt, MessageType: d.Type}
+	c.Settle(d, v, err)
+	return v
+}
+
 // logSettled logs msg about d and v at level, followed by extra attributes.
 // Nothing is built when the level is off, so an acknowledged message costs
 // no allocation unless debug logging is on.

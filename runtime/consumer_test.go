@@ -332,6 +332,40 @@ func TestSettleLogsAndCounts(t *testing.T) {
 	}
 }
 
+// Discard settles what never reached Process: counted as delivered, and
+// dropped with a warning naming the subscription, the message and the
+// reason (poison); or, when the adapter could not run it, counted failed
+// with the error.
+func TestDiscardCountsAndSettlesADrop(t *testing.T) {
+	c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}, runtime.ZeroMQ)
+	malformed := &runtime.Delivery{MessageID: "m-1"}
+	v := c.Discard(malformed, "malformed message: 2 frames, want 3", nil)
+	if want := (runtime.Verdict{Kind: runtime.VerdictDrop, Poison: true, Reason: "malformed message: 2 frames, want 3"}); v != want {
+		t.Errorf("Discard = %+v, want %+v", v, want)
+	}
+	late := delivery(2)
+	v = c.Discard(late, "not handled before the shutdown deadline", errBoom)
+	if want := (runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "not handled before the shutdown deadline", Attempt: 2, MessageType: "Job"}); v != want {
+		t.Errorf("Discard with an error = %+v, want %+v", v, want)
+	}
+	m := c.Metrics()
+	if m.Delivered.Load() != 2 || m.Dropped.Load() != 1 || m.Failed.Load() != 1 {
+		t.Errorf("counters delivered %d, dropped %d, failed %d; want 2, 1, 1", m.Delivered.Load(), m.Dropped.Load(), m.Failed.Load())
+	}
+	recs := logs.all()
+	if len(recs) != 2 {
+		t.Fatalf("%d log lines, want 2: %v", len(recs), recs)
+	}
+	if r := recs[0]; r.level != slog.LevelWarn || r.msg != "message dropped" || r.attrs["subscription"] != "jobs" ||
+		r.attrs["message_id"] != "m-1" || r.attrs["reason"] != "malformed message: 2 frames, want 3" {
+		t.Errorf("first line %v, want a drop warning naming jobs, m-1 and the reason", r)
+	}
+	if r := recs[1]; r.level != slog.LevelError || r.msg != "could not drop the message" || r.attrs["err"] != errBoom.Error() ||
+		r.attrs["reason"] != "not handled before the shutdown deadline" || r.attrs["attempt"] != "2" {
+		t.Errorf("second line %v, want an error naming the reason, the error and the attempt", r)
+	}
+}
+
 func TestWarnOnceLogsOncePerKey(t *testing.T) {
 	c, logs := newConsumer(&runtime.Subscription{Name: "jobs"}, runtime.ZeroMQ)
 	for range 3 {

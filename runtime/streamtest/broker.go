@@ -384,15 +384,6 @@ func (b *Broker) take(queue string) (runtime.Message, bool) {
 // the attempt, Process, carry out the verdict, Settle.
 func (b *Broker) deliver(c *runtime.Consumer, m runtime.Message) {
 	count, err := runtime.ParseRetryCount(m.Headers[runtime.RetryCountHeader])
-	if err != nil {
-		if b.kind == runtime.ZeroMQ {
-			c.Logger().Warn("malformed message dropped", "message_id", m.ID, "reason", err.Error())
-			return
-		}
-		c.Logger().Warn("retry count header is not a number; counting this as the first delivery",
-			"message_id", m.ID, "reason", err.Error())
-		count = 0
-	}
 	d := &runtime.Delivery{
 		MessageID:   m.ID,
 		Type:        m.Type,
@@ -405,15 +396,31 @@ func (b *Broker) deliver(c *runtime.Consumer, m runtime.Message) {
 	if d.Headers == nil {
 		d.Headers = map[string]string{}
 	}
+	if err != nil {
+		if b.kind == runtime.ZeroMQ {
+			// Malformed, as the adapter finds it: it never reaches Process.
+			d.Attempt = 0
+			v := c.Discard(d, fmt.Sprintf("malformed message: header %s: %v", runtime.RetryCountHeader, err), nil)
+			b.record(c, m, d.Attempt, v, nil)
+			return
+		}
+		c.WarnOnce("retry-count", "retry count header is not a number; counting this as the first delivery",
+			"message_id", m.ID, "reason", err.Error())
+		count, d.Attempt = 0, 1
+	}
 	v := c.Process(b.handlerCtx, d)
 	err = b.carryOut(c, m, count, &v)
 	c.Settle(d, v, err)
+	b.record(c, m, d.Attempt, v, err)
+}
 
+// record adds what became of m to the deliveries of c's subscription.
+func (b *Broker) record(c *runtime.Consumer, m runtime.Message, attempt int, v runtime.Verdict, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.deliveries[c.Name()] = append(b.deliveries[c.Name()], Delivery{
 		Subscription: c.Name(),
-		Attempt:      d.Attempt,
+		Attempt:      attempt,
 		MessageType:  m.Type,
 		MessageID:    m.ID,
 		ContentType:  m.ContentType,

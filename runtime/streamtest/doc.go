@@ -66,7 +66,9 @@
 // destination ("self" is the subscription's own queue). Copies still
 // waiting when the App stops are lost, as in a real process: Shutdown logs
 // how many and Broker.Lost counts them. A count header that is not a
-// non-negative number makes the message malformed: dropped with a warning.
+// non-negative number makes the message malformed: it never reaches a
+// handler and is dropped as poison (Consumer.Discard: counted, logged as
+// "message dropped", recorded in Deliveries with attempt 0).
 // Reject and Drop both forget the message (there is no acknowledgement).
 //
 // RabbitMQ (runtime.RabbitMQ): a retry copy goes to the wait queue that
@@ -76,7 +78,8 @@
 // wait queues belong to the broker: their copies outlive the App. Reject
 // records the message in Rejected (a broker-level dead-letter exchange
 // would get it), except under ack=auto, where the broker already considered
-// it delivered. A malformed count header counts as 0, with a warning.
+// it delivered. A malformed count header counts as 0, with a warning once
+// per subscription, as the adapter does.
 //
 // Both: a parked message is a copy on the dead-letter queue with the
 // explanation headers of runtime.DeadLetterHeaders and without the retry

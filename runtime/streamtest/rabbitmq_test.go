@@ -232,7 +232,8 @@ func TestRabbitMQAutoAckParksPoison(t *testing.T) {
 }
 
 // A retry count that is not a number counts as the first delivery on
-// RabbitMQ, with a warning; the next copy carries 1.
+// RabbitMQ, with a warning once per subscription as the adapter gives; the
+// next copy carries 1.
 func TestRabbitMQMalformedRetryCountCountsAsFirstDelivery(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
@@ -248,6 +249,14 @@ func TestRabbitMQMalformedRetryCountCountsAsFirstDelivery(t *testing.T) {
 		t.Fatalf("attempts %v, want [1 2]", got)
 	}
 	requireWarning(t, h.Logs(), "retry count header is not a number; counting this as the first delivery", "jobs", "odd", "not a non-negative whole number")
+	h.Publish("jobs", "Job", job{ID: 2}, runtime.WithMessageID("odder"), runtime.WithHeader(runtime.RetryCountHeader, "more"))
+	h.Advance(time.Second)
+	if got := attempts(h.Deliveries("jobs")); !slices.Equal(got, []int{1, 2, 1, 2}) {
+		t.Fatalf("attempts %v, want [1 2 1 2]", got)
+	}
+	if n := len(h.Logs().Find(slog.LevelWarn, "retry count header is not a number; counting this as the first delivery")); n != 1 {
+		t.Errorf("%d warnings about the retry count, want 1 for the subscription", n)
+	}
 }
 
 // On RabbitMQ the wait queues belong to the broker: a copy waiting there at

@@ -115,7 +115,8 @@ func TestZeroMQPlainRetryIsImmediate(t *testing.T) {
 }
 
 // A retry count that is not a non-negative number makes the message
-// malformed on ZeroMQ: dropped with a warning before any handler sees it.
+// malformed on ZeroMQ: dropped before any handler sees it, counted, logged
+// and recorded as the adapter does (Consumer.Discard).
 func TestZeroMQMalformedRetryCountIsDropped(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
@@ -131,7 +132,14 @@ func TestZeroMQMalformedRetryCountIsDropped(t *testing.T) {
 	if mds := rec.list(); len(mds) != 1 || mds[0].MessageID != "fine" || mds[0].Attempt != 3 {
 		t.Fatalf("handler calls %+v, want only the well-formed message, as attempt 3", mds)
 	}
-	requireWarning(t, h.Logs(), "malformed message dropped", "jobs", "neg", `retry count "-1"`)
+	requireWarning(t, h.Logs(), "message dropped", "jobs", "neg", `malformed message: header x-retry-count: runtime: retry count "-1"`)
+	ds := h.Deliveries("jobs")
+	if len(ds) != 2 || ds[0].MessageID != "neg" || ds[0].Attempt != 0 || ds[0].Verdict.Kind != runtime.VerdictDrop || !ds[0].Verdict.Poison {
+		t.Errorf("deliveries %+v, want the malformed one first, dropped as poison at attempt 0", ds)
+	}
+	if st := h.App().Metrics().Snapshot(); len(st) != 1 || st[0].Delivered != 2 || st[0].Dropped != 1 || st[0].Acked != 1 {
+		t.Errorf("counters %+v, want 2 delivered, 1 dropped, 1 acked", st)
+	}
 }
 
 // Retry copies waiting in memory at shutdown are lost, counted and logged.

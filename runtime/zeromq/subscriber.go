@@ -92,14 +92,12 @@ func (s *subscriber) addr() net.Addr { return s.recv.addr() }
 func (s *subscriber) handle(ctx context.Context, in inbound) {
 	env, d, err := s.delivery(in)
 	if err != nil {
-		s.drop(d, strings.TrimPrefix(err.Error(), "zeromq: ")) // "malformed message: ..."
+		s.c.Discard(d, strings.TrimPrefix(err.Error(), "zeromq: "), nil) // "malformed message: ..."
 		return
 	}
 	if ctx.Err() != nil {
 		// Shutdown's deadline passed: no handler may start any more.
-		s.c.Metrics().Delivered.Add(1)
-		s.c.Settle(d, runtime.Verdict{Kind: runtime.VerdictDrop, Attempt: d.Attempt, MessageType: d.Type,
-			Reason: "not handled before the shutdown deadline"}, errNotHandled)
+		s.c.Discard(d, "not handled before the shutdown deadline", errNotHandled)
 		return
 	}
 	v := s.c.Process(ctx, d)
@@ -143,16 +141,10 @@ func (s *subscriber) delivery(in inbound) (*Envelope, *runtime.Delivery, error) 
 	return env, d, nil
 }
 
-// drop settles a message that never reached Process.
-func (s *subscriber) drop(d *runtime.Delivery, reason string) {
-	s.c.Metrics().Delivered.Add(1)
-	s.c.Settle(d, runtime.Verdict{Kind: runtime.VerdictDrop, Poison: true, Attempt: d.Attempt, MessageType: d.Type, Reason: reason}, nil)
-}
-
 // tooLarge reports a message over the size limit, whose connection is then
 // closed.
 func (s *subscriber) tooLarge(peer string, err error) {
-	s.drop(&runtime.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer))
+	s.c.Discard(&runtime.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
 }
 
 // carryOut executes verdict v for the delivery d of env, then settles it.
