@@ -44,13 +44,13 @@ type Invoice struct {
 //
 //stream:subscriber "jobs" broker=zeromq max_attempts=5 out_retry=self
 func Work(ctx context.Context, job Job, md runtime.Metadata) error {
-	log := messageLogger(md)
 	if md.Attempt <= job.FailAttempts {
 		err := fmt.Errorf("charge job %d: %w", job.ID, ErrGatewayUnavailable)
-		log.WarnContext(ctx, "charge failed", "err", err)
+		slog.LogAttrs(ctx, slog.LevelWarn, "charge failed", messageAttrs(md, slog.Any("err", err))...)
 		return runtime.RetryAfter(Backoff, err)
 	}
-	log.InfoContext(ctx, "job charged", "job", job.ID, "amount", cents(job.AmountCents))
+	slog.LogAttrs(ctx, slog.LevelInfo, "job charged", messageAttrs(md,
+		slog.Uint64("job", job.ID), slog.String("amount", cents(job.AmountCents)))...)
 	return nil
 }
 
@@ -62,7 +62,8 @@ func SendInvoice(ctx context.Context, inv Invoice, md runtime.Metadata) error {
 	if inv.AmountCents == 0 {
 		return fmt.Errorf("invoice %d: %w", inv.ID, ErrNoAmount)
 	}
-	messageLogger(md).InfoContext(ctx, "invoice sent", "invoice", inv.ID, "amount", cents(inv.AmountCents))
+	slog.LogAttrs(ctx, slog.LevelInfo, "invoice sent", messageAttrs(md,
+		slog.Uint64("invoice", inv.ID), slog.String("amount", cents(inv.AmountCents)))...)
 	return nil
 }
 
@@ -71,22 +72,25 @@ func SendInvoice(ctx context.Context, inv Invoice, md runtime.Metadata) error {
 //
 //stream:subscriber "invoices.dead" broker=zeromq
 func Park(ctx context.Context, inv Invoice, md runtime.Metadata) error {
-	messageLogger(md).ErrorContext(ctx, "invoice parked for a person to look at",
-		"invoice", inv.ID,
-		"from", md.Headers[runtime.HeaderDeadLetterSource],
-		"attempts", md.Headers[runtime.HeaderDeadLetterAttempts],
-		"reason", md.Headers[runtime.HeaderDeadLetterReason])
+	slog.LogAttrs(ctx, slog.LevelError, "invoice parked for a person to look at", messageAttrs(md,
+		slog.Uint64("invoice", inv.ID),
+		slog.String("from", md.Headers[runtime.HeaderDeadLetterSource]),
+		slog.String("attempts", md.Headers[runtime.HeaderDeadLetterAttempts]),
+		slog.String("reason", md.Headers[runtime.HeaderDeadLetterReason]))...)
 	return nil
 }
 
-// messageLogger is the default logger with the attributes the runtime also
-// logs about a message, so that a handler's lines and the runtime's line up.
-func messageLogger(md runtime.Metadata) *slog.Logger {
-	return slog.Default().With(
-		"subscription", md.Subscription,
-		"message_id", md.MessageID,
-		"attempt", md.Attempt,
-		"max_attempts", md.MaxAttempts)
+// messageAttrs returns the attributes the runtime also logs about a
+// message, then attrs, so that a handler's lines and the runtime's line up.
+// Pass them to slog.LogAttrs at the call: a logger made With them for each
+// message would cost its handler work even when the level is off.
+func messageAttrs(md runtime.Metadata, attrs ...slog.Attr) []slog.Attr {
+	return append([]slog.Attr{
+		slog.String("subscription", md.Subscription),
+		slog.String("message_id", md.MessageID),
+		slog.Int("attempt", md.Attempt),
+		slog.Int("max_attempts", md.MaxAttempts),
+	}, attrs...)
 }
 
 // cents writes an amount of cents as units: 1250 → "12.50".

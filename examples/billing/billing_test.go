@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/examples/billing"
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -237,5 +238,34 @@ func TestHandlersLogWhatTheyDo(t *testing.T) {
 	if len(parked) != 1 || parked[0].Attr("invoice") != "9" || parked[0].Attr("from") != "invoices" ||
 		parked[0].Attr("reason") != "failed: invoice 9: the invoice has no amount" || parked[0].Attr("subscription") != "invoices.dead" {
 		t.Errorf("parked lines %v", parked)
+	}
+}
+
+// Below the default logger's level the handlers derive no logger per
+// message: they give slog.LogAttrs the message's attributes at the call.
+func TestHandlersDeriveNoLoggerPerMessage(t *testing.T) {
+	exampletest.RestoreDefaultLogger(t)
+	counter := &exampletest.CountingHandler{Level: slog.LevelError}
+	slog.SetDefault(slog.New(counter))
+	ctx := t.Context()
+	md := runtime.Metadata{Subscription: "jobs", MessageID: "job-1", Attempt: 1, MaxAttempts: 5}
+	job := billing.Job{ID: 1, AmountCents: 100, FailAttempts: 1}
+	if err := billing.Work(ctx, job, md); err == nil {
+		t.Fatal("the first delivery of a job that fails once succeeded")
+	}
+	md.Attempt = 2
+	if err := billing.Work(ctx, job, md); err != nil {
+		t.Fatal(err)
+	}
+	md = runtime.Metadata{Subscription: "invoices", MessageID: "inv-1", Attempt: 1, MaxAttempts: 1}
+	if err := billing.SendInvoice(ctx, billing.Invoice{ID: 1, AmountCents: 100}, md); err != nil {
+		t.Fatal(err)
+	}
+	md.Subscription = "invoices.dead"
+	if err := billing.Park(ctx, billing.Invoice{ID: 2}, md); err != nil {
+		t.Fatal(err)
+	}
+	if counter.Derived() != 0 || counter.Handled() != 1 {
+		t.Errorf("%d loggers derived and %d records handled, want none derived and only Park's error handled", counter.Derived(), counter.Handled())
 	}
 }

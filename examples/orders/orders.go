@@ -45,13 +45,13 @@ func Place(ctx context.Context, order OrderPlaced, md runtime.Metadata) error {
 	if order.TotalCents <= 0 {
 		return runtime.DeadLetter(fmt.Errorf("order %s: %w", order.ID, ErrNoTotal))
 	}
-	log := messageLogger(md)
 	if md.Attempt <= order.PaymentFailures {
 		err := fmt.Errorf("order %s: %w", order.ID, ErrPaymentUnavailable)
-		log.WarnContext(ctx, "payment failed", "err", err)
+		slog.LogAttrs(ctx, slog.LevelWarn, "payment failed", messageAttrs(md, slog.Any("err", err))...)
 		return err
 	}
-	log.InfoContext(ctx, "order confirmed", "order", order.ID, "customer", order.Customer, "total", cents(order.TotalCents))
+	slog.LogAttrs(ctx, slog.LevelInfo, "order confirmed", messageAttrs(md,
+		slog.String("order", order.ID), slog.String("customer", order.Customer), slog.String("total", cents(order.TotalCents)))...)
 	return nil
 }
 
@@ -60,18 +60,22 @@ func Place(ctx context.Context, order OrderPlaced, md runtime.Metadata) error {
 //
 //stream:subscriber "orders.received" max_attempts=3 dead_letter=orders.parked
 func Cancel(ctx context.Context, c OrderCancelled, md runtime.Metadata) error {
-	messageLogger(md).InfoContext(ctx, "order cancelled", "order", c.ID, "reason", c.Reason)
+	slog.LogAttrs(ctx, slog.LevelInfo, "order cancelled", messageAttrs(md,
+		slog.String("order", c.ID), slog.String("reason", c.Reason))...)
 	return nil
 }
 
-// messageLogger is the default logger with the attributes the runtime also
-// logs about a message, so that a handler's lines and the runtime's line up.
-func messageLogger(md runtime.Metadata) *slog.Logger {
-	return slog.Default().With(
-		"subscription", md.Subscription,
-		"message_id", md.MessageID,
-		"attempt", md.Attempt,
-		"max_attempts", md.MaxAttempts)
+// messageAttrs returns the attributes the runtime also logs about a
+// message, then attrs, so that a handler's lines and the runtime's line up.
+// Pass them to slog.LogAttrs at the call: a logger made With them for each
+// message would cost its handler work even when the level is off.
+func messageAttrs(md runtime.Metadata, attrs ...slog.Attr) []slog.Attr {
+	return append([]slog.Attr{
+		slog.String("subscription", md.Subscription),
+		slog.String("message_id", md.MessageID),
+		slog.Int("attempt", md.Attempt),
+		slog.Int("max_attempts", md.MaxAttempts),
+	}, attrs...)
 }
 
 // cents writes an amount of cents as units: 1250 → "12.50".

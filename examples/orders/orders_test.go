@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
@@ -216,5 +217,30 @@ func TestHandlersLogWhatTheyDo(t *testing.T) {
 	cancelled := logs.Find(slog.LevelInfo, "order cancelled")
 	if len(cancelled) != 1 || cancelled[0].Attr("order") != "o-7" || cancelled[0].Attr("reason") != "too slow" || cancelled[0].Attr("max_attempts") != "3" {
 		t.Errorf("order cancelled lines %v", cancelled)
+	}
+}
+
+// Below the default logger's level the handlers derive no logger per
+// message: they give slog.LogAttrs the message's attributes at the call.
+func TestHandlersDeriveNoLoggerPerMessage(t *testing.T) {
+	exampletest.RestoreDefaultLogger(t)
+	counter := &exampletest.CountingHandler{Level: slog.LevelWarn}
+	slog.SetDefault(slog.New(counter))
+	ctx := t.Context()
+	md := runtime.Metadata{Subscription: "orders.received", MessageID: "o-1", Attempt: 1, MaxAttempts: 5}
+	order := orders.OrderPlaced{ID: "o-1", Customer: "ada", TotalCents: 100, PaymentFailures: 1}
+	if err := orders.Place(ctx, order, md); err == nil {
+		t.Fatal("the first delivery of an order that fails once succeeded")
+	}
+	md.Attempt = 2
+	if err := orders.Place(ctx, order, md); err != nil {
+		t.Fatal(err)
+	}
+	md.MessageID = "c-1"
+	if err := orders.Cancel(ctx, orders.OrderCancelled{ID: "o-1", Reason: "changed my mind"}, md); err != nil {
+		t.Fatal(err)
+	}
+	if counter.Derived() != 0 || counter.Handled() != 1 {
+		t.Errorf("%d loggers derived and %d records handled, want none derived and only the failed payment's warning handled", counter.Derived(), counter.Handled())
 	}
 }

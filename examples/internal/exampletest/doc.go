@@ -8,6 +8,8 @@
 //   - Start, to run a command's run function in the background and check
 //     that it stops gracefully;
 //   - RestoreDefaultLogger, for commands that call slog.SetDefault;
+//   - CountingHandler, to check that logging below the level costs a
+//     message handler nothing;
 //   - MetricsURL and WaitForMetrics, to read the counters a service serves;
 //   - DialRabbitMQ and RequireRabbitMQ, which fail a test loudly, with the
 //     command that starts a broker, when RabbitMQ does not answer: broker
