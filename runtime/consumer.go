@@ -273,10 +273,7 @@ func (c *Consumer) decide(d *Delivery, h *Handler, out Outcome) Verdict {
 	if d.Attempt < p.Attempts() {
 		v.Kind = VerdictRetry
 		v.Delay = out.Delay()
-		v.Queue = p.OutRetry
-		if v.Queue == OutRetrySelf {
-			v.Queue = c.sub.Name
-		}
+		v.Queue = p.RetryQueue(c.sub.Name)
 		v.Reason = reason
 		return v
 	}

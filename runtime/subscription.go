@@ -51,6 +51,15 @@ type Policy struct {
 // bound queue.
 const OutRetrySelf = "self"
 
+// RetryQueue returns where the ZeroMQ retry copies of subscription sub go:
+// OutRetry, with OutRetrySelf resolved to sub; "" when OutRetry is not set.
+func (p Policy) RetryQueue(sub string) string {
+	if p.OutRetry == OutRetrySelf {
+		return sub
+	}
+	return p.OutRetry
+}
+
 // Attempts returns the effective cap on deliveries: MaxAttempts, or 1 when it
 // is not set.
 func (p Policy) Attempts() int {

@@ -202,6 +202,14 @@ func TestWaitQueues(t *testing.T) {
 	}
 }
 
+func TestPolicyRetryQueue(t *testing.T) {
+	for out, want := range map[string]string{"": "", runtime.OutRetrySelf: "jobs", "jobs.later": "jobs.later", "jobs": "jobs"} {
+		if got := (runtime.Policy{OutRetry: out}).RetryQueue("jobs"); got != want {
+			t.Errorf("Policy{OutRetry: %q}.RetryQueue(\"jobs\") = %q, want %q", out, got, want)
+		}
+	}
+}
+
 func TestWaitQueueFor(t *testing.T) {
 	retrying := []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 9})}
 	single := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{30 * time.Second}, Handlers: retrying}

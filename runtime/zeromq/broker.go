@@ -203,11 +203,11 @@ func (b *Broker) check(consumers []*runtime.Consumer) error {
 			continue
 		}
 		for _, h := range sub.Handlers {
-			switch out := h.Policy.OutRetry; {
-			case out == runtime.OutRetrySelf && q.ep.role == roleDial:
-				errs = append(errs, fmt.Errorf("zeromq: subscription %q dials a ventilator at %s, so out_retry=self cannot send retry copies back to it: set out_retry=<queue> to a queue this service binds, and mount the same handler there", sub.Name, q.ep.addr))
-			case out != "" && out != runtime.OutRetrySelf:
-				if err := b.checkDestination(sub.Name, "out_retry", out); err != nil {
+			switch dest := h.Policy.RetryQueue(sub.Name); {
+			case dest == sub.Name && q.ep.role == roleDial:
+				errs = append(errs, fmt.Errorf("zeromq: subscription %q dials a ventilator at %s, so out_retry=%s cannot send retry copies back to it: set out_retry=<queue> to a queue this service binds, and mount the same handler there", sub.Name, q.ep.addr, h.Policy.OutRetry))
+			case dest != "" && dest != sub.Name:
+				if err := b.checkDestination(sub.Name, "out_retry", dest); err != nil {
 					errs = append(errs, err)
 				}
 			}

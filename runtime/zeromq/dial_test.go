@@ -84,6 +84,13 @@ func TestStartupErrors(t *testing.T) {
 			want: []string{`subscription "work"`, "out_retry=self", "dials a ventilator"},
 		},
 		{
+			name:   "a dialing mount with out_retry naming itself",
+			queues: []zeromq.Option{zeromq.Queue("work", zeromq.Dial("tcp://127.0.0.1:1"))},
+			sub: &runtime.Subscription{Name: "work", Handlers: []runtime.Handler{
+				jobHandler(newRecorder(), runtime.Policy{MaxAttempts: 3, OutRetry: "work"}, fail)}},
+			want: []string{`subscription "work"`, "out_retry=work cannot send retry copies back", "dials a ventilator"},
+		},
+		{
 			name:   "a retry destination without an endpoint",
 			queues: []zeromq.Option{zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0"))},
 			sub: &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
