@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 	"github.com/streamgen/streamgen/runtime/streamtest"
@@ -34,7 +35,7 @@ func requireBroker(t *testing.T, url string) {
 // own: the retry ladder's wait queues, the type dispatch, and the parked
 // messages with their explanation headers.
 func TestOrdersOnRabbitMQ(t *testing.T) {
-	url := demo.RabbitMQURL()
+	url := brokerurl.RabbitMQ()
 	requireBroker(t, url)
 	prefix := "test-orders-" + rand.Text()[:10] + "."
 	b := demo.Prefix(rabbitmq.New(url, rabbitmq.WithConnectionName("orders-test")), prefix)

@@ -10,14 +10,12 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/internal/brokerurl"
 )
 
 func main() {
-	url := os.Getenv("STREAMGEN_RABBITMQ_URL")
-	if url == "" {
-		url = "amqp://guest:guest@127.0.0.1:5672/"
-	}
-	flag.StringVar(&url, "rabbitmq", url, "the broker whose version the machine line names")
+	url := flag.String("rabbitmq", brokerurl.RabbitMQ(), "the broker whose version the machine line names")
 	flag.Parse()
 
 	var in io.Reader = os.Stdin
@@ -39,7 +37,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(2)
 	}
-	m := Machine{CPU: res.CPU, CPUs: goruntime.NumCPU(), Go: goruntime.Version(), Broker: brokerVersion(url)}
+	m := Machine{CPU: res.CPU, CPUs: goruntime.NumCPU(), Go: goruntime.Version(), Broker: brokerVersion(*url)}
 	missing := Write(os.Stdout, m, res, Cases)
 	if missing > 0 {
 		fmt.Fprintf(os.Stderr, "benchreport: %d cases were not run (see the benchmark output for why)\n", missing)

@@ -15,8 +15,8 @@
 //   - Start, which runs the demo's App in the background until Stop, and
 //     Play, which tells each Step, sends its messages and waits for its
 //     counters.
-//   - RabbitMQURL, QueuesOf, Peek, Purge and Delete, to start a RabbitMQ demo
-//     from empty queues and show what sits in a dead-letter queue, headers
+//   - QueuesOf, Peek, Purge and Delete, to start a RabbitMQ demo (on the
+//     broker internal/brokerurl names) from empty queues and show what sits in a dead-letter queue, headers
 //     and all, without taking it away.
 //
 // A demo wires them like this:

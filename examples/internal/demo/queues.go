@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
@@ -12,19 +11,6 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 )
-
-// DefaultRabbitMQURL is the broker the RabbitMQ demo and tests use unless
-// the environment variable STREAMGEN_RABBITMQ_URL names another.
-const DefaultRabbitMQURL = "amqp://guest:guest@127.0.0.1:5672/"
-
-// RabbitMQURL returns STREAMGEN_RABBITMQ_URL, or DefaultRabbitMQURL when it
-// is not set.
-func RabbitMQURL() string {
-	if u := os.Getenv("STREAMGEN_RABBITMQ_URL"); u != "" {
-		return u
-	}
-	return DefaultRabbitMQURL
-}
 
 // QueuesOf returns every RabbitMQ queue the subscriptions use: each
 // subscription's own queue, its wait queues and its dead-letter queues,

@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -19,7 +20,7 @@ import (
 // answer: these tests are never skipped.
 func broker(t *testing.T) (string, *amqp.Channel) {
 	t.Helper()
-	url := RabbitMQURL()
+	url := brokerurl.RabbitMQ()
 	ch, err := exampletest.DialRabbitMQ(t, url).Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -177,16 +178,5 @@ func TestQueuesOf(t *testing.T) {
 	want := []string{"orders", "orders.retry.1s", "orders.retry.2s", "orders.parked", "audit"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("QueuesOf = %v, want %v", got, want)
-	}
-}
-
-func TestRabbitMQURLComesFromTheEnvironment(t *testing.T) {
-	t.Setenv("STREAMGEN_RABBITMQ_URL", "amqp://elsewhere:5672/")
-	if got := RabbitMQURL(); got != "amqp://elsewhere:5672/" {
-		t.Errorf("RabbitMQURL() = %q with the variable set", got)
-	}
-	t.Setenv("STREAMGEN_RABBITMQ_URL", "")
-	if got := RabbitMQURL(); got != DefaultRabbitMQURL {
-		t.Errorf("RabbitMQURL() = %q with the variable empty, want the default", got)
 	}
 }

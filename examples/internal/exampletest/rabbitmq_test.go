@@ -6,13 +6,13 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/examples/internal/demo"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 )
 
 func TestDialRabbitMQConnectsForTheTest(t *testing.T) {
 	r := &recordingTB{TB: t}
 	var conn *amqp.Connection
-	r.inTest(func() { conn = DialRabbitMQ(r, demo.RabbitMQURL()) })
+	r.inTest(func() { conn = DialRabbitMQ(r, brokerurl.RabbitMQ()) })
 	if conn == nil {
 		t.Fatalf("DialRabbitMQ failed: %s", r.end())
 	}
@@ -29,7 +29,7 @@ func TestDialRabbitMQConnectsForTheTest(t *testing.T) {
 
 func TestRequireRabbitMQPassesWhenTheBrokerAnswers(t *testing.T) {
 	r := &recordingTB{TB: t}
-	r.inTest(func() { RequireRabbitMQ(r, demo.RabbitMQURL()) })
+	r.inTest(func() { RequireRabbitMQ(r, brokerurl.RabbitMQ()) })
 	if got := r.end(); got != "" {
 		t.Errorf("failures %q", got)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
@@ -67,7 +68,7 @@ type step struct {
 
 func defaultSettings() settings {
 	return settings{
-		url:     demo.RabbitMQURL(),
+		url:     brokerurl.RabbitMQ(),
 		timeout: 30 * time.Second,
 		steps:   defaultSteps(),
 		parked: map[string]string{

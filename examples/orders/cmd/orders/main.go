@@ -34,13 +34,10 @@ import (
 
 	"github.com/streamgen/streamgen/examples/internal/metricshttp"
 	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
-
-// defaultURL is the broker used when neither -url nor
-// STREAMGEN_RABBITMQ_URL says otherwise.
-const defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
 
 func main() {
 	ctx, stop := runtime.SignalContext(context.Background())
@@ -73,14 +70,10 @@ type config struct {
 
 // parseFlags reads the command line; usage and flag errors go to stderr.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	url := os.Getenv("STREAMGEN_RABBITMQ_URL")
-	if url == "" {
-		url = defaultURL
-	}
 	var cfg config
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.url, "url", url, "the RabbitMQ `URL`")
+	fs.StringVar(&cfg.url, "url", brokerurl.RabbitMQ(), "the RabbitMQ `URL`")
 	fs.StringVar(&cfg.metrics, "metrics", "", "serve the counters at http://`address`/metrics (empty: off)")
 	fs.TextVar(&cfg.level, "log-level", slog.LevelInfo, "`level`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {

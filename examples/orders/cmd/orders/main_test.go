@@ -15,6 +15,7 @@ import (
 	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The service on the test broker, under queue names of this test's own.
 func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
-	url := demo.RabbitMQURL()
+	url := brokerurl.RabbitMQ()
 	exampletest.RequireRabbitMQ(t, url)
 	b := demo.Prefix(rabbitmq.New(url, rabbitmq.WithConnectionName("orders-cmd-test")), "test-orders-cmd-"+rand.Text()[:10]+".")
 	var logs exampletest.SyncBuffer
@@ -77,8 +78,8 @@ func TestTheURLComesFromTheEnvironmentUnlessAFlagSaysOtherwise(t *testing.T) {
 		t.Errorf("parseFlags(-url) = %+v, %v; want the flag's URL", cfg, err)
 	}
 	t.Setenv("STREAMGEN_RABBITMQ_URL", "")
-	if cfg, _ := parseFlags(nil, io.Discard); cfg.url != defaultURL {
-		t.Errorf("without the variable the URL is %q, want %q", cfg.url, defaultURL)
+	if cfg, _ := parseFlags(nil, io.Discard); cfg.url != brokerurl.DefaultRabbitMQ {
+		t.Errorf("without the variable the URL is %q, want %q", cfg.url, brokerurl.DefaultRabbitMQ)
 	}
 }
 
