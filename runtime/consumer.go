@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -142,6 +143,27 @@ func NewConsumer(sub *Subscription, kind BrokerKind, env Env) *Consumer {
 		log:     env.Logger.With("subscription", sub.Name),
 		metrics: env.Metrics.Subscription(kind, sub.Name),
 	}
+}
+
+// CheckConsumers returns, as one error, every reason why consumers cannot
+// run on a broker of the given kind: each subscription's Validate errors,
+// and a subscription given twice. It returns nil when there is none. App.Run
+// checks its mounts before it starts a broker; every Broker's Start calls
+// CheckConsumers as well, so that a Broker started without an App checks
+// the same rules.
+func CheckConsumers(kind BrokerKind, consumers []*Consumer) error {
+	var errs []error
+	seen := make(map[string]bool, len(consumers))
+	for _, c := range consumers {
+		if err := c.sub.Validate(kind); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[c.sub.Name] {
+			errs = append(errs, fmt.Errorf("runtime: subscription %q is mounted twice", c.sub.Name))
+		}
+		seen[c.sub.Name] = true
+	}
+	return errors.Join(errs...)
 }
 
 // Subscription returns the subscription this consumer runs.

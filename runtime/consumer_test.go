@@ -366,6 +366,37 @@ func TestDiscardCountsAndSettlesADrop(t *testing.T) {
 	}
 }
 
+// CheckConsumers reports every subscription's Validate errors for the
+// broker kind, and a subscription given twice, in one error.
+func TestCheckConsumers(t *testing.T) {
+	consumer := func(s *runtime.Subscription) *runtime.Consumer {
+		return runtime.NewConsumer(s, runtime.ZeroMQ, runtime.Env{})
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
+	mail := &runtime.Subscription{Name: "mail", Handlers: []runtime.Handler{okHandler("Mail", runtime.Policy{})}}
+	if err := runtime.CheckConsumers(runtime.ZeroMQ, []*runtime.Consumer{consumer(jobs), consumer(mail)}); err != nil {
+		t.Fatalf("CheckConsumers of valid subscriptions = %v", err)
+	}
+	empty := &runtime.Subscription{Name: "empty"}
+	delayed := &runtime.Subscription{Name: "delayed", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2})}}
+	err := runtime.CheckConsumers(runtime.ZeroMQ, []*runtime.Consumer{consumer(jobs), consumer(empty), consumer(delayed), consumer(jobs)})
+	if err == nil {
+		t.Fatal("CheckConsumers = nil, want the problems")
+	}
+	for _, want := range []string{`subscription "empty": no handlers`, `subscription "delayed": retry_delay is for rabbitmq`, `runtime: subscription "jobs" is mounted twice`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckConsumers = %v, want it to say %q", err, want)
+		}
+	}
+	var ves runtime.ValidationErrors
+	if !errors.As(err, &ves) {
+		t.Errorf("CheckConsumers = %v: the ValidationErrors are not kept", err)
+	}
+	if err := runtime.CheckConsumers(runtime.RabbitMQ, []*runtime.Consumer{consumer(delayed)}); err != nil {
+		t.Errorf("CheckConsumers checks the kind it is given: %v", err)
+	}
+}
+
 func TestWarnOnceLogsOncePerKey(t *testing.T) {
 	c, logs := newConsumer(&runtime.Subscription{Name: "jobs"}, runtime.ZeroMQ)
 	for range 3 {

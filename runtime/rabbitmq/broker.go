@@ -132,14 +132,13 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 }
 
 // Start connects, declares every queue the consumers' subscriptions need,
-// and starts consuming. It returns a startup error when the broker cannot
-// be reached or a queue exists with other arguments (see TopologyError).
+// and starts consuming. It returns a startup error when the consumers do
+// not pass runtime.CheckConsumers, the broker cannot be reached, or a queue
+// exists with other arguments (see TopologyError).
 // Once started, the Broker reconnects by itself after a connection loss.
 func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
-	for _, c := range consumers {
-		if err := c.Subscription().Validate(runtime.RabbitMQ); err != nil {
-			return fmt.Errorf("rabbitmq: %w", err)
-		}
+	if err := runtime.CheckConsumers(runtime.RabbitMQ, consumers); err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
 	}
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)

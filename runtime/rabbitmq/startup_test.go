@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -105,5 +106,26 @@ func TestStartupFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Errorf("startup error shows the password: %v", err)
+	}
+}
+
+// Start checks its consumers on its own, for callers without an App: a
+// subscription given twice is refused before anything is declared.
+func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
+	noLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("twice")
+	var c calls
+	consumer := runtime.NewConsumer(sub(q, 0, handler("Job", runtime.Policy{}, &c, alwaysAck)), runtime.RabbitMQ, runtime.Env{})
+	b := newTestBroker()
+	err := b.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{consumer, consumer})
+	if err == nil || !strings.HasPrefix(err.Error(), "rabbitmq: ") || !strings.Contains(err.Error(), `subscription "`+q+`" is mounted twice`) {
+		t.Errorf("Start = %v, want the duplicate refused", err)
+	}
+	if adm.exists(q) {
+		t.Error("the queue was declared for a refused start")
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("close after a refused start: %v", err)
 	}
 }

@@ -111,10 +111,14 @@ func (b *Broker) setCodec(c runtime.Codec) {
 }
 
 // Start starts Subscription.Workers() workers for each consumer. It is
-// called by runtime.App.Run.
+// called by runtime.App.Run. Like the real adapters, it refuses consumers
+// that do not pass runtime.CheckConsumers.
 func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
 	if b.kind != runtime.RabbitMQ && b.kind != runtime.ZeroMQ {
 		return fmt.Errorf("streamtest: broker kind %q is not emulated: use runtime.RabbitMQ or runtime.ZeroMQ", b.kind)
+	}
+	if err := runtime.CheckConsumers(b.kind, consumers); err != nil {
+		return fmt.Errorf("streamtest: %w", err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -122,9 +126,6 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		return errors.New("streamtest: Start called twice: a Broker serves one App run")
 	}
 	for _, c := range consumers {
-		if _, dup := b.consumers[c.Name()]; dup {
-			return fmt.Errorf("streamtest: subscription %q is mounted twice", c.Name())
-		}
 		b.consumers[c.Name()] = c
 		if b.kind == runtime.RabbitMQ {
 			b.waitQueues[c.Name()] = c.Subscription().WaitQueues()

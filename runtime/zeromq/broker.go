@@ -182,15 +182,14 @@ func (b *Broker) listenVentilators() error {
 // subscription.
 func (b *Broker) check(consumers []*runtime.Consumer) error {
 	var errs []error
+	if err := runtime.CheckConsumers(runtime.ZeroMQ, consumers); err != nil {
+		errs = append(errs, fmt.Errorf("zeromq: %w", err))
+	}
 	seen := map[string]bool{}
 	for _, c := range consumers {
 		sub := c.Subscription()
-		if err := sub.Validate(runtime.ZeroMQ); err != nil {
-			errs = append(errs, err)
-		}
 		if seen[sub.Name] {
-			errs = append(errs, fmt.Errorf("zeromq: subscription %q is mounted twice", sub.Name))
-			continue
+			continue // CheckConsumers reported it
 		}
 		seen[sub.Name] = true
 		q := b.cfg.queues[sub.Name]

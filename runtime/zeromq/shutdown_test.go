@@ -156,3 +156,18 @@ func TestPublishAfterShutdownFails(t *testing.T) {
 		t.Fatalf("Publish after Shutdown = %v", err)
 	}
 }
+
+// TestStartRefusesASubscriptionGivenTwice: Start checks its consumers on
+// its own, for callers without an App, and binds nothing when it refuses.
+func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
+	noLeaks(t)
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
+	c := runtime.NewConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}, runtime.ZeroMQ, runtime.Env{})
+	err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{c, c})
+	if err == nil || !strings.HasPrefix(err.Error(), "zeromq: ") || !strings.Contains(err.Error(), `subscription "jobs" is mounted twice`) {
+		t.Fatalf("Start = %v, want the duplicate refused", err)
+	}
+	if a := zq.Addr("jobs"); a != "" {
+		t.Errorf("jobs is bound at %s after a refused start", a)
+	}
+}
