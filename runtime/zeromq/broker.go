@@ -90,6 +90,11 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	if b.started {
 		return errors.New("zeromq: Start called twice")
 	}
+	if err := b.check(consumers); err != nil {
+		// Nothing started: Shutdown closes what Publish opened, as
+		// without a Start.
+		return err
+	}
 	b.started = true
 	if b.cfg.logger == nil && env.Logger != nil {
 		b.log = env.Logger
@@ -99,9 +104,6 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	}
 	if b.codec == nil {
 		b.codec = env.Codec
-	}
-	if err := b.check(consumers); err != nil {
-		return err
 	}
 	// Handlers keep the values of ctx, but not its end: the App ends ctx
 	// before it calls Shutdown, which lets them finish.

@@ -170,4 +170,20 @@ func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
 	if a := zq.Addr("jobs"); a != "" {
 		t.Errorf("jobs is bound at %s after a refused start", a)
 	}
+	shutdown(t, zq)
+}
+
+// TestShutdownAfterARefusedStart: a Broker whose Start refused its
+// subscriptions still shuts down cleanly (a main that defers Shutdown).
+func TestShutdownAfterARefusedStart(t *testing.T) {
+	noLeaks(t)
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
+	c := runtime.NewConsumer(&runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}, runtime.ZeroMQ, runtime.Env{})
+	if err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{c}); err == nil || !strings.Contains(err.Error(), `subscription "orders" has no endpoint`) {
+		t.Fatalf("Start = %v, want the missing endpoint refused", err)
+	}
+	shutdown(t, zq)
+	if err := zq.Publish(context.Background(), "jobs", runtime.Message{Type: "job", Body: []byte("{}")}); err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Errorf("Publish after Shutdown = %v, want it refused", err)
+	}
 }
