@@ -97,7 +97,7 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
 	defer waitCancel()
 	received := b.Name("orders.received")
-	if err := demo.WaitFor(waitCtx, app.Metrics(), map[string]demo.Counts{
+	if err := demo.WaitFor(waitCtx, app.Metrics(), map[string]runtime.SubscriptionStats{
 		received: {Delivered: 1 + 3 + 5 + 1 + 1 + 1, Acked: 3, Retried: 2 + 4, Parked: 3},
 	}); err != nil {
 		t.Fatal(err)

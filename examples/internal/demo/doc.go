@@ -9,7 +9,7 @@
 //     clock, so a demo can honestly say "retry in 30s" and be done in a
 //     second.
 //   - WriteSummary, the per-subscription table of an App's counters.
-//   - Counts, Check and WaitFor, which turn the counters into a smoke test:
+//   - Check and WaitFor, which turn the counters into a smoke test:
 //     a demo waits until the numbers it expects are reached, and fails when
 //     they are not.
 //   - Start, which runs the demo's App in the background until Stop, and

@@ -11,43 +11,39 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// Counts are the counters a demo expects of one subscription. A counter
-// not set is expected to be zero.
-type Counts struct {
-	Delivered, Acked, Retried, Parked, Rejected, Dropped, Failed int64
+// counters returns the counters of s alone: s without its broker and
+// subscription name.
+func counters(s runtime.SubscriptionStats) runtime.SubscriptionStats {
+	s.Broker, s.Subscription = "", ""
+	return s
 }
 
-// countsOf returns the counters of s.
-func countsOf(s runtime.SubscriptionStats) Counts {
-	return Counts{
-		Delivered: s.Delivered, Acked: s.Acked, Retried: s.Retried, Parked: s.Parked,
-		Rejected: s.Rejected, Dropped: s.Dropped, Failed: s.Failed,
-	}
-}
-
-func (c Counts) String() string {
+// countersText writes the counters of s.
+func countersText(s runtime.SubscriptionStats) string {
 	return fmt.Sprintf("delivered %d, acked %d, retried %d, parked %d, rejected %d, dropped %d, failed %d",
-		c.Delivered, c.Acked, c.Retried, c.Parked, c.Rejected, c.Dropped, c.Failed)
+		s.Delivered, s.Acked, s.Retried, s.Parked, s.Rejected, s.Dropped, s.Failed)
 }
 
-// Check compares the counters in stats with want, by subscription name. It
-// returns nil when every subscription in want has exactly its counts and
-// no other subscription counted anything, else an error listing each
-// difference.
-func Check(stats []runtime.SubscriptionStats, want map[string]Counts) error {
-	got := map[string]Counts{}
+// Check compares the counters in stats with want, by subscription name:
+// want holds for each subscription the counters expected of it, a counter
+// not set expected to be zero (the Broker and Subscription fields are not
+// compared). It returns nil when every subscription in want has exactly
+// its counters and no other subscription counted anything, else an error
+// listing each difference.
+func Check(stats []runtime.SubscriptionStats, want map[string]runtime.SubscriptionStats) error {
+	got := map[string]runtime.SubscriptionStats{}
 	for _, s := range stats {
-		got[s.Subscription] = countsOf(s)
+		got[s.Subscription] = counters(s)
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(want)) {
-		if g := got[name]; g != want[name] {
-			errs = append(errs, fmt.Errorf("%s: %v, want %v", name, g, want[name]))
+		if g, w := got[name], counters(want[name]); g != w {
+			errs = append(errs, fmt.Errorf("%s: %s, want %s", name, countersText(g), countersText(w)))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(got)) {
-		if _, ok := want[name]; !ok && got[name] != (Counts{}) {
-			errs = append(errs, fmt.Errorf("%s: %v, want nothing", name, got[name]))
+		if _, ok := want[name]; !ok && got[name] != (runtime.SubscriptionStats{}) {
+			errs = append(errs, fmt.Errorf("%s: %s, want nothing", name, countersText(got[name])))
 		}
 	}
 	return errors.Join(errs...)
@@ -58,7 +54,7 @@ const pollInterval = 10 * time.Millisecond
 
 // WaitFor waits until the counters of m are exactly want (see Check). When
 // ctx ends first it returns an error with the last difference seen.
-func WaitFor(ctx context.Context, m *runtime.Metrics, want map[string]Counts) error {
+func WaitFor(ctx context.Context, m *runtime.Metrics, want map[string]runtime.SubscriptionStats) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {

@@ -14,10 +14,10 @@ func TestCheck(t *testing.T) {
 		{Subscription: "jobs", Delivered: 9, Acked: 2, Retried: 6, Dropped: 1},
 		{Subscription: "idle"},
 	}
-	if err := Check(stats, map[string]Counts{"jobs": {Delivered: 9, Acked: 2, Retried: 6, Dropped: 1}}); err != nil {
+	if err := Check(stats, map[string]runtime.SubscriptionStats{"jobs": {Delivered: 9, Acked: 2, Retried: 6, Dropped: 1}}); err != nil {
 		t.Fatalf("matching counters: %v", err)
 	}
-	err := Check(stats, map[string]Counts{"jobs": {Delivered: 9, Acked: 3, Retried: 6}, "invoices": {Delivered: 1}})
+	err := Check(stats, map[string]runtime.SubscriptionStats{"jobs": {Delivered: 9, Acked: 3, Retried: 6}, "invoices": {Delivered: 1}})
 	if err == nil {
 		t.Fatal("differing counters gave no error")
 	}
@@ -45,7 +45,7 @@ func TestWaitForReturnsOnceTheCountersAreReached(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := WaitFor(ctx, m, map[string]Counts{"jobs": {Delivered: 3, Acked: 3}}); err != nil {
+	if err := WaitFor(ctx, m, map[string]runtime.SubscriptionStats{"jobs": {Delivered: 3, Acked: 3}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,7 +55,7 @@ func TestWaitForSaysWhatWasMissingWhenTimeRunsOut(t *testing.T) {
 	m.Subscription(runtime.ZeroMQ, "jobs").Delivered.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := WaitFor(ctx, m, map[string]Counts{"jobs": {Delivered: 2}})
+	err := WaitFor(ctx, m, map[string]runtime.SubscriptionStats{"jobs": {Delivered: 2}})
 	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") || !strings.Contains(err.Error(), "jobs: delivered 1,") {
 		t.Fatalf("WaitFor = %v, want the deadline and the difference", err)
 	}

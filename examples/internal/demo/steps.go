@@ -14,7 +14,7 @@ import (
 type Step struct {
 	Title string
 	Send  func(ctx context.Context, p runtime.Publisher) error
-	Want  map[string]Counts
+	Want  map[string]runtime.SubscriptionStats
 }
 
 // Play plays the steps in order. For each, it writes the step's number and

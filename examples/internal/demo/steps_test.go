@@ -49,8 +49,8 @@ func TestPlayTellsEachStepAndWaitsForItsCounters(t *testing.T) {
 	b, m := startNotes(t)
 	var out exampletest.SyncBuffer
 	err := Play(context.Background(), &out, b, m, []Step{
-		{Title: "Two notes.", Send: sendNotes("a", "b"), Want: map[string]Counts{"notes": {Delivered: 2, Acked: 2}}},
-		{Title: "One more.", Send: sendNotes("c"), Want: map[string]Counts{"notes": {Delivered: 3, Acked: 3}}},
+		{Title: "Two notes.", Send: sendNotes("a", "b"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 2, Acked: 2}}},
+		{Title: "One more.", Send: sendNotes("c"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 3, Acked: 3}}},
 	}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestPlayTellsEachStepAndWaitsForItsCounters(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("Play wrote\n%q\nwant\n%q", got, want)
 	}
-	if err := Check(m.Snapshot(), map[string]Counts{"notes": {Delivered: 3, Acked: 3}}); err != nil {
+	if err := Check(m.Snapshot(), map[string]runtime.SubscriptionStats{"notes": {Delivered: 3, Acked: 3}}); err != nil {
 		t.Errorf("after the steps: %v", err)
 	}
 }
@@ -68,8 +68,8 @@ func TestPlayNamesTheStepWhoseCountersWereNotReached(t *testing.T) {
 	b, m := startNotes(t)
 	var out exampletest.SyncBuffer
 	err := Play(context.Background(), &out, b, m, []Step{
-		{Title: "One note.", Send: sendNotes("a"), Want: map[string]Counts{"notes": {Delivered: 1, Acked: 1}}},
-		{Title: "Counters that cannot happen.", Send: sendNotes("b"), Want: map[string]Counts{"notes": {Delivered: 2, Acked: 1, Dropped: 1}}},
+		{Title: "One note.", Send: sendNotes("a"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 1, Acked: 1}}},
+		{Title: "Counters that cannot happen.", Send: sendNotes("b"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 2, Acked: 1, Dropped: 1}}},
 	}, 100*time.Millisecond)
 	if err == nil || !strings.HasPrefix(err.Error(), "step 2: demo: the counters did not reach") {
 		t.Fatalf("Play = %v, want step 2's counters not reached", err)
@@ -94,7 +94,7 @@ func TestPlaySaysItWasInterrupted(t *testing.T) {
 	err := Play(ctx, &out, b, m, []Step{
 		// Ctrl-C while the demo waits for counters that never come.
 		{Title: "Waiting.", Send: func(context.Context, runtime.Publisher) error { cancel(); return nil },
-			Want: map[string]Counts{"notes": {Delivered: 1}}},
+			Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 1}}},
 		{Title: "Never told.", Send: sendNotes("a")},
 	}, time.Minute)
 	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "interrupted: ") {

@@ -49,7 +49,7 @@ func defaultSettings() settings {
 }
 
 func defaultSteps() []demo.Step {
-	jobs := demo.Counts{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
+	jobs := runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
 	return []demo.Step{
 		{
 			Title: "Three jobs: job-1 succeeds at once, job-2 fails twice and then succeeds, job-3 always fails.",
@@ -65,7 +65,7 @@ func defaultSteps() []demo.Step {
 				}
 				return nil
 			},
-			Want: map[string]demo.Counts{"jobs": jobs},
+			Want: map[string]runtime.SubscriptionStats{"jobs": jobs},
 		},
 		{
 			Title: "Two invoices: inv-1 is sent; inv-2 has no amount, so it is parked on invoices.dead, where Park reads it.",
@@ -75,7 +75,7 @@ func defaultSteps() []demo.Step {
 				}
 				return billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 2}, runtime.WithMessageID("inv-2"))
 			},
-			Want: map[string]demo.Counts{
+			Want: map[string]runtime.SubscriptionStats{
 				"jobs":          jobs,
 				"invoices":      {Delivered: 2, Acked: 1, Parked: 1},
 				"invoices.dead": {Delivered: 1, Acked: 1},

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,7 +58,7 @@ func TestDemoTellsRetriesAndDeadLetters(t *testing.T) {
 func TestDemoFailsWhenTheCountersDiffer(t *testing.T) {
 	s := defaultSettings()
 	s.steps = s.steps[:1]
-	s.steps[0].Want = map[string]demo.Counts{"jobs": {Delivered: 9, Acked: 3, Retried: 6}}
+	s.steps[0].Want = map[string]runtime.SubscriptionStats{"jobs": {Delivered: 9, Acked: 3, Retried: 6}}
 	s.timeout = 3 * time.Second
 	var out exampletest.SyncBuffer
 	err := run(context.Background(), &out, s)

@@ -63,7 +63,7 @@ type settings struct {
 type step struct {
 	title string
 	send  func(ctx context.Context, p runtime.Publisher) error
-	want  demo.Counts
+	want  runtime.SubscriptionStats
 }
 
 func defaultSettings() settings {
@@ -95,7 +95,7 @@ func defaultSteps() []step {
 				}
 				return nil
 			},
-			want: demo.Counts{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Parked: 1},
+			want: runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Parked: 1},
 		},
 		{
 			title: "On the same queue: a cancellation (c-1), an order without a total (o-4), and r-1, an OrderRefunded that no handler takes.",
@@ -108,7 +108,7 @@ func defaultSteps() []step {
 				}
 				return runtime.Publish(ctx, p, "orders.received", "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
 			},
-			want: demo.Counts{Delivered: 9 + 3, Acked: 2 + 1, Retried: 6, Parked: 1 + 2},
+			want: runtime.SubscriptionStats{Delivered: 9 + 3, Acked: 2 + 1, Retried: 6, Parked: 1 + 2},
 		},
 	}
 }
@@ -165,7 +165,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 
 	steps := make([]demo.Step, len(s.steps))
 	for i, st := range s.steps {
-		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]demo.Counts{received: st.want}}
+		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]runtime.SubscriptionStats{received: st.want}}
 	}
 	if err := demo.Play(ctx, out, b, app.Metrics(), steps, s.timeout); err != nil {
 		return err
@@ -181,7 +181,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 		return err
 	}
 	if len(s.steps) > 0 {
-		if err := demo.Check(stats, map[string]demo.Counts{received: s.steps[len(s.steps)-1].want}); err != nil {
+		if err := demo.Check(stats, map[string]runtime.SubscriptionStats{received: s.steps[len(s.steps)-1].want}); err != nil {
 			return fmt.Errorf("after the stop: %w", err)
 		}
 	}
