@@ -71,16 +71,22 @@ func Run(b *testing.B, p Pair) Result {
 			b.Logf("round %d: streamgen %.0f ns/%s, baseline %.0f ns/%s, ratio %.3f", round, sg[len(sg)-1], p.unit(), base[len(base)-1], p.unit(), ratios[len(ratios)-1])
 		}
 	}
+	// Each list is sorted once, in place: nothing reads it in round order
+	// any more.
+	slices.Sort(sg)
+	slices.Sort(base)
+	slices.Sort(ratios)
+	sgMedian, baseMedian := sortedMedian(sg), sortedMedian(base)
 	res := Result{
-		Streamgen: time.Duration(Median(sg)),
-		Baseline:  time.Duration(Median(base)),
-		Ratio:     Median(ratios),
+		Streamgen: time.Duration(sgMedian),
+		Baseline:  time.Duration(baseMedian),
+		Ratio:     sortedMedian(ratios),
 		Rounds:    round,
 	}
-	res.RatioLow, res.RatioHigh = MedianInterval(ratios)
+	res.RatioLow, res.RatioHigh = sortedMedianInterval(ratios)
 	unit := p.unit()
-	b.ReportMetric(Median(sg), "streamgen-ns/"+unit)
-	b.ReportMetric(Median(base), "baseline-ns/"+unit)
+	b.ReportMetric(sgMedian, "streamgen-ns/"+unit)
+	b.ReportMetric(baseMedian, "baseline-ns/"+unit)
 	b.ReportMetric(res.Ratio, "ratio")
 	b.ReportMetric(res.RatioLow, "ratio-low")
 	b.ReportMetric(res.RatioHigh, "ratio-high")
@@ -104,11 +110,14 @@ func ratio(streamgen, baseline time.Duration, timeRatio bool) float64 {
 // Median returns the median of xs, the mean of the middle two when their
 // number is even, or 0 when there are none. xs is not changed.
 func Median(xs []float64) float64 {
-	if len(xs) == 0 {
+	return sortedMedian(slices.Sorted(slices.Values(xs)))
+}
+
+// sortedMedian is Median of s, which is sorted.
+func sortedMedian(s []float64) float64 {
+	if len(s) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
 	n := len(s)
 	if n%2 == 1 {
 		return s[n/2]
@@ -122,11 +131,14 @@ func Median(xs []float64) float64 {
 // ⌈1 + n/2 + 0.98·√n⌉ (1.96 standard deviations of a binomial count around
 // n/2), clamped to the values there are. xs is not changed.
 func MedianInterval(xs []float64) (low, high float64) {
-	if len(xs) == 0 {
+	return sortedMedianInterval(slices.Sorted(slices.Values(xs)))
+}
+
+// sortedMedianInterval is MedianInterval of s, which is sorted.
+func sortedMedianInterval(s []float64) (low, high float64) {
+	if len(s) == 0 {
 		return 0, 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
 	n := float64(len(s))
 	d := 0.98 * math.Sqrt(n)
 	j := int(math.Floor(n/2 - d))
