@@ -407,10 +407,10 @@ func (b *Broker) deliver(c *runtime.Consumer, m runtime.Message) {
 		}
 		c.WarnOnce("retry-count", "retry count header is not a number; counting this as the first delivery",
 			"message_id", m.ID, "reason", err.Error())
-		count, d.Attempt = 0, 1
+		d.Attempt = 1
 	}
 	v := c.Process(b.handlerCtx, d)
-	err = b.carryOut(c, m, count, &v)
+	err = b.carryOut(c, m, &v)
 	c.Settle(d, v, err)
 	b.record(c, m, d.Attempt, v, err)
 }
@@ -433,10 +433,11 @@ func (b *Broker) record(c *runtime.Consumer, m runtime.Message, attempt int, v r
 	})
 }
 
-// carryOut executes v for message m (as it arrived, with retry count
-// count) the way the emulated broker does. It may set v.Delay and v.Queue
-// to what it applied.
-func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, count int, v *runtime.Verdict) error {
+// carryOut executes v for message m (as it arrived) the way the emulated
+// broker's adapter does. It may set v.Delay and v.Queue to what it applied.
+// Start refused the subscriptions whose verdicts could not be carried out
+// (CheckConsumers): a retry always has a wait queue or a destination.
+func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, v *runtime.Verdict) error {
 	sub := c.Subscription()
 	switch v.Kind {
 	case runtime.VerdictAck, runtime.VerdictDrop:
@@ -447,31 +448,31 @@ func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, count int, v *
 		b.enqueueLocked(v.Queue, parkedCopy(m, sub.Name, *v, b.clock.Now()))
 		return nil
 	case runtime.VerdictReject:
-		if b.kind == runtime.RabbitMQ && sub.AckMode() == runtime.AckManual {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			b.rejected[sub.Name] = append(b.rejected[sub.Name], cloneMessage(m))
+		if b.kind == runtime.ZeroMQ {
+			return nil // the adapter drops it: nothing can take it back
 		}
+		if sub.AckMode() == runtime.AckAuto {
+			return errors.New("streamtest: ack=auto acknowledged the message on delivery, so it cannot be rejected: it is lost (add a dead_letter to keep such messages)")
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.rejected[sub.Name] = append(b.rejected[sub.Name], cloneMessage(m))
 		return nil
 	case runtime.VerdictRetry:
 		if b.kind == runtime.RabbitMQ {
-			return b.retryRabbitMQ(sub, m, count, v)
+			return b.retryRabbitMQ(sub, m, v)
 		}
-		return b.retryZeroMQ(sub, m, count, v)
+		return b.retryZeroMQ(sub, m, v)
 	}
 	return fmt.Errorf("streamtest: unknown verdict %v; the message is dropped", v.Kind)
 }
 
 // retryRabbitMQ puts the copy in the wait queue the subscription's ladder
 // picks; when its TTL passes, the copy returns to the subscription's queue.
-func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, count int, v *runtime.Verdict) error {
-	qs := b.waitQueues[sub.Name] // written by Start only, before any worker runs
-	if len(qs) == 0 {
-		return fmt.Errorf("streamtest: subscription %q has no wait queue (no handler retries); the message is dropped", sub.Name)
-	}
-	wq := runtime.PickWaitQueue(qs, v.Attempt, v.Delay)
+func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, v *runtime.Verdict) error {
+	wq := runtime.PickWaitQueue(b.waitQueues[sub.Name], v.Attempt, v.Delay) // written by Start only
 	v.Delay, v.Queue = wq.TTL, wq.Name
-	cp := retryCopy(m, count+1)
+	cp := retryCopy(m, v.Attempt)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.enqueueLocked(wq.Name, cp)
@@ -492,12 +493,9 @@ func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, cou
 
 // retryZeroMQ holds the copy in memory for v.Delay, then sends it to the
 // out_retry destination.
-func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, count int, v *runtime.Verdict) error {
+func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, v *runtime.Verdict) error {
 	dest := v.Queue // out_retry, with self resolved by the Consumer
-	if dest == "" {
-		return fmt.Errorf("streamtest: subscription %q has no out_retry destination; the retry copy is dropped", sub.Name)
-	}
-	cp := retryCopy(m, count+1)
+	cp := retryCopy(m, v.Attempt)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if v.Delay <= 0 {
@@ -518,7 +516,8 @@ func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, count
 	return nil
 }
 
-// retryCopy is m with its retry count header set to count.
+// retryCopy is m with its retry count header set to count: the attempt
+// that failed.
 func retryCopy(m runtime.Message, count int) runtime.Message {
 	cp := cloneMessage(m)
 	if cp.Headers == nil {

@@ -78,7 +78,8 @@
 // wait queues belong to the broker: their copies outlive the App. Reject
 // records the message in Rejected (a broker-level dead-letter exchange
 // would get it), except under ack=auto, where the broker already considered
-// it delivered. A malformed count header counts as 0, with a warning once
+// it delivered: the reject cannot be carried out, the message is lost, and
+// Settle reports it as failed, as the adapter does. A malformed count header counts as 0, with a warning once
 // per subscription, as the adapter does.
 //
 // Both: a parked message is a copy on the dead-letter queue with the

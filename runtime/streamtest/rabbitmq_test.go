@@ -190,7 +190,9 @@ func TestRabbitMQPoisonIsParkedOrRejected(t *testing.T) {
 
 // DeadLetterNow without a dead-letter queue rejects the message; with
 // ack=auto a rejected message is simply gone (the broker already considered
-// it delivered), so a broker-level dead-letter exchange would not get it.
+// it delivered), so a broker-level dead-letter exchange would not get it,
+// and Settle reports the reject that could not be carried out, as the
+// adapter does.
 func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 	for _, ack := range []runtime.AckMode{runtime.AckManual, runtime.AckAuto} {
 		t.Run(string(ack), func(t *testing.T) {
@@ -209,6 +211,13 @@ func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 			want := map[runtime.AckMode]int{runtime.AckManual: 1, runtime.AckAuto: 0}[ack]
 			if n := len(h.Rejected("jobs")); n != want {
 				t.Errorf("%d messages recorded as nacked without requeue, want %d", n, want)
+			}
+			st := h.App().Metrics().Snapshot()[0]
+			if ack == runtime.AckManual && (ds[0].Err != nil || st.Rejected != 1 || st.Failed != 0) {
+				t.Errorf("ack=manual: err %v, counters %+v; want rejected and counted so", ds[0].Err, st)
+			}
+			if ack == runtime.AckAuto && (ds[0].Err == nil || !strings.Contains(ds[0].Err.Error(), "cannot be rejected") || st.Rejected != 0 || st.Failed != 1) {
+				t.Errorf("ack=auto: err %v, counters %+v; want the reject reported as failed", ds[0].Err, st)
 			}
 		})
 	}
