@@ -401,12 +401,11 @@ func gracefulShutdownLetsHandlerFinish(t testing.TB, tr Transport) {
 	f.publish(q, "Job", Job{ID: 12}, runtime.WithMessageID("m-12"))
 	select {
 	case <-started:
-	case <-f.done:
-		t.Fatalf("the app stopped before the handler was called: %v", f.runErr)
 	case <-time.After(tr.Timeout):
 		t.Fatal("the handler was not called")
 	}
-	f.cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- f.stopApp() }()
 	f.waitFor("the app to shut the broker down", func() bool {
 		select {
 		case <-f.spy.called:
@@ -418,12 +417,14 @@ func gracefulShutdownLetsHandlerFinish(t testing.TB, tr Transport) {
 	// A broker that does not wait for the handler lets Run return now. A
 	// correct one never does, so this window only costs time.
 	select {
-	case <-f.done:
-		t.Fatalf("App.Run returned while a handler was still running: %v", f.runErr)
+	case err := <-stopped:
+		t.Fatalf("App.Run returned while a handler was still running: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	f.stop()
+	if err := <-stopped; err != nil {
+		t.Fatalf("the app did not stop cleanly: %v", err)
+	}
 
 	if live := got.liveContexts(); len(live) != 1 || !live[0] {
 		t.Fatalf("handler contexts live at return: %v, want [true]: a graceful stop must not cancel a handler in flight", live)

@@ -66,8 +66,9 @@
 // few milliseconds until Timeout. Keep RetryDelay small for a real broker
 // (50–200 ms): a case may wait out up to three delays.
 //
-// Timeout (default 30 s, real time) bounds every wait: for the App to
-// start, for a handler call, for a dead letter, for Run to return.
+// Timeout (default 30 s, real time) bounds every wait: for a handler call,
+// for a dead letter. It is also the App's shutdown timeout, so the App's
+// start and Run's return after a stop are each given twice as long.
 //
 // # What every transport must do
 //

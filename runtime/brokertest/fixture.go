@@ -2,7 +2,6 @@ package brokertest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -23,14 +22,14 @@ type fixture struct {
 	app  *runtime.App
 	logs *streamtest.LogRecorder
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	runErr error // set before done is closed
+	// stopApp stops the App started by start and returns what Run
+	// returned; nil before start.
+	stopApp func() error
 }
 
 // newFixture asks the transport for a broker serving queues and makes an
-// App for it. The App stops in t's cleanup, before the transport's own
-// cleanup runs.
+// App for it. Once started, the App stops in t's cleanup, before the
+// transport's own cleanup runs.
 func newFixture(t testing.TB, tr Transport, queues ...string) *fixture {
 	t.Helper()
 	inst := tr.New(t, slices.Clone(queues))
@@ -54,7 +53,6 @@ func newFixture(t testing.TB, tr Transport, queues ...string) *fixture {
 			runtime.WithShutdownTimeout(tr.Timeout),
 		),
 	}
-	t.Cleanup(f.cleanup)
 	return f
 }
 
@@ -83,24 +81,13 @@ func (f *fixture) retryLater(err error) runtime.Outcome {
 	return runtime.OutcomeOf(runtime.RetryAfter(f.tr.RetryDelay, err))
 }
 
-// start mounts subs and runs the App until it is ready.
+// start mounts subs and runs the App until it is ready; the test's
+// cleanup stops it and requires a clean stop. Each wait is bounded by twice
+// the transport's Timeout, which is also the App's shutdown timeout.
 func (f *fixture) start(subs ...*runtime.Subscription) {
 	f.t.Helper()
 	f.app.Mount(f.spy, subs...)
-	ctx, cancel := context.WithCancel(context.Background())
-	f.cancel = cancel
-	f.done = make(chan struct{})
-	go func() {
-		defer close(f.done)
-		f.runErr = f.app.Run(ctx)
-	}()
-	select {
-	case <-f.app.Ready():
-	case <-f.done:
-		f.t.Fatalf("the app did not start: %v", f.runErr)
-	case <-time.After(f.tr.Timeout):
-		f.t.Fatalf("the app did not start within %v", f.tr.Timeout)
-	}
+	f.stopApp = streamtest.RunAppWithin(f.t, f.app, 2*f.tr.Timeout)
 }
 
 // stop stops the App and requires a clean stop. After it, what the
@@ -109,25 +96,6 @@ func (f *fixture) stop() {
 	f.t.Helper()
 	if err := f.stopApp(); err != nil {
 		f.t.Fatalf("the app did not stop cleanly: %v", err)
-	}
-}
-
-func (f *fixture) stopApp() error {
-	if f.done == nil {
-		return nil
-	}
-	f.cancel()
-	select {
-	case <-f.done:
-		return f.runErr
-	case <-time.After(2 * f.tr.Timeout):
-		return fmt.Errorf("App.Run did not return within %v of the stop", 2*f.tr.Timeout)
-	}
-}
-
-func (f *fixture) cleanup() {
-	if err := f.stopApp(); err != nil && !f.t.Failed() {
-		f.t.Errorf("stopping the app: %v", err)
 	}
 }
 

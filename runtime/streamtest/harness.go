@@ -25,9 +25,7 @@ type Harness struct {
 	logs        *LogRecorder
 	waitTimeout time.Duration
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	runErr error // set before done is closed
+	run *appRun // set by Start
 }
 
 // Option configures a Harness.
@@ -131,34 +129,25 @@ func (h *Harness) Now() time.Time { return h.clock.Now() }
 // an invalid subscription, ...).
 func (h *Harness) Start() {
 	h.t.Helper()
-	if h.done != nil {
+	if h.run != nil {
 		h.t.Fatal("streamtest: Start called twice")
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(h.t.Context()))
-	h.cancel = cancel
-	h.done = make(chan struct{})
-	go func() {
-		defer close(h.done)
-		h.runErr = h.app.Run(ctx)
-	}()
-	select {
-	case <-h.app.Ready():
-	case <-h.done:
-		h.t.Fatalf("streamtest: the app did not start: %v", h.runErr)
-	case <-time.After(h.waitTimeout):
-		h.t.Fatalf("streamtest: the app did not start within %v", h.waitTimeout)
+	run, err := startApp(context.WithoutCancel(h.t.Context()), h.app, h.waitTimeout)
+	h.run = run
+	if err != nil {
+		h.t.Fatal(err)
 	}
 }
 
 // Stop stops the App gracefully and returns what its Run returned. The
 // test's cleanup calls it when the test did not.
 func (h *Harness) Stop() error {
-	if h.done == nil {
+	if h.run == nil {
 		return nil
 	}
-	h.cancel()
-	<-h.done
-	return h.runErr
+	h.run.cancel()
+	<-h.run.done
+	return h.run.err
 }
 
 // Publish encodes v with the App's codec and publishes it to queue as a
@@ -215,7 +204,7 @@ func (h *Harness) Pending() int { return h.clock.Pending() }
 // cleanup waits for idle (unless the test already failed), stops the App,
 // and fails the test on a Run error or a handler call still running.
 func (h *Harness) cleanup() {
-	if h.done == nil {
+	if h.run == nil {
 		return
 	}
 	if !h.t.Failed() {

@@ -2,7 +2,7 @@ package streamtest
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -23,35 +23,33 @@ const appPatience = time.Minute
 // stop.
 func RunApp(t testing.TB, app *runtime.App) (stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var runErr error
-	go func() {
-		defer close(done)
-		runErr = app.Run(ctx)
-	}()
+	return RunAppWithin(t, app, appPatience)
+}
+
+// RunAppWithin is RunApp with patience, instead of a minute, as the bound
+// of the wait for the App to start and of stop's wait for Run to return.
+// Make it longer than the App's shutdown timeout, so that stop sees how
+// Run ended.
+func RunAppWithin(t testing.TB, app *runtime.App, patience time.Duration) (stop func() error) {
+	t.Helper()
+	run, err := startApp(context.Background(), app, patience)
 	var once sync.Once
 	var stopErr error
 	stop = func() error {
 		once.Do(func() {
-			cancel()
+			run.cancel()
 			select {
-			case <-done:
-				stopErr = runErr
-			case <-time.After(appPatience):
-				stopErr = errors.New("streamtest: the app did not stop within a minute")
+			case <-run.done:
+				stopErr = run.err
+			case <-time.After(patience):
+				stopErr = fmt.Errorf("streamtest: the app did not stop within %v", patience)
 			}
 		})
 		return stopErr
 	}
-	select {
-	case <-app.Ready():
-	case <-done:
-		cancel()
-		t.Fatalf("streamtest: the app did not start: %v", runErr)
-	case <-time.After(appPatience):
+	if err != nil {
 		_ = stop()
-		t.Fatalf("streamtest: the app did not start within %v", appPatience)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
@@ -59,4 +57,34 @@ func RunApp(t testing.TB, app *runtime.App) (stop func() error) {
 		}
 	})
 	return stop
+}
+
+// appRun is an App running in the background.
+type appRun struct {
+	cancel context.CancelFunc // ends the App's context: a graceful stop
+	done   chan struct{}      // closed once Run has returned
+	err    error              // what Run returned, set before done is closed
+}
+
+// startApp runs app in the background with a context derived from ctx,
+// and waits until it is ready. It returns an error when Run returns first,
+// or when the App is not ready within patience; the App's context is then
+// cancelled, and done still tells when Run returns.
+func startApp(ctx context.Context, app *runtime.App, patience time.Duration) (*appRun, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &appRun{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = app.Run(ctx)
+	}()
+	select {
+	case <-app.Ready():
+		return r, nil
+	case <-r.done:
+		cancel()
+		return r, fmt.Errorf("streamtest: the app did not start: %w", r.err)
+	case <-time.After(patience):
+		cancel()
+		return r, fmt.Errorf("streamtest: the app did not start within %v", patience)
+	}
 }

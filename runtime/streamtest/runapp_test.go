@@ -102,3 +102,31 @@ func TestRunAppFailsTheTestWhenTheAppStopsWithAnError(t *testing.T) {
 		t.Errorf("failures %q, want the App's error at the end of the test", got)
 	}
 }
+
+// brokerThatNeverStarts blocks in Start until the App's context ends.
+type brokerThatNeverStarts struct{}
+
+func (brokerThatNeverStarts) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
+func (brokerThatNeverStarts) Start(ctx context.Context, _ runtime.Env, _ []*runtime.Consumer) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (brokerThatNeverStarts) Shutdown(context.Context) error { return nil }
+
+// RunAppWithin bounds the wait for the App to start by its patience, fails
+// the test when it passes, and stops the App.
+func TestRunAppWithinFailsWhenTheAppIsNotReadyInTime(t *testing.T) {
+	app := runtime.NewApp("run-app")
+	var rec calls
+	app.Mount(brokerThatNeverStarts{}, jobsSubscription(&rec))
+	f := newFakeTB(t)
+	f.run(func() {
+		streamtest.RunAppWithin(f, app, 50*time.Millisecond)
+		t.Error("RunAppWithin returned although the App was not ready")
+	})
+	if got := f.finish(); got != "streamtest: the app did not start within 50ms" {
+		t.Errorf("failures %q, want the start to time out", got)
+	}
+	// The package's leak check fails the test run if Run's goroutine
+	// outlived the failure.
+}
