@@ -1,11 +1,8 @@
 package rabbitmq
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
-
-	"github.com/streamgen/streamgen/runtime"
 )
 
 // backoff spaces out reconnect attempts: min after the first failure,
@@ -40,20 +37,4 @@ func (b backoff) delay(n int) time.Duration {
 		d -= time.Duration(rand.Float64() * b.jitter * float64(d))
 	}
 	return d
-}
-
-// sleep waits d on clock, or until ctx ends; it returns ctx.Err() then.
-func sleep(ctx context.Context, clock runtime.Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	done := make(chan struct{})
-	t := clock.AfterFunc(d, func() { close(done) })
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

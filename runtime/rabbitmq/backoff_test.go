@@ -1,12 +1,8 @@
 package rabbitmq
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
-
-	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 func TestBackoffDoublesUpToMax(t *testing.T) {
@@ -46,35 +42,5 @@ func TestBackoffNormalized(t *testing.T) {
 	WithReconnectBackoff(time.Second, time.Millisecond, -2)(&opts)
 	if opts.backoff.max != time.Second || opts.backoff.jitter != 0 {
 		t.Errorf("WithReconnectBackoff(1s, 1ms, -2) = %+v, want max raised to 1s and jitter 0", opts.backoff)
-	}
-}
-
-func TestSleepWaitsForTheClock(t *testing.T) {
-	noLeaks(t)
-	clock := streamtest.NewClock(time.Time{})
-	done := make(chan error)
-	go func() { done <- sleep(context.Background(), clock, time.Hour) }()
-	eventually(t, "sleep to set its timer", func() bool { return clock.Pending() == 1 })
-	select {
-	case err := <-done:
-		t.Fatalf("sleep returned %v before the clock fired", err)
-	default:
-	}
-	clock.Advance(time.Hour)
-	if err := <-done; err != nil {
-		t.Errorf("sleep = %v after the clock fired, want nil", err)
-	}
-}
-
-func TestSleepEndsWithContext(t *testing.T) {
-	noLeaks(t)
-	clock := streamtest.NewClock(time.Time{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- sleep(ctx, clock, time.Hour) }()
-	eventually(t, "sleep to set its timer", func() bool { return clock.Pending() == 1 })
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("sleep = %v after cancel, want context.Canceled", err)
 	}
 }

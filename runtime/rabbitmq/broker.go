@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // Broker runs subscriptions on a RabbitMQ broker and publishes to it. It is
@@ -241,7 +242,7 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 // App with it.
 func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 	for n := 1; ; n++ {
-		if err := sleep(runCtx, b.clock, b.opts.backoff.delay(n)); err != nil {
+		if err := wait.Sleep(runCtx, b.clock, b.opts.backoff.delay(n)); err != nil {
 			return nil, err
 		}
 		s, err := b.openSession(runCtx)
@@ -293,22 +294,16 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	sess := b.sess
 	b.mu.Unlock()
 
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
+	var err error
+	if werr := wait.Do(ctx, func() {
 		if sess != nil {
 			sess.cancelConsumers(b.log)
 		}
 		for _, r := range b.runners {
 			r.waitPumps()
 		}
-	}()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		b.abort()
-		err = fmt.Errorf("rabbitmq: shutdown: %w: handlers still running were cancelled; their deliveries are left to the broker", ctx.Err())
+	}); werr != nil {
+		err = fmt.Errorf("rabbitmq: shutdown: %w: handlers still running were cancelled; their deliveries are left to the broker", werr)
 	}
 	b.abort()
 	if sess != nil {

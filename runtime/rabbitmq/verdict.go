@@ -9,6 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // carryOut does what the verdict says with d. It sets v.Delay and v.Queue
@@ -59,7 +60,7 @@ func (r *runner) settlePublished(d *amqp.Delivery, what, queue string, err error
 		r.publishFailures.Store(0)
 	} else if !errors.Is(err, ErrUnroutable) {
 		n := r.publishFailures.Add(1)
-		_ = sleep(r.b.runCtx, r.b.clock, min(r.b.opts.backoff.delay(int(min(n, 64))), maxRequeuePause))
+		_ = wait.Sleep(r.b.runCtx, r.b.clock, min(r.b.opts.backoff.delay(int(min(n, 64))), maxRequeuePause))
 	}
 	return settlePublished(d, what, queue, err)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // Broker is an in-process runtime.Broker and runtime.Publisher that
@@ -164,20 +165,13 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.notifyLocked()
 	b.mu.Unlock()
 
-	done := make(chan struct{})
-	go func() {
-		b.workers.Wait()
-		close(done)
-	}()
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if werr := wait.Group(ctx, &b.workers); werr != nil {
 		b.mu.Lock()
 		busy := b.busy
 		b.mu.Unlock()
 		b.cancelHandlers()
-		err = fmt.Errorf("streamtest: shutdown: %d handler calls still running, their contexts are now cancelled: %w", busy, ctx.Err())
+		err = fmt.Errorf("streamtest: shutdown: %d handler calls still running, their contexts are now cancelled: %w", busy, werr)
 	}
 	b.cancelHandlers()
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // Broker runs subscriptions on ZeroMQ sockets and publishes to ZeroMQ
@@ -403,7 +404,7 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 	}
 	var errs []error
 	for _, s := range subs {
-		if err := waitGroup(ctx, &s.workers); err != nil {
+		if err := wait.Group(ctx, &s.workers); err != nil {
 			errs = append(errs, fmt.Errorf("zeromq: subscription %q: in-flight handlers did not finish: %w", s.name, err))
 		}
 	}

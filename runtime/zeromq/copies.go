@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // copyScheduler sends retry copies, each from its own goroutine so that a
@@ -96,33 +97,5 @@ func (s *copyScheduler) stop() int {
 
 // wait waits until the copies being sent are sent, or ctx ends.
 func (s *copyScheduler) wait(ctx context.Context) error {
-	return waitGroup(ctx, &s.running)
-}
-
-// waitGroup waits for wg, or until ctx ends.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// sleep waits d on clock, or until ctx ends.
-func sleep(ctx context.Context, clock runtime.Clock, d time.Duration) error {
-	woke := make(chan struct{})
-	t := clock.AfterFunc(d, func() { close(woke) })
-	select {
-	case <-woke:
-		return nil
-	case <-ctx.Done():
-		t.Stop()
-		return ctx.Err()
-	}
+	return wait.Group(ctx, &s.running)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // sender sends messages to one queue.
@@ -124,7 +125,7 @@ func (p *pusher) current(ctx context.Context) (*conn, error) {
 		if attempt == 1 {
 			p.log.Warn("zeromq: cannot reach queue; retrying until it answers", "queue", p.queue, "endpoint", addr, "err", err)
 		}
-		if err := sleep(ctx, p.clock, backoff); err != nil {
+		if err := wait.Sleep(ctx, p.clock, backoff); err != nil {
 			return nil, fmt.Errorf("zeromq: send to queue %q: %w", p.queue, err)
 		}
 		backoff = min(2*backoff, maxRedial)

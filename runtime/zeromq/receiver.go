@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // inbound is one message read from a connection, not yet parsed.
@@ -75,7 +76,7 @@ func (r *receiver) acceptLoop() {
 				return
 			}
 			r.log.Warn("zeromq: accept failed", "err", err)
-			if sleep(r.ctx, r.clock, firstRedial) != nil {
+			if wait.Sleep(r.ctx, r.clock, firstRedial) != nil {
 				return
 			}
 			continue
@@ -126,7 +127,7 @@ func (r *receiver) dialLoop() {
 				r.log.Warn("zeromq: cannot reach the ventilator; retrying until it answers", "endpoint", r.q.ep.addr, "err", err)
 			}
 			failing = true
-			if sleep(r.ctx, r.clock, backoff) != nil {
+			if wait.Sleep(r.ctx, r.clock, backoff) != nil {
 				return
 			}
 			backoff = min(2*backoff, maxRedial)

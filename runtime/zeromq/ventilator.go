@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // peerQueue is how many messages may wait for one worker's connection.
@@ -72,7 +73,7 @@ func (v *ventilator) accept() {
 				return
 			}
 			v.log.Warn("zeromq: ventilator accept failed", "queue", v.queue, "err", err)
-			if sleep(v.life, v.clock, firstRedial) != nil {
+			if wait.Sleep(v.life, v.clock, firstRedial) != nil {
 				return
 			}
 			continue
