@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // sender sends messages to one queue.
@@ -22,12 +21,6 @@ type sender interface {
 	// close closes the connections and waits for the sender's goroutines.
 	close()
 }
-
-// Backoff between attempts to reach a peer.
-const (
-	firstRedial = 100 * time.Millisecond
-	maxRedial   = 2 * time.Second
-)
 
 // handshakeTimeout bounds the ZMTP handshake with a peer.
 const handshakeTimeout = 10 * time.Second
@@ -49,7 +42,7 @@ type pusher struct {
 
 	mu     sync.Mutex
 	c      *conn
-	lost   chan struct{} // closed when c is lost
+	lost   <-chan struct{} // closed when c is lost
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -107,7 +100,7 @@ func (p *pusher) current(ctx context.Context) (*conn, error) {
 	defer cancel()
 	stop := context.AfterFunc(p.life, cancel)
 	defer stop()
-	backoff := firstRedial
+	var backoff redialBackoff
 	for attempt := 1; ; attempt++ {
 		c, addr, err := p.dial(ctx)
 		if err == nil {
@@ -125,10 +118,9 @@ func (p *pusher) current(ctx context.Context) (*conn, error) {
 		if attempt == 1 {
 			p.log.Warn("zeromq: cannot reach queue; retrying until it answers", "queue", p.queue, "endpoint", addr, "err", err)
 		}
-		if err := wait.Sleep(ctx, p.clock, backoff); err != nil {
+		if err := backoff.wait(ctx, p.clock); err != nil {
 			return nil, fmt.Errorf("zeromq: send to queue %q: %w", p.queue, err)
 		}
-		backoff = min(2*backoff, maxRedial)
 	}
 }
 
@@ -150,8 +142,7 @@ func (p *pusher) dial(ctx context.Context) (*conn, string, error) {
 	return c, address, nil
 }
 
-// keep makes c the live connection and watches it: a PULL peer sends
-// nothing, so a read returns only when the connection is lost.
+// keep makes c the live connection and watches it for its loss.
 func (p *pusher) keep(c *conn) (*conn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -159,16 +150,7 @@ func (p *pusher) keep(c *conn) (*conn, error) {
 		c.Close()
 		return nil, errClosed
 	}
-	lost := make(chan struct{})
-	p.c, p.lost = c, lost
-	p.wg.Go(func() {
-		defer close(lost)
-		for {
-			if _, err := c.readMessage(maxHandshakeFrame); err != nil {
-				return
-			}
-		}
-	})
+	p.c, p.lost = c, watchGone(&p.wg, c)
 	return c, nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // inbound is one message read from a connection, not yet parsed.
@@ -35,19 +34,18 @@ type receiver struct {
 	// then closed.
 	tooLarge func(peer string, err error)
 
-	ctx  context.Context
-	end  context.CancelFunc
-	ln   net.Listener
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	raws map[net.Conn]bool // connection → handshake done
+	ctx   context.Context
+	end   context.CancelFunc
+	ln    net.Listener
+	wg    sync.WaitGroup
+	conns connSet
 }
 
 func newReceiver(sub string, q *queueConfig, limit int64, out chan<- inbound, clock runtime.Clock, log *slog.Logger, tooLarge func(string, error)) *receiver {
 	ctx, end := context.WithCancel(context.Background())
 	return &receiver{
 		sub: sub, q: q, limit: limit, out: out, clock: clock, log: log, tooLarge: tooLarge,
-		ctx: ctx, end: end, raws: map[net.Conn]bool{},
+		ctx: ctx, end: end,
 	}
 }
 
@@ -64,59 +62,41 @@ func (r *receiver) start() error {
 	}
 	r.ln = ln
 	r.log.Info("zeromq: queue bound", "endpoint", endpointString(ln.Addr()))
-	r.wg.Go(r.acceptLoop)
+	r.wg.Go(func() { acceptLoop(r.ctx, r.ln, &r.conns, &r.wg, r.clock, r.log, "zeromq: accept failed", r.serve) })
 	return nil
 }
 
-func (r *receiver) acceptLoop() {
-	for {
-		raw, err := r.ln.Accept()
-		if err != nil {
-			if r.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			r.log.Warn("zeromq: accept failed", "err", err)
-			if wait.Sleep(r.ctx, r.clock, firstRedial) != nil {
-				return
-			}
-			continue
+// serve handshakes with a peer that dialled the bound queue, then reads
+// its messages until the connection is lost.
+func (r *receiver) serve(raw net.Conn) {
+	c, err := handshake(raw, zmq4.Pull, true, handshakeTimeout)
+	if err != nil {
+		if r.ctx.Err() == nil {
+			r.log.Warn("zeromq: a peer failed the ZMTP handshake", "peer", raw.RemoteAddr().String(), "err", err)
 		}
-		if !r.track(raw) {
-			raw.Close()
-			return
-		}
-		r.wg.Go(func() {
-			defer r.untrack(raw)
-			c, err := handshake(raw, zmq4.Pull, true, handshakeTimeout)
-			if err != nil {
-				if r.ctx.Err() == nil {
-					r.log.Warn("zeromq: a peer failed the ZMTP handshake", "peer", raw.RemoteAddr().String(), "err", err)
-				}
-				return
-			}
-			r.markReady(raw)
-			r.read(c)
-		})
+		return
 	}
+	r.conns.ready(raw)
+	r.read(c)
 }
 
 // dialLoop keeps one connection to the ventilator, redialling with backoff
 // when it cannot be reached or is lost.
 func (r *receiver) dialLoop() {
-	backoff := firstRedial
+	var backoff redialBackoff
 	failing := false
 	for r.ctx.Err() == nil {
 		var d net.Dialer
 		raw, err := d.DialContext(r.ctx, r.q.network, r.q.address)
 		var c *conn
 		if err == nil {
-			if !r.track(raw) {
+			if !r.conns.add(raw) {
 				raw.Close()
 				return
 			}
 			c, err = handshake(raw, zmq4.Pull, false, handshakeTimeout)
 			if err != nil {
-				r.untrack(raw)
+				r.conns.remove(raw)
 			}
 		}
 		if err != nil {
@@ -127,17 +107,17 @@ func (r *receiver) dialLoop() {
 				r.log.Warn("zeromq: cannot reach the ventilator; retrying until it answers", "endpoint", r.q.ep.addr, "err", err)
 			}
 			failing = true
-			if wait.Sleep(r.ctx, r.clock, backoff) != nil {
+			if backoff.wait(r.ctx, r.clock) != nil {
 				return
 			}
-			backoff = min(2*backoff, maxRedial)
 			continue
 		}
-		r.markReady(raw)
+		r.conns.ready(raw)
 		r.log.Info("zeromq: connected to the ventilator", "endpoint", r.q.ep.addr)
-		failing, backoff = false, firstRedial
+		failing = false
+		backoff.reset()
 		r.read(c)
-		r.untrack(raw)
+		r.conns.remove(raw)
 		if r.ctx.Err() == nil {
 			r.log.Warn("zeromq: lost the connection to the ventilator; redialling", "endpoint", r.q.ep.addr)
 		}
@@ -164,43 +144,8 @@ func (r *receiver) read(c *conn) {
 	}
 }
 
-func (r *receiver) track(raw net.Conn) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ctx.Err() != nil {
-		return false
-	}
-	r.raws[raw] = false
-	return true
-}
-
-func (r *receiver) markReady(raw net.Conn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.raws[raw]; ok {
-		r.raws[raw] = true
-	}
-}
-
-func (r *receiver) untrack(raw net.Conn) {
-	r.mu.Lock()
-	delete(r.raws, raw)
-	r.mu.Unlock()
-	raw.Close()
-}
-
 // connections returns how many peers are connected (handshake done).
-func (r *receiver) connections() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, ready := range r.raws {
-		if ready {
-			n++
-		}
-	}
-	return n
-}
+func (r *receiver) connections() int { return r.conns.readyCount() }
 
 // addr is the bound address, or nil for a dialing receiver.
 func (r *receiver) addr() net.Addr {
@@ -213,12 +158,8 @@ func (r *receiver) addr() net.Addr {
 // stop stops receiving: it closes the listener and every connection, and
 // returns once no goroutine of the receiver runs.
 func (r *receiver) stop() {
-	r.mu.Lock()
 	r.end()
-	for raw := range r.raws {
-		raw.Close()
-	}
-	r.mu.Unlock()
+	r.conns.close()
 	if r.ln != nil {
 		r.ln.Close()
 	}

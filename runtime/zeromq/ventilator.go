@@ -2,7 +2,6 @@ package zeromq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
 // peerQueue is how many messages may wait for one worker's connection.
@@ -34,7 +32,7 @@ type ventilator struct {
 	next    int
 	changed chan struct{} // closed and replaced when a peer may take a message
 	closed  bool
-	raws    map[net.Conn]struct{} // connections, for close
+	conns   connSet
 	wg      sync.WaitGroup
 }
 
@@ -42,7 +40,7 @@ type ventilator struct {
 type ventPeer struct {
 	c    *conn
 	out  chan [][]byte
-	gone chan struct{} // closed when the connection is lost
+	gone <-chan struct{} // closed when the connection is lost
 }
 
 // listenVentilator binds the ventilator of queue q and starts accepting
@@ -56,70 +54,26 @@ func listenVentilator(life context.Context, q *queueConfig, clock runtime.Clock,
 	ctx, end := context.WithCancel(life)
 	v := &ventilator{
 		queue: q.name, ln: ln, clock: clock, log: log, life: ctx, end: end,
-		changed: make(chan struct{}), raws: map[net.Conn]struct{}{},
+		changed: make(chan struct{}),
 	}
-	v.wg.Go(v.accept)
+	v.wg.Go(func() {
+		acceptLoop(v.life, v.ln, &v.conns, &v.wg, v.clock, v.log.With("queue", v.queue), "zeromq: ventilator accept failed", v.serve)
+	})
 	log.Info("zeromq: ventilator bound; workers may dial in", "queue", q.name, "endpoint", endpointString(ln.Addr()))
 	return v, nil
 }
 
 func (v *ventilator) addr() net.Addr { return v.ln.Addr() }
 
-func (v *ventilator) accept() {
-	for {
-		raw, err := v.ln.Accept()
-		if err != nil {
-			if v.life.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			v.log.Warn("zeromq: ventilator accept failed", "queue", v.queue, "err", err)
-			if wait.Sleep(v.life, v.clock, firstRedial) != nil {
-				return
-			}
-			continue
-		}
-		if !v.track(raw) {
-			raw.Close()
-			return
-		}
-		v.wg.Go(func() { v.serve(raw) })
-	}
-}
-
-func (v *ventilator) track(raw net.Conn) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.closed {
-		return false
-	}
-	v.raws[raw] = struct{}{}
-	return true
-}
-
 // serve handshakes with a worker, then writes its share of the messages
 // until the connection is lost.
 func (v *ventilator) serve(raw net.Conn) {
-	defer func() {
-		v.mu.Lock()
-		delete(v.raws, raw)
-		v.mu.Unlock()
-		raw.Close()
-	}()
 	c, err := handshake(raw, zmq4.Push, true, handshakeTimeout)
 	if err != nil {
 		v.log.Warn("zeromq: a peer of the ventilator failed the ZMTP handshake", "queue", v.queue, "peer", raw.RemoteAddr().String(), "err", err)
 		return
 	}
-	p := &ventPeer{c: c, out: make(chan [][]byte, peerQueue), gone: make(chan struct{})}
-	v.wg.Go(func() {
-		// A PULL peer sends nothing: a read returns when it is gone.
-		defer close(p.gone)
-		for {
-			if _, err := c.readMessage(maxHandshakeFrame); err != nil {
-				return
-			}
-		}
-	})
+	p := &ventPeer{c: c, out: make(chan [][]byte, peerQueue), gone: watchGone(&v.wg, c)}
 	v.mu.Lock()
 	v.peers = append(v.peers, p)
 	v.notify()
@@ -225,10 +179,8 @@ func (v *ventilator) close() {
 	v.mu.Lock()
 	v.closed = true
 	v.notify()
-	for raw := range v.raws {
-		raw.Close()
-	}
 	v.mu.Unlock()
+	v.conns.close()
 	v.end()
 	v.ln.Close()
 	v.wg.Wait()
