@@ -18,7 +18,8 @@ import (
 // Broker runs subscriptions on ZeroMQ sockets and publishes to ZeroMQ
 // queues. It is a runtime.Broker and a runtime.Publisher. Make one with New.
 type Broker struct {
-	cfg config
+	cfg    config
+	cfgErr error // every error of the options, joined
 
 	mu      sync.Mutex
 	started bool
@@ -53,6 +54,7 @@ func New(opts ...Option) *Broker {
 	for _, o := range opts {
 		o(&b.cfg)
 	}
+	b.cfgErr = errors.Join(b.cfg.errs...)
 	if b.cfg.logger != nil {
 		b.log = b.cfg.logger
 	}
@@ -80,8 +82,8 @@ func (b *Broker) Codec() runtime.Codec {
 // dialling the ventilators of subscriptions declared with Dial, and starts
 // each subscription's workers. Startup errors name the subscription.
 func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
-	if err := errors.Join(b.cfg.errs...); err != nil {
-		return err
+	if b.cfgErr != nil {
+		return b.cfgErr
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,8 +156,8 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 // so that workers can dial in before the first Publish. A service that only
 // sends calls it at startup to learn of a bind error at once.
 func (b *Broker) Listen() error {
-	if err := errors.Join(b.cfg.errs...); err != nil {
-		return err
+	if b.cfgErr != nil {
+		return b.cfgErr
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -285,8 +287,8 @@ func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) 
 
 // senderFor returns the sender of queue, making it on first use.
 func (b *Broker) senderFor(queue string) (sender, error) {
-	if err := errors.Join(b.cfg.errs...); err != nil {
-		return nil, err
+	if b.cfgErr != nil {
+		return nil, b.cfgErr
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

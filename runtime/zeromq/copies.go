@@ -69,13 +69,6 @@ func (s *copyScheduler) schedule(delay time.Duration, send func(context.Context)
 	s.mu.Unlock()
 }
 
-// waiting returns how many copies wait for their delay.
-func (s *copyScheduler) waiting() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.pending)
-}
-
 // stop cancels the copies still waiting, reports each as lost, and returns
 // how many there were. Copies being sent go on; wait waits for them.
 func (s *copyScheduler) stop() int {

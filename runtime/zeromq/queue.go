@@ -23,18 +23,6 @@ const (
 	roleVentilator
 )
 
-func (r role) constructor() string {
-	switch r {
-	case roleBind:
-		return "zeromq.Bind"
-	case roleDial:
-		return "zeromq.Dial"
-	case roleVentilator:
-		return "zeromq.Ventilator"
-	}
-	return "an endpoint"
-}
-
 // Endpoint is where a queue's socket lives and which side binds it. Make
 // one with Bind, Dial or Ventilator.
 type Endpoint struct {

@@ -39,7 +39,6 @@ var (
 type subscriber struct {
 	b        *Broker
 	c        *runtime.Consumer
-	q        *queueConfig
 	name     string
 	incoming chan inbound
 	recv     *receiver
@@ -60,7 +59,7 @@ func newSubscriber(b *Broker, c *runtime.Consumer, q *queueConfig) *subscriber {
 			limit = int64(sub.MaxPayloadBytes) + payloadAllowance
 		}
 	}
-	s := &subscriber{b: b, c: c, q: q, name: sub.Name, incoming: make(chan inbound, prefetch)}
+	s := &subscriber{b: b, c: c, name: sub.Name, incoming: make(chan inbound, prefetch)}
 	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, c.Logger(), s.tooLarge)
 	return s
 }
@@ -130,12 +129,10 @@ func (s *subscriber) delivery(in inbound) (*Envelope, *runtime.Delivery, error) 
 		return nil, d, fmt.Errorf("%w: it is addressed to subscription %q, and this queue takes only %q (from %s)",
 			ErrMalformed, env.Subscription, s.name, in.peer)
 	}
-	count := 0
-	if v, ok := env.Header(s.b.cfg.retryCountHeader); ok {
-		count, err = runtime.ParseRetryCount(v)
-		if err != nil {
-			return nil, d, fmt.Errorf("%w: header %s: %w", ErrMalformed, s.b.cfg.retryCountHeader, err)
-		}
+	// The header names are lower case, and so is the retry count's.
+	count, err := runtime.ParseRetryCount(d.Headers[s.b.cfg.retryCountHeader])
+	if err != nil {
+		return nil, d, fmt.Errorf("%w: header %s: %w", ErrMalformed, s.b.cfg.retryCountHeader, err)
 	}
 	d.Attempt = 1 + count
 	return env, d, nil
@@ -203,7 +200,9 @@ func (s *subscriber) nackUnsupported() {
 	s.c.WarnOnce("zeromq-nack", "ZeroMQ cannot reject a message back to a broker; rejected messages are dropped (logged once per subscription)", "err", ErrNackUnsupported)
 }
 
+// lineBreaks turns each line break into a space. A Replacer is safe for
+// concurrent use and never changes.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
+
 // oneLine makes s fit a header value: line breaks become spaces.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
-}
+func oneLine(s string) string { return lineBreaks.Replace(s) }
