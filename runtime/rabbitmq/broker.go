@@ -85,8 +85,8 @@ func New(url string, opts ...Option) *Broker {
 		clock:    runtime.SystemClock{},
 		codec:    o.codec,
 	}
-	if uri, err := amqp.ParseURI(url); err == nil {
-		b.user = uri.Username
+	if b.dialer.uriErr == nil {
+		b.user = b.dialer.uri.Username
 	}
 	b.pub = newPublisher(b.dial, o.confirmTimeout, log)
 	return b

@@ -29,25 +29,35 @@ const (
 type dialer struct {
 	url      string
 	redacted string
+	uri      amqp.URI // url parsed, when uriErr is nil
+	uriErr   error    // why url does not parse, without the password
 	tls      *tls.Config
 	name     string
 }
 
+// newDialer parses rawURL once; a URL that does not parse is reported by
+// every dial.
 func newDialer(rawURL string, tlsConfig *tls.Config, name string) dialer {
-	return dialer{url: rawURL, redacted: runtime.RedactURL(rawURL), tls: tlsConfig, name: name}
-}
-
-// config returns the amqp091 configuration of a connection in role: its
-// name, and its TLS settings for an amqps:// URL.
-func (d dialer) config(role string) (amqp.Config, amqp.URI, error) {
-	uri, err := amqp.ParseURI(d.url)
+	d := dialer{url: rawURL, redacted: runtime.RedactURL(rawURL), tls: tlsConfig, name: name}
+	uri, err := amqp.ParseURI(rawURL)
 	if err != nil {
 		// A url.Error repeats the URL, password included: keep only its cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return amqp.Config{}, uri, fmt.Errorf("rabbitmq: broker URL %s is not valid: %v", d.redacted, err)
+		d.uriErr = fmt.Errorf("rabbitmq: broker URL %s is not valid: %v", d.redacted, err)
+	}
+	d.uri = uri
+	return d
+}
+
+// config returns the amqp091 configuration of a connection in role: its
+// name, and its TLS settings for an amqps:// URL.
+func (d dialer) config(role string) (amqp.Config, amqp.URI, error) {
+	uri := d.uri
+	if d.uriErr != nil {
+		return amqp.Config{}, uri, d.uriErr
 	}
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(d.name + " (" + role + ")")

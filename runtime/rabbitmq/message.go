@@ -1,7 +1,6 @@
 package rabbitmq
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -38,19 +37,16 @@ func brokerBookkeeping(header string) bool {
 
 // copyOf returns a copy of d to publish again: the same body and
 // properties, persistent, without the broker's bookkeeping headers nor the
-// original expiration, with set added to the headers. A message without
-// a message id gets one, so a basic.return can be matched to it. The
-// user-id property is kept only when it is user's, the user the copy is
+// original expiration. Its headers have room for extra more. A message
+// without a message id gets one, so a basic.return can be matched to it.
+// The user-id property is kept only when it is user's, the user the copy is
 // published as: RabbitMQ refuses a user-id that is not the connection's.
-func copyOf(d *amqp.Delivery, user string, set map[string]string) amqp.Publishing {
-	headers := make(amqp.Table, len(d.Headers)+len(set))
+func copyOf(d *amqp.Delivery, user string, extra int) amqp.Publishing {
+	headers := make(amqp.Table, len(d.Headers)+extra)
 	for k, v := range d.Headers {
 		if !brokerBookkeeping(k) {
 			headers[k] = v
 		}
-	}
-	for k, v := range set {
-		headers[k] = v
 	}
 	p := amqp.Publishing{
 		Headers:         headers,
@@ -78,7 +74,9 @@ func copyOf(d *amqp.Delivery, user string, set map[string]string) amqp.Publishin
 // retryCopy is the copy of d that waits out a retry: it carries attempt as
 // the retry count, for d was the attempt-th delivery.
 func retryCopy(d *amqp.Delivery, user string, attempt int) amqp.Publishing {
-	return copyOf(d, user, map[string]string{runtime.RetryCountHeader: strconv.Itoa(attempt)})
+	p := copyOf(d, user, 1)
+	p.Headers[runtime.RetryCountHeader] = strconv.Itoa(attempt)
+	return p
 }
 
 // deadLetterCopy is the copy of d parked on a dead-letter queue, with the
@@ -86,7 +84,11 @@ func retryCopy(d *amqp.Delivery, user string, attempt int) amqp.Publishing {
 // dead-letter queue count their own attempts afresh (the attempts made
 // before are in runtime.HeaderDeadLetterAttempts).
 func deadLetterCopy(d *amqp.Delivery, user, subscription string, v runtime.Verdict, now time.Time) amqp.Publishing {
-	p := copyOf(d, user, runtime.DeadLetterHeaders(subscription, v, now))
+	explain := runtime.DeadLetterHeaders(subscription, v, now)
+	p := copyOf(d, user, len(explain))
+	for k, v := range explain {
+		p.Headers[k] = v
+	}
 	delete(p.Headers, runtime.RetryCountHeader)
 	return p
 }
@@ -127,8 +129,22 @@ func headerText(v any) (string, bool) {
 		return string(x), true
 	case bool:
 		return strconv.FormatBool(x), true
-	case int8, int16, int32, int64, int, uint8, uint16, uint32:
-		return fmt.Sprint(x), true
+	case int8:
+		return strconv.FormatInt(int64(x), 10), true
+	case int16:
+		return strconv.FormatInt(int64(x), 10), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	case uint8:
+		return strconv.FormatUint(uint64(x), 10), true
+	case uint16:
+		return strconv.FormatUint(uint64(x), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10), true
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), true
 	case float64:

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -139,8 +140,10 @@ func TestTextHeaders(t *testing.T) {
 		"ts":      time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 		"x-death": []any{amqp.Table{"count": int64(1)}},
 		"tbl":     amqp.Table{"k": "v"},
+		"i8":      int8(-8), "i16": int16(-16), "i64": int64(math.MinInt64), "int": 7, "u8": uint8(255), "u32": uint32(math.MaxUint32),
 	})
-	want := map[string]string{"s": "text", "b": "bytes", "t": "true", "i": "-4", "u": "9", "f": "1.5", "ts": "2025-01-02T03:04:05Z"}
+	want := map[string]string{"s": "text", "b": "bytes", "t": "true", "i": "-4", "u": "9", "f": "1.5", "ts": "2025-01-02T03:04:05Z",
+		"i8": "-8", "i16": "-16", "i64": "-9223372036854775808", "int": "7", "u8": "255", "u32": "4294967295"}
 	for k, w := range want {
 		if h[k] != w {
 			t.Errorf("%s = %q, want %q", k, h[k], w)

@@ -78,14 +78,13 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 			s.markLost(fmt.Errorf("rabbitmq: the broker cancelled consumer %s of queue %q (was the queue deleted?)", tag, r.sub.Name))
 		}
 	})
-	auto := r.sub.AckMode() == runtime.AckAuto
-	if !auto {
+	if !r.auto {
 		if err := ch.Qos(r.prefetch, 0, false); err != nil {
 			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", r.prefetch, r.sub.Name, err)
 		}
 	}
 	tag := consumerTag(r.b.dialer.name, r.sub.Name)
-	deliveries, err := ch.Consume(r.sub.Name, tag, auto, false, false, false, nil)
+	deliveries, err := ch.Consume(r.sub.Name, tag, r.auto, false, false, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)
 	}
