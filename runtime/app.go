@@ -133,15 +133,13 @@ func (a *App) Run(ctx context.Context) error {
 	defer cancel(nil)
 	var failure error
 	var failOnce sync.Once
-	env := Env{
-		App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics,
-		fail: func(err error) {
-			failOnce.Do(func() {
-				failure = err
-				a.logger.Error("a broker failed; stopping", "err", err)
-				cancel(err)
-			})
-		},
+	env := a.env()
+	env.fail = func(err error) {
+		failOnce.Do(func() {
+			failure = err
+			a.logger.Error("a broker failed; stopping", "err", err)
+			cancel(err)
+		})
 	}
 	var started []Broker
 	for _, g := range groups {
@@ -164,6 +162,12 @@ func (a *App) Run(ctx context.Context) error {
 	return errors.Join(failure, err)
 }
 
+// env is what the App hands its consumers and brokers, but for Fail, which
+// only Run can set.
+func (a *App) env() Env {
+	return Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
+}
+
 // prepare validates the mounts and groups their consumers by broker, in
 // mount order.
 func (a *App) prepare() ([]brokerGroup, error) {
@@ -177,7 +181,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 	if len(a.mounts) == 0 && len(errs) == 0 {
 		return nil, errors.New("runtime: no subscriptions are mounted: call the generated Mount before Run")
 	}
-	env := Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
+	env := a.env()
 	var groups []brokerGroup
 	index := map[Broker]int{}
 	seen := map[Broker]map[string]bool{}
