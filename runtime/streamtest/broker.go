@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,7 +33,8 @@ type Broker struct {
 	changed    chan struct{} // closed and replaced on every change of state
 	state      brokerState
 	codec      runtime.Codec
-	queues     map[string][]runtime.Message
+	queues     map[string][]queued
+	seq        uint64 // the sequence number of the last message queued
 	consumers  map[string]*runtime.Consumer
 	waitQueues map[string][]runtime.WaitQueue // RabbitMQ: each subscription's, built at Start
 	deliveries map[string][]Delivery
@@ -56,6 +58,14 @@ const (
 	brokerStopped
 )
 
+// queued is a message in a queue. Its sequence number tells it from an
+// equal copy. The broker never changes a queued message: it owns its
+// headers and body, and hands out copies.
+type queued struct {
+	seq uint64
+	msg runtime.Message
+}
+
 // delayedCopy is a ZeroMQ retry copy waiting out its delay in memory.
 type delayedCopy struct {
 	from  string
@@ -74,7 +84,7 @@ func NewBroker(kind runtime.BrokerKind, clock *Clock) *Broker {
 		clock:      clock,
 		changed:    make(chan struct{}),
 		codec:      runtime.JSON{},
-		queues:     map[string][]runtime.Message{},
+		queues:     map[string][]queued{},
 		consumers:  map[string]*runtime.Consumer{},
 		waitQueues: map[string][]runtime.WaitQueue{},
 		deliveries: map[string][]Delivery{},
@@ -218,27 +228,37 @@ func (b *Broker) Queue(name string) []runtime.Message {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]runtime.Message, len(b.queues[name]))
-	for i, m := range b.queues[name] {
-		out[i] = cloneMessage(m)
+	for i, q := range b.queues[name] {
+		out[i] = cloneMessage(q.msg)
 	}
 	return out
 }
 
-// Deliveries returns what the named subscription received, in the order the
-// deliveries were settled.
+// Deliveries returns a copy of what the named subscription received, in
+// the order the deliveries were settled.
 func (b *Broker) Deliveries(subscription string) []Delivery {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Clone(b.deliveries[subscription])
+	out := slices.Clone(b.deliveries[subscription])
+	for i := range out {
+		out[i].Headers = maps.Clone(out[i].Headers)
+		out[i].Body = bytes.Clone(out[i].Body)
+	}
+	return out
 }
 
-// Rejected returns the messages the named RabbitMQ subscription rejected
-// without requeue (poison with no dead-letter queue, or DeadLetterNow with
-// none): a broker-level dead-letter exchange would receive these.
+// Rejected returns a copy of the messages the named RabbitMQ subscription
+// rejected without requeue (poison with no dead-letter queue, or
+// DeadLetterNow with none): a broker-level dead-letter exchange would
+// receive these.
 func (b *Broker) Rejected(subscription string) []runtime.Message {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Clone(b.rejected[subscription])
+	out := make([]runtime.Message, len(b.rejected[subscription]))
+	for i, m := range b.rejected[subscription] {
+		out[i] = cloneMessage(m)
+	}
+	return out
 }
 
 // Lost returns how many ZeroMQ retry copies were still waiting for their
@@ -332,9 +352,13 @@ func (b *Broker) notifyLocked() {
 	b.changed = make(chan struct{})
 }
 
-func (b *Broker) enqueueLocked(queue string, m runtime.Message) {
-	b.queues[queue] = append(b.queues[queue], m)
+// enqueueLocked puts m, which the broker owns from now on, at the tail of
+// queue, and returns its sequence number.
+func (b *Broker) enqueueLocked(queue string, m runtime.Message) uint64 {
+	b.seq++
+	b.queues[queue] = append(b.queues[queue], queued{seq: b.seq, msg: m})
 	b.notifyLocked()
+	return b.seq
 }
 
 // work is one worker of consumer c: it takes the next message of c's queue
@@ -363,10 +387,9 @@ func (b *Broker) take(queue string) (runtime.Message, bool) {
 			return runtime.Message{}, false
 		}
 		if q := b.queues[queue]; len(q) > 0 {
-			m := q[0]
 			b.queues[queue] = q[1:]
 			b.busy++
-			return m, true
+			return q[0].msg, true
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -376,17 +399,20 @@ func (b *Broker) take(queue string) (runtime.Message, bool) {
 }
 
 // deliver runs one message through c the way a broker adapter does: compute
-// the attempt, Process, carry out the verdict, Settle.
+// the attempt, Process, carry out the verdict, Settle. The handler gets a
+// copy of m, which it may change; m itself, as it arrived, is what the
+// delivery record and the copies sent on are made of.
 func (b *Broker) deliver(c *runtime.Consumer, m runtime.Message) {
 	count, err := runtime.ParseRetryCount(m.Headers[runtime.RetryCountHeader])
+	raw := cloneMessage(m)
 	d := &runtime.Delivery{
 		MessageID:   m.ID,
 		Type:        m.Type,
 		ContentType: m.ContentType,
-		Headers:     maps.Clone(m.Headers),
-		Body:        bytes.Clone(m.Body),
+		Headers:     raw.Headers,
+		Body:        raw.Body,
 		Attempt:     count + 1,
-		Raw:         cloneMessage(m),
+		Raw:         raw,
 	}
 	if d.Headers == nil {
 		d.Headers = map[string]string{}
@@ -419,8 +445,8 @@ func (b *Broker) record(c *runtime.Consumer, m runtime.Message, attempt int, v r
 		MessageType:  m.Type,
 		MessageID:    m.ID,
 		ContentType:  m.ContentType,
-		Headers:      maps.Clone(m.Headers),
-		Body:         bytes.Clone(m.Body),
+		Headers:      m.Headers,
+		Body:         m.Body,
 		Verdict:      v,
 		Err:          err,
 		Time:         b.clock.Now(),
@@ -450,7 +476,7 @@ func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, v *runtime.Ver
 		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		b.rejected[sub.Name] = append(b.rejected[sub.Name], cloneMessage(m))
+		b.rejected[sub.Name] = append(b.rejected[sub.Name], m)
 		return nil
 	case runtime.VerdictRetry:
 		if b.kind == runtime.RabbitMQ {
@@ -469,15 +495,17 @@ func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, v *
 	cp := retryCopy(m, v.Attempt)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.enqueueLocked(wq.Name, cp)
+	seq := b.enqueueLocked(wq.Name, cp)
 	b.clock.AfterFunc(wq.TTL, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		// The copy is still there, unless a subscription consumes the
+		// wait queue.
 		q := b.queues[wq.Name]
 		for i := range q {
-			if sameMessage(q[i], cp) {
-				b.queues[wq.Name] = slices.Delete(slices.Clone(q), i, i+1)
-				b.enqueueLocked(sub.Name, q[i])
+			if q[i].seq == seq {
+				b.queues[wq.Name] = slices.Delete(q, i, i+1)
+				b.enqueueLocked(sub.Name, cp)
 				return
 			}
 		}
@@ -511,37 +539,32 @@ func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, v *ru
 }
 
 // retryCopy is m with its retry count header set to count: the attempt
-// that failed.
+// that failed. It shares m's body, which nobody changes.
 func retryCopy(m runtime.Message, count int) runtime.Message {
-	cp := cloneMessage(m)
-	if cp.Headers == nil {
-		cp.Headers = map[string]string{}
+	m.Headers = maps.Clone(m.Headers)
+	if m.Headers == nil {
+		m.Headers = map[string]string{}
 	}
-	cp.Headers[runtime.RetryCountHeader] = fmt.Sprint(count)
-	return cp
+	m.Headers[runtime.RetryCountHeader] = strconv.Itoa(count)
+	return m
 }
 
 // parkedCopy is m as a dead letter: the explanation headers added, and the
 // retry count removed, since the dead-letter queue's own consumers start
-// counting afresh (the attempts are in the explanation headers).
+// counting afresh (the attempts are in the explanation headers). It shares
+// m's body, which nobody changes.
 func parkedCopy(m runtime.Message, subscription string, v runtime.Verdict, now time.Time) runtime.Message {
-	cp := cloneMessage(m)
-	if cp.Headers == nil {
-		cp.Headers = map[string]string{}
-	}
-	delete(cp.Headers, runtime.RetryCountHeader)
-	maps.Copy(cp.Headers, runtime.DeadLetterHeaders(subscription, v, now))
-	return cp
+	explain := runtime.DeadLetterHeaders(subscription, v, now)
+	headers := make(map[string]string, len(m.Headers)+len(explain))
+	maps.Copy(headers, m.Headers)
+	delete(headers, runtime.RetryCountHeader)
+	maps.Copy(headers, explain)
+	m.Headers = headers
+	return m
 }
 
 func cloneMessage(m runtime.Message) runtime.Message {
 	m.Headers = maps.Clone(m.Headers)
 	m.Body = bytes.Clone(m.Body)
 	return m
-}
-
-// sameMessage reports whether a and b are the same queued copy. Copies are
-// distinct values, so this compares what they carry.
-func sameMessage(a, b runtime.Message) bool {
-	return a.ID == b.ID && a.Type == b.Type && bytes.Equal(a.Body, b.Body) && maps.Equal(a.Headers, b.Headers)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
@@ -73,5 +74,46 @@ func TestBrokerCopiesMessages(t *testing.T) {
 	got = b.Queue("q")
 	if got[0].Headers["k"] != "v" || string(got[0].Body) != "body" {
 		t.Errorf("queued message %+v changed with its publisher's copy", got[0])
+	}
+}
+
+// What a handler is given, and what Deliveries and Rejected return, are
+// copies: changing them changes neither the retry copy that goes on nor
+// what the broker reports later.
+func TestBrokerKeepsItsOwnCopiesOfDeliveredMessages(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+			md.Headers["k"] = "changed by the handler"
+			md.Raw.(runtime.Message).Body[0] = 'X'
+			if md.Attempt == 2 {
+				return runtime.DeadLetterNow()
+			}
+			return runtime.Retry()
+		})}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("m"), runtime.WithHeader("k", "v"))
+	h.Wait()
+	first := h.Deliveries("jobs")
+	first[0].Headers["k"] = "changed by the test"
+	first[0].Body[0] = 'Y'
+	h.Advance(time.Second)
+	ds := h.Deliveries("jobs")
+	if len(ds) != 2 {
+		t.Fatalf("%d deliveries, want 2", len(ds))
+	}
+	for i, d := range ds {
+		if d.Headers["k"] != "v" || string(d.Body) != `{"id":1}` {
+			t.Errorf("delivery %d arrived with k=%q, body %s; want the message as published", i+1, d.Headers["k"], d.Body)
+		}
+	}
+	rejected := h.Rejected("jobs")
+	if len(rejected) != 1 {
+		t.Fatalf("%d rejected, want 1", len(rejected))
+	}
+	rejected[0].Headers["k"] = "changed by the test"
+	rejected[0].Body[0] = 'Y'
+	if again := h.Rejected("jobs"); again[0].Headers["k"] != "v" || string(again[0].Body) != `{"id":1}` {
+		t.Errorf("rejected message %+v changed with the copy Rejected returned", again[0])
 	}
 }
