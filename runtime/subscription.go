@@ -231,6 +231,20 @@ func (s *Subscription) WaitQueues() []WaitQueue {
 	return out
 }
 
+// WaitQueueArguments returns the RabbitMQ arguments the wait queue q of the
+// subscription is declared with: x-message-ttl, q.TTL in milliseconds
+// (rounded up, at least 1, as an int64), and x-dead-letter-exchange ""
+// with x-dead-letter-routing-key s.Name, which send an expired retry copy
+// back to the subscription's queue. runtime/rabbitmq declares wait queues
+// with them; documents that describe the queues can show them.
+func (s *Subscription) WaitQueueArguments(q WaitQueue) map[string]any {
+	return map[string]any{
+		"x-message-ttl":             max(int64((q.TTL+time.Millisecond-1)/time.Millisecond), 1), // 0 would expire copies at once
+		"x-dead-letter-exchange":    "",
+		"x-dead-letter-routing-key": s.Name,
+	}
+}
+
 // WaitQueueFor picks the wait queue for a message whose attempt-th delivery
 // failed. With no delay requested, attempt n waits in step min(n, steps).
 // With a requested delay, the smallest step at least that long is chosen, or

@@ -202,6 +202,22 @@ func TestWaitQueues(t *testing.T) {
 	}
 }
 
+func TestWaitQueueArguments(t *testing.T) {
+	jobs := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{1500 * time.Microsecond, time.Second},
+		Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}}
+	qs := jobs.WaitQueues()
+	for i, wantTTL := range []int64{2, 1000} {
+		args := jobs.WaitQueueArguments(qs[i])
+		want := map[string]any{"x-message-ttl": wantTTL, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}
+		if fmt.Sprint(args) != fmt.Sprint(want) || args["x-message-ttl"] != wantTTL {
+			t.Errorf("WaitQueueArguments(%s) = %#v, want %#v", qs[i].Name, args, want)
+		}
+	}
+	if ttl := jobs.WaitQueueArguments(runtime.WaitQueue{Name: "jobs.retry", TTL: time.Microsecond})["x-message-ttl"]; ttl != int64(1) {
+		t.Errorf("x-message-ttl of a 1µs wait = %v, want 1: 0 would expire copies at once", ttl)
+	}
+}
+
 func TestPolicyRetryQueue(t *testing.T) {
 	for out, want := range map[string]string{"": "", runtime.OutRetrySelf: "jobs", "jobs.later": "jobs.later", "jobs": "jobs"} {
 		if got := (runtime.Policy{OutRetry: out}).RetryQueue("jobs"); got != want {

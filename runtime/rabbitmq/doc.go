@@ -30,13 +30,14 @@
 // is set), one wait queue per retry delay ("<queue>.retry", or
 // "<queue>.retry.<delay>" for each step of a ladder such as
 // retry_delay=1s,10s,1m: durable, x-message-ttl the delay,
-// x-dead-letter-exchange "" and x-dead-letter-routing-key the queue), and
-// each dead-letter queue (plain durable). A queue that already exists with
-// other arguments makes Start fail with a TopologyError naming the queue,
-// the argument, both values and the fix. One exception: a subscription's
-// own queue may carry arguments the subscription does not set (a
-// dead-letter exchange, a length limit an operator added); it is used as
-// it is.
+// x-dead-letter-exchange "" and x-dead-letter-routing-key the queue, as
+// runtime.Subscription.WaitQueueArguments gives them), and each dead-letter
+// queue (plain durable); QueueNames lists them all. A queue that already
+// exists with other arguments makes Start fail with a TopologyError naming
+// the queue, the argument, both values and the fix. One exception: a
+// subscription's own queue may carry arguments the subscription does not
+// set (a dead-letter exchange, a length limit an operator added); it is
+// used as it is.
 //
 // # How a delivery is settled
 //

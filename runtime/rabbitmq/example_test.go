@@ -3,6 +3,7 @@ package rabbitmq_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -60,4 +61,23 @@ func ExampleWithTLSConfig() {
 		rabbitmq.WithReconnectBackoff(200*time.Millisecond, 30*time.Second, 0.2),
 	)
 	defer rb.Close()
+}
+
+// QueueNames lists what a Broker declares for its subscriptions: a tool
+// that provisions or cleans up queues uses it.
+func ExampleQueueNames() {
+	ack := func(context.Context, *Order, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
+	placed := &runtime.Subscription{
+		Name:        "orders.placed",
+		RetryDelays: []time.Duration{time.Second, time.Minute},
+		Handlers:    []runtime.Handler{runtime.Handle("Order", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, ack)},
+	}
+	for _, name := range rabbitmq.QueueNames(placed) {
+		fmt.Println(name)
+	}
+	// Output:
+	// orders.placed
+	// orders.placed.retry.1s
+	// orders.placed.retry.1m
+	// orders.parked
 }

@@ -67,11 +67,7 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 	}
 	for _, sub := range subs {
 		for _, wq := range sub.WaitQueues() {
-			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table{
-				"x-message-ttl":             ttlMillis(wq.TTL),
-				"x-dead-letter-exchange":    "",
-				"x-dead-letter-routing-key": sub.Name,
-			}})
+			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table(sub.WaitQueueArguments(wq))})
 		}
 	}
 	for _, sub := range subs {
@@ -82,10 +78,17 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 	return out
 }
 
-// ttlMillis is d in whole milliseconds, at least 1 (0 would expire copies
-// at once).
-func ttlMillis(d time.Duration) int64 {
-	return max(int64((d+time.Millisecond-1)/time.Millisecond), 1)
+// QueueNames returns the names of the queues a Broker declares for subs,
+// each once, in the order it declares them: the subscriptions' queues, then
+// their wait queues, then their dead-letter queues. Tools that create,
+// inspect or delete those queues use it.
+func QueueNames(subs ...*runtime.Subscription) []string {
+	specs := topology(subs)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	return names
 }
 
 // channelOpener opens a channel; *amqp091.Connection is one.

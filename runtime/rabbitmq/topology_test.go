@@ -85,7 +85,13 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	if w["x-message-ttl"] != int64(1000) || w["x-dead-letter-exchange"] != "" || w["x-dead-letter-routing-key"] != "jobs" {
 		t.Errorf("wait queue args = %v", w)
 	}
-	if ttlMillis(time.Microsecond) != 1 || ttlMillis(1500*time.Microsecond) != 2 {
-		t.Errorf("ttlMillis rounds wrong: %d %d", ttlMillis(time.Microsecond), ttlMillis(1500*time.Microsecond))
+	if fmt.Sprint(w) != fmt.Sprint(jobs.WaitQueueArguments(jobs.WaitQueues()[0])) {
+		t.Errorf("wait queue args = %v, want the subscription's WaitQueueArguments", w)
+	}
+	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("QueueNames = %v, want %v", got, want)
+	}
+	if got := QueueNames(); len(got) != 0 {
+		t.Errorf("QueueNames() = %v, want none", got)
 	}
 }
