@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
@@ -575,11 +575,14 @@ func (c *apiChannel) queueArguments() *object {
 		return nil
 	}
 	if len(c.waitFor) > 0 {
+		// The arguments runtime/rabbitmq declares the wait queue with.
 		w := c.waitFor[0]
-		return newObject().
-			set("x-message-ttl", max(int64((w.queue.TTL+time.Millisecond-1)/time.Millisecond), 1)).
-			set("x-dead-letter-exchange", "").
-			set("x-dead-letter-routing-key", w.sub.sub.name)
+		args := w.sub.rs.WaitQueueArguments(w.queue)
+		o := newObject()
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			o.set(k, args[k])
+		}
+		return o
 	}
 	return nil
 }
