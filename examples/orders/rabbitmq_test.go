@@ -58,7 +58,7 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		stop()
-		if err := demo.Delete(url, demo.QueuesOf(b.Subscriptions())); err != nil {
+		if err := demo.Delete(url, rabbitmq.QueueNames(b.Subscriptions()...)); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})

@@ -15,7 +15,7 @@
 //   - Start, which runs the demo's App in the background until Stop, and
 //     Play, which tells each Step, sends its messages and waits for its
 //     counters.
-//   - QueuesOf, Peek, Purge and Delete, to start a RabbitMQ demo (on the
+//   - Peek, Purge and Delete, to start a RabbitMQ demo (on the
 //     broker internal/brokerurl names) from empty queues and show what sits in a dead-letter queue, headers
 //     and all, without taking it away.
 //

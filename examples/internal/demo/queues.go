@@ -3,35 +3,12 @@ package demo
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
 )
-
-// QueuesOf returns every RabbitMQ queue the subscriptions use: each
-// subscription's own queue, its wait queues and its dead-letter queues,
-// each once, in that order.
-func QueuesOf(subs []*runtime.Subscription) []string {
-	var out []string
-	add := func(q string) {
-		if !slices.Contains(out, q) {
-			out = append(out, q)
-		}
-	}
-	for _, s := range subs {
-		add(s.Name)
-		for _, w := range s.WaitQueues() {
-			add(w.Name)
-		}
-		for _, d := range s.DeadLetters() {
-			add(d)
-		}
-	}
-	return out
-}
 
 // QueuedMessage is a message read from a queue.
 type QueuedMessage struct {

@@ -162,21 +162,3 @@ func TestAnUnreachableBrokerIsAnErrorWithoutThePassword(t *testing.T) {
 		t.Fatalf("Peek on a closed port = %v, want an error naming the broker without its password", err)
 	}
 }
-
-func TestQueuesOf(t *testing.T) {
-	type order struct{}
-	h := func(typ string, p runtime.Policy) runtime.Handler {
-		return runtime.Handle(typ, p, func(context.Context, *order, runtime.Metadata) runtime.Outcome { return runtime.Ack() })
-	}
-	got := QueuesOf([]*runtime.Subscription{
-		{Name: "orders", RetryDelays: []time.Duration{time.Second, 2 * time.Second}, Handlers: []runtime.Handler{
-			h("A", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}),
-			h("B", runtime.Policy{DeadLetter: "orders.parked"}),
-		}},
-		{Name: "audit", Handlers: []runtime.Handler{h("C", runtime.Policy{DeadLetter: "orders.parked"})}},
-	})
-	want := []string{"orders", "orders.retry.1s", "orders.retry.2s", "orders.parked", "audit"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("QueuesOf = %v, want %v", got, want)
-	}
-}

@@ -126,7 +126,7 @@ func (b *purgingBroker) Start(ctx context.Context, env runtime.Env, consumers []
 	for i, c := range consumers {
 		subs[i] = c.Subscription()
 	}
-	queues := demo.QueuesOf(subs)
+	queues := rabbitmq.QueueNames(subs...)
 	n, err := demo.Purge(b.url, queues)
 	if err != nil {
 		return err

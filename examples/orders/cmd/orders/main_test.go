@@ -33,7 +33,7 @@ func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 	slog.SetDefault(logger)
 
 	t.Cleanup(func() { // registered first, so it runs once the service has stopped
-		if err := demo.Delete(url, demo.QueuesOf(b.Subscriptions())); err != nil {
+		if err := demo.Delete(url, rabbitmq.QueueNames(b.Subscriptions()...)); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
