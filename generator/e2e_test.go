@@ -64,10 +64,10 @@ func TestFailingJobIsDeliveredFiveTimes(t *testing.T) {
 			t.Errorf("delivery %d: attempt %d, retry count %d, type %q, id %q", i+1, d.Attempt, d.RetryCount(), d.MessageType, d.MessageID)
 		}
 	}
-	if got := ds[3].Verdict.Kind; got != runtime.VerdictRetry {
+	if got := ds[3].Verdict.Kind; got != streamtest.VerdictRetry {
 		t.Errorf("fourth delivery: %v, want retry", got)
 	}
-	if got := ds[4].Verdict.Kind; got != runtime.VerdictDrop {
+	if got := ds[4].Verdict.Kind; got != streamtest.VerdictDrop {
 		t.Errorf("fifth delivery: %v, want drop", got)
 	}
 
@@ -77,7 +77,7 @@ func TestFailingJobIsDeliveredFiveTimes(t *testing.T) {
 	}
 	h.Wait()
 	ds = h.Deliveries("jobs")
-	if last := ds[len(ds)-1]; len(ds) != 6 || last.Verdict.Kind != runtime.VerdictAck {
+	if last := ds[len(ds)-1]; len(ds) != 6 || last.Verdict.Kind != streamtest.VerdictAck {
 		t.Errorf("good job: %d deliveries, last %v; want 6, ack", len(ds), last.Verdict.Kind)
 	}
 }
@@ -109,12 +109,12 @@ func TestEveryShapeIsCalled(t *testing.T) {
 		}
 	}
 	h.Wait()
-	want := map[string]runtime.VerdictKind{
-		"a": runtime.VerdictAck, "b": runtime.VerdictAck, "c": runtime.VerdictAck, "d": runtime.VerdictAck,
-		"e": runtime.VerdictAck, "f": runtime.VerdictAck,
+	want := map[string]streamtest.VerdictKind{
+		"a": streamtest.VerdictAck, "b": streamtest.VerdictAck, "c": streamtest.VerdictAck, "d": streamtest.VerdictAck,
+		"e": streamtest.VerdictAck, "f": streamtest.VerdictAck,
 		// G retries on its first delivery; with one attempt allowed the
 		// message is dropped. H drops it itself.
-		"g": runtime.VerdictDrop, "h": runtime.VerdictDrop,
+		"g": streamtest.VerdictDrop, "h": streamtest.VerdictDrop,
 	}
 	for sub, kind := range want {
 		ds := h.Deliveries(sub)

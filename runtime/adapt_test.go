@@ -299,8 +299,9 @@ func TestAdaptersAllocateLikeClosures(t *testing.T) {
 	}
 }
 
-// TestAdaptersMountedWithHandle runs adapted handlers through a Consumer:
-// the decoded body reaches them and their result becomes the verdict.
+// TestAdaptersMountedWithHandle runs adapted handlers as a Consumer does,
+// through Handler.Decode and Handler.Call: the decoded body reaches them
+// and their result becomes the outcome.
 func TestAdaptersMountedWithHandle(t *testing.T) {
 	var got []string
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
@@ -316,14 +317,21 @@ func TestAdaptersMountedWithHandle(t *testing.T) {
 			return runtime.DeadLetterNow()
 		})),
 	}}
-	c := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{})
-	verdicts := []runtime.VerdictKind{
-		c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1,"name":"one"}`), Attempt: 1}).Kind,
-		c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":2,"name":"two"}`), Attempt: 1}).Kind,
-		c.Process(context.Background(), &runtime.Delivery{Type: "Urgent", Body: []byte(`{"id":3}`), Attempt: 2}).Kind,
+	call := func(messageType, body string, attempt int) runtime.Action {
+		h := sub.Handler(messageType)
+		v, err := h.Decode(runtime.JSON{}, []byte(body))
+		if err != nil {
+			t.Fatalf("decode %s: %v", body, err)
+		}
+		return h.Call(context.Background(), v, runtime.Metadata{MessageType: messageType, Attempt: attempt}).Action()
 	}
-	if want := []runtime.VerdictKind{runtime.VerdictAck, runtime.VerdictRetry, runtime.VerdictPark}; !reflect.DeepEqual(verdicts, want) {
-		t.Errorf("verdicts %v, want %v", verdicts, want)
+	actions := []runtime.Action{
+		call("Job", `{"id":1,"name":"one"}`, 1),
+		call("Job", `{"id":2,"name":"two"}`, 1),
+		call("Urgent", `{"id":3}`, 2),
+	}
+	if want := []runtime.Action{runtime.ActionAck, runtime.ActionRetry, runtime.ActionDeadLetter}; !reflect.DeepEqual(actions, want) {
+		t.Errorf("outcomes %v, want %v", actions, want)
 	}
 	if want := []string{"Job 1 one", "Job 2 two", "Urgent 3 attempt 2"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("the handlers saw %q, want %q", got, want)
@@ -343,9 +351,10 @@ func ExampleValueFunc() {
 	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5}, runtime.ValueFunc(work)),
 	}}
-	c := runtime.NewConsumer(jobs, runtime.ZeroMQ, runtime.Env{})
-	v := c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":7}`), Attempt: 1})
-	fmt.Println(v.Kind, v.Delay, v.Reason)
+	h := jobs.Handler("Job")
+	job, _ := h.Decode(runtime.JSON{}, []byte(`{"id":7}`))
+	out := h.Call(context.Background(), job, runtime.Metadata{MessageType: "Job", Attempt: 1, MaxAttempts: 5})
+	fmt.Println(out.Action(), out.Delay(), out.Err())
 	// Output:
 	// working on job 7
 	// retry 30s the printer is out of paper

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -115,8 +116,8 @@ func (a *App) Mount(b Broker, subs ...*Subscription) {
 }
 
 type brokerGroup struct {
-	broker    Broker
-	consumers []*Consumer
+	broker Broker
+	subs   []*Subscription
 }
 
 // Run starts every broker, consumes until ctx ends, then stops gracefully:
@@ -143,15 +144,15 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	var started []Broker
 	for _, g := range groups {
-		if err := g.broker.Start(runCtx, env, g.consumers); err != nil {
+		if err := g.broker.Start(runCtx, env, g.subs); err != nil {
 			a.shutdown(started)
-			return fmt.Errorf("runtime: start %s: %w", g.broker.Kind(), err)
+			return brokerError("start", g.broker.Kind(), err)
 		}
 		started = append(started, g.broker)
 	}
 	n := 0
 	for _, g := range groups {
-		n += len(g.consumers)
+		n += len(g.subs)
 	}
 	a.logger.Info("app running", "app", a.name, "subscriptions", n)
 	close(a.ready)
@@ -162,7 +163,7 @@ func (a *App) Run(ctx context.Context) error {
 	return errors.Join(failure, err)
 }
 
-// env is what the App hands its consumers and brokers, but for Fail, which
+// env is what the App hands its brokers, but for Fail, which
 // only Run can set.
 func (a *App) env() Env {
 	return Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
@@ -181,7 +182,6 @@ func (a *App) prepare() ([]brokerGroup, error) {
 	if len(a.mounts) == 0 && len(errs) == 0 {
 		return nil, errors.New("runtime: no subscriptions are mounted: call the generated Mount before Run")
 	}
-	env := a.env()
 	var groups []brokerGroup
 	index := map[Broker]int{}
 	seen := map[Broker]map[string]bool{}
@@ -204,7 +204,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 			index[m.broker] = i
 			groups = append(groups, brokerGroup{broker: m.broker})
 		}
-		groups[i].consumers = append(groups[i].consumers, NewConsumer(m.sub, m.broker.Kind(), env))
+		groups[i].subs = append(groups[i].subs, m.sub)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -221,12 +221,22 @@ func (a *App) shutdown(brokers []Broker) error {
 	for i, b := range brokers {
 		wg.Go(func() {
 			if err := b.Shutdown(ctx); err != nil {
-				errs[i] = fmt.Errorf("runtime: stop %s: %w", b.Kind(), err)
+				errs[i] = brokerError("stop", b.Kind(), err)
 			}
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// brokerError wraps err, returned by a broker of the given kind when it
+// was asked to start or stop, naming the broker once: the adapters' errors
+// already begin with their name ("rabbitmq: ...").
+func brokerError(op string, kind BrokerKind, err error) error {
+	if kind != "" && strings.HasPrefix(err.Error(), string(kind)+": ") {
+		return fmt.Errorf("runtime: %s %w", op, err)
+	}
+	return fmt.Errorf("runtime: %s %s: %w", op, kind, err)
 }
 
 // SignalContext returns a context that is cancelled on SIGINT or SIGTERM,

@@ -50,12 +50,12 @@ type fakeBroker struct {
 
 func (b *fakeBroker) Kind() runtime.BrokerKind { return b.kind }
 
-func (b *fakeBroker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
+func (b *fakeBroker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.env, b.startCtx = env, ctx
-	for _, c := range consumers {
-		b.consumers = append(b.consumers, c.Name())
+	for _, s := range subs {
+		b.consumers = append(b.consumers, s.Name)
 	}
 	b.events.add("start %s %v", b.name, b.consumers)
 	return b.startErr
@@ -181,6 +181,23 @@ func TestAppRunStartupErrorStopsStartedBrokers(t *testing.T) {
 		t.Fatalf("Run: %v, want the start error of b", err)
 	}
 	if got, want := ev.list(), []string{"start a [jobs]", "start b [events]", "shutdown a"}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// An adapter's error names its broker already; the App does not say it
+// again.
+func TestAppRunBrokerErrorsDoNotStutter(t *testing.T) {
+	ev := &events{}
+	errTopology := errors.New("zeromq: subscription \"events\" has no endpoint")
+	b := &fakeBroker{name: "b", kind: runtime.ZeroMQ, events: ev, startErr: errTopology}
+	app := runtime.NewApp("billing")
+	app.Mount(b, sub("events"))
+	err := result(t, run(context.Background(), app))
+	if !errors.Is(err, errTopology) || err.Error() != "runtime: start zeromq: subscription \"events\" has no endpoint" {
+		t.Fatalf("Run: %v, want the broker named once", err)
+	}
+	if got, want := ev.list(), []string{"start b [events]"}; !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
 	select {

@@ -23,7 +23,9 @@ const (
 // App drives it:
 //
 //   - Start connects, declares what the subscriptions need and starts
-//     consuming. A returned error is a startup error: the App stops the
+//     consuming. It checks subs with adapter.Check and runs each through an
+//     adapter.Consumer (package runtime/adapter), which decides what
+//     becomes of every delivery. A returned error is a startup error: the App stops the
 //     brokers it already started and returns it.
 //   - Shutdown stops consuming, lets in-flight handlers finish and settle
 //     their deliveries, then closes. It returns when done or when ctx ends.
@@ -31,7 +33,7 @@ const (
 // A Broker serves one App run: Start is called at most once.
 type Broker interface {
 	Kind() BrokerKind
-	Start(ctx context.Context, env Env, consumers []*Consumer) error
+	Start(ctx context.Context, env Env, subs []*Subscription) error
 	Shutdown(ctx context.Context) error
 }
 
@@ -56,7 +58,8 @@ type Message struct {
 	Body []byte
 }
 
-// Env is what an App hands to each Broker it starts.
+// Env is what an App hands to each Broker it starts, for the Consumers the
+// broker makes (adapter.NewConsumer) and for its own logging.
 type Env struct {
 	// App is the application name given to NewApp.
 	App string

@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"mime"
+	"strings"
 )
 
 // Codec turns message values into bodies and back. An App uses JSON unless
@@ -31,10 +35,53 @@ func (JSON) Encode(v any) ([]byte, error) {
 	return b, nil
 }
 
-// Decode unmarshals body into v with encoding/json.
+// Decode unmarshals body into v with encoding/json. A body that is JSON
+// null is refused: it would reach the handler as a zero value.
 func (JSON) Decode(body []byte, v any) error {
+	if string(bytes.TrimSpace(body)) == "null" {
+		return errors.New("runtime: decode json: the body is null")
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("runtime: decode json: %w", err)
 	}
 	return nil
+}
+
+// Reads reports whether a body of the given content type is JSON: no
+// content type, application/json, or a type ending in +json (such as
+// application/vnd.api+json), with any parameters.
+func (JSON) Reads(contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// ContentTypeReader is a Codec that says which content types it reads.
+// A message whose content type the App's codec does not read is poison:
+// it is parked (or rejected) with the reason, never decoded anyway.
+type ContentTypeReader interface {
+	Reads(contentType string) bool
+}
+
+// CodecReads reports whether c reads bodies of contentType: when it is
+// empty or c's own ContentType (parameters and case aside), or when c's
+// Reads method, if it has one, says so.
+func CodecReads(c Codec, contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	if own, _, err := mime.ParseMediaType(c.ContentType()); err == nil && mt == own {
+		return true
+	}
+	r, ok := c.(ContentTypeReader)
+	return ok && r.Reads(contentType)
 }

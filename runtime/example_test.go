@@ -33,33 +33,6 @@ func Example_outcomes() {
 	// retry after 1m0s
 }
 
-// Consumer.Process is the retry state machine: the same handler outcome
-// becomes a retry while attempts remain, then a park on the dead-letter
-// queue.
-func Example_policy() {
-	type Job struct {
-		ID int `json:"id"`
-	}
-	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"},
-			func(ctx context.Context, job *Job, md runtime.Metadata) runtime.Outcome {
-				return runtime.OutcomeOf(errors.New("the job failed"))
-			}),
-	}}
-	c := runtime.NewConsumer(jobs, runtime.RabbitMQ, runtime.Env{})
-	for attempt := 1; attempt <= 3; attempt++ {
-		v := c.Process(context.Background(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1}`), Attempt: attempt})
-		fmt.Printf("attempt %d: %s %s (%s)\n", attempt, v.Kind, v.Queue, v.Reason)
-	}
-	poison := c.Process(context.Background(), &runtime.Delivery{Type: "Refund", Body: []byte(`{}`), Attempt: 1})
-	fmt.Printf("poison: %s %s (%s)\n", poison.Kind, poison.Queue, poison.Reason)
-	// Output:
-	// attempt 1: retry  (the job failed)
-	// attempt 2: retry  (the job failed)
-	// attempt 3: park jobs.dead (failed on attempt 3 of 3: the job failed)
-	// poison: park jobs.dead (no handler for message type "Refund" (this subscription handles "Job"))
-}
-
 // A retry_delay ladder declares one wait queue per step; attempt n waits in
 // step min(n, steps), and a requested delay rounds up to a step.
 func ExampleSubscription_WaitQueueFor() {

@@ -86,3 +86,7 @@ func (h *logCapture) find(msg string) []capturedRecord {
 	}
 	return out
 }
+
+type job struct {
+	ID uint64 `json:"id"`
+}

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,7 +13,7 @@ import (
 )
 
 func okHandler(messageType string, p runtime.Policy) runtime.Handler {
-	return (&probe{}).handler(messageType, p)
+	return runtime.Handle(messageType, p, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })
 }
 
 // problem is one expected ValidationError: the handler index, the key, and

@@ -32,8 +32,8 @@ func attempts(ds []streamtest.Delivery) []int {
 	return out
 }
 
-func verdicts(ds []streamtest.Delivery) []runtime.VerdictKind {
-	out := make([]runtime.VerdictKind, len(ds))
+func verdicts(ds []streamtest.Delivery) []streamtest.VerdictKind {
+	out := make([]streamtest.VerdictKind, len(ds))
 	for i, d := range ds {
 		out[i] = d.Verdict.Kind
 	}
@@ -84,7 +84,7 @@ func TestFailingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 	if got := ds[4].Headers[runtime.RetryCountHeader]; got != "4" {
 		t.Errorf("the last copy's %s header is %q, want \"4\"", runtime.RetryCountHeader, got)
 	}
-	want := []runtime.VerdictKind{runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictDrop}
+	want := []streamtest.VerdictKind{streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictDrop}
 	if got := verdicts(ds); !slices.Equal(got, want) {
 		t.Fatalf("verdicts %v, want %v", got, want)
 	}
@@ -132,10 +132,10 @@ func TestZeroAmountInvoiceReachesTheDeadLetterHandlerAfterOneDelivery(t *testing
 	for _, d := range sent {
 		byID[d.MessageID] = d
 	}
-	if v := byID["inv-1"].Verdict; v.Kind != runtime.VerdictAck {
+	if v := byID["inv-1"].Verdict; v.Kind != streamtest.VerdictAck {
 		t.Errorf("the good invoice: %v, want ack", v.Kind)
 	}
-	if v := byID["inv-2"].Verdict; v.Kind != runtime.VerdictPark || v.Queue != "invoices.dead" {
+	if v := byID["inv-2"].Verdict; v.Kind != streamtest.VerdictPark || v.Queue != "invoices.dead" {
 		t.Errorf("the zero invoice: %v to %q, want park on invoices.dead", v.Kind, v.Queue)
 	}
 
@@ -148,7 +148,7 @@ func TestZeroAmountInvoiceReachesTheDeadLetterHandlerAfterOneDelivery(t *testing
 	if err := json.Unmarshal(d.Body, &inv); err != nil || inv != (billing.Invoice{ID: 2}) {
 		t.Fatalf("the dead-letter handler got %s (%v), want invoice 2", d.Body, err)
 	}
-	if d.MessageID != "inv-2" || d.Attempt != 1 || d.Verdict.Kind != runtime.VerdictAck {
+	if d.MessageID != "inv-2" || d.Attempt != 1 || d.Verdict.Kind != streamtest.VerdictAck {
 		t.Errorf("dead letter %s attempt %d settled %v, want inv-2, attempt 1, ack", d.MessageID, d.Attempt, d.Verdict.Kind)
 	}
 	for header, want := range map[string]string{
@@ -174,7 +174,7 @@ func TestJobThatSucceedsIsChargedOnce(t *testing.T) {
 	h.Wait()
 	h.Advance(time.Hour)
 	ds := h.Deliveries("jobs")
-	if len(ds) != 1 || ds[0].Attempt != 1 || ds[0].Verdict.Kind != runtime.VerdictAck {
+	if len(ds) != 1 || ds[0].Attempt != 1 || ds[0].Verdict.Kind != streamtest.VerdictAck {
 		t.Fatalf("deliveries %+v, want one, acked on attempt 1", ds)
 	}
 	if n := h.Pending(); n != 0 {
@@ -195,7 +195,7 @@ func TestJobThatFailsTwiceSucceedsOnTheThirdAttempt(t *testing.T) {
 	h.Advance(2 * billing.Backoff)
 	h.Advance(time.Hour)
 	ds := h.Deliveries("jobs")
-	want := []runtime.VerdictKind{runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictAck}
+	want := []streamtest.VerdictKind{streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictAck}
 	if got := verdicts(ds); !slices.Equal(got, want) {
 		t.Fatalf("verdicts %v, want %v", got, want)
 	}

@@ -85,11 +85,11 @@ func TestOrderThatKeepsFailingWalksTheLadderAndIsParked(t *testing.T) {
 		if at := d.Time.Sub(begin); at != wantAt[i] {
 			t.Errorf("delivery %d came at +%v, want +%v", i+1, at, wantAt[i])
 		}
-		if i < 4 && (d.Verdict.Kind != runtime.VerdictRetry || d.Verdict.Queue != wantVia[i]) {
+		if i < 4 && (d.Verdict.Kind != streamtest.VerdictRetry || d.Verdict.Queue != wantVia[i]) {
 			t.Errorf("delivery %d: %v via %q, want a retry via %s", i+1, d.Verdict.Kind, d.Verdict.Queue, wantVia[i])
 		}
 	}
-	if v := ds[4].Verdict; v.Kind != runtime.VerdictPark || v.Queue != "orders.parked" {
+	if v := ds[4].Verdict; v.Kind != streamtest.VerdictPark || v.Queue != "orders.parked" {
 		t.Fatalf("the fifth delivery: %v to %q, want park on orders.parked", v.Kind, v.Queue)
 	}
 	m := parked(t, h, "o-3")
@@ -118,11 +118,11 @@ func TestOrderThatFailsTwiceIsConfirmedOnTheThirdDelivery(t *testing.T) {
 	h.Wait()
 	h.Advance(time.Hour)
 	ds := h.Deliveries("orders.received")
-	kinds := make([]runtime.VerdictKind, len(ds))
+	kinds := make([]streamtest.VerdictKind, len(ds))
 	for i, d := range ds {
 		kinds[i] = d.Verdict.Kind
 	}
-	if want := []runtime.VerdictKind{runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictAck}; !slices.Equal(kinds, want) {
+	if want := []streamtest.VerdictKind{streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictAck}; !slices.Equal(kinds, want) {
 		t.Fatalf("verdicts %v, want %v", kinds, want)
 	}
 	if n := len(h.Queue("orders.parked")); n != 0 {
@@ -140,7 +140,7 @@ func TestOrderWithoutTotalIsParkedAtOnce(t *testing.T) {
 	h.Wait()
 	h.Advance(time.Hour)
 	ds := h.Deliveries("orders.received")
-	if len(ds) != 1 || ds[0].Verdict.Kind != runtime.VerdictPark {
+	if len(ds) != 1 || ds[0].Verdict.Kind != streamtest.VerdictPark {
 		t.Fatalf("deliveries %+v, want one, parked", ds)
 	}
 	wantHeaders(t, parked(t, h, "o-4"), map[string]string{
@@ -161,14 +161,14 @@ func TestCancellationIsDispatchedByTypeWithItsOwnPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Wait()
-	got := map[string]runtime.Verdict{}
+	got := map[string]streamtest.Verdict{}
 	for _, d := range h.Deliveries("orders.received") {
 		got[d.MessageType] = d.Verdict
 	}
-	if v := got["OrderCancelled"]; v.Kind != runtime.VerdictAck || v.MaxAttempts != 3 || v.MessageType != "OrderCancelled" {
+	if v := got["OrderCancelled"]; v.Kind != streamtest.VerdictAck || v.MaxAttempts != 3 || v.MessageType != "OrderCancelled" {
 		t.Errorf("the cancellation: %+v, want acked by the OrderCancelled handler with max_attempts 3", v)
 	}
-	if v := got["OrderPlaced"]; v.Kind != runtime.VerdictAck || v.MaxAttempts != 5 {
+	if v := got["OrderPlaced"]; v.Kind != streamtest.VerdictAck || v.MaxAttempts != 5 {
 		t.Errorf("the order: %+v, want acked by the OrderPlaced handler with max_attempts 5", v)
 	}
 }
@@ -181,7 +181,7 @@ func TestUnknownTypeIsPoison(t *testing.T) {
 	}
 	h.Wait()
 	h.Advance(time.Hour)
-	if ds := h.Deliveries("orders.received"); len(ds) != 1 || ds[0].Verdict.Kind != runtime.VerdictPark || !ds[0].Verdict.Poison {
+	if ds := h.Deliveries("orders.received"); len(ds) != 1 || ds[0].Verdict.Kind != streamtest.VerdictPark || !ds[0].Verdict.Poison {
 		t.Fatalf("deliveries %+v, want one, parked as poison", ds)
 	}
 	m := parked(t, h, "r-1")

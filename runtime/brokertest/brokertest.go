@@ -34,6 +34,22 @@ type Transport struct {
 	// Timeout bounds, in real time, each wait for something to happen.
 	// Default 30s.
 	Timeout time.Duration
+	// RetryCountHeader is the header in which the brokers New makes carry
+	// the retry count (zeromq.WithRetryCountHeader, say); "" means
+	// runtime.RetryCountHeader.
+	RetryCountHeader string
+}
+
+// retryCountHeader is the retry count header as a handler sees it.
+func (tr Transport) retryCountHeader() string {
+	name := tr.RetryCountHeader
+	if name == "" {
+		name = runtime.RetryCountHeader
+	}
+	if tr.Kind == runtime.ZeroMQ {
+		name = strings.ToLower(name)
+	}
+	return name
 }
 
 // Instance is one broker made by Transport.New, and how time passes for it.

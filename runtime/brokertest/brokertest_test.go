@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // recordingTB runs a case and records its failures instead of failing the
@@ -77,14 +78,14 @@ func runCase(t *testing.T, c testCase, tr Transport) []string {
 	return slices.Clone(r.failures)
 }
 
-// naiveBroker calls Process and Settle for every message but carries out no
-// verdict: nothing is retried or parked. With cancelOnStop its handlers'
+// naiveBroker runs every message through a Consumer whose transport loses
+// every copy: nothing is retried or parked. With cancelOnStop its handlers'
 // contexts derive from Start's context, which ends when the App stops.
 type naiveBroker struct {
 	cancelOnStop bool
 
 	mu        sync.Mutex
-	consumers map[string]*runtime.Consumer
+	consumers map[string]*adapter.Consumer
 	ctx       context.Context
 	cancel    context.CancelFunc
 	inflight  sync.WaitGroup
@@ -92,12 +93,12 @@ type naiveBroker struct {
 
 func (b *naiveBroker) Kind() runtime.BrokerKind { return runtime.RabbitMQ }
 
-func (b *naiveBroker) Start(ctx context.Context, _ runtime.Env, consumers []*runtime.Consumer) error {
+func (b *naiveBroker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.consumers = map[string]*runtime.Consumer{}
-	for _, c := range consumers {
-		b.consumers[c.Name()] = c
+	b.consumers = map[string]*adapter.Consumer{}
+	for _, s := range subs {
+		b.consumers[s.Name] = adapter.NewConsumer(s, env, adapter.Rules{Kind: runtime.RabbitMQ}, losingTransport{})
 	}
 	if b.cancelOnStop {
 		b.ctx, b.cancel = context.WithCancel(ctx)
@@ -121,12 +122,18 @@ func (b *naiveBroker) Publish(_ context.Context, queue string, m runtime.Message
 		return fmt.Errorf("naive: no consumer for %q", queue)
 	}
 	b.inflight.Go(func() {
-		d := &runtime.Delivery{MessageID: m.ID, Type: m.Type, ContentType: m.ContentType, Headers: m.Headers, Body: m.Body, Attempt: 1}
-		v := c.Process(b.ctx, d)
-		c.Settle(d, v, nil)
+		c.Handle(b.ctx, &adapter.Delivery{MessageID: m.ID, Type: m.Type, ContentType: m.ContentType, Headers: m.Headers, Body: m.Body})
 	})
 	return nil
 }
+
+// losingTransport sends copies nowhere and settles nothing.
+type losingTransport struct{}
+
+func (losingTransport) Send(context.Context, *adapter.Delivery, *adapter.Copy) error { return nil }
+func (losingTransport) Ack(context.Context, *adapter.Delivery) error                 { return nil }
+func (losingTransport) Reject(context.Context, *adapter.Delivery) error              { return nil }
+func (losingTransport) Requeue(context.Context, *adapter.Delivery) error             { return nil }
 
 func naiveTransport(cancelOnStop bool) Transport {
 	return Transport{
@@ -139,9 +146,9 @@ func naiveTransport(cancelOnStop bool) Transport {
 	}
 }
 
-// The suite must fail a transport that ignores verdicts, in exactly the
-// cases that need a verdict carried out, and pass it in the others.
-func TestSuiteFailsATransportThatIgnoresVerdicts(t *testing.T) {
+// The suite must fail a transport that loses every copy, in exactly the
+// cases that need one, and pass it in the others.
+func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 	wantFail := []string{
 		"FailureIsRetriedWithTheRetryCount",
 		"ExhaustedMessageIsParkedOnTheDeadLetterQueue",
@@ -149,13 +156,16 @@ func TestSuiteFailsATransportThatIgnoresVerdicts(t *testing.T) {
 		"DeadLetterSkipsTheRemainingAttempts",
 		"DropForgetsTheMessageWithAWarning",
 		"PanicIsRecoveredAndRetried",
+		"MultiLineReasonIsParkedAsTheBrokerCarriesIt",
+		"CountAboveTheCapIsTheLastAttempt",
+		"UnreadableCountIsPoison",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {
 		failures := runCase(t, c, tr)
 		switch {
 		case slices.Contains(wantFail, c.name) && len(failures) == 0:
-			t.Errorf("%s passed a transport that carries out no verdict", c.name)
+			t.Errorf("%s passed a transport that loses every copy", c.name)
 		case !slices.Contains(wantFail, c.name) && len(failures) > 0:
 			t.Errorf("%s failed where the naive transport does what it checks:\n%s", c.name, strings.Join(failures, "\n"))
 		}

@@ -3,6 +3,7 @@ package brokertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -43,6 +44,10 @@ var cases = []testCase{
 	{"PanicIsRecoveredAndRetried", panicIsRecoveredAndRetried},
 	{"MessageTypesAreDispatchedOnOneSubscription", messageTypesAreDispatched},
 	{"GracefulShutdownLetsAnInFlightHandlerFinish", gracefulShutdownLetsHandlerFinish},
+	{"HeaderNamesAreShownAsTheBrokerShowsThem", headerNamesAsTheBrokerShowsThem},
+	{"MultiLineReasonIsParkedAsTheBrokerCarriesIt", multiLineReasonIsParked},
+	{"CountAboveTheCapIsTheLastAttempt", countAboveTheCapIsTheLastAttempt},
+	{"UnreadableCountIsPoison", unreadableCountIsPoison},
 }
 
 var errFailed = errors.New("brokertest: the handler failed on purpose")
@@ -110,8 +115,8 @@ func failureIsRetried(t testing.TB, tr Transport) {
 		t.Fatalf("the handler saw attempts %v, want [1 2]", got)
 	}
 	second := mds[1]
-	if n := second.Headers[runtime.RetryCountHeader]; n != "1" {
-		t.Errorf("the retry copy carries %s %q, want \"1\"", runtime.RetryCountHeader, n)
+	if n := second.Headers[tr.retryCountHeader()]; n != "1" {
+		t.Errorf("the retry copy carries %s %q, want \"1\" (headers %v)", tr.retryCountHeader(), n, second.Headers)
 	}
 	if second.MessageID != "m-2" || second.MessageType != "Job" || second.Headers["x-tenant"] != "acme" {
 		t.Errorf("the retry copy has id %q, type %q, headers %v; want the original's", second.MessageID, second.MessageType, second.Headers)
@@ -444,4 +449,123 @@ func requireLog(t testing.TB, f *fixture, level slog.Level, msg, subscription, m
 		}
 	}
 	t.Errorf("no %s record %q naming subscription %s, message id %s and reason %q", level, msg, subscription, messageID, reason)
+}
+
+// A handler sees header names as the broker shows them: RabbitMQ keeps
+// their case, ZeroMQ writes them in lower case.
+func headerNamesAsTheBrokerShowsThem(t testing.TB, tr Transport) {
+	q := uniqueName(t)
+	f := newFixture(t, tr, q)
+	var got handlerCalls[Job]
+	f.start(f.subscription(q, runtime.Handle("Job", f.policy(1, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+		got.add(ctx, j, md)
+		return runtime.Ack()
+	})))
+	f.publish(q, "Job", Job{ID: 11}, runtime.WithMessageID("m-11"), runtime.WithHeader("X-Tenant", "acme"))
+	f.waitFor("the handler to be called", func() bool { return got.len() >= 1 })
+	f.stop()
+	h := got.metadata()[0].Headers
+	want, other := "X-Tenant", "x-tenant"
+	if tr.Kind == runtime.ZeroMQ {
+		want, other = other, want
+	}
+	if _, shown := h[other]; h[want] != "acme" || shown {
+		t.Errorf("headers %v: want %s: acme (and no %s) on %s", h, want, other, tr.Kind)
+	}
+}
+
+// A reason with line breaks is parked as the broker can carry it: as it is
+// on RabbitMQ, on one line on ZeroMQ, whose header values are lines.
+func multiLineReasonIsParked(t testing.TB, tr Transport) {
+	q := uniqueName(t)
+	dl := q + ".dead"
+	f := newFixture(t, tr, q, dl)
+	var dead handlerCalls[Job]
+	f.start(
+		f.subscription(q, runtime.Handle("Job", f.policy(0, dl), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			return runtime.OutcomeOf(errors.New("line one\nline two\r\nline three"))
+		})),
+		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			dead.add(ctx, j, md)
+			return runtime.Ack()
+		})),
+	)
+	f.publish(q, "Job", Job{ID: 12}, runtime.WithMessageID("m-12"))
+	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
+	f.stop()
+	want := "failed: line one\nline two\r\nline three"
+	if tr.Kind == runtime.ZeroMQ {
+		want = "failed: line one line two line three"
+	}
+	if got := dead.metadata()[0].Headers[runtime.HeaderDeadLetterReason]; got != want {
+		t.Errorf("parked reason %q, want %q on %s", got, want, tr.Kind)
+	}
+}
+
+// A retry count beyond any policy's cap (a sender's bug, or a forged one)
+// makes the delivery the last attempt, never one beyond: the handler sees
+// attempt 3 of 3, and the message is then parked with 3 attempts.
+func countAboveTheCapIsTheLastAttempt(t testing.TB, tr Transport) {
+	q := uniqueName(t)
+	dl := q + ".dead"
+	f := newFixture(t, tr, q, dl)
+	var work, dead handlerCalls[Job]
+	f.start(
+		f.subscription(q, runtime.Handle("Job", f.policy(3, dl), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			work.add(ctx, j, md)
+			return f.retryLater(errFailed)
+		})),
+		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			dead.add(ctx, j, md)
+			return runtime.Ack()
+		})),
+	)
+	f.publish(q, "Job", Job{ID: 13}, runtime.WithMessageID("m-13"), runtime.WithHeader(tr.retryCountHeader(), "99999999999999999999"))
+	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
+	f.stop()
+	mds := work.metadata()
+	if len(mds) != 1 || mds[0].Attempt != 3 || mds[0].MaxAttempts != 3 {
+		t.Fatalf("the handler saw %d deliveries (attempts %v), want one, attempt 3 of 3", len(mds), attemptsOf(mds))
+	}
+	if got := dead.metadata()[0].Headers[runtime.HeaderDeadLetterAttempts]; got != "3" {
+		t.Errorf("parked with %s %q, want 3", runtime.HeaderDeadLetterAttempts, got)
+	}
+	if st := f.stats(q); st.Retried != 0 || st.Parked != 1 {
+		t.Errorf("counters %+v, want no retry and 1 parked", st)
+	}
+}
+
+// A retry count that cannot be read is poison on every broker: no handler
+// sees the message, and it is parked with the reason.
+func unreadableCountIsPoison(t testing.TB, tr Transport) {
+	q := uniqueName(t)
+	dl := q + ".dead"
+	f := newFixture(t, tr, q, dl)
+	var work, dead handlerCalls[Job]
+	f.start(
+		f.subscription(q, runtime.Handle("Job", f.policy(3, dl), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			work.add(ctx, j, md)
+			return runtime.Ack()
+		})),
+		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+			dead.add(ctx, j, md)
+			return runtime.Ack()
+		})),
+	)
+	for i, bad := range []string{"abc", "-1", "1.5", "+1"} {
+		f.publish(q, "Job", Job{ID: uint64(20 + i)}, runtime.WithMessageID(fmt.Sprint("m-bad-", i)), runtime.WithHeader(tr.retryCountHeader(), bad))
+	}
+	f.publish(q, "Job", Job{ID: 30}, runtime.WithMessageID("m-good"))
+	f.eventually("the four dead letters to be read back", func() bool { return dead.len() >= 4 })
+	f.waitFor("the good message to be handled", func() bool { return work.len() >= 1 })
+	f.stop()
+	if mds := work.metadata(); len(mds) != 1 || mds[0].MessageID != "m-good" {
+		t.Errorf("the handler saw %d messages, want only m-good", len(mds))
+	}
+	for _, md := range dead.metadata() {
+		if md.Headers[runtime.HeaderDeadLetterPoison] != "true" || !strings.Contains(md.Headers[runtime.HeaderDeadLetterReason], "retry count") {
+			t.Errorf("dead letter %s headers %v, want poison with the reason", md.MessageID, md.Headers)
+		}
+	}
+	requireLog(t, f, slog.LevelWarn, "message parked", q, "m-bad-0", "retry count")
 }

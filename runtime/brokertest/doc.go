@@ -77,35 +77,52 @@
 //   - A published message reaches its handler once, as attempt 1, with
 //     Metadata naming the subscription, message id, message type and the
 //     cap in force, and with the application headers it was published with.
+//
 //   - A failure is retried: the next delivery is attempt 2 and carries
 //     runtime.RetryCountHeader "1"; id, type, headers and body are the
 //     original's.
+//
 //   - After max_attempts failures the message is parked on the dead-letter
-//     queue, with the explanation headers of runtime.DeadLetterHeaders
+//     queue, with the explanation headers of adapter.DeadLetterHeaders
 //     (reason, source, attempts, poison, time) and the original's headers.
 //     A parked copy starts a fresh count: it does not carry the retry
 //     count header, so the dead-letter queue's own subscription sees
 //     attempt 1 and applies its own max_attempts. (The attempts are in
 //     runtime.HeaderDeadLetterAttempts.)
+//
 //   - Poison (here, a body that does not decode) never reaches the handler,
 //     uses no retries, and is parked with poison "true"; without a
-//     dead-letter queue it is rejected (Consumer.Settle counts it in
+//     dead-letter queue it is rejected (the Consumer counts it in
 //     Rejected). Either way the subscription goes on.
+//
 //   - DeadLetter(err) parks at once, attempts "1"; Drop(err) forgets at once
 //     with the warning "message dropped" naming subscription, message_id
 //     and reason; nothing of a dropped message reaches the dead-letter queue.
+//
 //   - A panicking handler is a failure: logged with its stack, retried.
+//
 //   - Several message types on one subscription each reach their handler,
 //     with their own policy's cap.
+//
 //   - Graceful shutdown: when the App stops, Shutdown waits for a handler in
 //     flight, whose context stays live (handler contexts must not derive
 //     from the context Start got, which ends when the App starts to stop),
 //     settles its delivery, and App.Run returns nil.
 //
-// All of it follows when an adapter computes Delivery.Attempt from the
-// retry count, calls Consumer.Process, carries out the Verdict and then
-// calls Consumer.Settle — the suite checks the counters and log lines
-// Settle produces, so a transport that skips Settle fails.
+//   - Header names reach a handler as the broker shows them (ZeroMQ: lower
+//     case), and a parked reason with line breaks is carried as the broker
+//     can (ZeroMQ: one line).
+//
+//   - A retry count beyond the cap is the last attempt, never one beyond;
+//     an unreadable one is poison.
+//
+//   - With Transport.RetryCountHeader set, the count travels in that
+//     header.
+//
+// All of it follows when an adapter hands each delivery to an
+// adapter.Consumer and does what its Transport is told — the suite checks
+// the counters and log lines the Consumer produces, so a transport that
+// decides anything itself, or skips the Consumer, fails.
 //
 // Run does not skip: a transport whose broker is missing must fail its test
 // with the command that starts the broker.

@@ -1,21 +1,28 @@
 package rabbitmq
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 func death(queue, reason string, count any) amqp.Table {
 	return amqp.Table{"queue": queue, "reason": reason, "count": count, "exchange": ""}
 }
 
-func TestAttemptOf(t *testing.T) {
+// The attempt of a delivery, as the runtime's one rule computes it from
+// what the adapter reads off the AMQP delivery: the retry count header in
+// any AMQP form (unreadable ones are poison) and the x-death cycles of the
+// subscription's wait queues. Counts beyond the cap make the delivery the
+// last attempt (max_attempts is 20 here).
+func TestAttemptOfADelivery(t *testing.T) {
 	noLeaks(t)
-	wait := map[string]bool{"jobs.retry": true, "jobs.retry.1m": true}
 	tests := []struct {
 		name    string
 		headers amqp.Table
@@ -36,40 +43,60 @@ func TestAttemptOf(t *testing.T) {
 		{"bad count header", amqp.Table{runtime.RetryCountHeader: "many"}, 1, true},
 		{"negative count header", amqp.Table{runtime.RetryCountHeader: int32(-2)}, 1, true},
 		{"count header of a float type", amqp.Table{runtime.RetryCountHeader: 2.5}, 1, true},
-		// Counts above runtime.MaxRetryCount read as it: the attempts are used
-		// up, and 1 + count cannot overflow into a fresh retry budget.
-		{"count header text above the bound", amqp.Table{runtime.RetryCountHeader: "9223372036854775807"}, runtime.MaxRetryCount + 1, false},
-		{"count header int64 above the bound", amqp.Table{runtime.RetryCountHeader: int64(math.MaxInt64)}, runtime.MaxRetryCount + 1, false},
-		{"count header uint32 above the bound", amqp.Table{runtime.RetryCountHeader: uint32(math.MaxUint32)}, runtime.MaxRetryCount + 1, false},
+		{"count header of a table", amqp.Table{runtime.RetryCountHeader: amqp.Table{"n": 1}}, 1, true},
+		{"count header text above the bound", amqp.Table{runtime.RetryCountHeader: "9223372036854775807"}, 20, false},
+		{"count header int64 above the bound", amqp.Table{runtime.RetryCountHeader: int64(math.MaxInt64)}, 20, false},
+		{"count header uint32 above the bound", amqp.Table{runtime.RetryCountHeader: uint32(math.MaxUint32)}, 20, false},
+		{"forged x-death count", amqp.Table{"x-death": []any{death("jobs.retry.1s", "expired", int64(10))}}, 11, false},
 		{"x-death counts summing above the bound", amqp.Table{"x-death": []any{
-			death("jobs.retry", "expired", int64(math.MaxInt64)), death("jobs.retry.1m", "expired", int64(math.MaxInt64)),
-		}}, runtime.MaxRetryCount + 1, false},
-		{"x-death of our wait queue", amqp.Table{"x-death": []any{death("jobs.retry", "expired", int64(2))}}, 3, false},
+			death("jobs.retry.1s", "expired", int64(math.MaxInt64)), death("jobs.retry.1m", "expired", int64(math.MaxInt64)),
+		}}, 20, false},
+		{"x-death of our wait queue", amqp.Table{"x-death": []any{death("jobs.retry.1s", "expired", int64(2))}}, 3, false},
 		{"x-death sums the ladder's wait queues", amqp.Table{"x-death": []any{
-			death("jobs.retry", "expired", int64(2)), death("jobs.retry.1m", "expired", int64(1)),
+			death("jobs.retry.1s", "expired", int64(2)), death("jobs.retry.1m", "expired", int64(1)),
 		}}, 4, false},
 		{"x-death of another queue is ignored", amqp.Table{"x-death": []any{death("other.retry", "expired", int64(9))}}, 1, false},
-		{"x-death with another reason is ignored", amqp.Table{"x-death": []any{death("jobs.retry", "rejected", int64(9))}}, 1, false},
+		{"x-death with another reason is ignored", amqp.Table{"x-death": []any{death("jobs.retry.1s", "rejected", int64(9))}}, 1, false},
 		{"max of header and x-death: header larger", amqp.Table{
 			runtime.RetryCountHeader: "3",
-			"x-death":                []any{death("jobs.retry", "expired", int64(1))},
+			"x-death":                []any{death("jobs.retry.1s", "expired", int64(1))},
 		}, 4, false},
 		{"max of header and x-death: x-death larger", amqp.Table{
 			runtime.RetryCountHeader: "1",
-			"x-death":                []any{death("jobs.retry", "expired", int64(4))},
+			"x-death":                []any{death("jobs.retry.1s", "expired", int64(4))},
 		}, 5, false},
 		{"malformed x-death is ignored", amqp.Table{"x-death": "garbage"}, 1, false},
-		{"malformed x-death entry is ignored", amqp.Table{"x-death": []any{"garbage", death("jobs.retry", "expired", "x")}}, 1, false},
+		{"malformed x-death entry is ignored", amqp.Table{"x-death": []any{"garbage", death("jobs.retry.1s", "expired", "x")}}, 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := attemptOf(tt.headers, wait)
-			if got != tt.want {
-				t.Errorf("attempt = %d, want %d", got, tt.want)
+			var got int
+			sub := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, time.Minute}, Handlers: []runtime.Handler{
+				runtime.Handle("Job", runtime.Policy{MaxAttempts: 20, DeadLetter: "jobs.dead"}, func(_ context.Context, _ *struct{}, md runtime.Metadata) runtime.Outcome {
+					got = md.Attempt
+					return runtime.Ack()
+				}),
+			}}
+			r := &runner{sub: sub}
+			r.c = adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, nopTransport{})
+			v, _ := r.c.Handle(t.Context(), delivery(&amqp.Delivery{Type: "Job", Body: []byte(`{}`), Headers: tt.headers}, r.c))
+			if tt.wantErr {
+				if !v.Poison || got != 0 {
+					t.Errorf("verdict %+v, handled at attempt %d: want poison", v, got)
+				}
+				return
 			}
-			if (err != nil) != tt.wantErr {
-				t.Errorf("err = %v, want error %v", err, tt.wantErr)
+			if got != tt.want {
+				t.Errorf("attempt = %d, want %d (verdict %+v)", got, tt.want, v)
 			}
 		})
 	}
 }
+
+// nopTransport sends and settles nothing.
+type nopTransport struct{}
+
+func (nopTransport) Send(context.Context, *adapter.Delivery, *adapter.Copy) error { return nil }
+func (nopTransport) Ack(context.Context, *adapter.Delivery) error                 { return nil }
+func (nopTransport) Reject(context.Context, *adapter.Delivery) error              { return nil }
+func (nopTransport) Requeue(context.Context, *adapter.Delivery) error             { return nil }

@@ -79,7 +79,7 @@ func TestAutoAckWithRetriesIsRefused(t *testing.T) {
 
 	// Start checks on its own too, for callers without an App.
 	b := newTestBroker()
-	err = b.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{runtime.NewConsumer(s, runtime.RabbitMQ, runtime.Env{})})
+	err = b.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{s})
 	if err == nil || !contains(err.Error(), "ack=auto is at-most-once and cannot retry") {
 		t.Errorf("Start = %v, want the validation error", err)
 	}

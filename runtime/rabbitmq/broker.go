@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -132,13 +133,13 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	return nil
 }
 
-// Start connects, declares every queue the consumers' subscriptions need,
-// and starts consuming. It returns a startup error when the consumers do
-// not pass runtime.CheckConsumers, the broker cannot be reached, or a queue
+// Start connects, declares every queue the subscriptions need, and starts
+// consuming. It returns a startup error when the subscriptions do not pass
+// adapter.Check, the broker cannot be reached, or a queue
 // exists with other arguments (see TopologyError).
 // Once started, the Broker reconnects by itself after a connection loss.
-func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
-	if err := runtime.CheckConsumers(runtime.RabbitMQ, consumers); err != nil {
+func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
+	if err := adapter.Check(runtime.RabbitMQ, subs); err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
 	}
 	if env.Logger == nil {
@@ -164,8 +165,8 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	if b.opts.connectionName == "" && env.App != "" {
 		b.dialer.name = env.App
 	}
-	for _, c := range consumers {
-		b.runners = append(b.runners, newRunner(b, c))
+	for _, sub := range subs {
+		b.runners = append(b.runners, newRunner(b, sub, env))
 	}
 	base := context.WithoutCancel(ctx)
 	b.runCtx, b.stopRun = context.WithCancel(base)
@@ -289,6 +290,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	b.stopRun()
+	for _, r := range b.runners {
+		r.c.Stop() // a pause before a requeue ends now
+	}
 	<-b.supervised
 	b.mu.Lock()
 	sess := b.sess

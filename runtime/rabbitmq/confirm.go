@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // Why a publish did not land. Publish errors wrap one of these, so callers
@@ -18,7 +19,7 @@ import (
 var (
 	// ErrUnroutable: the broker returned the message (basic.return): no
 	// queue of that name exists.
-	ErrUnroutable = errors.New("unroutable: no queue of that name")
+	ErrUnroutable = adapter.ErrUnroutable
 	// ErrNacked: the broker refused the message (a publisher nack), for
 	// example because the queue is full and rejects publishes.
 	ErrNacked = errors.New("refused by the broker (publisher nack)")

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // fakeChannel stands in for an amqp091 channel in confirm mode. reply
@@ -272,40 +273,31 @@ func (a *fakeAcknowledger) Reject(tag uint64, requeue bool) error {
 	return a.record(fmt.Sprintf("reject %d requeue=%v", tag, requeue))
 }
 
-func TestSettlePublished(t *testing.T) {
+// The runner settles a delivery as its Consumer says, on the delivery's
+// own channel.
+func TestRunnerSettles(t *testing.T) {
 	noLeaks(t)
-	tests := []struct {
-		name       string
-		publishErr error
-		ackErr     error
-		settled    string
-		errHas     string
+	r := &runner{}
+	for _, tt := range []struct {
+		name    string
+		settle  func(context.Context, *adapter.Delivery) error
+		settled string
 	}{
-		{"confirmed", nil, nil, "ack 7", ""},
-		{"unroutable", fmt.Errorf("%w (312 NO_ROUTE)", ErrUnroutable), nil, "nack 7 requeue=false", "unroutable; nacked without requeue"},
-		{"broker nack", ErrNacked, nil, "nack 7 requeue=true", "nacked with requeue"},
-		{"no confirm", ErrNoConfirm, nil, "nack 7 requeue=true", "nacked with requeue"},
-		{"channel closed", ErrChannelClosed, nil, "nack 7 requeue=true", "nacked with requeue"},
-		{"consuming channel gone", ErrChannelClosed, amqp.ErrClosed, "nack 7 requeue=true", "the broker redelivers"},
-		{"ack fails after copy", nil, amqp.ErrClosed, "ack 7", "handled twice"},
-	}
-	for _, tt := range tests {
+		{"ack", r.Ack, "ack 7"},
+		{"reject", r.Reject, "nack 7 requeue=false"},
+		{"requeue", r.Requeue, "nack 7 requeue=true"},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &fakeAcknowledger{fail: tt.ackErr}
-			d := &amqp.Delivery{Acknowledger: a, DeliveryTag: 7}
-			err := settlePublished(d, "dead-letter queue", "jobs.dl", tt.publishErr)
+			a := &fakeAcknowledger{}
+			if err := tt.settle(t.Context(), &adapter.Delivery{Raw: &amqp.Delivery{Acknowledger: a, DeliveryTag: 7}}); err != nil {
+				t.Fatal(err)
+			}
 			if len(a.settled) != 1 || a.settled[0] != tt.settled {
 				t.Errorf("settled %v, want [%s]", a.settled, tt.settled)
 			}
-			switch {
-			case tt.errHas == "" && err != nil:
-				t.Errorf("err = %v, want nil", err)
-			case tt.errHas != "" && (err == nil || !contains(err.Error(), tt.errHas)):
-				t.Errorf("err = %v, want one saying %q", err, tt.errHas)
-			}
-			if tt.publishErr != nil && !errors.Is(err, tt.publishErr) {
-				t.Errorf("err = %v does not wrap the publish error %v", err, tt.publishErr)
-			}
 		})
+	}
+	if !errors.Is(fmt.Errorf("returned: %w", ErrUnroutable), adapter.ErrUnroutable) {
+		t.Error("ErrUnroutable is not the one the Consumer rejects on")
 	}
 }

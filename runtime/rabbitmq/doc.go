@@ -43,8 +43,11 @@
 //
 // The attempt number is 1 + max(the retry count header
 // runtime.RetryCountHeader, the x-death count of expiries from this
-// subscription's wait queues), each read up to runtime.MaxRetryCount. The
-// runtime's Consumer decides; the Broker carries the verdict out:
+// subscription's wait queues), capped at the policy's max_attempts: a
+// forged count makes a delivery the last attempt; a count that cannot be
+// read is poison. The runtime's adapter.Consumer decides everything and
+// builds every copy; the Broker sends the copies and settles deliveries as
+// it is told:
 //
 //   - handled: ack.
 //   - failed with attempts left: a copy, with the retry count raised, is
@@ -52,7 +55,7 @@
 //     back to the queue. Then the original is acked.
 //   - exhausted, or poison (too large, no or unknown type, a body that
 //     does not decode): a copy is published to the dead-letter queue with
-//     headers that explain it (runtime.DeadLetterHeaders), then the
+//     headers that explain it (adapter.DeadLetterHeaders), then the
 //     original is acked. Without a dead-letter queue an exhausted message
 //     is acked and dropped with a warning; poison is nacked without
 //     requeue, so a dead-letter exchange set on the queue receives it.

@@ -97,7 +97,7 @@ func TestDefaultPrefetchCoversConcurrency(t *testing.T) {
 	mk := func(prefetch, concurrency int) int {
 		s := &runtime.Subscription{Name: "q", Prefetch: prefetch, Concurrency: concurrency,
 			Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}}
-		return newRunner(b, runtime.NewConsumer(s, runtime.RabbitMQ, runtime.Env{})).prefetch
+		return newRunner(b, s, runtime.Env{}).prefetch
 	}
 	if got := mk(0, 1); got != 8 {
 		t.Errorf("default prefetch = %d, want 8", got)

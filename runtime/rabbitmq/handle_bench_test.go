@@ -25,7 +25,7 @@ func BenchmarkHandleDelivery(b *testing.B) {
 	br := New(brokerURL())
 	br.handlerCtx = context.Background()
 	s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
-	r := newRunner(br, runtime.NewConsumer(s, runtime.RabbitMQ, runtime.Env{}))
+	r := newRunner(br, s, runtime.Env{})
 	d := amqp.Delivery{Acknowledger: nopAcknowledger{}, Type: "Order", ContentType: "application/json", MessageId: "m", Body: benchpair.OrderJSON(benchpair.Small)}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -56,7 +56,7 @@ func BenchmarkPumpDelivery(b *testing.B) {
 		br := New(brokerURL())
 		br.handlerCtx = context.Background()
 		s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
-		r := newRunner(br, runtime.NewConsumer(s, runtime.RabbitMQ, runtime.Env{}))
+		r := newRunner(br, s, runtime.Env{})
 		deliveries := make(chan amqp.Delivery)
 		r.startPumps(&session{lost: make(chan struct{})}, deliveries)
 		b.ReportAllocs()

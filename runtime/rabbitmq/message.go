@@ -1,52 +1,52 @@
 package rabbitmq
 
 import (
+	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
-// toDelivery is what the runtime's Consumer sees of d.
-func toDelivery(d *amqp.Delivery, attempt int) *runtime.Delivery {
-	return &runtime.Delivery{
+// delivery is what the Consumer c sees of d: its text headers (the retry
+// count header always, even when it has no text form, so that the Consumer
+// judges it), and the retry cycles the broker recorded in x-death.
+func delivery(d *amqp.Delivery, c *adapter.Consumer) *adapter.Delivery {
+	headers := textHeaders(d.Headers)
+	name := c.RetryCountHeader()
+	if v, ok := d.Headers[name]; ok {
+		if _, isText := headers[name]; !isText {
+			headers[name] = fmt.Sprintf("%v (an AMQP %T)", v, v)
+		}
+	}
+	return &adapter.Delivery{
 		MessageID:   d.MessageId,
 		Type:        d.Type,
 		ContentType: d.ContentType,
-		Headers:     textHeaders(d.Headers),
+		Headers:     headers,
 		Body:        d.Body,
-		Attempt:     attempt,
 		Redelivered: d.Redelivered,
+		RetryCycles: retryCycles(d.Headers, c.IsWaitQueue),
 		Raw:         d,
 	}
 }
 
-// brokerBookkeeping reports whether header is one the broker writes about a
-// message's past in a queue. Copies leave these behind: RabbitMQ 4 ignores
-// a republished x-death, and on 3.x a republished one can trip the
-// dead-letter cycle check and drop the copy.
-func brokerBookkeeping(header string) bool {
-	return header == "x-death" ||
-		strings.HasPrefix(header, "x-first-death-") ||
-		strings.HasPrefix(header, "x-last-death-") ||
-		header == "x-delivery-count" // quorum queues' own redelivery count
-}
-
-// copyOf returns a copy of d to publish again: the same body and
-// properties, persistent, without the broker's bookkeeping headers nor the
-// original expiration. Its headers have room for extra more. A message
-// without a message id gets one, so a basic.return can be matched to it.
-// The user-id property is kept only when it is user's, the user the copy is
+// copyOf is the copy cp of d to publish: the same body and properties,
+// persistent, the headers cp keeps and sets, and no expiration. The
+// user-id property is kept only when it is user's, the user the copy is
 // published as: RabbitMQ refuses a user-id that is not the connection's.
-func copyOf(d *amqp.Delivery, user string, extra int) amqp.Publishing {
-	headers := make(amqp.Table, len(d.Headers)+extra)
+func copyOf(d *amqp.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
+	headers := make(amqp.Table, len(d.Headers)+len(cp.Set))
 	for k, v := range d.Headers {
-		if !brokerBookkeeping(k) {
+		if cp.Keep(k) {
 			headers[k] = v
 		}
+	}
+	for _, h := range cp.Set {
+		headers[h.Name] = h.Value
 	}
 	p := amqp.Publishing{
 		Headers:         headers,
@@ -56,7 +56,7 @@ func copyOf(d *amqp.Delivery, user string, extra int) amqp.Publishing {
 		Priority:        d.Priority,
 		CorrelationId:   d.CorrelationId,
 		ReplyTo:         d.ReplyTo,
-		MessageId:       d.MessageId,
+		MessageId:       cp.MessageID,
 		Timestamp:       d.Timestamp,
 		Type:            d.Type,
 		AppId:           d.AppId,
@@ -65,31 +65,6 @@ func copyOf(d *amqp.Delivery, user string, extra int) amqp.Publishing {
 	if d.UserId == user {
 		p.UserId = d.UserId
 	}
-	if p.MessageId == "" {
-		p.MessageId = runtime.NewMessageID()
-	}
-	return p
-}
-
-// retryCopy is the copy of d that waits out a retry: it carries attempt as
-// the retry count, for d was the attempt-th delivery.
-func retryCopy(d *amqp.Delivery, user string, attempt int) amqp.Publishing {
-	p := copyOf(d, user, 1)
-	p.Headers[runtime.RetryCountHeader] = strconv.Itoa(attempt)
-	return p
-}
-
-// deadLetterCopy is the copy of d parked on a dead-letter queue, with the
-// headers that explain why. It carries no retry count: consumers of the
-// dead-letter queue count their own attempts afresh (the attempts made
-// before are in runtime.HeaderDeadLetterAttempts).
-func deadLetterCopy(d *amqp.Delivery, user, subscription string, v runtime.Verdict, now time.Time) amqp.Publishing {
-	explain := runtime.DeadLetterHeaders(subscription, v, now)
-	p := copyOf(d, user, len(explain))
-	for k, v := range explain {
-		p.Headers[k] = v
-	}
-	delete(p.Headers, runtime.RetryCountHeader)
 	return p
 }
 

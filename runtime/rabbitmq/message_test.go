@@ -1,6 +1,8 @@
 package rabbitmq
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 func original() *amqp.Delivery {
@@ -38,10 +41,48 @@ func original() *amqp.Delivery {
 	}
 }
 
+// capture is a Transport that builds the AMQP publishing of each copy, as
+// the runner does, and keeps the last.
+type capture struct {
+	nopTransport
+	p amqp.Publishing
+	n int
+}
+
+func (c *capture) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+	c.p = copyOf(raw(d), cp, "guest")
+	c.n++
+	return nil
+}
+
+// fixedClock is a runtime.Clock stopped at now.
+type fixedClock struct{ now time.Time }
+
+func (c fixedClock) Now() time.Time                                  { return c.now }
+func (fixedClock) AfterFunc(d time.Duration, f func()) runtime.Timer { return time.AfterFunc(d, f) }
+
+// sentCopy is the copy the runtime has the runner publish when the handler
+// of d fails under policy: d, as original() makes it, is the 2nd attempt.
+func sentCopy(t *testing.T, d *amqp.Delivery, policy runtime.Policy, now time.Time) amqp.Publishing {
+	t.Helper()
+	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", policy, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
+			return runtime.Retry().Because(errors.New("boom"))
+		}),
+	}}
+	tr := &capture{}
+	c := adapter.NewConsumer(sub, runtime.Env{Clock: fixedClock{now}}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
+	c.Handle(t.Context(), delivery(d, c))
+	if tr.n != 1 {
+		t.Fatalf("%d copies sent, want 1", tr.n)
+	}
+	return tr.p
+}
+
 func TestRetryCopy(t *testing.T) {
 	noLeaks(t)
 	d := original()
-	p := retryCopy(d, "guest", 2)
+	p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now())
 	if p.Headers[runtime.RetryCountHeader] != "2" {
 		t.Errorf("count header = %v, want \"2\" (the attempt that failed)", p.Headers[runtime.RetryCountHeader])
 	}
@@ -74,7 +115,7 @@ func TestCopyDropsForeignUserID(t *testing.T) {
 	noLeaks(t)
 	d := original()
 	d.UserId = "alice"
-	if p := retryCopy(d, "guest", 1); p.UserId != "" {
+	if p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now()); p.UserId != "" {
 		t.Errorf("copy published as guest keeps user-id %q; the broker would refuse it", p.UserId)
 	}
 }
@@ -83,7 +124,7 @@ func TestCopyGetsAMessageID(t *testing.T) {
 	noLeaks(t)
 	d := original()
 	d.MessageId = ""
-	p := retryCopy(d, "guest", 1)
+	p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now())
 	if len(p.MessageId) != 32 {
 		t.Errorf("copy of a message without id has id %q, want a fresh one", p.MessageId)
 	}
@@ -91,13 +132,12 @@ func TestCopyGetsAMessageID(t *testing.T) {
 
 func TestDeadLetterCopyExplainsItself(t *testing.T) {
 	noLeaks(t)
-	v := runtime.Verdict{Kind: runtime.VerdictPark, Reason: "boom", Attempt: 3, Poison: false}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
-	p := deadLetterCopy(original(), "guest", "jobs", v, now)
+	p := sentCopy(t, original(), runtime.Policy{MaxAttempts: 2, DeadLetter: "jobs.dead"}, now)
 	want := map[string]string{
-		runtime.HeaderDeadLetterReason:   "boom",
+		runtime.HeaderDeadLetterReason:   "failed on attempt 2 of 2: boom",
 		runtime.HeaderDeadLetterSource:   "jobs",
-		runtime.HeaderDeadLetterAttempts: "3",
+		runtime.HeaderDeadLetterAttempts: "2",
 		runtime.HeaderDeadLetterPoison:   "false",
 		runtime.HeaderDeadLetterTime:     "2025-01-02T03:04:05.006Z",
 	}

@@ -1,18 +1,13 @@
 package rabbitmq
 
 import (
-	"errors"
 	"sync"
-	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
-
-// errLeftToBroker is what Settle hears about a delivery whose handler was
-// still running when the shutdown deadline passed.
-var errLeftToBroker = errors.New("rabbitmq: the shutdown deadline passed while the handler ran; the delivery is left to the broker, which redelivers it")
 
 // runner runs one subscription. Each consuming session starts Workers()
 // pumps per subscription; a pump takes a delivery from the session's
@@ -20,44 +15,34 @@ var errLeftToBroker = errors.New("rabbitmq: the shutdown deadline passed while t
 // slots outlive sessions, so a reconnect never runs more handlers at once
 // than the subscription's concurrency; and the delivery goes from the
 // client library to the handler with no goroutine in between.
+//
+// The runner is its Consumer's Transport: it sends the copies the Consumer
+// builds and settles deliveries as the Consumer says.
 type runner struct {
 	b        *Broker
-	c        *runtime.Consumer
+	c        *adapter.Consumer
 	sub      *runtime.Subscription
 	auto     bool
 	prefetch int
-	// waitQueues are the subscription's wait queues, built once: a retry
-	// picks from them; waitQueueNames tells attemptOf which x-death
-	// entries are retry cycles.
-	waitQueues     []runtime.WaitQueue
-	waitQueueNames map[string]bool
 	// slots holds a token per handler running, Workers() at most.
 	slots chan struct{}
 	// pumps are the pumps of every session, past and current.
 	pumps sync.WaitGroup
-	// publishFailures counts copies in a row that could not be published.
-	publishFailures atomic.Int64
 }
 
-func newRunner(b *Broker, c *runtime.Consumer) *runner {
-	sub := c.Subscription()
+func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 	prefetch := sub.Prefetch
 	if prefetch == 0 {
 		prefetch = max(b.opts.prefetch, sub.Workers())
 	}
-	queues := sub.WaitQueues()
-	names := make(map[string]bool, len(queues))
-	for _, q := range queues {
-		names[q.Name] = true
+	r := &runner{
+		b: b, sub: sub,
+		auto:     sub.AckMode() == runtime.AckAuto,
+		prefetch: prefetch,
+		slots:    make(chan struct{}, sub.Workers()),
 	}
-	return &runner{
-		b: b, c: c, sub: sub,
-		auto:           sub.AckMode() == runtime.AckAuto,
-		prefetch:       prefetch,
-		waitQueues:     queues,
-		waitQueueNames: names,
-		slots:          make(chan struct{}, sub.Workers()),
-	}
+	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
+	return r
 }
 
 // startPumps starts the pumps of a session's consumer.
@@ -136,21 +121,8 @@ func (r *runner) release(d *amqp.Delivery) {
 	}
 }
 
-// handle runs one delivery through the subscription's Consumer and carries
-// out its verdict.
+// handle runs one delivery through the subscription's Consumer, which
+// decides what becomes of it and has the runner carry that out.
 func (r *runner) handle(d amqp.Delivery) {
-	attempt, err := attemptOf(d.Headers, r.waitQueueNames)
-	if err != nil {
-		r.c.WarnOnce("retry-count", "rabbitmq: a retry count header cannot be read; counting it as 0",
-			"message_id", d.MessageId, "err", err)
-	}
-	rd := toDelivery(&d, attempt)
-	ctx := r.b.handlerCtx
-	v := r.c.Process(ctx, rd)
-	if ctx.Err() != nil && !r.auto && v.Kind != runtime.VerdictAck {
-		r.c.Settle(rd, v, errLeftToBroker)
-		return
-	}
-	err = r.carryOut(ctx, &d, &v)
-	r.c.Settle(rd, v, err)
+	r.c.Handle(r.b.handlerCtx, delivery(&d, r.c))
 }

@@ -116,9 +116,9 @@ func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
 	adm := newAdmin(t)
 	q := adm.queue("twice")
 	var c calls
-	consumer := runtime.NewConsumer(sub(q, 0, handler("Job", runtime.Policy{}, &c, alwaysAck)), runtime.RabbitMQ, runtime.Env{})
+	consumer := sub(q, 0, handler("Job", runtime.Policy{}, &c, alwaysAck))
 	b := newTestBroker()
-	err := b.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{consumer, consumer})
+	err := b.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{consumer, consumer})
 	if err == nil || !strings.HasPrefix(err.Error(), "rabbitmq: ") || !strings.Contains(err.Error(), `subscription "`+q+`" is mounted twice`) {
 		t.Errorf("Start = %v, want the duplicate refused", err)
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -35,14 +35,15 @@ type Broker struct {
 	codec      runtime.Codec
 	queues     map[string][]queued
 	seq        uint64 // the sequence number of the last message queued
-	consumers  map[string]*runtime.Consumer
-	waitQueues map[string][]runtime.WaitQueue // RabbitMQ: each subscription's, built at Start
+	consumers  map[string]*adapter.Consumer
+	waitQueues map[string]waitQueue // RabbitMQ: every subscription's, by name, built at Start
 	deliveries map[string][]Delivery
 	rejected   map[string][]runtime.Message
-	delayed    map[*delayedCopy]struct{} // ZeroMQ retry copies waiting in memory
-	lost       int                       // ZeroMQ retry copies lost at shutdown
-	busy       int                       // messages taken by a worker and not yet settled
-	callbacks  int                       // clock callbacks running
+	lost       int // ZeroMQ retry copies lost at shutdown
+
+	retryCountHeader string
+	busy             int // messages taken by a worker and not yet settled
+	callbacks        int // clock callbacks running
 
 	handlerCtx     context.Context
 	cancelHandlers context.CancelFunc
@@ -66,16 +67,17 @@ type queued struct {
 	msg runtime.Message
 }
 
-// delayedCopy is a ZeroMQ retry copy waiting out its delay in memory.
-type delayedCopy struct {
-	from  string
-	timer runtime.Timer
+// waitQueue is a RabbitMQ wait queue: a copy in it returns to target
+// after ttl.
+type waitQueue struct {
+	ttl    time.Duration
+	target string
 }
 
 // NewBroker returns a broker of the given kind (runtime.RabbitMQ or
 // runtime.ZeroMQ) that waits out its delays on clock; a nil clock means a
 // fresh NewClock(time.Time{}). A Clock serves one Broker.
-func NewBroker(kind runtime.BrokerKind, clock *Clock) *Broker {
+func NewBroker(kind runtime.BrokerKind, clock *Clock, opts ...BrokerOption) *Broker {
 	if clock == nil {
 		clock = NewClock(time.Time{})
 	}
@@ -85,14 +87,25 @@ func NewBroker(kind runtime.BrokerKind, clock *Clock) *Broker {
 		changed:    make(chan struct{}),
 		codec:      runtime.JSON{},
 		queues:     map[string][]queued{},
-		consumers:  map[string]*runtime.Consumer{},
-		waitQueues: map[string][]runtime.WaitQueue{},
+		consumers:  map[string]*adapter.Consumer{},
+		waitQueues: map[string]waitQueue{},
 		deliveries: map[string][]Delivery{},
 		rejected:   map[string][]runtime.Message{},
-		delayed:    map[*delayedCopy]struct{}{},
+	}
+	for _, o := range opts {
+		o(b)
 	}
 	clock.setTrack(b.trackCallback)
 	return b
+}
+
+// BrokerOption configures a Broker.
+type BrokerOption func(*Broker)
+
+// RetryCountHeader makes the broker carry the retry count in the named
+// header, as zeromq.WithRetryCountHeader does for a real ZeroMQ broker.
+func RetryCountHeader(name string) BrokerOption {
+	return func(b *Broker) { b.retryCountHeader = name }
 }
 
 var (
@@ -121,14 +134,15 @@ func (b *Broker) setCodec(c runtime.Codec) {
 	b.codec = c
 }
 
-// Start starts Subscription.Workers() workers for each consumer. It is
-// called by runtime.App.Run. Like the real adapters, it refuses consumers
-// that do not pass runtime.CheckConsumers.
-func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
+// Start makes a Consumer for each subscription and starts
+// Subscription.Workers() workers for each. It is called by runtime.App.Run.
+// Like the real adapters, it refuses subscriptions that do not pass
+// adapter.Check.
+func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
 	if b.kind != runtime.RabbitMQ && b.kind != runtime.ZeroMQ {
 		return fmt.Errorf("streamtest: broker kind %q is not emulated: use runtime.RabbitMQ or runtime.ZeroMQ", b.kind)
 	}
-	if err := runtime.CheckConsumers(b.kind, consumers); err != nil {
+	if err := adapter.Check(b.kind, subs); err != nil {
 		return fmt.Errorf("streamtest: %w", err)
 	}
 	b.mu.Lock()
@@ -136,10 +150,14 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	if b.state != brokerNew {
 		return errors.New("streamtest: Start called twice: a Broker serves one App run")
 	}
-	for _, c := range consumers {
-		b.consumers[c.Name()] = c
-		if b.kind == runtime.RabbitMQ {
-			b.waitQueues[c.Name()] = c.Subscription().WaitQueues()
+	rules := adapter.Rules{Kind: b.kind, RetryCountHeader: b.retryCountHeader}
+	consumers := make([]*adapter.Consumer, len(subs))
+	for i, sub := range subs {
+		c := adapter.NewConsumer(sub, env, rules, &memTransport{b: b, sub: sub})
+		consumers[i] = c
+		b.consumers[sub.Name] = c
+		for _, q := range sub.WaitQueues() {
+			b.waitQueues[q.Name] = waitQueue{ttl: q.TTL, target: sub.Name}
 		}
 	}
 	if env.Codec != nil {
@@ -185,22 +203,17 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.cancelHandlers()
 
+	lost := 0
+	for _, c := range b.consumerList() {
+		lost += c.Stop()
+		if werr := c.WaitCopies(ctx); werr != nil && err == nil {
+			err = fmt.Errorf("streamtest: shutdown: retry copies were still being sent: %w", werr)
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state = brokerStopped
-	lost := map[string]int{}
-	for dc := range b.delayed {
-		if dc.timer.Stop() {
-			lost[dc.from]++
-			b.lost++
-		}
-		delete(b.delayed, dc)
-	}
-	for name, n := range lost {
-		if c := b.consumers[name]; c != nil {
-			c.Logger().Warn("retry copies still waiting in memory are lost at shutdown", "count", n)
-		}
-	}
+	b.lost += lost
 	b.notifyLocked()
 	return err
 }
@@ -363,7 +376,7 @@ func (b *Broker) enqueueLocked(queue string, m runtime.Message) uint64 {
 
 // work is one worker of consumer c: it takes the next message of c's queue
 // and settles it, until the broker stops.
-func (b *Broker) work(c *runtime.Consumer) {
+func (b *Broker) work(c *adapter.Consumer) {
 	for {
 		m, ok := b.take(c.Name())
 		if !ok {
@@ -398,50 +411,26 @@ func (b *Broker) take(queue string) (runtime.Message, bool) {
 	}
 }
 
-// deliver runs one message through c the way a broker adapter does: compute
-// the attempt, Process, carry out the verdict, Settle. The handler gets a
-// copy of m, which it may change; m itself, as it arrived, is what the
-// delivery record and the copies sent on are made of.
-func (b *Broker) deliver(c *runtime.Consumer, m runtime.Message) {
-	count, err := runtime.ParseRetryCount(m.Headers[runtime.RetryCountHeader])
+// deliver runs one message through c's Consumer, as a broker adapter does.
+// The handler gets a copy of m, which it may change; m itself, as it
+// arrived, is what the delivery record and the copies sent on are made of.
+func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 	raw := cloneMessage(m)
-	d := &runtime.Delivery{
+	d := &adapter.Delivery{
 		MessageID:   m.ID,
 		Type:        m.Type,
 		ContentType: m.ContentType,
 		Headers:     raw.Headers,
 		Body:        raw.Body,
-		Attempt:     count + 1,
 		Raw:         raw,
+		Source:      m,
 	}
-	if d.Headers == nil {
-		d.Headers = map[string]string{}
-	}
-	if err != nil {
-		if b.kind == runtime.ZeroMQ {
-			// Malformed, as the adapter finds it: it never reaches Process.
-			d.Attempt = 0
-			v := c.Discard(d, fmt.Sprintf("malformed message: header %s: %v", runtime.RetryCountHeader, err), nil)
-			b.record(c, m, d.Attempt, v, nil)
-			return
-		}
-		c.WarnOnce("retry-count", "retry count header is not a number; counting this as the first delivery",
-			"message_id", m.ID, "reason", err.Error())
-		d.Attempt = 1
-	}
-	v := c.Process(b.handlerCtx, d)
-	err = b.carryOut(c, m, &v)
-	c.Settle(d, v, err)
-	b.record(c, m, d.Attempt, v, err)
-}
-
-// record adds what became of m to the deliveries of c's subscription.
-func (b *Broker) record(c *runtime.Consumer, m runtime.Message, attempt int, v runtime.Verdict, err error) {
+	v, err := c.Handle(b.handlerCtx, d)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.deliveries[c.Name()] = append(b.deliveries[c.Name()], Delivery{
 		Subscription: c.Name(),
-		Attempt:      attempt,
+		Attempt:      d.Attempt(),
 		MessageType:  m.Type,
 		MessageID:    m.ID,
 		ContentType:  m.ContentType,
@@ -453,114 +442,77 @@ func (b *Broker) record(c *runtime.Consumer, m runtime.Message, attempt int, v r
 	})
 }
 
-// carryOut executes v for message m (as it arrived) the way the emulated
-// broker's adapter does. It may set v.Delay and v.Queue to what it applied.
-// Start refused the subscriptions whose verdicts could not be carried out
-// (CheckConsumers): a retry always has a wait queue or a destination.
-func (b *Broker) carryOut(c *runtime.Consumer, m runtime.Message, v *runtime.Verdict) error {
-	sub := c.Subscription()
-	switch v.Kind {
-	case runtime.VerdictAck, runtime.VerdictDrop:
-		return nil
-	case runtime.VerdictPark:
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.enqueueLocked(v.Queue, parkedCopy(m, sub.Name, *v, b.clock.Now()))
-		return nil
-	case runtime.VerdictReject:
-		if b.kind == runtime.ZeroMQ {
-			return nil // the adapter drops it: nothing can take it back
-		}
-		if sub.AckMode() == runtime.AckAuto {
-			return errors.New("streamtest: ack=auto acknowledged the message on delivery, so it cannot be rejected: it is lost (add a dead_letter to keep such messages)")
-		}
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.rejected[sub.Name] = append(b.rejected[sub.Name], m)
-		return nil
-	case runtime.VerdictRetry:
-		if b.kind == runtime.RabbitMQ {
-			return b.retryRabbitMQ(sub, m, v)
-		}
-		return b.retryZeroMQ(sub, m, v)
-	}
-	return fmt.Errorf("streamtest: unknown verdict %v; the message is dropped", v.Kind)
+// memTransport is the in-memory Transport of one subscription: it moves
+// copies between the broker's queues and settles deliveries, deciding
+// nothing. Only what a real broker does itself is emulated here: a
+// RabbitMQ wait queue's TTL returning a copy to its queue.
+type memTransport struct {
+	b   *Broker
+	sub *runtime.Subscription
 }
 
-// retryRabbitMQ puts the copy in the wait queue the subscription's ladder
-// picks; when its TTL passes, the copy returns to the subscription's queue.
-func (b *Broker) retryRabbitMQ(sub *runtime.Subscription, m runtime.Message, v *runtime.Verdict) error {
-	wq := runtime.PickWaitQueue(b.waitQueues[sub.Name], v.Attempt, v.Delay) // written by Start only
-	v.Delay, v.Queue = wq.TTL, wq.Name
-	cp := retryCopy(m, v.Attempt)
+// Send puts the copy in its queue. On RabbitMQ a copy in a wait queue
+// returns to the subscription's queue when the TTL passes, unless a
+// subscription consumes the wait queue.
+func (t *memTransport) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("streamtest: send to %q: %w", cp.Queue, err)
+	}
+	m := d.Source.(runtime.Message) // shares the body, which nobody changes
+	m.ID = cp.MessageID
+	m.Headers = cp.Headers(m.Headers)
+	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	seq := b.enqueueLocked(wq.Name, cp)
-	b.clock.AfterFunc(wq.TTL, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		// The copy is still there, unless a subscription consumes the
-		// wait queue.
-		q := b.queues[wq.Name]
-		for i := range q {
-			if q[i].seq == seq {
-				b.queues[wq.Name] = slices.Delete(q, i, i+1)
-				b.enqueueLocked(sub.Name, cp)
-				return
+	seq := b.enqueueLocked(cp.Queue, m)
+	if wq, ok := b.waitQueues[cp.Queue]; ok && b.kind == runtime.RabbitMQ {
+		b.clock.AfterFunc(wq.ttl, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			q := b.queues[cp.Queue]
+			for i := range q {
+				if q[i].seq == seq {
+					b.queues[cp.Queue] = slices.Delete(q, i, i+1)
+					b.enqueueLocked(wq.target, m)
+					return
+				}
 			}
-		}
-	})
+		})
+	}
 	return nil
 }
 
-// retryZeroMQ holds the copy in memory for v.Delay, then sends it to the
-// out_retry destination.
-func (b *Broker) retryZeroMQ(sub *runtime.Subscription, m runtime.Message, v *runtime.Verdict) error {
-	dest := v.Queue // out_retry, with self resolved by the Consumer
-	cp := retryCopy(m, v.Attempt)
+// Ack forgets the delivery.
+func (t *memTransport) Ack(context.Context, *adapter.Delivery) error { return nil }
+
+// Reject keeps the delivery among the subscription's rejected messages,
+// where a broker-level dead-letter exchange would receive it.
+func (t *memTransport) Reject(_ context.Context, d *adapter.Delivery) error {
+	t.b.mu.Lock()
+	defer t.b.mu.Unlock()
+	t.b.rejected[t.sub.Name] = append(t.b.rejected[t.sub.Name], d.Source.(runtime.Message))
+	return nil
+}
+
+// Requeue puts the delivery back at the head of its queue.
+func (t *memTransport) Requeue(_ context.Context, d *adapter.Delivery) error {
+	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if v.Delay <= 0 {
-		b.enqueueLocked(dest, cp)
-		return nil
-	}
-	dc := &delayedCopy{from: sub.Name}
-	dc.timer = b.clock.AfterFunc(v.Delay, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if _, waiting := b.delayed[dc]; !waiting {
-			return
-		}
-		delete(b.delayed, dc)
-		b.enqueueLocked(dest, cp)
-	})
-	b.delayed[dc] = struct{}{}
+	b.seq++
+	b.queues[t.sub.Name] = append([]queued{{seq: b.seq, msg: d.Source.(runtime.Message)}}, b.queues[t.sub.Name]...)
+	b.notifyLocked()
 	return nil
 }
 
-// retryCopy is m with its retry count header set to count: the attempt
-// that failed. It shares m's body, which nobody changes.
-func retryCopy(m runtime.Message, count int) runtime.Message {
-	m.Headers = maps.Clone(m.Headers)
-	if m.Headers == nil {
-		m.Headers = map[string]string{}
+func (b *Broker) consumerList() []*adapter.Consumer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*adapter.Consumer, 0, len(b.consumers))
+	for _, name := range slices.Sorted(maps.Keys(b.consumers)) {
+		out = append(out, b.consumers[name])
 	}
-	m.Headers[runtime.RetryCountHeader] = strconv.Itoa(count)
-	return m
-}
-
-// parkedCopy is m as a dead letter: the explanation headers added, and the
-// retry count removed, since the dead-letter queue's own consumers start
-// counting afresh (the attempts are in the explanation headers). It shares
-// m's body, which nobody changes.
-func parkedCopy(m runtime.Message, subscription string, v runtime.Verdict, now time.Time) runtime.Message {
-	explain := runtime.DeadLetterHeaders(subscription, v, now)
-	headers := make(map[string]string, len(m.Headers)+len(explain))
-	maps.Copy(headers, m.Headers)
-	delete(headers, runtime.RetryCountHeader)
-	maps.Copy(headers, explain)
-	m.Headers = headers
-	return m
+	return out
 }
 
 func cloneMessage(m runtime.Message) runtime.Message {

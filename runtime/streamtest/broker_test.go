@@ -37,8 +37,8 @@ func TestBrokerServesOneRun(t *testing.T) {
 func TestBrokerRefusesTheSameSubscriptionTwice(t *testing.T) {
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}}
-	c := runtime.NewConsumer(sub, runtime.ZeroMQ, runtime.Env{})
-	err := streamtest.NewBroker(runtime.ZeroMQ, nil).Start(t.Context(), runtime.Env{}, []*runtime.Consumer{c, c})
+	c := sub
+	err := streamtest.NewBroker(runtime.ZeroMQ, nil).Start(t.Context(), runtime.Env{}, []*runtime.Subscription{c, c})
 	if err == nil || !strings.Contains(err.Error(), `"jobs" is mounted twice`) {
 		t.Errorf("Start: %v, want a duplicate error", err)
 	}

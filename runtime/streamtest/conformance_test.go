@@ -12,13 +12,13 @@ import (
 
 // transport is the emulated broker of the given kind as a brokertest
 // transport: a fresh Broker and Clock per case, time passing by Advance.
-func transport(kind runtime.BrokerKind) brokertest.Transport {
+func transport(kind runtime.BrokerKind, opts ...streamtest.BrokerOption) brokertest.Transport {
 	return brokertest.Transport{
 		Kind:       kind,
 		RetryDelay: 30 * time.Second, // a fake clock makes any delay instant
 		New: func(t testing.TB, _ []string) brokertest.Instance {
 			clock := streamtest.NewClock(time.Time{})
-			b := streamtest.NewBroker(kind, clock)
+			b := streamtest.NewBroker(kind, clock, opts...)
 			return brokertest.Instance{
 				Broker: b,
 				Clock:  clock,
@@ -37,3 +37,11 @@ func transport(kind runtime.BrokerKind) brokertest.Transport {
 func TestConformanceZeroMQ(t *testing.T) { brokertest.Run(t, transport(runtime.ZeroMQ)) }
 
 func TestConformanceRabbitMQ(t *testing.T) { brokertest.Run(t, transport(runtime.RabbitMQ)) }
+
+// The emulated ZeroMQ broker follows a renamed retry count header, as
+// zeromq.WithRetryCountHeader makes the real one do.
+func TestConformanceZeroMQRenamedRetryCountHeader(t *testing.T) {
+	tr := transport(runtime.ZeroMQ, streamtest.RetryCountHeader("X-Attempts-Before"))
+	tr.RetryCountHeader = "X-Attempts-Before"
+	brokertest.Run(t, tr)
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // Delivery is one message a subscription received, and what became of it.
@@ -22,7 +23,7 @@ type Delivery struct {
 	Body    []byte
 	// Verdict is what the runtime decided, with the delay and queue the
 	// emulated broker applied (RabbitMQ: the wait queue and its TTL).
-	Verdict runtime.Verdict
+	Verdict Verdict
 	// Err is the error the verdict could not be carried out with, or nil.
 	Err error
 	// Time is the fake clock's time when the message was settled.
@@ -38,3 +39,19 @@ func (d Delivery) RetryCount() int {
 	}
 	return n
 }
+
+// Verdict is what the runtime decided for a delivery, as Delivery.Verdict
+// records it.
+type Verdict = adapter.Verdict
+
+// VerdictKind is what became of a delivery.
+type VerdictKind = adapter.VerdictKind
+
+// What became of a delivery (see Delivery.Verdict).
+const (
+	VerdictAck    = adapter.VerdictAck
+	VerdictRetry  = adapter.VerdictRetry
+	VerdictPark   = adapter.VerdictPark
+	VerdictReject = adapter.VerdictReject
+	VerdictDrop   = adapter.VerdictDrop
+)

@@ -17,7 +17,7 @@
 //			h.Advance(30 * time.Second) // the next copy is due and handled
 //		}
 //		ds := h.Deliveries("jobs")
-//		// len(ds) == 5; ds[4].RetryCount() == 4; ds[4].Verdict.Kind == runtime.VerdictDrop
+//		// len(ds) == 5; ds[4].RetryCount() == 4; ds[4].Verdict.Kind == streamtest.VerdictDrop
 //		// h.Logs().Find(slog.LevelWarn, "message dropped") names the subscription
 //	}
 //
@@ -55,21 +55,21 @@
 // subscription of that name when one is mounted (Subscription.Workers()
 // handler calls at once), kept for Queue otherwise. Publish puts a message
 // at the tail of its queue, before Start too. Each delivery goes through
-// Consumer.Process, the verdict is carried out, then Consumer.Settle logs and
-// counts it — exactly as the real adapters do, so policies behave the same.
-// The attempt number is 1 + runtime.RetryCountHeader; every retry copy
-// carries count + 1 and the body and headers as they arrived. A handler's
-// Metadata.Raw is the runtime.Message as it arrived.
+// the same adapter.Consumer as on the real adapters: it computes the
+// attempt, decides, builds every copy (headers to the broker's rules:
+// ZeroMQ names in lower case and one-line values) and logs and counts it.
+// The harness only moves messages between queues and emulates what a
+// broker does itself (a RabbitMQ wait queue's TTL), so policies behave as
+// in production. A handler's Metadata.Raw is a copy of the runtime.Message
+// as it arrived, which the handler may change.
 //
 // ZeroMQ (runtime.ZeroMQ): a retry copy waits Verdict.Delay on the clock
 // in memory (no delay: sent at once), then goes to the out_retry
 // destination ("self" is the subscription's own queue). Copies still
 // waiting when the App stops are lost, as in a real process: Shutdown logs
-// how many and Broker.Lost counts them. A count header that is not a
-// non-negative number makes the message malformed: it never reaches a
-// handler and is dropped as poison (Consumer.Discard: counted, logged as
-// "message dropped", recorded in Deliveries with attempt 0).
-// Reject and Drop both forget the message (there is no acknowledgement).
+// how many and Broker.Lost counts them. Reject and Drop both forget the
+// message (there is no acknowledgement). RetryCountHeader renames the
+// retry count header, as zeromq.WithRetryCountHeader does.
 //
 // RabbitMQ (runtime.RabbitMQ): a retry copy goes to the wait queue that
 // Subscription.WaitQueueFor picks ("jobs.retry", or a step of the
@@ -79,11 +79,14 @@
 // records the message in Rejected (a broker-level dead-letter exchange
 // would get it), except under ack=auto, where the broker already considered
 // it delivered: the reject cannot be carried out, the message is lost, and
-// Settle reports it as failed, as the adapter does. A malformed count header counts as 0, with a warning once
-// per subscription, as the adapter does.
+// the Consumer reports it as failed, as on the real adapter.
+//
+// Both: a retry count header that cannot be read makes the message poison
+// (parked, or rejected without a dead-letter queue), and a count beyond
+// the cap makes the delivery the last attempt, never one beyond.
 //
 // Both: a parked message is a copy on the dead-letter queue with the
-// explanation headers of runtime.DeadLetterHeaders and without the retry
+// explanation headers of adapter.DeadLetterHeaders and without the retry
 // count, so a subscription on the dead-letter queue counts its own
 // attempts from 1.
 //

@@ -39,6 +39,7 @@ type config struct {
 	waitTimeout     time.Duration
 	shutdownTimeout time.Duration
 	name            string
+	broker          []BrokerOption
 }
 
 // WithLogger sends every log record to l's handler as well (the Harness
@@ -69,6 +70,12 @@ func WithShutdownTimeout(d time.Duration) Option {
 	return func(c *config) { c.shutdownTimeout = d }
 }
 
+// WithRetryCountHeader makes the emulated broker carry the retry count in
+// the named header, as zeromq.WithRetryCountHeader does.
+func WithRetryCountHeader(name string) Option {
+	return func(c *config) { c.broker = append(c.broker, RetryCountHeader(name)) }
+}
+
 // WithAppName sets the App's name; the default is "streamtest".
 func WithAppName(name string) Option { return func(c *config) { c.name = name } }
 
@@ -92,7 +99,7 @@ func New(t testing.TB, kind runtime.BrokerKind, opts ...Option) *Harness {
 	clock := NewClock(cfg.start)
 	h := &Harness{
 		t:           t,
-		broker:      NewBroker(kind, clock),
+		broker:      NewBroker(kind, clock, cfg.broker...),
 		clock:       clock,
 		logs:        NewLogRecorder(forward),
 		waitTimeout: cfg.waitTimeout,

@@ -138,7 +138,7 @@ func TestDeliveryRecordsTheMessageAsItArrived(t *testing.T) {
 	if d.Headers["tenant"] != "acme" {
 		t.Errorf("recorded headers %v, want them as they arrived", d.Headers)
 	}
-	if d.Verdict.Kind != runtime.VerdictAck || d.Err != nil {
+	if d.Verdict.Kind != streamtest.VerdictAck || d.Err != nil {
 		t.Errorf("verdict %+v, err %v", d.Verdict, d.Err)
 	}
 	if !d.Time.Equal(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)) || !h.Now().Equal(d.Time) {

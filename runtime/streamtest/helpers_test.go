@@ -77,8 +77,8 @@ func warnings(logs *streamtest.LogRecorder) []string {
 	return out
 }
 
-func verdictKinds(ds []streamtest.Delivery) []runtime.VerdictKind {
-	out := make([]runtime.VerdictKind, len(ds))
+func verdictKinds(ds []streamtest.Delivery) []streamtest.VerdictKind {
+	out := make([]streamtest.VerdictKind, len(ds))
 	for i, d := range ds {
 		out[i] = d.Verdict.Kind
 	}

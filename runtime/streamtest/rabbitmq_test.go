@@ -61,11 +61,11 @@ func TestRabbitMQLadderStepsWaitInTheirOwnWaitQueues(t *testing.T) {
 	}
 	ds := h.Deliveries("orders")
 	for i, s := range steps {
-		if v := ds[i].Verdict; v.Kind != runtime.VerdictRetry || v.Queue != s.queue || v.Delay != s.ttl {
+		if v := ds[i].Verdict; v.Kind != streamtest.VerdictRetry || v.Queue != s.queue || v.Delay != s.ttl {
 			t.Errorf("delivery %d: verdict %v via %q after %v; want retry via %s after %v", i+1, v.Kind, v.Queue, v.Delay, s.queue, s.ttl)
 		}
 	}
-	if v := ds[4].Verdict; v.Kind != runtime.VerdictPark || v.Queue != "orders.dead" {
+	if v := ds[4].Verdict; v.Kind != streamtest.VerdictPark || v.Queue != "orders.dead" {
 		t.Errorf("the fifth delivery's verdict is %v to %q, want park to orders.dead", v.Kind, v.Queue)
 	}
 	if dead := h.Queue("orders.dead"); len(dead) != 1 || dead[0].Headers[runtime.HeaderDeadLetterAttempts] != "5" {
@@ -205,7 +205,7 @@ func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 			h.Publish("jobs", "Job", job{ID: 1})
 			h.Wait()
 			ds := h.Deliveries("jobs")
-			if len(ds) != 1 || ds[0].Verdict.Kind != runtime.VerdictReject {
+			if len(ds) != 1 || ds[0].Verdict.Kind != streamtest.VerdictReject {
 				t.Fatalf("deliveries %+v, want one rejected", ds)
 			}
 			want := map[runtime.AckMode]int{runtime.AckManual: 1, runtime.AckAuto: 0}[ack]
@@ -240,32 +240,29 @@ func TestRabbitMQAutoAckParksPoison(t *testing.T) {
 	}
 }
 
-// A retry count that is not a number counts as the first delivery on
-// RabbitMQ, with a warning once per subscription as the adapter gives; the
-// next copy carries 1.
-func TestRabbitMQMalformedRetryCountCountsAsFirstDelivery(t *testing.T) {
+// A retry count that is not a number is poison, on RabbitMQ as on ZeroMQ:
+// no handler sees it, and it is parked with the reason, each one logged.
+func TestRabbitMQMalformedRetryCountIsPoison(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2, DeadLetter: "jobs.dead"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			rec.add(md)
 			return runtime.Retry()
 		})}})
 	h.Start()
 	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("odd"), runtime.WithHeader(runtime.RetryCountHeader, "many"))
+	h.Publish("jobs", "Job", job{ID: 2}, runtime.WithMessageID("odder"), runtime.WithHeader(runtime.RetryCountHeader, "-1"))
 	h.Advance(time.Second)
-	if got := attempts(h.Deliveries("jobs")); !slices.Equal(got, []int{1, 2}) {
-		t.Fatalf("attempts %v, want [1 2]", got)
+	if mds := rec.list(); len(mds) != 0 {
+		t.Fatalf("handler calls %+v, want none", mds)
 	}
-	requireWarning(t, h.Logs(), "retry count header is not a number; counting this as the first delivery", "jobs", "odd", "not a non-negative whole number")
-	h.Publish("jobs", "Job", job{ID: 2}, runtime.WithMessageID("odder"), runtime.WithHeader(runtime.RetryCountHeader, "more"))
-	h.Advance(time.Second)
-	if got := attempts(h.Deliveries("jobs")); !slices.Equal(got, []int{1, 2, 1, 2}) {
-		t.Fatalf("attempts %v, want [1 2 1 2]", got)
+	dead := h.Queue("jobs.dead")
+	if len(dead) != 2 || dead[0].ID != "odd" || dead[1].ID != "odder" || dead[0].Headers[runtime.HeaderDeadLetterPoison] != "true" {
+		t.Fatalf("jobs.dead holds %+v, want both, as poison", dead)
 	}
-	if n := len(h.Logs().Find(slog.LevelWarn, "retry count header is not a number; counting this as the first delivery")); n != 1 {
-		t.Errorf("%d warnings about the retry count, want 1 for the subscription", n)
-	}
+	requireWarning(t, h.Logs(), "message parked", "jobs", "odd", "retry count header x-retry-count is unreadable")
+	requireWarning(t, h.Logs(), "message parked", "jobs", "odder", "retry count header x-retry-count is unreadable")
 }
 
 // On RabbitMQ the wait queues belong to the broker: a copy waiting there at
@@ -294,8 +291,8 @@ func TestRabbitMQWaitQueueOutlivesTheApp(t *testing.T) {
 	}
 }
 
-// A retry count above runtime.MaxRetryCount reads as that many, as on the
-// real adapter: the attempts are used up and the message is parked.
+// A retry count above the cap makes the delivery the last attempt, as on
+// the real adapter: attempt 3 of 3, then parked.
 func TestRabbitMQHugeRetryCountIsParked(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
@@ -307,11 +304,11 @@ func TestRabbitMQHugeRetryCountIsParked(t *testing.T) {
 	h.Start()
 	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("huge"), runtime.WithHeader(runtime.RetryCountHeader, "9223372036854775807"))
 	h.Wait()
-	want := runtime.MaxRetryCount + 1
+	want := 3 // the last attempt, never one beyond max_attempts
 	if mds := rec.list(); len(mds) != 1 || mds[0].Attempt != want {
 		t.Fatalf("handler calls %+v, want one, attempt %d", mds, want)
 	}
-	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []runtime.VerdictKind{runtime.VerdictPark}) {
+	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []streamtest.VerdictKind{streamtest.VerdictPark}) {
 		t.Fatalf("verdicts %v, want [park]", kinds)
 	}
 	if w := h.Queue("jobs.retry"); len(w) != 0 {

@@ -84,7 +84,7 @@ func TestReferenceFailingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 			if got := ds[4].Headers[runtime.RetryCountHeader]; got != "4" {
 				t.Errorf("the last copy's %s header is %q, want \"4\"", runtime.RetryCountHeader, got)
 			}
-			wantKinds := []runtime.VerdictKind{runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictRetry, runtime.VerdictDrop}
+			wantKinds := []streamtest.VerdictKind{streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictRetry, streamtest.VerdictDrop}
 			if got := verdictKinds(ds); !slices.Equal(got, wantKinds) {
 				t.Fatalf("verdicts %v, want %v", got, wantKinds)
 			}

@@ -15,7 +15,7 @@ import (
 type brokerThatFailsToStop struct{}
 
 func (brokerThatFailsToStop) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
-func (brokerThatFailsToStop) Start(context.Context, runtime.Env, []*runtime.Consumer) error {
+func (brokerThatFailsToStop) Start(context.Context, runtime.Env, []*runtime.Subscription) error {
 	return nil
 }
 func (brokerThatFailsToStop) Shutdown(context.Context) error { return errors.New("could not close") }
@@ -107,7 +107,7 @@ func TestRunAppFailsTheTestWhenTheAppStopsWithAnError(t *testing.T) {
 type brokerThatNeverStarts struct{}
 
 func (brokerThatNeverStarts) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
-func (brokerThatNeverStarts) Start(ctx context.Context, _ runtime.Env, _ []*runtime.Consumer) error {
+func (brokerThatNeverStarts) Start(ctx context.Context, _ runtime.Env, _ []*runtime.Subscription) error {
 	<-ctx.Done()
 	return ctx.Err()
 }

@@ -53,7 +53,7 @@ func TestZeroMQRejectedMessageIsGone(t *testing.T) {
 	}
 	h.Wait()
 	ds := h.Deliveries("jobs")
-	if len(ds) != 1 || ds[0].Verdict.Kind != runtime.VerdictReject {
+	if len(ds) != 1 || ds[0].Verdict.Kind != streamtest.VerdictReject {
 		t.Fatalf("deliveries %+v, want one rejected", ds)
 	}
 	if n := len(h.Rejected("jobs")); n != 0 {
@@ -115,13 +115,13 @@ func TestZeroMQPlainRetryIsImmediate(t *testing.T) {
 }
 
 // A retry count that is not a non-negative number makes the message
-// malformed on ZeroMQ: dropped before any handler sees it, counted, logged
-// and recorded as the adapter does (Consumer.Discard).
-func TestZeroMQMalformedRetryCountIsDropped(t *testing.T) {
+// poison on ZeroMQ, as on RabbitMQ: no handler sees it; without a dead
+// letter it is rejected, which on ZeroMQ drops it, counted and logged.
+func TestZeroMQMalformedRetryCountIsPoison(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			rec.add(md)
 			return runtime.Ack()
 		})}})
@@ -132,13 +132,13 @@ func TestZeroMQMalformedRetryCountIsDropped(t *testing.T) {
 	if mds := rec.list(); len(mds) != 1 || mds[0].MessageID != "fine" || mds[0].Attempt != 3 {
 		t.Fatalf("handler calls %+v, want only the well-formed message, as attempt 3", mds)
 	}
-	requireWarning(t, h.Logs(), "message dropped", "jobs", "neg", `malformed message: header x-retry-count: runtime: retry count "-1"`)
+	requireWarning(t, h.Logs(), "message rejected without requeue", "jobs", "neg", `retry count header x-retry-count is unreadable: runtime: retry count "-1"`)
 	ds := h.Deliveries("jobs")
-	if len(ds) != 2 || ds[0].MessageID != "neg" || ds[0].Attempt != 0 || ds[0].Verdict.Kind != runtime.VerdictDrop || !ds[0].Verdict.Poison {
-		t.Errorf("deliveries %+v, want the malformed one first, dropped as poison at attempt 0", ds)
+	if len(ds) != 2 || ds[0].MessageID != "neg" || ds[0].Verdict.Kind != streamtest.VerdictReject || !ds[0].Verdict.Poison {
+		t.Errorf("deliveries %+v, want the malformed one first, rejected as poison", ds)
 	}
-	if st := h.App().Metrics().Snapshot(); len(st) != 1 || st[0].Delivered != 2 || st[0].Dropped != 1 || st[0].Acked != 1 {
-		t.Errorf("counters %+v, want 2 delivered, 1 dropped, 1 acked", st)
+	if st := h.App().Metrics().Snapshot(); len(st) != 1 || st[0].Delivered != 2 || st[0].Rejected != 1 || st[0].Acked != 1 {
+		t.Errorf("counters %+v, want 2 delivered, 1 rejected, 1 acked", st)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestZeroMQCopiesWaitingAtShutdownAreLost(t *testing.T) {
 	}
 	var logged bool
 	for _, r := range h.Logs().Records() {
-		if r.Message == "retry copies still waiting in memory are lost at shutdown" && r.Attr("subscription") == "jobs" && r.Attr("count") == "2" {
+		if strings.HasPrefix(r.Message, "retry copies still waiting for their delay in memory are lost at shutdown") && r.Attr("subscription") == "jobs" && r.Attr("lost") == "2" {
 			logged = true
 		}
 	}
@@ -187,9 +187,9 @@ func TestStartRefusesAnInvalidSubscription(t *testing.T) {
 		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
 			return runtime.Retry()
 		})}}
-	c := runtime.NewConsumer(sub, runtime.ZeroMQ, runtime.Env{})
+	c := sub
 	b := streamtest.NewBroker(runtime.ZeroMQ, nil)
-	err := b.Start(t.Context(), runtime.Env{}, []*runtime.Consumer{c})
+	err := b.Start(t.Context(), runtime.Env{}, []*runtime.Subscription{c})
 	if err == nil || !strings.HasPrefix(err.Error(), "streamtest: ") || !strings.Contains(err.Error(), "max_attempts=2 needs a destination for the retry copies") {
 		t.Fatalf("Start = %v, want the validation error", err)
 	}
@@ -201,9 +201,8 @@ func TestStartRefusesAnInvalidSubscription(t *testing.T) {
 	}
 }
 
-// A retry count above runtime.MaxRetryCount reads as that many, as on the
-// real adapter: the attempts are used up and the message is parked, not
-// taken for malformed.
+// A retry count above the cap makes the delivery the last attempt, as on
+// the real adapter: attempt 3 of 3, then parked, not taken for malformed.
 func TestZeroMQHugeRetryCountIsParked(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
@@ -215,11 +214,11 @@ func TestZeroMQHugeRetryCountIsParked(t *testing.T) {
 	h.Start()
 	h.Publish("jobs", "Job", job{ID: 1}, runtime.WithMessageID("huge"), runtime.WithHeader(runtime.RetryCountHeader, "9223372036854775807"))
 	h.Wait()
-	want := runtime.MaxRetryCount + 1
+	want := 3 // the last attempt, never one beyond max_attempts
 	if mds := rec.list(); len(mds) != 1 || mds[0].Attempt != want {
 		t.Fatalf("handler calls %+v, want one, attempt %d", mds, want)
 	}
-	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []runtime.VerdictKind{runtime.VerdictPark}) {
+	if kinds := verdictKinds(h.Deliveries("jobs")); !slices.Equal(kinds, []streamtest.VerdictKind{streamtest.VerdictPark}) {
 		t.Fatalf("verdicts %v, want [park]", kinds)
 	}
 	if dead := h.Queue("jobs.dead"); len(dead) != 1 || dead[0].Headers[runtime.HeaderDeadLetterAttempts] != strconv.Itoa(want) {

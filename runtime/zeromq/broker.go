@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -29,7 +30,6 @@ type Broker struct {
 	codec   runtime.Codec // WithCodec's, else the App's once started
 	subs    map[string]*subscriber
 	senders map[string]sender
-	copies  *copyScheduler
 
 	// life ends when the broker is shut down; sockets live within it.
 	life    context.Context
@@ -81,7 +81,7 @@ func (b *Broker) Codec() runtime.Codec {
 // queues of subscriptions declared with Bind and of ventilators, starts
 // dialling the ventilators of subscriptions declared with Dial, and starts
 // each subscription's workers. Startup errors name the subscription.
-func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
+func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
 	if b.cfgErr != nil {
 		return b.cfgErr
 	}
@@ -93,7 +93,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	if b.started {
 		return errors.New("zeromq: Start called twice")
 	}
-	if err := b.check(consumers); err != nil {
+	if err := b.check(subs); err != nil {
 		// Nothing started: Shutdown closes what Publish opened, as
 		// without a Start.
 		return err
@@ -111,7 +111,6 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	// Handlers keep the values of ctx, but not its end: the App ends ctx
 	// before it calls Shutdown, which lets them finish.
 	b.work, b.endWork = context.WithCancel(context.WithoutCancel(ctx))
-	b.copies = newCopyScheduler(b.work, b.clock)
 
 	var started []*subscriber
 	fail := func(err error) error {
@@ -129,12 +128,15 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		b.endLife()
 		return err
 	}
-	for _, c := range consumers {
-		s := newSubscriber(b, c, b.cfg.queues[c.Name()])
+	if env.Clock == nil {
+		env.Clock = b.clock
+	}
+	for _, sub := range subs {
+		s := newSubscriber(b, sub, env, b.cfg.queues[sub.Name])
 		if err := s.recv.start(); err != nil {
 			return fail(err)
 		}
-		b.subs[c.Name()] = s
+		b.subs[sub.Name] = s
 		started = append(started, s)
 	}
 	if err := b.listenVentilators(); err != nil {
@@ -185,16 +187,15 @@ func (b *Broker) listenVentilators() error {
 
 // check returns every startup error of the subscriptions, each naming its
 // subscription.
-func (b *Broker) check(consumers []*runtime.Consumer) error {
+func (b *Broker) check(subs []*runtime.Subscription) error {
 	var errs []error
-	if err := runtime.CheckConsumers(runtime.ZeroMQ, consumers); err != nil {
+	if err := adapter.Check(runtime.ZeroMQ, subs); err != nil {
 		errs = append(errs, fmt.Errorf("zeromq: %w", err))
 	}
 	seen := map[string]bool{}
-	for _, c := range consumers {
-		sub := c.Subscription()
+	for _, sub := range subs {
 		if seen[sub.Name] {
-			continue // CheckConsumers reported it
+			continue // adapter.Check reported it
 		}
 		seen[sub.Name] = true
 		q := b.cfg.queues[sub.Name]
@@ -410,11 +411,11 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 			errs = append(errs, fmt.Errorf("zeromq: subscription %q: in-flight handlers did not finish: %w", s.name, err))
 		}
 	}
-	if lost := b.copies.stop(); lost > 0 {
-		b.log.Warn("zeromq: retry copies were still waiting for their delay and are lost (ZeroMQ stores nothing)", "lost", lost)
-	}
-	if err := b.copies.wait(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("zeromq: retry copies were still being sent: %w", err))
+	for _, s := range subs {
+		s.c.Stop() // each copy still waiting for its delay is settled as lost, and logged
+		if err := s.c.WaitCopies(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: retry copies were still being sent: %w", s.name, err))
+		}
 	}
 	return errs
 }

@@ -14,15 +14,28 @@ import (
 // free port of its own.
 func TestConformance(t *testing.T) {
 	noLeaks(t)
-	brokertest.Run(t, brokertest.Transport{
+	brokertest.Run(t, transport())
+}
+
+// TestConformanceRenamedRetryCountHeader runs the suite again with the
+// retry count in a header of another name.
+func TestConformanceRenamedRetryCountHeader(t *testing.T) {
+	noLeaks(t)
+	tr := transport(zeromq.WithRetryCountHeader("X-Attempts-Before"))
+	tr.RetryCountHeader = "X-Attempts-Before"
+	brokertest.Run(t, tr)
+}
+
+func transport(extra ...zeromq.Option) brokertest.Transport {
+	return brokertest.Transport{
 		Kind:       runtime.ZeroMQ,
 		RetryDelay: 50 * time.Millisecond,
 		New: func(t testing.TB, queues []string) brokertest.Instance {
-			opts := make([]zeromq.Option, 0, len(queues))
+			opts := make([]zeromq.Option, 0, len(queues)+len(extra))
 			for _, q := range queues {
 				opts = append(opts, zeromq.Queue(q, zeromq.Bind(freeEndpoint(t))))
 			}
-			return brokertest.Instance{Broker: zeromq.New(opts...)}
+			return brokertest.Instance{Broker: zeromq.New(append(opts, extra...)...)}
 		},
-	})
+	}
 }

@@ -125,7 +125,7 @@
 //
 // A message the policy parks is published to the dead_letter queue, framed
 // with that queue's name, with the headers it arrived with and the
-// explanation headers of runtime.DeadLetterHeaders (x-streamgen-reason,
+// explanation headers of adapter.DeadLetterHeaders (x-streamgen-reason,
 // -source, -attempts, -poison, -parked-at; line breaks in values become
 // spaces). The copy starts a fresh retry count, so the dead-letter queue's
 // own subscription applies its own max_attempts; the attempts made are in
@@ -134,9 +134,8 @@
 //
 // # Acknowledgements
 //
-// There are none. Acknowledging reports ErrAckUnsupported and rejecting
-// ErrNackUnsupported; each is logged once per subscription, not per message.
-// A rejected message is dropped.
+// There are none. An acknowledgement does nothing and a rejected message
+// is dropped; each is logged once per subscription, not per message.
 //
 // # Concurrency, limits, shutdown
 //

@@ -131,8 +131,8 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 		}),
 	}}
 	env := runtime.Env{Logger: streamtest.NewLogRecorder(nil).Logger(), Clock: runtime.SystemClock{}}
-	c := runtime.NewConsumer(sub, runtime.ZeroMQ, env)
-	if err := zq.Start(context.Background(), env, []*runtime.Consumer{c}); err != nil {
+	c := sub
+	if err := zq.Start(context.Background(), env, []*runtime.Subscription{c}); err != nil {
 		t.Fatal(err)
 	}
 	publishJob(t, zq, "jobs", Job{ID: 1})
@@ -162,8 +162,8 @@ func TestPublishAfterShutdownFails(t *testing.T) {
 func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
 	noLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
-	c := runtime.NewConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}, runtime.ZeroMQ, runtime.Env{})
-	err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{c, c})
+	c := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}
+	err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{c, c})
 	if err == nil || !strings.HasPrefix(err.Error(), "zeromq: ") || !strings.Contains(err.Error(), `subscription "jobs" is mounted twice`) {
 		t.Fatalf("Start = %v, want the duplicate refused", err)
 	}
@@ -178,8 +178,8 @@ func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
 func TestShutdownAfterARefusedStart(t *testing.T) {
 	noLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
-	c := runtime.NewConsumer(&runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}, runtime.ZeroMQ, runtime.Env{})
-	if err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Consumer{c}); err == nil || !strings.Contains(err.Error(), `subscription "orders" has no endpoint`) {
+	c := &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}
+	if err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{c}); err == nil || !strings.Contains(err.Error(), `subscription "orders" has no endpoint`) {
 		t.Fatalf("Start = %v, want the missing endpoint refused", err)
 	}
 	shutdown(t, zq)

@@ -4,41 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // DefaultPrefetch is how many received messages may wait for a free worker
 // when the subscription does not set Prefetch.
 const DefaultPrefetch = 16
 
-// Errors a ZeroMQ subscription reports.
-var (
-	// ErrAckUnsupported is what acknowledging a ZeroMQ message reports:
-	// ZeroMQ delivers at most once and has no acknowledgement.
-	ErrAckUnsupported = fmt.Errorf("zeromq: ack: ZeroMQ has no acknowledgement, a message is gone once received: %w", errors.ErrUnsupported)
-	// ErrNackUnsupported is what rejecting a ZeroMQ message reports: the
-	// message is dropped, since nothing can take it back.
-	ErrNackUnsupported = fmt.Errorf("zeromq: nack: ZeroMQ has no acknowledgement, so a rejected message is dropped: %w", errors.ErrUnsupported)
-
-	errQueueClosing = errors.New("zeromq: the queue is shutting down and no longer receives")
-	errCopyLost     = errors.New("zeromq: the broker stopped before the retry delay ended; ZeroMQ stores nothing, so the copy is lost")
-	errNotHandled   = errors.New("zeromq: the broker stopped before a worker took the message; it is lost")
-)
+var errQueueClosing = errors.New("zeromq: the queue is shutting down and no longer receives")
 
 // subscriber runs one subscription: a receiver puts messages on incoming,
-// and Workers() goroutines parse them, call Consumer.Process and carry out
-// the verdicts.
+// and Workers() goroutines parse them and hand them to the Consumer, which
+// decides what becomes of each. The subscriber is the Consumer's
+// Transport: it sends the copies the Consumer builds.
 type subscriber struct {
 	b        *Broker
-	c        *runtime.Consumer
+	c        *adapter.Consumer
 	name     string
 	incoming chan inbound
 	recv     *receiver
@@ -46,8 +34,7 @@ type subscriber struct {
 	closing  atomic.Bool
 }
 
-func newSubscriber(b *Broker, c *runtime.Consumer, q *queueConfig) *subscriber {
-	sub := c.Subscription()
+func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *queueConfig) *subscriber {
 	prefetch := sub.Prefetch
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
@@ -59,8 +46,9 @@ func newSubscriber(b *Broker, c *runtime.Consumer, q *queueConfig) *subscriber {
 			limit = int64(sub.MaxPayloadBytes) + payloadAllowance
 		}
 	}
-	s := &subscriber{b: b, c: c, name: sub.Name, incoming: make(chan inbound, prefetch)}
-	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, c.Logger(), s.tooLarge)
+	s := &subscriber{b: b, name: sub.Name, incoming: make(chan inbound, prefetch)}
+	s.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.ZeroMQ, RetryCountHeader: b.cfg.retryCountHeader}, s)
+	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, s.c.Logger(), s.tooLarge)
 	return s
 }
 
@@ -87,29 +75,23 @@ func (s *subscriber) target() (string, string, error) {
 
 func (s *subscriber) addr() net.Addr { return s.recv.addr() }
 
-// handle parses one message, processes it and carries out the verdict.
+// handle parses one message and hands it to the Consumer.
 func (s *subscriber) handle(ctx context.Context, in inbound) {
-	env, d, err := s.delivery(in)
+	d, err := s.delivery(in)
 	if err != nil {
 		s.c.Discard(d, strings.TrimPrefix(err.Error(), "zeromq: "), nil) // "malformed message: ..."
 		return
 	}
-	if ctx.Err() != nil {
-		// Shutdown's deadline passed: no handler may start any more.
-		s.c.Discard(d, "not handled before the shutdown deadline", errNotHandled)
-		return
-	}
-	v := s.c.Process(ctx, d)
-	s.carryOut(ctx, env, d, v)
+	s.c.Handle(ctx, d)
 }
 
 // delivery parses a received message. On error the returned delivery holds
 // what could be read of it (its message id, for the log).
-func (s *subscriber) delivery(in inbound) (*Envelope, *runtime.Delivery, error) {
-	d := &runtime.Delivery{Headers: map[string]string{}}
+func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
+	d := &adapter.Delivery{Headers: map[string]string{}}
 	env, err := ParseEnvelope(in.frames)
 	if err != nil {
-		return nil, d, fmt.Errorf("%w (from %s)", err, in.peer)
+		return d, fmt.Errorf("%w (from %s)", err, in.peer)
 	}
 	d.Raw = env
 	d.Body = env.Body
@@ -126,83 +108,29 @@ func (s *subscriber) delivery(in inbound) (*Envelope, *runtime.Delivery, error) 
 		}
 	}
 	if env.Subscription != s.name {
-		return nil, d, fmt.Errorf("%w: it is addressed to subscription %q, and this queue takes only %q (from %s)",
+		return d, fmt.Errorf("%w: it is addressed to subscription %q, and this queue takes only %q (from %s)",
 			ErrMalformed, env.Subscription, s.name, in.peer)
 	}
-	// The header names are lower case, and so is the retry count's.
-	count, err := runtime.ParseRetryCount(d.Headers[s.b.cfg.retryCountHeader])
-	if err != nil {
-		return nil, d, fmt.Errorf("%w: header %s: %w", ErrMalformed, s.b.cfg.retryCountHeader, err)
-	}
-	d.Attempt = 1 + count
-	return env, d, nil
+	return d, nil
 }
 
 // tooLarge reports a message over the size limit, whose connection is then
 // closed.
 func (s *subscriber) tooLarge(peer string, err error) {
-	s.c.Discard(&runtime.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
+	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
 }
 
-// carryOut executes verdict v for the delivery d of env, then settles it.
-func (s *subscriber) carryOut(ctx context.Context, env *Envelope, d *runtime.Delivery, v runtime.Verdict) {
-	switch v.Kind {
-	case runtime.VerdictAck, runtime.VerdictDrop:
-		s.ackUnsupported()
-		s.c.Settle(d, v, nil)
-	case runtime.VerdictReject:
-		s.nackUnsupported()
-		s.c.Settle(d, v, nil)
-	case runtime.VerdictRetry:
-		s.retry(env, d, v)
-		s.ackUnsupported()
-	case runtime.VerdictPark:
-		err := s.b.sendEnvelope(ctx, v.Queue, s.parked(env, v))
-		s.ackUnsupported()
-		s.c.Settle(d, v, err)
-	default:
-		s.c.Settle(d, v, fmt.Errorf("zeromq: unknown verdict %v", v.Kind))
+// Send sends cp, a copy of d's envelope with cp's header changes, to the
+// subscription cp.Queue.
+func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+	env := d.Raw.(*Envelope).clone()
+	env.Subscription = cp.Queue
+	env.Headers = slices.DeleteFunc(env.Headers, func(h Header) bool {
+		return h.Name != HeaderType && h.Name != HeaderContentType && h.Name != HeaderMessageID && !cp.Keep(h.Name)
+	})
+	env.SetHeader(HeaderMessageID, cp.MessageID)
+	for _, h := range cp.Set {
+		env.SetHeader(h.Name, h.Value)
 	}
+	return s.b.sendEnvelope(ctx, cp.Queue, env)
 }
-
-// retry sends a copy of env (body and headers as they arrived, the retry
-// count one more) to the verdict's queue once its delay has passed. The
-// copy is settled when sent, or when it is lost at shutdown.
-func (s *subscriber) retry(env *Envelope, d *runtime.Delivery, v runtime.Verdict) {
-	cp := env.clone() // v.Queue is out_retry, self already resolved by the Consumer
-	cp.Subscription = v.Queue
-	cp.SetHeader(s.b.cfg.retryCountHeader, strconv.Itoa(d.Attempt)) // count + 1
-	s.b.copies.schedule(v.Delay,
-		func(ctx context.Context) { s.c.Settle(d, v, s.b.sendEnvelope(ctx, v.Queue, cp)) },
-		func() { s.c.Settle(d, v, errCopyLost) })
-}
-
-// parked is the copy of env for the dead-letter queue: framed with that
-// queue's name, with the explanation headers added. It starts a fresh retry
-// count, so the dead-letter queue's own subscription applies its own
-// max_attempts; the attempts made are in x-streamgen-attempts.
-func (s *subscriber) parked(env *Envelope, v runtime.Verdict) *Envelope {
-	cp := env.clone()
-	cp.Subscription = v.Queue
-	cp.DeleteHeader(s.b.cfg.retryCountHeader)
-	dl := runtime.DeadLetterHeaders(s.name, v, s.b.clock.Now())
-	for _, k := range slices.Sorted(maps.Keys(dl)) {
-		cp.SetHeader(k, oneLine(dl[k]))
-	}
-	return cp
-}
-
-func (s *subscriber) ackUnsupported() {
-	s.c.WarnOnce("zeromq-ack", "ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)", "err", ErrAckUnsupported)
-}
-
-func (s *subscriber) nackUnsupported() {
-	s.c.WarnOnce("zeromq-nack", "ZeroMQ cannot reject a message back to a broker; rejected messages are dropped (logged once per subscription)", "err", ErrNackUnsupported)
-}
-
-// lineBreaks turns each line break into a space. A Replacer is safe for
-// concurrent use and never changes.
-var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-
-// oneLine makes s fit a header value: line breaks become spaces.
-func oneLine(s string) string { return lineBreaks.Replace(s) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -22,10 +23,10 @@ func newTestNarrator() (n *Narrator, out *exampletest.SyncBuffer, clock *streamt
 	return NewNarrator(out, clock.Now), out, clock
 }
 
-// settle runs a verdict through a real runtime.Consumer logging to n, so the
+// settle runs a verdict through a real adapter.Consumer logging to n, so the
 // test sees the runtime's own records.
-func settle(n slog.Handler, sub *runtime.Subscription, d *runtime.Delivery, v runtime.Verdict) {
-	c := runtime.NewConsumer(sub, runtime.AnyBroker, runtime.Env{Logger: slog.New(n)})
+func settle(n slog.Handler, sub *runtime.Subscription, d *adapter.Delivery, v adapter.Verdict) {
+	c := adapter.NewConsumer(sub, runtime.Env{Logger: slog.New(n)}, adapter.Rules{Kind: runtime.ZeroMQ}, nil)
 	c.Settle(d, v, nil)
 }
 
@@ -39,17 +40,17 @@ func jobs(policy runtime.Policy) *runtime.Subscription {
 func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 	n, out, clock := newTestNarrator()
 	sub := jobs(runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf})
-	d := &runtime.Delivery{MessageID: "job-2", Type: "Job", Attempt: 1}
-	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
+	d := &adapter.Delivery{MessageID: "job-2", Type: "Job"}
+	settle(n, sub, d, adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
 		Delay: 30 * time.Second, Queue: "jobs", Reason: "the gateway timed out"})
 	clock.Advance(120 * time.Second)
-	settle(n, sub, d, runtime.Verdict{Kind: runtime.VerdictDrop, Attempt: 5, MaxAttempts: 5, MessageType: "Job",
+	settle(n, sub, d, adapter.Verdict{Kind: adapter.VerdictDrop, Attempt: 5, MaxAttempts: 5, MessageType: "Job",
 		Reason: "failed on attempt 5 of 5: the card was declined"})
-	settle(n, sub, &runtime.Delivery{MessageID: "inv-2"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1,
+	settle(n, sub, &adapter.Delivery{MessageID: "inv-2"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1,
 		Queue: "invoices.dead", Reason: "failed: no amount"})
-	settle(n, sub, &runtime.Delivery{MessageID: "x-1"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1,
+	settle(n, sub, &adapter.Delivery{MessageID: "x-1"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1,
 		Queue: "invoices.dead", Poison: true, Reason: `no handler for message type "Refund"`})
-	settle(n, sub, &runtime.Delivery{MessageID: "x-2"}, runtime.Verdict{Kind: runtime.VerdictReject, Attempt: 1, MaxAttempts: 1,
+	settle(n, sub, &adapter.Delivery{MessageID: "x-2"}, adapter.Verdict{Kind: adapter.VerdictReject, Attempt: 1, MaxAttempts: 1,
 		Poison: true, Reason: "the message has no type"})
 
 	want := []string{
@@ -77,8 +78,8 @@ func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
 		{"orders.later", time.Minute, "retry: after 1m0s its copy went to orders.later (boom)"},
 	} {
 		n, out, _ := newTestNarrator()
-		settle(n, &runtime.Subscription{Name: "orders"}, &runtime.Delivery{MessageID: "o-1"},
-			runtime.Verdict{Kind: runtime.VerdictRetry, Attempt: 1, MaxAttempts: 3, Queue: tc.via, Delay: tc.delay, Reason: "boom"})
+		settle(n, &runtime.Subscription{Name: "orders"}, &adapter.Delivery{MessageID: "o-1"},
+			adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 3, Queue: tc.via, Delay: tc.delay, Reason: "boom"})
 		if got := out.Lines()[0]; !strings.HasSuffix(got, "1/3  "+tc.want) {
 			t.Errorf("via %s: %q, want it to end with %q", tc.via, got, tc.want)
 		}
@@ -88,9 +89,9 @@ func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
 func TestNarratorShowsAcksOnlyAtDebugLevel(t *testing.T) {
 	n, out, _ := newTestNarrator()
 	sub := jobs(runtime.Policy{})
-	ack := runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1}
-	settle(n, sub, &runtime.Delivery{MessageID: "quiet"}, ack)
-	settle(n.WithLevel(slog.LevelDebug), sub, &runtime.Delivery{MessageID: "loud"}, ack)
+	ack := adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1}
+	settle(n, sub, &adapter.Delivery{MessageID: "quiet"}, ack)
+	settle(n.WithLevel(slog.LevelDebug), sub, &adapter.Delivery{MessageID: "loud"}, ack)
 	got := out.Lines()
 	if len(got) != 1 || !strings.Contains(got[0], "loud") || !strings.HasSuffix(got[0], "1/1  acked") {
 		t.Fatalf("narration %q, want only the debug-level ack of message loud", got)
@@ -120,8 +121,8 @@ func TestNarratorWritesOtherRecordsWithTheirAttributes(t *testing.T) {
 
 func TestNarratorReportsVerdictsThatFailed(t *testing.T) {
 	n, out, _ := newTestNarrator()
-	c := runtime.NewConsumer(jobs(runtime.Policy{DeadLetter: "jobs.dead"}), runtime.RabbitMQ, runtime.Env{Logger: slog.New(n)})
-	c.Settle(&runtime.Delivery{MessageID: "j-1"}, runtime.Verdict{Kind: runtime.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "jobs.dead", Reason: "bad"},
+	c := adapter.NewConsumer(jobs(runtime.Policy{DeadLetter: "jobs.dead"}), runtime.Env{Logger: slog.New(n)}, adapter.Rules{Kind: runtime.ZeroMQ}, nil)
+	c.Settle(&adapter.Delivery{MessageID: "j-1"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "jobs.dead", Reason: "bad"},
 		errors.New("nacked with requeue"))
 	want := "ERROR could not park the message: bad: nacked with requeue"
 	if got := out.Lines()[0]; !strings.HasSuffix(got, want) {

@@ -39,14 +39,13 @@ func (p *Prefixed) Name(name string) string { return p.prefix + name }
 // Kind returns the inner broker's kind.
 func (p *Prefixed) Kind() runtime.BrokerKind { return p.inner.Kind() }
 
-// Start starts the inner broker with the consumers' subscriptions renamed:
-// their queue, their dead-letter queues and their out_retry queues (other
-// than self) get the prefix.
-func (p *Prefixed) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
-	renamed := make([]*runtime.Consumer, len(consumers))
-	subs := make([]*runtime.Subscription, len(consumers))
-	for i, c := range consumers {
-		sub := *c.Subscription()
+// Start starts the inner broker with the subscriptions renamed: their
+// queue, their dead-letter queues and their out_retry queues (other than
+// self) get the prefix.
+func (p *Prefixed) Start(ctx context.Context, env runtime.Env, in []*runtime.Subscription) error {
+	subs := make([]*runtime.Subscription, len(in))
+	for i, s := range in {
+		sub := *s
 		sub.Name = p.Name(sub.Name)
 		sub.Handlers = slices.Clone(sub.Handlers)
 		for j := range sub.Handlers {
@@ -59,12 +58,11 @@ func (p *Prefixed) Start(ctx context.Context, env runtime.Env, consumers []*runt
 			}
 		}
 		subs[i] = &sub
-		renamed[i] = runtime.NewConsumer(&sub, p.inner.Kind(), env)
 	}
 	p.mu.Lock()
 	p.subs = subs
 	p.mu.Unlock()
-	return p.inner.Start(ctx, env, renamed)
+	return p.inner.Start(ctx, env, subs)
 }
 
 // Subscriptions returns the renamed subscriptions of the last Start.

@@ -15,7 +15,7 @@ import (
 type brokerThatCannotStart struct{ err error }
 
 func (b brokerThatCannotStart) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
-func (b brokerThatCannotStart) Start(context.Context, runtime.Env, []*runtime.Consumer) error {
+func (b brokerThatCannotStart) Start(context.Context, runtime.Env, []*runtime.Subscription) error {
 	return b.err
 }
 func (b brokerThatCannotStart) Shutdown(context.Context) error { return nil }

@@ -121,18 +121,14 @@ type purgingBroker struct {
 	url string
 }
 
-func (b *purgingBroker) Start(ctx context.Context, env runtime.Env, consumers []*runtime.Consumer) error {
-	subs := make([]*runtime.Subscription, len(consumers))
-	for i, c := range consumers {
-		subs[i] = c.Subscription()
-	}
+func (b *purgingBroker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
 	queues := rabbitmq.QueueNames(subs...)
 	n, err := demo.Purge(b.url, queues)
 	if err != nil {
 		return err
 	}
 	env.Logger.Info(fmt.Sprintf("emptied %s: %d messages were left from an earlier run", strings.Join(queues, ", "), n))
-	return b.Broker.Start(ctx, env, consumers)
+	return b.Broker.Start(ctx, env, subs)
 }
 
 // run runs the demo, writing its account to out. It returns an error when

@@ -1,15 +1,18 @@
-package runtime_test
+package adapter_test
 
 import (
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 type job struct {
@@ -45,13 +48,77 @@ func returning(o runtime.Outcome) func(runtime.Metadata) runtime.Outcome {
 	return func(runtime.Metadata) runtime.Outcome { return o }
 }
 
-func delivery(attempt int) *runtime.Delivery {
-	return &runtime.Delivery{MessageID: "m-1", Type: "Job", ContentType: "application/json", Body: []byte(`{"id":7}`), Attempt: attempt}
+var errBoom = errors.New("boom")
+
+// delivery is the attempt-th delivery of job 7: it carries attempt-1 as
+// its retry count.
+func delivery(attempt int) *adapter.Delivery {
+	return &adapter.Delivery{MessageID: "m-1", Type: "Job", ContentType: "application/json", Body: []byte(`{"id":7}`),
+		Headers: retryCount(attempt - 1)}
 }
 
-func newConsumer(sub *runtime.Subscription, kind runtime.BrokerKind) (*runtime.Consumer, *logCapture) {
+func retryCount(n int) map[string]string {
+	if n <= 0 {
+		return map[string]string{}
+	}
+	return map[string]string{runtime.RetryCountHeader: strconv.Itoa(n)}
+}
+
+func okHandler(messageType string, p runtime.Policy) runtime.Handler {
+	return runtime.Handle(messageType, p, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })
+}
+
+// recorder is a Transport and Acknowledger that records what the Consumer
+// has it do.
+type recorder struct {
+	mu     sync.Mutex
+	did    []string
+	copies []sentCopy
+	send   error // what Send returns
+}
+
+type sentCopy struct {
+	kind    adapter.CopyKind
+	queue   string
+	id      string
+	headers map[string]string
+}
+
+func (r *recorder) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.did = append(r.did, "send "+cp.Queue)
+	r.copies = append(r.copies, sentCopy{kind: cp.Kind, queue: cp.Queue, id: cp.MessageID, headers: cp.Headers(d.Headers)})
+	return r.send
+}
+
+func (r *recorder) record(what string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.did = append(r.did, what)
+	return nil
+}
+
+func (r *recorder) Ack(context.Context, *adapter.Delivery) error     { return r.record("ack") }
+func (r *recorder) Reject(context.Context, *adapter.Delivery) error  { return r.record("reject") }
+func (r *recorder) Requeue(context.Context, *adapter.Delivery) error { return r.record("requeue") }
+
+func (r *recorder) actions() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.did, ", ")
+}
+
+func newConsumer(sub *runtime.Subscription, kind runtime.BrokerKind) (*adapter.Consumer, *logCapture) {
+	c, logs, _ := newRecorded(sub, kind)
+	return c, logs
+}
+
+func newRecorded(sub *runtime.Subscription, kind runtime.BrokerKind) (*adapter.Consumer, *logCapture, *recorder) {
 	logs := newLogCapture()
-	return runtime.NewConsumer(sub, kind, runtime.Env{Logger: logs.logger()}), logs
+	tr := &recorder{}
+	c := adapter.NewConsumer(sub, runtime.Env{Logger: logs.logger()}, adapter.Rules{Kind: kind}, tr)
+	return c, logs, tr
 }
 
 // The retry state machine: what each outcome becomes under each policy, on
@@ -64,41 +131,41 @@ func TestProcessAppliesThePolicyToTheOutcome(t *testing.T) {
 		policy  runtime.Policy
 		out     runtime.Outcome
 		attempt int
-		want    runtime.Verdict
+		want    adapter.Verdict
 	}{
 		{"ack", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3}, runtime.Ack(), 1,
-			runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
-		{"failure with attempts left retries (rabbitmq)", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 1,
-			runtime.Verdict{Kind: runtime.VerdictRetry, Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+		{"failure with attempts left retries through the wait queue (rabbitmq)", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 1,
+			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs.retry", Delay: runtime.DefaultRetryDelay, Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
 		{"failure with attempts left retries via out_retry=self, resolved to the subscription (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, fail, 2,
-			runtime.Verdict{Kind: runtime.VerdictRetry, Queue: "jobs", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
 		{"failure with attempts left retries via a named out_retry (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.retry"}, fail, 2,
-			runtime.Verdict{Kind: runtime.VerdictRetry, Queue: "jobs.retry", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs.retry", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
 		{"the delay asked for is kept", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.retry"}, runtime.OutcomeOf(runtime.RetryAfter(30*time.Second, errBoom)), 1,
-			runtime.Verdict{Kind: runtime.VerdictRetry, Delay: 30 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictRetry, Delay: 30 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
 		{"a retry without a reason says so", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 2}, runtime.Retry(), 1,
-			runtime.Verdict{Kind: runtime.VerdictRetry, Reason: "the handler asked for it", Attempt: 1, MaxAttempts: 2, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs.retry", Delay: runtime.DefaultRetryDelay, Reason: "the handler asked for it", Attempt: 1, MaxAttempts: 2, MessageType: "Job"}},
 		{"exhausted with a dead letter parks", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 3,
-			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
-		{"past the cap counts as exhausted", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 9,
-			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed on attempt 9 of 3: boom", Attempt: 9, MaxAttempts: 3, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
+		{"a count past the cap makes it the last attempt, never one beyond", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 9,
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
 		{"exhausted without a dead letter drops", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 5, OutRetry: "self"}, fail, 5,
-			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "failed on attempt 5 of 5: boom", Attempt: 5, MaxAttempts: 5, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "failed on attempt 5 of 5: boom", Attempt: 5, MaxAttempts: 5, MessageType: "Job"}},
 		{"no max_attempts with a dead letter parks at once", runtime.ZeroMQ, runtime.Policy{DeadLetter: "dl"}, fail, 1,
-			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "failed: boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed: boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
 		{"no max_attempts and no dead letter drops at once", runtime.ZeroMQ, runtime.Policy{}, fail, 1,
-			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "failed, and nothing brings it back (no max_attempts, no dead_letter): boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "failed, and nothing brings it back (no max_attempts, no dead_letter): boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
 		{"DeadLetterNow parks, skipping attempts", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5, DeadLetter: "dl"}, runtime.OutcomeOf(runtime.DeadLetter(errBoom)), 1,
-			runtime.Verdict{Kind: runtime.VerdictPark, Queue: "dl", Reason: "dead-lettered by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "dead-lettered by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
 		{"DeadLetterNow without a dead letter rejects", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5}, runtime.DeadLetterNow(), 2,
-			runtime.Verdict{Kind: runtime.VerdictReject, Reason: "dead-lettered by the handler: the handler asked for it", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictReject, Reason: "dead-lettered by the handler: the handler asked for it", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}},
 		{"DropNow drops despite attempts and a dead letter", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 5, DeadLetter: "dl"}, runtime.OutcomeOf(runtime.Drop(errBoom)), 1,
-			runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
+			adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 1, MaxAttempts: 5, MessageType: "Job"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &probe{outcome: returning(tc.out)}
 			c, _ := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", tc.policy)}}, tc.kind)
-			got := c.Process(t.Context(), delivery(tc.attempt))
+			got, _ := c.Handle(t.Context(), delivery(tc.attempt))
 			if got != tc.want {
 				t.Errorf("verdict\n got %+v\nwant %+v", got, tc.want)
 			}
@@ -117,9 +184,9 @@ func TestProcessPassesMessageContextAndMetadata(t *testing.T) {
 	type key struct{}
 	ctx := context.WithValue(t.Context(), key{}, "caller")
 	raw := &struct{ tag string }{"raw"}
-	d := &runtime.Delivery{MessageID: "m-9", Type: "Job", Body: []byte(`{"id":42}`), Attempt: 2,
-		Headers: map[string]string{"tenant": "acme"}, Redelivered: true, Raw: raw}
-	if v := c.Process(ctx, d); v.Kind != runtime.VerdictAck {
+	d := &adapter.Delivery{MessageID: "m-9", Type: "Job", Body: []byte(`{"id":42}`),
+		Headers: map[string]string{"tenant": "acme", runtime.RetryCountHeader: "1"}, Redelivered: true, Raw: raw}
+	if v, _ := c.Handle(ctx, d); v.Kind != adapter.VerdictAck {
 		t.Fatalf("verdict %+v", v)
 	}
 	if len(p.jobs) != 1 || p.jobs[0].ID != 42 {
@@ -141,21 +208,21 @@ func TestProcessPoison(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		kind        runtime.BrokerKind
-		d           runtime.Delivery
+		d           adapter.Delivery
 		reason      string
 		messageType string
 		maxAttempts int
 		queue       string // the dead-letter queue with dead letters configured
 	}{
-		{"oversize", runtime.RabbitMQ, runtime.Delivery{Type: "Job", Body: []byte(`{"id":1234567890}`)},
+		{"oversize", runtime.RabbitMQ, adapter.Delivery{Type: "Job", Body: []byte(`{"id":1234567890}`)},
 			"payload of 17 bytes exceeds max_payload_bytes=16", "Job", 1, "jobs.dead"},
-		{"missing type on rabbitmq", runtime.RabbitMQ, runtime.Delivery{Body: []byte(`{}`)},
+		{"missing type on rabbitmq", runtime.RabbitMQ, adapter.Delivery{Body: []byte(`{}`)},
 			"the message has no type, so no handler can take it", "", 1, "jobs.dead"},
-		{"missing type on zeromq with two handlers", runtime.ZeroMQ, runtime.Delivery{Body: []byte(`{}`)},
+		{"missing type on zeromq with two handlers", runtime.ZeroMQ, adapter.Delivery{Body: []byte(`{}`)},
 			"the message has no type, so no handler can take it", "", 1, "jobs.dead"},
-		{"unknown type", runtime.RabbitMQ, runtime.Delivery{Type: "Refund", Body: []byte(`{}`)},
+		{"unknown type", runtime.RabbitMQ, adapter.Delivery{Type: "Refund", Body: []byte(`{}`)},
 			`no handler for message type "Refund" (this subscription handles "Job", "Invoice")`, "Refund", 1, "jobs.dead"},
-		{"undecodable body goes to its handler's dead letter", runtime.ZeroMQ, runtime.Delivery{Type: "Invoice", Body: []byte(`{"amount":"ten"}`)},
+		{"undecodable body goes to its handler's dead letter", runtime.ZeroMQ, adapter.Delivery{Type: "Invoice", Body: []byte(`{"amount":"ten"}`)},
 			"body does not decode into Invoice: runtime: decode json: ", "Invoice", 2, "invoices.dead"},
 	} {
 		for _, withDL := range []bool{true, false} {
@@ -179,8 +246,7 @@ func TestProcessPoison(t *testing.T) {
 				}}
 				c, _ := newConsumer(sub, tc.kind)
 				d := tc.d
-				d.Attempt = 1
-				v := c.Process(t.Context(), &d)
+				v, _ := c.Handle(t.Context(), &d)
 				if len(jobs.calls) != 0 || invoices != 0 {
 					t.Fatalf("a handler was called for poison")
 				}
@@ -188,9 +254,9 @@ func TestProcessPoison(t *testing.T) {
 					t.Errorf("verdict %+v: want poison, reason %q, type %q, attempt 1 of %d", v, tc.reason, tc.messageType, tc.maxAttempts)
 				}
 				switch {
-				case withDL && (v.Kind != runtime.VerdictPark || v.Queue != tc.queue):
+				case withDL && (v.Kind != adapter.VerdictPark || v.Queue != tc.queue):
 					t.Errorf("verdict %v to %q, want park to %s", v.Kind, v.Queue, tc.queue)
-				case !withDL && (v.Kind != runtime.VerdictReject || v.Queue != ""):
+				case !withDL && (v.Kind != adapter.VerdictReject || v.Queue != ""):
 					t.Errorf("verdict %v to %q, want reject", v.Kind, v.Queue)
 				}
 				if n := c.Metrics().Delivered.Load(); n != 1 {
@@ -208,7 +274,7 @@ func TestProcessZeroMQSingleHandlerAcceptsAMissingType(t *testing.T) {
 	c, _ := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{})}}, runtime.ZeroMQ)
 	d := delivery(1)
 	d.Type = ""
-	if v := c.Process(t.Context(), d); v.Kind != runtime.VerdictAck || v.MessageType != "Job" {
+	if v, _ := c.Handle(t.Context(), d); v.Kind != adapter.VerdictAck || v.MessageType != "Job" {
 		t.Fatalf("verdict %+v, want ack as Job", v)
 	}
 	if len(p.calls) != 1 || p.calls[0].MessageType != "Job" || p.jobs[0].ID != 7 {
@@ -223,17 +289,17 @@ func TestProcessRecoversAPanic(t *testing.T) {
 		name    string
 		policy  runtime.Policy
 		attempt int
-		kind    runtime.VerdictKind
+		kind    adapter.VerdictKind
 		reason  string
 	}{
-		{"attempts left: retried", runtime.Policy{MaxAttempts: 2}, 1, runtime.VerdictRetry, "handler panicked: kaboom"},
-		{"exhausted, no dead letter: dropped", runtime.Policy{MaxAttempts: 2}, 2, runtime.VerdictDrop, "failed on attempt 2 of 2: handler panicked: kaboom"},
-		{"exhausted, dead letter: parked", runtime.Policy{DeadLetter: "dl"}, 1, runtime.VerdictPark, "failed: handler panicked: kaboom"},
+		{"attempts left: retried", runtime.Policy{MaxAttempts: 2}, 1, adapter.VerdictRetry, "handler panicked: kaboom"},
+		{"exhausted, no dead letter: dropped", runtime.Policy{MaxAttempts: 2}, 2, adapter.VerdictDrop, "failed on attempt 2 of 2: handler panicked: kaboom"},
+		{"exhausted, dead letter: parked", runtime.Policy{DeadLetter: "dl"}, 1, adapter.VerdictPark, "failed: handler panicked: kaboom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &probe{outcome: func(runtime.Metadata) runtime.Outcome { panic("kaboom") }}
 			c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", tc.policy)}}, runtime.RabbitMQ)
-			v := c.Process(t.Context(), delivery(tc.attempt))
+			v, _ := c.Handle(t.Context(), delivery(tc.attempt))
 			if v.Kind != tc.kind || v.Reason != tc.reason || v.Poison {
 				t.Errorf("verdict %+v, want %v with reason %q", v, tc.kind, tc.reason)
 			}
@@ -266,8 +332,8 @@ func TestProcessDispatchesByMessageType(t *testing.T) {
 		}),
 	}}
 	c, _ := newConsumer(sub, runtime.RabbitMQ)
-	c.Process(t.Context(), &runtime.Delivery{Type: "Invoice", Body: []byte(`{"amount":10}`), Attempt: 1})
-	c.Process(t.Context(), &runtime.Delivery{Type: "Job", Body: []byte(`{"id":1}`), Attempt: 1})
+	c.Handle(t.Context(), &adapter.Delivery{Type: "Invoice", Body: []byte(`{"amount":10}`)})
+	c.Handle(t.Context(), &adapter.Delivery{Type: "Job", Body: []byte(`{"id":1}`)})
 	if strings.Join(got, ",") != "Invoice,Job" {
 		t.Errorf("handled %v, want Invoice then Job", got)
 	}
@@ -278,29 +344,29 @@ func TestProcessDispatchesByMessageType(t *testing.T) {
 func TestSettleLogsAndCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		v       runtime.Verdict
+		v       adapter.Verdict
 		err     error
 		level   slog.Level
 		msg     string
 		attrs   map[string]string
 		counter func(*runtime.SubscriptionMetrics) int64
 	}{
-		{"ack", runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}, nil,
+		{"ack", adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}, nil,
 			slog.LevelDebug, "message handled", map[string]string{"attempt": "1", "message_type": "Job"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Acked.Load() }},
-		{"retry", runtime.Verdict{Kind: runtime.VerdictRetry, Delay: 10 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, nil,
+		{"retry", adapter.Verdict{Kind: adapter.VerdictRetry, Delay: 10 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, nil,
 			slog.LevelInfo, "message will be retried", map[string]string{"delay": "10s", "via": "jobs.retry", "reason": "boom", "max_attempts": "3"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Retried.Load() }},
-		{"park", runtime.Verdict{Kind: runtime.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}, nil,
+		{"park", adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}, nil,
 			slog.LevelWarn, "message parked", map[string]string{"dead_letter": "jobs.dead", "reason": "failed on attempt 3 of 3: boom", "poison": "false", "attempt": "3"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Parked.Load() }},
-		{"reject", runtime.Verdict{Kind: runtime.VerdictReject, Reason: "no handler", Poison: true, Attempt: 1, MaxAttempts: 1}, nil,
+		{"reject", adapter.Verdict{Kind: adapter.VerdictReject, Reason: "no handler", Poison: true, Attempt: 1, MaxAttempts: 1}, nil,
 			slog.LevelWarn, "message rejected without requeue", map[string]string{"reason": "no handler", "poison": "true"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Rejected.Load() }},
-		{"drop", runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}, nil,
+		{"drop", adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}, nil,
 			slog.LevelWarn, "message dropped", map[string]string{"reason": "dropped by the handler: boom"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Dropped.Load() }},
-		{"a verdict that could not be carried out", runtime.Verdict{Kind: runtime.VerdictPark, Queue: "jobs.dead", Reason: "boom", Attempt: 3, MaxAttempts: 3}, errors.New("dead-letter queue unroutable; nacked without requeue"),
+		{"a verdict that could not be carried out", adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: "boom", Attempt: 3, MaxAttempts: 3}, errors.New("dead-letter queue unroutable; nacked without requeue"),
 			slog.LevelError, "could not park the message", map[string]string{"reason": "boom", "err": "dead-letter queue unroutable; nacked without requeue"},
 			func(m *runtime.SubscriptionMetrics) int64 { return m.Failed.Load() }},
 	} {
@@ -338,14 +404,14 @@ func TestSettleLogsAndCounts(t *testing.T) {
 // with the error.
 func TestDiscardCountsAndSettlesADrop(t *testing.T) {
 	c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}, runtime.ZeroMQ)
-	malformed := &runtime.Delivery{MessageID: "m-1"}
+	malformed := &adapter.Delivery{MessageID: "m-1"}
 	v := c.Discard(malformed, "malformed message: 2 frames, want 3", nil)
-	if want := (runtime.Verdict{Kind: runtime.VerdictDrop, Poison: true, Reason: "malformed message: 2 frames, want 3"}); v != want {
+	if want := (adapter.Verdict{Kind: adapter.VerdictDrop, Poison: true, Reason: "malformed message: 2 frames, want 3"}); v != want {
 		t.Errorf("Discard = %+v, want %+v", v, want)
 	}
 	late := delivery(2)
 	v = c.Discard(late, "not handled before the shutdown deadline", errBoom)
-	if want := (runtime.Verdict{Kind: runtime.VerdictDrop, Reason: "not handled before the shutdown deadline", Attempt: 2, MessageType: "Job"}); v != want {
+	if want := (adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "not handled before the shutdown deadline", Attempt: 2, MaxAttempts: 1, MessageType: "Job"}); v != want {
 		t.Errorf("Discard with an error = %+v, want %+v", v, want)
 	}
 	m := c.Metrics()
@@ -366,34 +432,31 @@ func TestDiscardCountsAndSettlesADrop(t *testing.T) {
 	}
 }
 
-// CheckConsumers reports every subscription's Validate errors for the
-// broker kind, and a subscription given twice, in one error.
-func TestCheckConsumers(t *testing.T) {
-	consumer := func(s *runtime.Subscription) *runtime.Consumer {
-		return runtime.NewConsumer(s, runtime.ZeroMQ, runtime.Env{})
-	}
+// Check reports every subscription's Validate errors for the broker kind,
+// and a subscription given twice, in one error.
+func TestCheck(t *testing.T) {
 	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
 	mail := &runtime.Subscription{Name: "mail", Handlers: []runtime.Handler{okHandler("Mail", runtime.Policy{})}}
-	if err := runtime.CheckConsumers(runtime.ZeroMQ, []*runtime.Consumer{consumer(jobs), consumer(mail)}); err != nil {
-		t.Fatalf("CheckConsumers of valid subscriptions = %v", err)
+	if err := adapter.Check(runtime.ZeroMQ, []*runtime.Subscription{jobs, mail}); err != nil {
+		t.Fatalf("Check of valid subscriptions = %v", err)
 	}
 	empty := &runtime.Subscription{Name: "empty"}
 	delayed := &runtime.Subscription{Name: "delayed", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2})}}
-	err := runtime.CheckConsumers(runtime.ZeroMQ, []*runtime.Consumer{consumer(jobs), consumer(empty), consumer(delayed), consumer(jobs)})
+	err := adapter.Check(runtime.ZeroMQ, []*runtime.Subscription{jobs, empty, delayed, jobs})
 	if err == nil {
-		t.Fatal("CheckConsumers = nil, want the problems")
+		t.Fatal("Check = nil, want the problems")
 	}
-	for _, want := range []string{`subscription "empty": no handlers`, `subscription "delayed": retry_delay is for rabbitmq`, `runtime: subscription "jobs" is mounted twice`} {
+	for _, want := range []string{`subscription "empty": no handlers`, `subscription "delayed": retry_delay is for rabbitmq`, `subscription "jobs" is mounted twice`} {
 		if !strings.Contains(err.Error(), want) {
-			t.Errorf("CheckConsumers = %v, want it to say %q", err, want)
+			t.Errorf("Check = %v, want it to say %q", err, want)
 		}
 	}
 	var ves runtime.ValidationErrors
 	if !errors.As(err, &ves) {
-		t.Errorf("CheckConsumers = %v: the ValidationErrors are not kept", err)
+		t.Errorf("Check = %v: the ValidationErrors are not kept", err)
 	}
-	if err := runtime.CheckConsumers(runtime.RabbitMQ, []*runtime.Consumer{consumer(delayed)}); err != nil {
-		t.Errorf("CheckConsumers checks the kind it is given: %v", err)
+	if err := adapter.Check(runtime.RabbitMQ, []*runtime.Subscription{delayed}); err != nil {
+		t.Errorf("Check checks the kind it is given: %v", err)
 	}
 }
 
@@ -414,30 +477,30 @@ func TestWarnOnceLogsOncePerKey(t *testing.T) {
 
 func TestNewConsumerDefaultsAndAccessors(t *testing.T) {
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}
-	c := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{})
+	c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
 	if c.Subscription() != sub || c.Name() != "jobs" || c.Logger() == nil || c.Metrics() == nil {
 		t.Fatalf("accessors: %v %q %v %v", c.Subscription(), c.Name(), c.Logger(), c.Metrics())
 	}
 	// JSON decodes by default; a nil logger and metrics do not panic.
-	if v := c.Process(t.Context(), delivery(1)); v.Kind != runtime.VerdictAck {
+	if v, _ := c.Handle(t.Context(), delivery(1)); v.Kind != adapter.VerdictAck {
 		t.Errorf("verdict %+v", v)
 	}
-	c.Settle(delivery(1), runtime.Verdict{Kind: runtime.VerdictDrop}, nil)
+	c.Settle(delivery(1), adapter.Verdict{Kind: adapter.VerdictDrop}, nil)
 
 	// Consumers of one App share its Metrics, per broker and subscription.
 	m := runtime.NewMetrics()
-	a := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{Metrics: m})
-	b := runtime.NewConsumer(sub, runtime.RabbitMQ, runtime.Env{Metrics: m})
-	z := runtime.NewConsumer(sub, runtime.ZeroMQ, runtime.Env{Metrics: m})
+	a := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
+	b := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
+	z := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.ZeroMQ}, &recorder{})
 	if a.Metrics() != b.Metrics() || a.Metrics() == z.Metrics() {
 		t.Error("metrics are not shared per broker kind and subscription")
 	}
 }
 
 func TestVerdictKindString(t *testing.T) {
-	for k, want := range map[runtime.VerdictKind]string{
-		runtime.VerdictAck: "ack", runtime.VerdictRetry: "retry", runtime.VerdictPark: "park",
-		runtime.VerdictReject: "reject", runtime.VerdictDrop: "drop", runtime.VerdictKind(42): "VerdictKind(42)",
+	for k, want := range map[adapter.VerdictKind]string{
+		adapter.VerdictAck: "ack", adapter.VerdictRetry: "retry", adapter.VerdictPark: "park",
+		adapter.VerdictReject: "reject", adapter.VerdictDrop: "drop", adapter.VerdictKind(42): "VerdictKind(42)",
 	} {
 		if got := k.String(); got != want {
 			t.Errorf("String() = %q, want %q", got, want)
@@ -448,10 +511,11 @@ func TestVerdictKindString(t *testing.T) {
 // An acknowledged message costs no allocation in Settle while debug logging
 // is off: it runs once per message.
 func TestSettleOfAnAckDoesNotAllocateWithoutDebugLogging(t *testing.T) {
-	c := runtime.NewConsumer(&runtime.Subscription{Name: "jobs"}, runtime.RabbitMQ,
-		runtime.Env{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	d := &runtime.Delivery{MessageID: "m-1", Attempt: 1}
-	v := runtime.Verdict{Kind: runtime.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}
+	c := adapter.NewConsumer(&runtime.Subscription{Name: "jobs"},
+		runtime.Env{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))},
+		adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
+	d := &adapter.Delivery{MessageID: "m-1"}
+	v := adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}
 	if n := testing.AllocsPerRun(100, func() { c.Settle(d, v, nil) }); n != 0 {
 		t.Fatalf("Settle of an ack allocates %v times per call with debug logging off, want 0", n)
 	}

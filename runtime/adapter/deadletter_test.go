@@ -1,4 +1,4 @@
-package runtime_test
+package adapter_test
 
 import (
 	"maps"
@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 func TestDeadLetterHeaders(t *testing.T) {
-	v := runtime.Verdict{Kind: runtime.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 5 of 5: boom", Poison: false, Attempt: 5}
+	v := adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 5 of 5: boom", Poison: false, Attempt: 5}
 	now := time.Date(2025, 3, 4, 5, 6, 7, 890_123_456, time.FixedZone("CET", 3600))
-	got := runtime.DeadLetterHeaders("jobs", v, now)
+	got := adapter.DeadLetterHeaders("jobs", v, now)
 	want := map[string]string{
 		"x-streamgen-reason":    "failed on attempt 5 of 5: boom",
 		"x-streamgen-source":    "jobs",
@@ -23,7 +24,7 @@ func TestDeadLetterHeaders(t *testing.T) {
 		t.Errorf("DeadLetterHeaders =\n %v\nwant\n %v", got, want)
 	}
 	v.Poison = true
-	if got := runtime.DeadLetterHeaders("jobs", v, now)[runtime.HeaderDeadLetterPoison]; got != "true" {
+	if got := adapter.DeadLetterHeaders("jobs", v, now)[runtime.HeaderDeadLetterPoison]; got != "true" {
 		t.Errorf("poison header %q, want true", got)
 	}
 }

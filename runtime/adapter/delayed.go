@@ -1,4 +1,4 @@
-package zeromq
+package adapter
 
 import (
 	"context"
@@ -9,13 +9,12 @@ import (
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
-// copyScheduler sends retry copies, each from its own goroutine so that a
-// worker never waits for one: at once when no delay was asked for, else
-// once the delay has passed on the clock. ZeroMQ stores nothing, so a copy
-// still waiting when the broker stops is lost; stop reports each one.
-type copyScheduler struct {
+// delayedCopies sends ZeroMQ retry copies once their delay has passed on
+// the App's clock, each from the clock's callback, so that a worker never
+// waits for one. ZeroMQ stores nothing, so a copy still waiting when the
+// broker stops is lost; stop reports each one.
+type delayedCopies struct {
 	clock runtime.Clock
-	ctx   context.Context
 
 	mu      sync.Mutex
 	pending map[*pendingCopy]struct{}
@@ -29,13 +28,13 @@ type pendingCopy struct {
 	lost  func()
 }
 
-func newCopyScheduler(ctx context.Context, clock runtime.Clock) *copyScheduler {
-	return &copyScheduler{clock: clock, ctx: ctx, pending: map[*pendingCopy]struct{}{}}
+func newDelayedCopies(clock runtime.Clock) *delayedCopies {
+	return &delayedCopies{clock: clock, pending: map[*pendingCopy]struct{}{}}
 }
 
-// schedule runs send after delay, or calls lost when the scheduler stops
-// first (or has stopped already).
-func (s *copyScheduler) schedule(delay time.Duration, send func(context.Context), lost func()) {
+// schedule runs send after delay, or calls lost when the copies are
+// stopped first (or were stopped already).
+func (s *delayedCopies) schedule(delay time.Duration, send, lost func()) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -43,14 +42,6 @@ func (s *copyScheduler) schedule(delay time.Duration, send func(context.Context)
 		return
 	}
 	s.running.Add(1)
-	if delay <= 0 {
-		s.mu.Unlock()
-		go func() {
-			defer s.running.Done()
-			send(s.ctx)
-		}()
-		return
-	}
 	p := &pendingCopy{lost: lost}
 	s.pending[p] = struct{}{}
 	// The lock is held until p.timer is set, so the callback (which takes
@@ -64,14 +55,14 @@ func (s *copyScheduler) schedule(delay time.Duration, send func(context.Context)
 			return // stop took it
 		}
 		defer s.running.Done()
-		send(s.ctx)
+		send()
 	})
 	s.mu.Unlock()
 }
 
 // stop cancels the copies still waiting, reports each as lost, and returns
 // how many there were. Copies being sent go on; wait waits for them.
-func (s *copyScheduler) stop() int {
+func (s *delayedCopies) stop() int {
 	s.mu.Lock()
 	s.closed = true
 	lost := make([]*pendingCopy, 0, len(s.pending))
@@ -88,7 +79,14 @@ func (s *copyScheduler) stop() int {
 	return len(lost)
 }
 
+// waiting returns how many copies wait for their delay.
+func (s *delayedCopies) waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
 // wait waits until the copies being sent are sent, or ctx ends.
-func (s *copyScheduler) wait(ctx context.Context) error {
+func (s *delayedCopies) wait(ctx context.Context) error {
 	return wait.Group(ctx, &s.running)
 }

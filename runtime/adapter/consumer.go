@@ -1,0 +1,540 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/wait"
+)
+
+// Errors a Consumer settles deliveries with.
+var (
+	// ErrCopyLost: the broker stopped before a ZeroMQ retry copy's delay
+	// ended; ZeroMQ stores nothing, so the copy is lost.
+	ErrCopyLost = errors.New("adapter: the broker stopped before the retry delay ended; ZeroMQ stores nothing, so the copy is lost")
+	// ErrLeftToBroker: the shutdown deadline passed while the handler ran;
+	// the delivery is not settled, so the broker delivers it again.
+	ErrLeftToBroker = errors.New("adapter: the shutdown deadline passed while the handler ran; the delivery is left to the broker, which delivers it again")
+	// ErrNotHandled: the shutdown deadline passed before the message
+	// reached a handler, on a broker that cannot take it back.
+	ErrNotHandled = errors.New("adapter: the shutdown deadline passed before a handler took the message; ZeroMQ cannot take it back, so it is lost")
+)
+
+// maxRequeuePause caps the pause before a delivery whose copy could not be
+// sent is requeued.
+const maxRequeuePause = 5 * time.Second
+
+// Consumer runs one subscription on one broker: for each delivery the
+// adapter hands to Handle it computes the attempt number, decodes the body,
+// picks and calls the handler (recovering a panic), applies the policy, and
+// carries out the verdict through the adapter's Transport, building every
+// copy itself. The same rules therefore hold on every broker, and in the
+// in-memory harness.
+type Consumer struct {
+	sub        *runtime.Subscription
+	rules      Rules
+	codec      runtime.Codec
+	clock      runtime.Clock
+	log        *slog.Logger
+	metrics    *runtime.SubscriptionMetrics
+	send       Transport
+	acks       Acknowledger // nil on a broker without acknowledgements
+	auto       bool         // ack=auto
+	waitQueues []runtime.WaitQueue
+	isWait     map[string]bool
+	delayed    *delayedCopies
+
+	stopping chan struct{} // closed by Stop
+	stopOnce sync.Once
+	// sendFailures counts copies in a row that could not be sent.
+	sendFailures atomic.Int64
+	once         sync.Map
+}
+
+// NewConsumer returns the Consumer of sub on a broker that follows rules,
+// sending copies through tr. On a broker with acknowledgements (RabbitMQ)
+// tr must also be an Acknowledger. env is what the App handed the broker's
+// Start; its zero fields get defaults (JSON, no logging, fresh metrics, the
+// system clock).
+func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Transport) *Consumer {
+	if env.Codec == nil {
+		env.Codec = runtime.JSON{}
+	}
+	if env.Logger == nil {
+		env.Logger = slog.New(slog.DiscardHandler)
+	}
+	if env.Metrics == nil {
+		env.Metrics = runtime.NewMetrics()
+	}
+	if env.Clock == nil {
+		env.Clock = runtime.SystemClock{}
+	}
+	c := &Consumer{
+		sub:      sub,
+		rules:    rules,
+		codec:    env.Codec,
+		clock:    env.Clock,
+		log:      env.Logger.With("subscription", sub.Name),
+		metrics:  env.Metrics.Subscription(rules.Kind, sub.Name),
+		send:     tr,
+		auto:     sub.AckMode() == runtime.AckAuto,
+		delayed:  newDelayedCopies(env.Clock),
+		stopping: make(chan struct{}),
+	}
+	if rules.acks() {
+		a, ok := tr.(Acknowledger)
+		if !ok {
+			panic(fmt.Sprintf("adapter: the transport of %s subscription %q does not acknowledge (it is no adapter.Acknowledger)", rules.Kind, sub.Name))
+		}
+		c.acks = a
+	}
+	if rules.Kind == runtime.RabbitMQ {
+		c.waitQueues = sub.WaitQueues()
+		c.isWait = make(map[string]bool, len(c.waitQueues))
+		for _, q := range c.waitQueues {
+			c.isWait[q.Name] = true
+		}
+	}
+	return c
+}
+
+// Check returns, as one error, every reason why subs cannot run on a broker
+// of the given kind: each subscription's Validate errors, and a
+// subscription given twice; nil when there is none. Every Broker's Start
+// calls it before making its Consumers.
+func Check(kind runtime.BrokerKind, subs []*runtime.Subscription) error {
+	var errs []error
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		if err := s.Validate(kind); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[s.Name] {
+			errs = append(errs, fmt.Errorf("subscription %q is mounted twice", s.Name))
+		}
+		seen[s.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+// Subscription returns the subscription this consumer runs.
+func (c *Consumer) Subscription() *runtime.Subscription { return c.sub }
+
+// Name returns the subscription's name.
+func (c *Consumer) Name() string { return c.sub.Name }
+
+// Logger returns a logger that names the subscription.
+func (c *Consumer) Logger() *slog.Logger { return c.log }
+
+// Metrics returns the subscription's counters.
+func (c *Consumer) Metrics() *runtime.SubscriptionMetrics { return c.metrics }
+
+// IsWaitQueue reports whether queue is one of the subscription's RabbitMQ
+// wait queues, for an adapter that counts the retry cycles its broker
+// recorded (Delivery.RetryCycles).
+func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
+
+// RetryCountHeader returns the name of the retry count header, as the
+// broker writes it.
+func (c *Consumer) RetryCountHeader() string { return c.rules.retryCountHeader() }
+
+// WarnOnce logs msg at warning level the first time it is called with key,
+// and never again for this subscription.
+func (c *Consumer) WarnOnce(key, msg string, args ...any) {
+	if _, loaded := c.once.LoadOrStore(key, struct{}{}); !loaded {
+		c.log.Warn(msg, args...)
+	}
+}
+
+// Handle runs one delivery: it decides what becomes of d and carries it
+// out through the Transport, then logs and counts the outcome. It never
+// panics because of a handler, and blocks only for the handler and the
+// sending of a copy. ctx is the handlers' context: once it has ended, d is
+// no longer settled but left to the broker (or, where nothing can take it
+// back, reported lost). It returns the verdict and the error it was
+// settled with, for an adapter or harness that records them; a ZeroMQ
+// retry copy that waits for its delay is settled later.
+func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
+	if ctx.Err() != nil {
+		if c.acks != nil && !c.auto {
+			v := Verdict{Kind: VerdictAck, Reason: "not handled before the shutdown deadline"}
+			c.metrics.Delivered.Add(1)
+			c.Settle(d, v, ErrLeftToBroker)
+			return v, ErrLeftToBroker
+		}
+		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
+	}
+	v := c.process(ctx, d)
+	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
+		c.Settle(d, v, ErrLeftToBroker)
+		return v, ErrLeftToBroker
+	}
+	err := c.carryOut(ctx, d, &v)
+	return v, err
+}
+
+// process decodes d, calls its handler and decides what happens to it.
+func (c *Consumer) process(ctx context.Context, d *Delivery) Verdict {
+	c.metrics.Delivered.Add(1)
+	d.Headers = c.rules.Headers(d.Headers)
+	count, err := runtime.ParseRetryCount(d.Headers[c.rules.retryCountHeader()])
+	d.attempt = attemptOf(count, d.RetryCycles)
+	if err != nil {
+		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.rules.retryCountHeader(), err))
+	}
+	if max := c.sub.MaxPayloadBytes; max > 0 && len(d.Body) > max {
+		return c.poison(d, d.Type, fmt.Sprintf("payload of %d bytes exceeds max_payload_bytes=%d", len(d.Body), max))
+	}
+	h := c.handlerFor(d.Type)
+	if h == nil {
+		if d.Type == "" {
+			return c.poison(d, "", "the message has no type, so no handler can take it")
+		}
+		return c.poison(d, d.Type, fmt.Sprintf("no handler for message type %q (this subscription handles %s)", d.Type, c.typeList()))
+	}
+	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
+	if !runtime.CodecReads(c.codec, d.ContentType) {
+		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
+	}
+	v, err := h.Decode(c.codec, d.Body)
+	if err != nil {
+		return c.poisonFor(d, h, fmt.Sprintf("body does not decode into %s: %v", h.MessageType, err))
+	}
+	md := runtime.Metadata{
+		Subscription: c.sub.Name,
+		MessageID:    d.MessageID,
+		MessageType:  h.MessageType,
+		Attempt:      d.attempt,
+		MaxAttempts:  h.Policy.Attempts(),
+		Headers:      d.Headers,
+		Redelivered:  d.Redelivered,
+		Raw:          d.Raw,
+	}
+	return c.decide(d, h, c.call(ctx, h, v, md))
+}
+
+func (c *Consumer) handlerFor(messageType string) *runtime.Handler {
+	if messageType == "" {
+		// ZeroMQ senders in other languages may omit the type header; a
+		// subscription with one handler knows what they mean.
+		if c.rules.Kind == runtime.ZeroMQ && len(c.sub.Handlers) == 1 {
+			return &c.sub.Handlers[0]
+		}
+		return nil
+	}
+	return c.sub.Handler(messageType)
+}
+
+func (c *Consumer) typeList() string {
+	names := make([]string, len(c.sub.Handlers))
+	for i, h := range c.sub.Handlers {
+		names[i] = fmt.Sprintf("%q", h.MessageType)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *Consumer) call(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) (out runtime.Outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked; treating it as a failure",
+				"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			out = runtime.Retry().Because(fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	return h.Call(ctx, v, md)
+}
+
+// poison is the verdict for a delivery that cannot reach any handler.
+func (c *Consumer) poison(d *Delivery, messageType, reason string) Verdict {
+	return c.park(Verdict{Poison: true, Reason: reason, Attempt: d.attempt, MaxAttempts: 1, MessageType: messageType}, c.sub.PoisonDeadLetter())
+}
+
+// poisonFor is the verdict for a delivery its handler cannot take.
+func (c *Consumer) poisonFor(d *Delivery, h *runtime.Handler, reason string) Verdict {
+	return c.park(Verdict{Poison: true, Reason: reason, Attempt: d.attempt, MaxAttempts: h.Policy.Attempts(), MessageType: h.MessageType}, h.Policy.DeadLetter)
+}
+
+// park sends v to deadLetter, or rejects it when there is none.
+func (c *Consumer) park(v Verdict, deadLetter string) Verdict {
+	if deadLetter == "" {
+		v.Kind = VerdictReject
+		return v
+	}
+	v.Kind = VerdictPark
+	v.Queue = deadLetter
+	return v
+}
+
+// decide applies h's policy to the handler's outcome for d. This is the
+// retry state machine, shared by every broker.
+func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) Verdict {
+	p := h.Policy
+	v := Verdict{Attempt: d.attempt, MaxAttempts: p.Attempts(), MessageType: h.MessageType}
+	reason := "the handler asked for it"
+	if err := out.Err(); err != nil {
+		reason = err.Error()
+	}
+	switch out.Action() {
+	case runtime.ActionAck:
+		v.Kind = VerdictAck
+		return v
+	case runtime.ActionDrop:
+		v.Kind = VerdictDrop
+		v.Reason = "dropped by the handler: " + reason
+		return v
+	case runtime.ActionDeadLetter:
+		v.Reason = "dead-lettered by the handler: " + reason
+		return c.park(v, p.DeadLetter)
+	}
+	// A failure. Retry while attempts remain; then park or drop.
+	if d.attempt < p.Attempts() {
+		v.Kind = VerdictRetry
+		v.Delay = out.Delay()
+		v.Reason = reason
+		if c.rules.delaysInMemory() {
+			v.Queue = p.RetryQueue(c.sub.Name)
+		} else {
+			wq := runtime.PickWaitQueue(c.waitQueues, d.attempt, v.Delay)
+			v.Delay, v.Queue = wq.TTL, wq.Name
+		}
+		return v
+	}
+	switch {
+	case p.MaxAttempts < 1 && p.DeadLetter == "":
+		v.Reason = "failed, and nothing brings it back (no max_attempts, no dead_letter): " + reason
+	case p.MaxAttempts < 1:
+		v.Reason = "failed: " + reason
+	default:
+		v.Reason = fmt.Sprintf("failed on attempt %d of %d: %s", d.attempt, p.Attempts(), reason)
+	}
+	if p.DeadLetter == "" {
+		v.Kind = VerdictDrop
+		return v
+	}
+	v.Kind = VerdictPark
+	v.Queue = p.DeadLetter
+	return v
+}
+
+// carryOut does what v says with d through the Transport, settles it, and
+// returns the error it was settled with.
+func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error {
+	var err error
+	switch v.Kind {
+	case VerdictAck, VerdictDrop:
+		err = c.ack(ctx, d)
+	case VerdictReject:
+		err = c.reject(ctx, d)
+	case VerdictRetry:
+		cp := c.rules.retryCopy(d, v.Queue)
+		if c.rules.delaysInMemory() && v.Delay > 0 {
+			verdict := *v
+			c.delayed.schedule(v.Delay,
+				func() { c.Settle(d, verdict, c.sendCopy(ctx, d, cp)) },
+				func() { c.Settle(d, verdict, ErrCopyLost) })
+			return nil
+		}
+		err = c.sendCopy(ctx, d, cp)
+	case VerdictPark:
+		err = c.sendCopy(ctx, d, c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now()))
+	default:
+		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
+	}
+	c.Settle(d, *v, err)
+	return err
+}
+
+// ack acknowledges d where the broker can.
+func (c *Consumer) ack(ctx context.Context, d *Delivery) error {
+	switch {
+	case c.acks == nil:
+		c.WarnOnce("ack-unsupported", "ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)")
+		return nil
+	case c.auto:
+		return nil // the broker counted it as delivered when it sent it
+	}
+	if err := c.acks.Ack(ctx, d); err != nil {
+		return fmt.Errorf("ack failed: %w; the broker delivers the message again", err)
+	}
+	return nil
+}
+
+// reject hands d back without requeue where the broker can.
+func (c *Consumer) reject(ctx context.Context, d *Delivery) error {
+	switch {
+	case c.acks == nil:
+		c.WarnOnce("reject-unsupported", "ZeroMQ cannot hand a message back to a broker; rejected messages are dropped (logged once per subscription)")
+		return nil
+	case c.auto:
+		return errors.New("ack=auto acknowledged the message on delivery, so it cannot be rejected: it is lost (add a dead_letter to keep such messages)")
+	}
+	if err := c.acks.Reject(ctx, d); err != nil {
+		return fmt.Errorf("nack without requeue failed: %w; the broker delivers the message again", err)
+	}
+	return nil
+}
+
+// sendCopy sends cp and then settles the original d: ack after a sent
+// copy; reject when the copy was unroutable (trying again cannot fix
+// that); requeue after any other failure, following a pause that grows
+// with each failure in a row, so that a broker that keeps refusing copies
+// (a full dead-letter queue, say) does not see the same delivery come back
+// at once, again and again.
+func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy) error {
+	what := fmt.Sprintf("%s to %q", cp.Kind, cp.Queue)
+	err := c.send.Send(ctx, d, cp)
+	if err == nil {
+		c.sendFailures.Store(0)
+		if c.acks == nil || c.auto {
+			return nil
+		}
+		if aerr := c.acks.Ack(ctx, d); aerr != nil {
+			return fmt.Errorf("%s sent, but the ack of the original failed: %w; the broker delivers it again, so it may be handled twice", what, aerr)
+		}
+		return nil
+	}
+	switch {
+	case c.acks == nil:
+		return fmt.Errorf("%s failed: %w; ZeroMQ cannot take the message back, so it is lost", what, err)
+	case c.auto:
+		return fmt.Errorf("%s failed: %w; with ack=auto the message is lost", what, err)
+	case errors.Is(err, ErrUnroutable):
+		if rerr := c.acks.Reject(ctx, d); rerr != nil {
+			return fmt.Errorf("%s unroutable: %w; the nack failed too (%v), so the broker delivers the message again", what, err, rerr)
+		}
+		return fmt.Errorf("%s unroutable; nacked without requeue: %w", what, err)
+	}
+	n := c.sendFailures.Add(1)
+	c.pause(requeuePause(n))
+	if rerr := c.acks.Requeue(ctx, d); rerr != nil {
+		return fmt.Errorf("%s failed: %w; the consuming channel is gone too, so the broker delivers the message again", what, err)
+	}
+	return fmt.Errorf("%s failed: %w; nacked with requeue", what, err)
+}
+
+// requeuePause is the pause before requeueing after n failed copies in a
+// row: 50ms, doubling, up to maxRequeuePause.
+func requeuePause(n int64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := 50 * time.Millisecond << min(n-1, 16)
+	return min(d, maxRequeuePause)
+}
+
+// pause waits d on the clock, or until Stop.
+func (c *Consumer) pause(d time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_ = wait.Sleep(ctx, c.clock, d)
+}
+
+// Stop tells the Consumer that its broker is shutting down: pauses end,
+// and retry copies still waiting for their delay in memory are lost (each
+// is settled with ErrCopyLost). It returns how many were lost. Copies being
+// sent go on; WaitCopies waits for them.
+func (c *Consumer) Stop() int {
+	c.stopOnce.Do(func() { close(c.stopping) })
+	n := c.delayed.stop()
+	if n > 0 {
+		c.log.Warn("retry copies still waiting for their delay in memory are lost at shutdown (ZeroMQ stores nothing)", "lost", n)
+	}
+	return n
+}
+
+// WaitingCopies returns how many retry copies wait for their delay in
+// memory.
+func (c *Consumer) WaitingCopies() int { return c.delayed.waiting() }
+
+// WaitCopies waits until the retry copies being sent are sent, or ctx
+// ends.
+func (c *Consumer) WaitCopies(ctx context.Context) error { return c.delayed.wait(ctx) }
+
+// Settle records what became of d: err is nil when the verdict was carried
+// out, else the error that stopped it, saying what was done instead. It
+// logs every retry, park, reject and drop with the subscription, message
+// id and reason, and counts it. Handle calls it; an adapter calls it only
+// for what it settles itself.
+func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
+	if err != nil {
+		c.metrics.Failed.Add(1)
+		c.logSettled(slog.LevelError, "could not "+v.Kind.String()+" the message", d, v, "reason", v.Reason, "err", err)
+		return
+	}
+	switch v.Kind {
+	case VerdictAck:
+		c.metrics.Acked.Add(1)
+		c.logSettled(slog.LevelDebug, "message handled", d, v)
+	case VerdictRetry:
+		c.metrics.Retried.Add(1)
+		c.logSettled(slog.LevelInfo, "message will be retried", d, v, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)
+	case VerdictPark:
+		c.metrics.Parked.Add(1)
+		c.logSettled(slog.LevelWarn, "message parked", d, v, "dead_letter", v.Queue, "poison", v.Poison, "reason", v.Reason)
+	case VerdictReject:
+		c.metrics.Rejected.Add(1)
+		c.logSettled(slog.LevelWarn, "message rejected without requeue", d, v, "poison", v.Poison, "reason", v.Reason)
+	case VerdictDrop:
+		c.metrics.Dropped.Add(1)
+		c.logSettled(slog.LevelWarn, "message dropped", d, v, "reason", v.Reason)
+	}
+}
+
+// Discard settles d, a message that never reached a handler because the
+// adapter could not read it (malformed, too large) or could no longer run
+// it. It counts d as delivered and settles it as a drop for reason. With
+// err nil the message is poison, since no handler could ever take it; with
+// err set, it was not handled because of err, and counts as failed. It
+// returns the verdict it settled.
+func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
+	c.metrics.Delivered.Add(1)
+	v := Verdict{Kind: VerdictDrop, Poison: err == nil, Reason: reason, Attempt: d.attempt, MessageType: d.Type}
+	if err != nil && d.attempt == 0 {
+		// A message that could have been handled: name its attempt and its
+		// cap, so that the log line says exactly what was lost.
+		count, _ := runtime.ParseRetryCount(c.rules.Headers(d.Headers)[c.rules.retryCountHeader()])
+		d.attempt = attemptOf(count, d.RetryCycles)
+		v.Attempt = d.attempt
+		if h := c.handlerFor(d.Type); h != nil {
+			v.MaxAttempts = h.Policy.Attempts()
+			v.MessageType = h.MessageType
+		}
+	}
+	c.Settle(d, v, err)
+	return v
+}
+
+// logSettled logs msg about d and v at level, followed by extra attributes.
+// Nothing is built when the level is off, so an acknowledged message costs
+// no allocation unless debug logging is on.
+func (c *Consumer) logSettled(level slog.Level, msg string, d *Delivery, v Verdict, extra ...any) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]any, 0, 6+len(extra))
+	attrs = append(attrs, "message_id", d.MessageID)
+	if v.MessageType != "" {
+		attrs = append(attrs, "message_type", v.MessageType)
+	}
+	if v.Attempt > 0 { // 0: a malformed message, never counted
+		attrs = append(attrs, "attempt", v.Attempt, "max_attempts", v.MaxAttempts)
+	}
+	c.log.Log(ctx, level, msg, append(attrs, extra...)...)
+}

@@ -1,0 +1,130 @@
+package adapter
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// CopyKind says what a copy is for.
+type CopyKind uint8
+
+const (
+	// RetryCopy is a message sent again for another attempt.
+	RetryCopy CopyKind = iota + 1
+	// DeadLetterCopy is a message parked on a dead-letter queue.
+	DeadLetterCopy
+)
+
+func (k CopyKind) String() string {
+	switch k {
+	case RetryCopy:
+		return "retry copy"
+	case DeadLetterCopy:
+		return "dead letter"
+	}
+	return "copy"
+}
+
+// Header is one header of a copy.
+type Header struct {
+	Name, Value string
+}
+
+// Copy is a message the Consumer sends on: the body and properties of the
+// original delivery, with the header changes below. The adapter applies
+// them to its own form of the original (Delivery.Raw) and publishes the
+// result to Queue; it adds and removes nothing else.
+type Copy struct {
+	Kind CopyKind
+	// Queue is the destination: a RabbitMQ wait queue or dead-letter
+	// queue, or a ZeroMQ subscription.
+	Queue string
+	// MessageID is the copy's message id: the original's, or a fresh one
+	// when it had none.
+	MessageID string
+	// Set are the headers the copy carries in addition to the original's
+	// that Keep keeps, in name order, as the broker writes them.
+	Set []Header
+
+	rules Rules
+}
+
+// Keep reports whether the copy carries the original's header name.
+// Dropped are: the retry count (a retry copy sets it anew, a dead letter
+// starts counting afresh), on a dead letter every x-streamgen-* header in
+// any case (it gets the runtime's own), and the broker's bookkeeping.
+func (c *Copy) Keep(name string) bool {
+	if strings.EqualFold(name, c.rules.retryCountHeader()) || c.rules.bookkeeping(name) {
+		return false
+	}
+	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
+		return false
+	}
+	return true
+}
+
+// Headers returns the copy's text headers, made from the original's h.
+func (c *Copy) Headers(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h)+len(c.Set))
+	for k, v := range h {
+		if c.Keep(k) {
+			out[c.rules.headerName(k)] = v
+		}
+	}
+	for _, s := range c.Set {
+		out[s.Name] = s.Value
+	}
+	return out
+}
+
+const deadLetterPrefix = "x-streamgen-"
+
+// retryCopy is the copy of d sent for its next attempt: it carries d's
+// attempt number as the retry count.
+func (r Rules) retryCopy(d *Delivery, queue string) *Copy {
+	return &Copy{
+		Kind:      RetryCopy,
+		Queue:     queue,
+		MessageID: copyID(d),
+		Set:       []Header{{Name: r.retryCountHeader(), Value: strconv.Itoa(d.attempt)}},
+		rules:     r,
+	}
+}
+
+// deadLetterCopy is the copy of d parked on v.Queue by subscription at
+// now, with the headers that explain why.
+func (r Rules) deadLetterCopy(d *Delivery, subscription string, v Verdict, now time.Time) *Copy {
+	explain := DeadLetterHeaders(subscription, v, now)
+	set := make([]Header, 0, len(explain))
+	for _, k := range slices.Sorted(maps.Keys(explain)) {
+		set = append(set, Header{Name: r.headerName(k), Value: r.headerValue(explain[k])})
+	}
+	return &Copy{Kind: DeadLetterCopy, Queue: v.Queue, MessageID: copyID(d), Set: set, rules: r}
+}
+
+// copyID is the message id a copy of d carries. A message without one gets
+// one, so that a returned or lost copy can be named.
+func copyID(d *Delivery) string {
+	if d.MessageID != "" {
+		return d.MessageID
+	}
+	return runtime.NewMessageID()
+}
+
+// DeadLetterHeaders returns the headers that explain a message parked from
+// subscription by verdict v at time now (see runtime.HeaderDeadLetterReason
+// and the constants after it).
+func DeadLetterHeaders(subscription string, v Verdict, now time.Time) map[string]string {
+	return map[string]string{
+		runtime.HeaderDeadLetterReason:   v.Reason,
+		runtime.HeaderDeadLetterSource:   subscription,
+		runtime.HeaderDeadLetterAttempts: strconv.Itoa(v.Attempt),
+		runtime.HeaderDeadLetterPoison:   strconv.FormatBool(v.Poison),
+		runtime.HeaderDeadLetterTime:     now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+	}
+}

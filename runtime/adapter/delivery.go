@@ -1,0 +1,40 @@
+package adapter
+
+// Delivery is one received message, as a broker adapter read it off the
+// wire. The adapter fills in what the broker told it; the Consumer decides
+// everything else.
+type Delivery struct {
+	// MessageID is the message id, or "" when the sender set none.
+	MessageID string
+	// Type is the message type name on the wire; it selects the handler.
+	Type string
+	// ContentType is the content type the sender declared, or "".
+	ContentType string
+	// Headers are the application headers that have a text form. The
+	// retry count header must be among them whenever the message carries
+	// one, readable or not, so that the Consumer can judge it.
+	Headers map[string]string
+	// Body is the payload.
+	Body []byte
+	// Redelivered reports a broker redelivery (RabbitMQ).
+	Redelivered bool
+	// RetryCycles is how many retry cycles the broker itself recorded for
+	// the message (RabbitMQ: the x-death counts of the subscription's wait
+	// queues, see Consumer.IsWaitQueue), 0 where the broker records none.
+	RetryCycles int
+	// Raw is the adapter's own delivery value (*amqp091.Delivery for
+	// RabbitMQ). Handlers see it as runtime.Metadata.Raw, and the adapter
+	// builds copies from it.
+	Raw any
+	// Source is the adapter's own state of the delivery, which handlers
+	// never see: for example the message as it arrived, when Raw is a copy
+	// the handler may change. The Consumer never reads it.
+	Source any
+
+	// attempt is the delivery number the Consumer computed.
+	attempt int
+}
+
+// Attempt returns the 1-based delivery number the Consumer computed for d,
+// or 0 before d was handled and for a message that could not be read.
+func (d *Delivery) Attempt() int { return d.attempt }

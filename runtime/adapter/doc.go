@@ -1,0 +1,43 @@
+// Package adapter is what a broker adapter is built on. It holds every
+// decision about a delivery, so that each rule lives in one place and
+// holds the same on every broker and in the in-memory harness:
+//
+//   - the attempt number (one rule: 1 + the larger of the retry count
+//     header and the retry cycles the broker recorded, capped so that a
+//     forged count makes the delivery the last attempt, never one beyond;
+//     an unreadable count is poison);
+//   - decoding, poison (too large, no or unknown type, an unreadable content
+//     type, a body that does not decode or is null), the handler call and
+//     its recovered panic, and the policy that turns the outcome into a
+//     Verdict;
+//   - every copy, fully built: destination (the RabbitMQ wait queue the
+//     ladder picks, the ZeroMQ out_retry destination, the dead-letter
+//     queue), the headers it keeps and sets, normalised to the broker's
+//     header rules (Rules);
+//   - how the original is settled once its copy is sent or not, and the
+//     in-memory delay of a ZeroMQ retry copy, on the App's clock;
+//   - the log line and the counters of every outcome.
+//
+// An adapter only moves bytes and settles deliveries. Its Start checks the
+// subscriptions with Check and makes a Consumer for each, giving it a
+// Transport that sends copies (and, on a broker with acknowledgements, an
+// Acknowledger that acks, rejects and requeues):
+//
+//	func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
+//		if err := adapter.Check(runtime.RabbitMQ, subs); err != nil {
+//			return fmt.Errorf("mybroker: %w", err)
+//		}
+//		for _, sub := range subs {
+//			c := adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, b.transportFor(sub))
+//			// for each message received:
+//			//	c.Handle(handlerCtx, &adapter.Delivery{MessageID: ..., Headers: ..., Body: ..., Raw: msg})
+//		}
+//		...
+//	}
+//
+// At shutdown the adapter calls Consumer.Stop (ZeroMQ retry copies still
+// waiting are lost, and logged) and Consumer.WaitCopies.
+//
+// The conformance suite runtime/brokertest checks a transport against all
+// of this.
+package adapter

@@ -1,0 +1,34 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+)
+
+// Transport is what a broker adapter does for its Consumer: send copies
+// through its hardened publish. It decides nothing: the Consumer tells it
+// what to send where, and what to do with the original afterwards.
+type Transport interface {
+	// Send publishes cp, a copy of d, to cp.Queue, built from d.Raw with
+	// cp's header changes applied. It returns once the broker took the copy
+	// (RabbitMQ: confirmed it), or with the error that stopped it: one that
+	// wraps ErrUnroutable when nothing could take it.
+	Send(ctx context.Context, d *Delivery, cp *Copy) error
+}
+
+// Acknowledger is what a Transport of a broker with acknowledgements
+// (RabbitMQ) also does: settle the original delivery as the Consumer says.
+type Acknowledger interface {
+	// Ack tells the broker the delivery is done.
+	Ack(ctx context.Context, d *Delivery) error
+	// Reject hands the delivery back without requeue (a broker-level
+	// dead-letter exchange gets it).
+	Reject(ctx context.Context, d *Delivery) error
+	// Requeue hands the delivery back to be delivered again.
+	Requeue(ctx context.Context, d *Delivery) error
+}
+
+// ErrUnroutable is what a Transport's Send wraps when the destination does
+// not exist or cannot take the copy: trying again cannot help, so the
+// original is rejected rather than requeued.
+var ErrUnroutable = errors.New("unroutable: no queue of that name")

@@ -1,0 +1,65 @@
+package adapter
+
+import (
+	"fmt"
+	"time"
+)
+
+// VerdictKind is what must happen to a delivery once processed.
+type VerdictKind uint8
+
+const (
+	// VerdictAck: acknowledge; the message is done.
+	VerdictAck VerdictKind = iota
+	// VerdictRetry: send a copy with the retry count + 1 (RabbitMQ: to a
+	// wait queue; ZeroMQ: to the out_retry destination after the delay),
+	// then acknowledge.
+	VerdictRetry
+	// VerdictPark: send a copy to the dead-letter queue Verdict.Queue, then
+	// acknowledge.
+	VerdictPark
+	// VerdictReject: hand the message back to the broker without requeue
+	// (RabbitMQ: nack, so a broker-level dead-letter exchange gets it;
+	// ZeroMQ: dropped).
+	VerdictReject
+	// VerdictDrop: acknowledge and forget, with a warning.
+	VerdictDrop
+)
+
+func (k VerdictKind) String() string {
+	switch k {
+	case VerdictAck:
+		return "ack"
+	case VerdictRetry:
+		return "retry"
+	case VerdictPark:
+		return "park"
+	case VerdictReject:
+		return "reject"
+	case VerdictDrop:
+		return "drop"
+	}
+	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
+}
+
+// Verdict is the decision the Consumer took for one delivery, with what it
+// applied to carry it out.
+type Verdict struct {
+	Kind VerdictKind
+	// Delay is the delay applied to a retry: the wait queue's TTL on
+	// RabbitMQ, the time the copy waits in memory on ZeroMQ.
+	Delay time.Duration
+	// Queue is where the copy went: the wait queue (RabbitMQ retry), the
+	// out_retry destination (ZeroMQ retry) or the dead-letter queue (park).
+	Queue string
+	// Reason says why the message was retried, parked, rejected or dropped:
+	// the handler's error text or the poison cause.
+	Reason string
+	// Poison is set when the message never reached a handler.
+	Poison bool
+	// Attempt is the delivery number, MaxAttempts the cap in force.
+	Attempt     int
+	MaxAttempts int
+	// MessageType is the handler's type, or the delivery's for poison.
+	MessageType string
+}

@@ -1,0 +1,14 @@
+package runtime
+
+import "context"
+
+// Decode decodes body with codec into a new value of the handler's message
+// type, for the broker adapters' Consumer (package runtime/adapter).
+func (h *Handler) Decode(codec Codec, body []byte) (any, error) {
+	return h.decode(codec, body)
+}
+
+// Call calls the handler with a value Decode returned.
+func (h *Handler) Call(ctx context.Context, v any, md Metadata) Outcome {
+	return h.call(ctx, v, md)
+}

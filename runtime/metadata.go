@@ -1,0 +1,17 @@
+package runtime
+
+// Metadata is what a handler may learn about the delivery it handles. A
+// handler receives it when it declares a runtime.Metadata parameter.
+type Metadata struct {
+	Subscription string
+	MessageID    string
+	MessageType  string
+	// Attempt is the 1-based number of this delivery.
+	Attempt int
+	// MaxAttempts is the cap on deliveries in force for this message type.
+	MaxAttempts int
+	Headers     map[string]string
+	Redelivered bool
+	// Raw is the broker adapter's own delivery value.
+	Raw any
+}
