@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/brokertest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -13,7 +14,7 @@ import (
 // loopback and the wall clock: each queue the suite names is bound at a
 // free port of its own.
 func TestConformance(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	brokertest.Run(t, brokertest.Transport{
 		Kind:       runtime.ZeroMQ,
 		RetryDelay: 50 * time.Millisecond,

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // newTestNarrator returns a narrator writing to out, with the time of a
 // fake clock that starts at streamtest.DefaultStart.
-func newTestNarrator() (n *Narrator, out *exampletest.SyncBuffer, clock *streamtest.Clock) {
+func newTestNarrator() (n *Narrator, out *testkit.SyncBuffer, clock *streamtest.Clock) {
 	clock = streamtest.NewClock(time.Time{})
-	out = &exampletest.SyncBuffer{}
+	out = &testkit.SyncBuffer{}
 	return NewNarrator(out, clock.Now), out, clock
 }
 

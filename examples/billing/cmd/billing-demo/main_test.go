@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // The demo as make demo runs it: it succeeds, and its account shows the
 // retries, the drop, the parked invoice and the counters.
 func TestDemoTellsRetriesAndDeadLetters(t *testing.T) {
-	var out exampletest.SyncBuffer
+	var out testkit.SyncBuffer
 	s := defaultSettings()
 	s.timeout = time.Minute // the machine may be busy; the demo's own deadline is for people
 	if err := run(context.Background(), &out, s); err != nil {
@@ -70,7 +70,7 @@ func TestDemoTellsTheSameStoryEveryRun(t *testing.T) {
 	const runs = 6
 	var first string
 	for i := range runs {
-		var out exampletest.SyncBuffer
+		var out testkit.SyncBuffer
 		s := defaultSettings()
 		s.timeout = time.Minute
 		if err := run(context.Background(), &out, s); err != nil {
@@ -127,7 +127,7 @@ func TestDemoFailsWhenTheCountersDiffer(t *testing.T) {
 	s.steps = s.steps[:1]
 	s.steps[0].Want = map[string]runtime.SubscriptionStats{"jobs": {Delivered: 4, Acked: 3, Retried: 2}}
 	s.timeout = 3 * time.Second
-	var out exampletest.SyncBuffer
+	var out testkit.SyncBuffer
 	err := run(context.Background(), &out, s)
 	if err == nil {
 		t.Fatalf("the demo succeeded with counters that cannot happen:\n%s", out.String())
@@ -146,7 +146,7 @@ func TestDemoFailsWhenTheCountersDiffer(t *testing.T) {
 func TestDemoStopsWhenInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out exampletest.SyncBuffer
+	var out testkit.SyncBuffer
 	err := run(ctx, &out, defaultSettings())
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("an interrupted demo returned %v, want an error saying it was interrupted", err)
