@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,10 +51,35 @@ func TestServiceChargesAJobAndServesItsCounters(t *testing.T) {
 		return strings.Contains(logs.String(), `msg="job charged" subscription=jobs message_id=job-1 attempt=1 max_attempts=5 job=1 amount=12.50`)
 	})
 
-	testkit.WaitForMetrics(t, testkit.MetricsURL(t, logs.String()), "the acked job in the metrics",
+	url := testkit.MetricsURL(t, logs.String())
+	testkit.WaitForMetrics(t, url, "the acked job in the metrics",
 		`streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="acked"} 1`)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, req := range []struct {
+		method, url string
+		want        int
+	}{
+		{http.MethodPost, url, http.StatusMethodNotAllowed},
+		{http.MethodGet, strings.TrimSuffix(url, "metrics") + "other", http.StatusNotFound},
+	} {
+		r, err := http.NewRequestWithContext(t.Context(), req.method, req.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != req.want {
+			t.Errorf("%s %s = %d, want %d", req.method, req.url, resp.StatusCode, req.want)
+		}
+	}
 
 	svc.Stop()
+	if _, err := client.Get(url); err == nil {
+		t.Errorf("GET %s answered after the service stopped", url)
+	}
 }
 
 func TestBadCommandLinesAreUsageErrors(t *testing.T) {
@@ -77,5 +104,28 @@ func TestAnEndpointThatCannotBindStopsTheService(t *testing.T) {
 	err := run(context.Background(), []string{"-jobs", "udp://127.0.0.1:1"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "jobs") {
 		t.Fatalf("run with a bad endpoint = %v, want an error naming the jobs queue", err)
+	}
+}
+
+// A -metrics address that is taken stops the service before it starts,
+// with the listen error.
+func TestMetricsOnAnAddressInUseFails(t *testing.T) {
+	testkit.RestoreDefaultLogger(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var logs testkit.SyncBuffer
+	err = run(t.Context(), []string{
+		"-jobs", "tcp://127.0.0.1:0", "-invoices", "tcp://127.0.0.1:0", "-dead", "tcp://127.0.0.1:0",
+		"-metrics", taken.Addr().String(),
+	}, &logs)
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || !strings.HasPrefix(err.Error(), "serve metrics: ") {
+		t.Errorf("run = %v, want the listen error", err)
+	}
+	if strings.Contains(logs.String(), "queue bound") {
+		t.Errorf("the service started although its metrics address was taken:\n%s", logs.String())
 	}
 }
