@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/dave/jennifer v1.7.1
 	github.com/go-zeromq/zmq4 v0.17.0
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.74.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/mod v0.42.0
@@ -13,8 +15,11 @@ require (
 
 require (
 	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/pandatix/go-abnf v0.5.5 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/text v0.15.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 tool github.com/streamgen/streamgen/cmd/streamgen

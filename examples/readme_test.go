@@ -5,10 +5,14 @@
 //   - Every ```go block is a complete Go file, starting with its package
 //     clause.
 //   - A block whose first line is "// file: <path>" belongs to the quick
-//     start: all such blocks are written, without that line, into a new
-//     module example.com/shop that uses this checkout, where go generate,
-//     go vet, streamgen -check ./... and go test must pass. The README's sample error message is
-//     checked against what streamgen really prints for that module.
+//     start. The quick start is followed as a reader would: a new module
+//     example.com/shop, the README's install commands for a local checkout
+//     (run as written, with this checkout's path), the files written
+//     without that line, then the README's commands (go mod tidy, go
+//     generate, go vet, go test) as written, and streamgen -check ./...;
+//     nothing else touches go.mod or go.sum. The README's sample error
+//     message is checked against what streamgen really prints for that
+//     module.
 //   - Every other ```go block is type-checked on its own.
 //   - Every ```python block must compile (python3 -m py_compile).
 //
@@ -121,14 +125,49 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
+// goEnv is the environment of the commands run in the quick-start module:
+// the reader's, without a workspace and without GOFLAGS such as -mod=mod,
+// which would let the go command mend a go.sum the steps left short.
+func goEnv() []string { return append(os.Environ(), "GOFLAGS=", "GOWORK=off") }
+
 // goCommand runs the go command in dir, returning its combined output.
 func goCommand(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = goEnv()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// runShell runs the commands of a README sh block in dir, as a reader
+// pasting them into a shell would, failing the test at the first that
+// fails. It returns their combined output.
+func runShell(t *testing.T, dir string, b codeBlock) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "sh", "-e", "-x", "-c", b.text)
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the commands of README.md:%d failed (%v):\n%s", b.line, err, out)
+	}
+	return string(out)
+}
+
+// shellBlock returns the one sh block of the README holding text.
+func shellBlock(t *testing.T, text string) codeBlock {
+	t.Helper()
+	var found []codeBlock
+	for _, b := range blocksOf(t, "sh") {
+		if strings.Contains(b.text, text) {
+			found = append(found, b)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("the README has %d sh blocks holding %q, want 1", len(found), text)
+	}
+	return found[0]
 }
 
 func mustGo(t *testing.T, dir string, args ...string) string {
@@ -167,31 +206,31 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.mod", "module example.com/shop\n\ngo 1.26\n")
-	write("go.sum", string(sum))
-	// The install command of the README for a local checkout.
-	mustGo(t, mod, "mod", "edit",
-		"-replace", "github.com/streamgen/streamgen="+root,
-		"-require", "github.com/streamgen/streamgen@v0.0.0",
-		"-tool", "github.com/streamgen/streamgen/cmd/streamgen")
+	mustGo(t, mod, "mod", "init", "example.com/shop")
+
+	// The install commands for a local checkout, with this checkout's path.
+	install := shellBlock(t, "go mod edit -replace github.com/streamgen/streamgen=/path/to/streamgen")
+	install.text = strings.ReplaceAll(install.text, "/path/to/streamgen", root)
+	runShell(t, mod, install)
 	for path, src := range files {
 		write(path, src)
 	}
-	mustGo(t, mod, "mod", "tidy")
-	mustGo(t, mod, "generate", "./...")
+	// The quick start's commands, in the README's order.
+	commands := shellBlock(t, "go generate ./...")
+	for _, want := range []string{"go mod tidy", "go generate ./...", "go vet ./...", "go test ./..."} {
+		if !strings.Contains(commands.text, want) {
+			t.Fatalf("README.md:%d: the quick start's commands do not run %s:\n%s", commands.line, want, commands.text)
+		}
+	}
+	out := runShell(t, mod, commands)
 	if _, err := os.Stat(filepath.Join(mod, "billing", "streamgen_gen.go")); err != nil {
 		t.Fatalf("go generate wrote no billing/streamgen_gen.go: %v", err)
 	}
-	mustGo(t, mod, "vet", "./...")
-	mustGo(t, mod, "tool", "streamgen", "-check", "./...")
-	out := mustGo(t, mod, "test", "-count=1", "./...")
 	if !strings.Contains(out, "ok  \texample.com/shop/billing") {
 		t.Fatalf("the README's test did not pass:\n%s", out)
 	}
+	mustGo(t, mod, "build", "./...")
+	mustGo(t, mod, "tool", "streamgen", "-check", "./...")
 
 	// The error the README shows, for retry_delay=1s added to the handler,
 	// is what streamgen prints, and all it prints.
@@ -209,7 +248,7 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 		t.Fatal("the quick start's handler has no out_retry=self to add to")
 	}
 	write("billing/billing.go", strings.Replace(billing, "out_retry=self", "out_retry=self retry_delay=1s", 1))
-	out, err = goCommand(t, mod, "generate", "./...")
+	out, err := goCommand(t, mod, "generate", "./...")
 	if err == nil {
 		t.Fatalf("go generate accepted retry_delay on a zeromq handler:\n%s", out)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // events records what the fake brokers were asked to do, in order.
@@ -115,9 +117,9 @@ func TestAppRunStartsThenStopsEveryBroker(t *testing.T) {
 	ev := &events{}
 	a := &fakeBroker{name: "a", kind: runtime.RabbitMQ, events: ev}
 	b := &fakeBroker{name: "b", kind: runtime.ZeroMQ, events: ev}
-	logs := newLogCapture()
+	logs := streamtest.NewLogRecorder(nil)
 	codec := runtime.JSON{}
-	app := runtime.NewApp("billing", runtime.WithLogger(logs.logger()), runtime.WithCodec(codec), runtime.WithShutdownTimeout(7*time.Second))
+	app := runtime.NewApp("billing", runtime.WithLogger(logs.Logger()), runtime.WithCodec(codec), runtime.WithShutdownTimeout(7*time.Second))
 	app.Mount(a, sub("jobs"), sub("invoices"))
 	app.Mount(b, sub("events"))
 	app.Mount(a, sub("refunds"))
@@ -159,8 +161,8 @@ func TestAppRunStartsThenStopsEveryBroker(t *testing.T) {
 			t.Errorf("broker %s: the context Start got is still live after Run returned", br.name)
 		}
 	}
-	if len(logs.find("app running")) != 1 || len(logs.find("app stopping")) != 1 {
-		t.Errorf("log lines %v, want app running and app stopping", logs.all())
+	if len(logs.Find(slog.LevelInfo, "app running")) != 1 || len(logs.Find(slog.LevelInfo, "app stopping")) != 1 {
+		t.Errorf("log lines %v, want app running and app stopping", logs.Records())
 	}
 }
 
@@ -212,8 +214,8 @@ func TestAppRunStopsWhenABrokerFails(t *testing.T) {
 	ev := &events{}
 	a := &fakeBroker{name: "a", kind: runtime.RabbitMQ, events: ev}
 	b := &fakeBroker{name: "b", kind: runtime.ZeroMQ, events: ev}
-	logs := newLogCapture()
-	app := runtime.NewApp("billing", runtime.WithLogger(logs.logger()))
+	logs := streamtest.NewLogRecorder(nil)
+	app := runtime.NewApp("billing", runtime.WithLogger(logs.Logger()))
 	app.Mount(a, sub("jobs"))
 	app.Mount(b, sub("events"))
 	done := run(context.Background(), app)
@@ -230,7 +232,7 @@ func TestAppRunStopsWhenABrokerFails(t *testing.T) {
 	if got := ev.list(); !slices.Contains(got, "shutdown a") || !slices.Contains(got, "shutdown b") {
 		t.Errorf("events %v, want both brokers shut down", got)
 	}
-	if recs := logs.find("a broker failed; stopping"); len(recs) != 1 || recs[0].attrs["err"] != errLost.Error() {
+	if recs := logs.Find(slog.LevelError, "a broker failed; stopping"); len(recs) != 1 || recs[0].Attr("err") != errLost.Error() {
 		t.Errorf("failure log %v", recs)
 	}
 	// After Run returned, Fail is harmless.

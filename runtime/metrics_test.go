@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -83,15 +87,78 @@ func TestMetricsSnapshotIsSorted(t *testing.T) {
 	}
 }
 
-// Label values are quoted and escaped.
+// Label values are escaped per the text exposition format and kept valid
+// UTF-8, so the Prometheus text parser reads every subscription name back:
+// a tab, a carriage return, quotes, backslashes, line feeds and bytes that
+// are not UTF-8 included.
 func TestMetricsEscapesLabelValues(t *testing.T) {
+	names := map[string]string{ // subscription name -> label value read back
+		"plain":                "plain",
+		"tab\there":            "tab\there",
+		`odd"name\x`:           `odd"name\x`,
+		"line\nfeed\r\nend":    "line\nfeed\r\nend",
+		"bad\xffbyte\xc3":      "bad\uFFFDbyte\uFFFD",
+		"\\n is not a newline": "\\n is not a newline",
+		"ünïcødé ✓":            "ünïcødé ✓",
+		"":                     "",
+	}
 	m := runtime.NewMetrics()
-	m.Subscription(runtime.RabbitMQ, `odd"name\x`)
+	for name := range names {
+		s := m.Subscription(runtime.RabbitMQ, name)
+		s.Delivered.Add(int64(len(name)))
+		s.Parked.Add(1)
+	}
 	var b strings.Builder
 	if err := m.WritePrometheus(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `subscription="odd\"name\\x"`) {
-		t.Errorf("output %s does not escape the quote and the backslash", b.String())
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("the Prometheus text parser refused the output: %v\n%s", err, b.String())
+	}
+
+	labels := func(metric *dto.Metric) map[string]string {
+		out := map[string]string{}
+		for _, l := range metric.GetLabel() {
+			out[l.GetName()] = l.GetValue()
+		}
+		return out
+	}
+	want := map[string]string{} // label value -> the name it came from
+	for name, value := range names {
+		want[value] = name
+	}
+	deliveries := families["streamgen_deliveries_total"]
+	if deliveries == nil || len(deliveries.GetMetric()) != len(names) {
+		t.Fatalf("streamgen_deliveries_total: %v, want %d series", deliveries, len(names))
+	}
+	for _, metric := range deliveries.GetMetric() {
+		l := labels(metric)
+		name, ok := want[l["subscription"]]
+		if !ok || l["broker"] != "rabbitmq" {
+			t.Errorf("series with labels %q: no such subscription", l)
+			continue
+		}
+		if got := metric.GetCounter().GetValue(); got != float64(len(name)) {
+			t.Errorf("subscription %q: deliveries %v, want %d", l["subscription"], got, len(name))
+		}
+	}
+	settled := families["streamgen_settled_total"]
+	if settled == nil || len(settled.GetMetric()) != 6*len(names) {
+		t.Fatalf("streamgen_settled_total: %v, want %d series", settled, 6*len(names))
+	}
+	parked := 0
+	for _, metric := range settled.GetMetric() {
+		l := labels(metric)
+		if _, ok := want[l["subscription"]]; !ok {
+			t.Errorf("series with labels %q: no such subscription", l)
+		}
+		if l["outcome"] == "parked" && metric.GetCounter().GetValue() == 1 {
+			parked++
+		}
+	}
+	if parked != len(names) {
+		t.Errorf("%d subscriptions read back with one parked message, want %d", parked, len(names))
 	}
 }

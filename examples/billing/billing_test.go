@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/examples/billing"
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -244,8 +244,8 @@ func TestHandlersLogWhatTheyDo(t *testing.T) {
 // Below the default logger's level the handlers derive no logger per
 // message: they give slog.LogAttrs the message's attributes at the call.
 func TestHandlersDeriveNoLoggerPerMessage(t *testing.T) {
-	exampletest.RestoreDefaultLogger(t)
-	counter := &exampletest.CountingHandler{Level: slog.LevelError}
+	testkit.RestoreDefaultLogger(t)
+	counter := &testkit.CountingHandler{Level: slog.LevelError}
 	slog.SetDefault(slog.New(counter))
 	ctx := t.Context()
 	md := runtime.Metadata{Subscription: "jobs", MessageID: "job-1", Attempt: 1, MaxAttempts: 5}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/examples/orders"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -223,8 +223,8 @@ func TestHandlersLogWhatTheyDo(t *testing.T) {
 // Below the default logger's level the handlers derive no logger per
 // message: they give slog.LogAttrs the message's attributes at the call.
 func TestHandlersDeriveNoLoggerPerMessage(t *testing.T) {
-	exampletest.RestoreDefaultLogger(t)
-	counter := &exampletest.CountingHandler{Level: slog.LevelWarn}
+	testkit.RestoreDefaultLogger(t)
+	counter := &testkit.CountingHandler{Level: slog.LevelWarn}
 	slog.SetDefault(slog.New(counter))
 	ctx := t.Context()
 	md := runtime.Metadata{Subscription: "orders.received", MessageID: "o-1", Attempt: 1, MaxAttempts: 5}

@@ -8,13 +8,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 // ack=auto is at-most-once: a failure is not retried and the message is
 // not redelivered; poison with a dead-letter queue is still parked.
 func TestAutoAckIsAtMostOnce(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("auto")
 	var c calls
@@ -32,8 +33,8 @@ func TestAutoAckIsAtMostOnce(t *testing.T) {
 	publishJob(t, a.broker, q, "Job", job{ID: 1})
 	publishJob(t, a.broker, q, "Job", job{ID: 2})
 	adm.publish(q, amqp.Publishing{MessageId: "poison", Type: "Job", Body: []byte("not json")})
-	eventually(t, "the poison to be parked", func() bool { return adm.ready(q+".dl") == 2 })
-	eventually(t, "the second job to be handled", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the poison to be parked", func() bool { return adm.ready(q+".dl") == 2 })
+	testkit.Eventually(t, "the second job to be handled", func() bool { return a.stats(q).Acked == 1 })
 
 	got := map[string]bool{}
 	for range 2 {
@@ -63,7 +64,7 @@ func TestAutoAckIsAtMostOnce(t *testing.T) {
 
 // ack=auto with retries is refused before anything is declared.
 func TestAutoAckWithRetriesIsRefused(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("autoretry")
 	var c calls

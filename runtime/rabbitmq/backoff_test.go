@@ -3,10 +3,12 @@ package rabbitmq
 import (
 	"testing"
 	"time"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 )
 
 func TestBackoffDoublesUpToMax(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	b := backoff{min: 100 * time.Millisecond, max: time.Second}
 	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
 	for i, w := range want {
@@ -17,7 +19,7 @@ func TestBackoffDoublesUpToMax(t *testing.T) {
 }
 
 func TestBackoffJitterStaysWithinFraction(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	b := backoff{min: time.Second, max: time.Second, jitter: 0.5}
 	seen := map[time.Duration]bool{}
 	for range 200 {
@@ -33,7 +35,7 @@ func TestBackoffJitterStaysWithinFraction(t *testing.T) {
 }
 
 func TestBackoffNormalized(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	b := backoff{min: 0, max: -1, jitter: 7}.normalized()
 	if b.min != DefaultReconnectMin || b.max != DefaultReconnectMin || b.jitter != 1 {
 		t.Errorf("normalized = %+v, want min=max=%v jitter=1", b, DefaultReconnectMin)

@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
@@ -115,7 +116,7 @@ func newTestConfirmChannel(t *testing.T, f *fakeChannel, timeout time.Duration) 
 func msg(id string) amqp.Publishing { return amqp.Publishing{MessageId: id, Body: []byte("x")} }
 
 func TestConfirmOutcomes(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	tests := []struct {
 		name  string
 		reply func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation)
@@ -152,7 +153,7 @@ func TestConfirmOutcomes(t *testing.T) {
 }
 
 func TestConfirmLateConfirmAfterTimeoutIsIgnored(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	release := make(chan struct{})
 	f := newFakeChannel(func(s uint64, _ string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
 		if m.MessageId == "slow" {
@@ -171,7 +172,7 @@ func TestConfirmLateConfirmAfterTimeoutIsIgnored(t *testing.T) {
 }
 
 func TestConfirmChannelCloseFailsPending(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
 	c := newConfirmChannel(f, runtime.SystemClock{}, time.Hour, slog.New(slog.DiscardHandler))
 	done := make(chan error)
@@ -192,7 +193,7 @@ func TestConfirmChannelCloseFailsPending(t *testing.T) {
 }
 
 func TestConfirmContextCancel(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
 	c := newTestConfirmChannel(t, f, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -213,7 +214,7 @@ func TestConfirmContextCancel(t *testing.T) {
 // Concurrent publishers each learn their own outcome: the message id says
 // what the fake broker does with it.
 func TestConfirmConcurrentPublishesCorrelate(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	f := newFakeChannel(func(s uint64, k string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
 		n, _ := strconv.Atoi(m.MessageId)
 		switch n % 3 {

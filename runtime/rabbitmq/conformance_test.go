@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/brokertest"
 )
@@ -11,7 +12,7 @@ import (
 // The RabbitMQ adapter passes the transport conformance suite against the
 // real broker.
 func TestConformance(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	brokertest.Run(t, brokertest.Transport{
 		Kind:       runtime.RabbitMQ,
 		RetryDelay: 100 * time.Millisecond,

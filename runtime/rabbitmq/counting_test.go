@@ -10,13 +10,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 // A worker stops while a retry copy waits; a new worker resumes at the
 // real attempt and parks after exactly max_attempts deliveries in all.
 func TestCountSurvivesAWorkerRestart(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("restart")
 	policy := runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}
@@ -26,7 +27,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 	a1 := startApp(t, newTestBroker(), 20*time.Second, sub(q, ttl, handler("Job", policy, &first, alwaysFail)))
 	a1.waitReady()
 	publishJob(t, a1.broker, q, "Job", job{ID: 1})
-	eventually(t, "the first retry copy to wait", func() bool { return adm.ready(q+".retry") == 1 })
+	testkit.Eventually(t, "the first retry copy to wait", func() bool { return adm.ready(q+".retry") == 1 })
 	if err := a1.stop(); err != nil {
 		t.Fatalf("first worker stopped with %v", err)
 	}
@@ -36,7 +37,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 
 	var second calls
 	a2 := runApp(t, newTestBroker(), sub(q, ttl, handler("Job", policy, &second, alwaysFail)))
-	eventually(t, "the message to be parked", func() bool { return adm.ready(q+".dl") == 1 })
+	testkit.Eventually(t, "the message to be parked", func() bool { return adm.ready(q+".dl") == 1 })
 	if got := second.attempts(); !slices.Equal(got, []int{2, 3}) {
 		t.Errorf("second worker saw attempts %v, want [2 3]", got)
 	}
@@ -44,7 +45,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 	if d.Headers[runtime.HeaderDeadLetterAttempts] != "3" {
 		t.Errorf("parked after %v attempts, want 3", d.Headers[runtime.HeaderDeadLetterAttempts])
 	}
-	eventually(t, "the park to be counted", func() bool { return a2.stats(q).Parked == 1 })
+	testkit.Eventually(t, "the park to be counted", func() bool { return a2.stats(q).Parked == 1 })
 	if st := a2.stats(q); st.Retried != 1 || st.Parked != 1 {
 		t.Errorf("second worker stats = %+v, want 1 retried, 1 parked", st)
 	}
@@ -56,7 +57,7 @@ func TestCountSurvivesAWorkerRestart(t *testing.T) {
 // attempt alone; the second joins while the copies wait, so later
 // attempts are shared between the two.
 func TestTwoWorkersShareTheCount(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("shared")
 	const maxAttempts, messages = 3, 10
@@ -78,9 +79,9 @@ func TestTwoWorkersShareTheCount(t *testing.T) {
 	for i := range messages {
 		publishJob(t, a1.broker, q, "Job", job{ID: i})
 	}
-	eventually(t, "every first retry copy to wait", func() bool { return adm.ready(q+".retry") == messages })
+	testkit.Eventually(t, "every first retry copy to wait", func() bool { return adm.ready(q+".retry") == messages })
 	runApp(t, newTestBroker(), sub(q, ttl, worker(2)))
-	eventually(t, "every message to be parked", func() bool { return adm.ready(q+".dl") == messages })
+	testkit.Eventually(t, "every message to be parked", func() bool { return adm.ready(q+".dl") == messages })
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -109,7 +110,7 @@ func TestTwoWorkersShareTheCount(t *testing.T) {
 // broker's bookkeeping: no x-death, no x-first/last-death-*, no
 // expiration.
 func TestRetryCopyInTheWaitQueue(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("copy")
 	var c calls
@@ -127,7 +128,7 @@ func TestRetryCopyInTheWaitQueue(t *testing.T) {
 			"x-last-death-queue":   "elsewhere",
 		},
 	})
-	eventually(t, "the retry copy to wait", func() bool { return adm.ready(q+".retry") == 1 })
+	testkit.Eventually(t, "the retry copy to wait", func() bool { return adm.ready(q+".retry") == 1 })
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}

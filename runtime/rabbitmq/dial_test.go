@@ -14,12 +14,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 )
 
 const secret = "s3cret-pa55"
 
 func TestConfigNamesTheConnection(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", nil, "billing")
 	cfg, _, err := d.config(roleConsume)
 	if err != nil {
@@ -37,7 +39,7 @@ func TestConfigNamesTheConnection(t *testing.T) {
 }
 
 func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	mine := &tls.Config{MinVersion: tls.VersionTLS12}
 	d := newDialer("amqps://guest:"+secret+"@broker.example:5671/", mine, "billing")
 	cfg, uri, err := d.config(rolePublish)
@@ -68,7 +70,7 @@ func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
 }
 
 func TestConfigRefusesTLSWithPlainURL(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", &tls.Config{}, "x")
 	_, _, err := d.config(roleConsume)
 	if err == nil || !strings.Contains(err.Error(), "amqps://") {
@@ -80,7 +82,7 @@ func TestConfigRefusesTLSWithPlainURL(t *testing.T) {
 }
 
 func TestInvalidURLErrorHidesPassword(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	for _, u := range []string{
 		"amqp://guest:" + secret + "@127.0.0.1:notaport/",
 		"http://guest:" + secret + "@127.0.0.1/",
@@ -175,7 +177,7 @@ func newTLSServer(t *testing.T) *tlsServer {
 }
 
 func TestDialSpeaksAMQPOverTLS(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
 	url := "amqps://guest:" + secret + "@localhost:" + port + "/"
@@ -202,7 +204,7 @@ func TestDialSpeaksAMQPOverTLS(t *testing.T) {
 }
 
 func TestDialVerifiesTheServerCertificate(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
 	d := newDialer("amqps://guest:"+secret+"@localhost:"+port+"/", &tls.Config{MinVersion: tls.VersionTLS12}, "tls-test")

@@ -11,13 +11,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 // Several handlers share one queue; the type property picks the handler,
 // and each type has its own policy.
 func TestDispatchOnTypeAcrossHandlers(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dispatch")
 	var created, paid, refunded calls
@@ -30,7 +31,7 @@ func TestDispatchOnTypeAcrossHandlers(t *testing.T) {
 	publishJob(t, a.broker, q, "OrderPaid", job{ID: 2})
 	publishJob(t, a.broker, q, "OrderRefunded", job{ID: 3})
 	publishJob(t, a.broker, q, "OrderPaid", job{ID: 4})
-	eventually(t, "all four to be handled", func() bool { return a.stats(q).Acked == 4 })
+	testkit.Eventually(t, "all four to be handled", func() bool { return a.stats(q).Acked == 4 })
 	check := func(name string, c *calls, ids []int, maxAttempts int) {
 		t.Helper()
 		c.mu.Lock()
@@ -54,7 +55,7 @@ func TestDispatchOnTypeAcrossHandlers(t *testing.T) {
 // What runtime.Publish sends through the Broker is what the worker
 // expects: type, content type, message id, persistent.
 func TestPublishedMessagesCarryTheirProperties(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("props")
 	adm.declare(q, nil)
@@ -81,14 +82,14 @@ func TestPublishedMessagesCarryTheirProperties(t *testing.T) {
 	b2 := newTestBroker()
 	a := runApp(t, b2, sub(q, 0, handler("Job", runtime.Policy{}, &c, alwaysAck)))
 	publishJob(t, b, q, "Job", job{ID: 10})
-	eventually(t, "the worker to accept it", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the worker to accept it", func() bool { return a.stats(q).Acked == 1 })
 	if md := c.metadata()[0]; md.MessageType != "Job" || len(md.MessageID) != 32 || c.ids[0] != 10 {
 		t.Errorf("worker saw %+v", md)
 	}
 }
 
 func TestPublishToAMissingQueueIsUnroutable(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("missing")
 	b := newTestBroker()
@@ -108,7 +109,7 @@ func TestPublishToAMissingQueueIsUnroutable(t *testing.T) {
 
 // A Broker without a codec of its own encodes with the App's once started.
 func TestCodecFollowsTheApp(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	b := newTestBroker()
 	if _, ok := b.Codec().(runtime.JSON); !ok {
 		t.Errorf("codec before start = %T, want JSON", b.Codec())

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -65,7 +66,7 @@ func publishJobs(t *testing.T, adm *admin, q string, n int) {
 // At most concurrency handler calls run at once, and the broker holds at
 // most prefetch deliveries unacknowledged.
 func TestPrefetchAndConcurrencyAreHonoured(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("flow")
 	const concurrency, prefetch, total = 3, 5, 20
@@ -76,8 +77,8 @@ func TestPrefetchAndConcurrencyAreHonoured(t *testing.T) {
 	a := runApp(t, newTestBroker(), s)
 	publishJobs(t, adm, q, total)
 
-	eventually(t, "the handler slots to fill", func() bool { r, _, _ := g.read(); return r == concurrency })
-	eventually(t, "the broker to hold prefetch deliveries unacked", func() bool { return adm.unacked(q) == prefetch })
+	testkit.Eventually(t, "the handler slots to fill", func() bool { r, _, _ := g.read(); return r == concurrency })
+	testkit.Eventually(t, "the broker to hold prefetch deliveries unacked", func() bool { return adm.unacked(q) == prefetch })
 	if n := adm.ready(q); n != total-prefetch {
 		t.Errorf("%d messages ready, want %d (all but the prefetched)", n, total-prefetch)
 	}
@@ -85,14 +86,14 @@ func TestPrefetchAndConcurrencyAreHonoured(t *testing.T) {
 		t.Errorf("running %d, at most %d; want %d", r, most, concurrency)
 	}
 	close(gate)
-	eventually(t, "every message to be handled", func() bool { return a.stats(q).Acked == total })
+	testkit.Eventually(t, "every message to be handled", func() bool { return a.stats(q).Acked == total })
 	if _, most, done := g.read(); most != concurrency || done != total {
 		t.Errorf("at most %d ran at once over %d calls; want %d over %d", most, done, concurrency, total)
 	}
 }
 
 func TestDefaultPrefetchCoversConcurrency(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	b := New(brokerURL(), WithDefaultPrefetch(8))
 	mk := func(prefetch, concurrency int) int {
 		s := &runtime.Subscription{Name: "q", Prefetch: prefetch, Concurrency: concurrency,
@@ -116,7 +117,7 @@ func TestDefaultPrefetchCoversConcurrency(t *testing.T) {
 // Graceful shutdown lets the handler in flight finish (its context live)
 // and settle, hands the prefetched rest back, and loses nothing.
 func TestGracefulShutdownLosesNothing(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("graceful")
 	const total = 10
@@ -126,11 +127,11 @@ func TestGracefulShutdownLosesNothing(t *testing.T) {
 	s.Prefetch = 5
 	a := runApp(t, newTestBroker(), s)
 	publishJobs(t, adm, q, total)
-	eventually(t, "a handler to run", func() bool { r, _, _ := g.read(); return r == 1 })
+	testkit.Eventually(t, "a handler to run", func() bool { r, _, _ := g.read(); return r == 1 })
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- a.stop() }()
-	eventually(t, "the prefetched deliveries to go back to the queue", func() bool { return adm.ready(q) == total-1 })
+	testkit.Eventually(t, "the prefetched deliveries to go back to the queue", func() bool { return adm.ready(q) == total-1 })
 	select {
 	case err := <-stopped:
 		t.Fatalf("the App stopped (%v) while a handler was still running", err)
@@ -165,7 +166,7 @@ func TestGracefulShutdownLosesNothing(t *testing.T) {
 // and its delivery is left to the broker: no retry copy is sent, the
 // message is back in the queue.
 func TestShutdownDeadlineLeavesTheDeliveryToTheBroker(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("deadline")
 	var c calls

@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -45,7 +46,7 @@ func anyContains(list []string, sub string) bool {
 // unroutable: the original is nacked without requeue (the operator's DLX
 // on the queue gets it) and the prefetch slot is freed.
 func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("unroutable", ".retry", ".dl", ".bdl")
 	adm.declare(q+".bdl", nil)
@@ -57,21 +58,21 @@ func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
 	adm.delete(q + ".dl")
 
 	publishJob(t, a.broker, q, "Job", job{ID: 1}, runtime.WithMessageID("u-1"))
-	eventually(t, "the original to reach the queue's own DLX", func() bool { return adm.ready(q+".bdl") == 1 })
+	testkit.Eventually(t, "the original to reach the queue's own DLX", func() bool { return adm.ready(q+".bdl") == 1 })
 	if d, _ := adm.get(q + ".bdl"); d.MessageId != "u-1" {
 		t.Errorf("DLX received %q, want u-1", d.MessageId)
 	}
-	eventually(t, "the failure to be logged", func() bool { return len(settleErrors(a)) == 1 })
+	testkit.Eventually(t, "the failure to be logged", func() bool { return len(settleErrors(a)) == 1 })
 	if errs := settleErrors(a); len(errs) != 1 || !strings.Contains(errs[0], "unroutable; nacked without requeue") {
 		t.Errorf("settle errors = %q, want one saying the dead-letter queue is unroutable and the original was nacked without requeue", errs)
 	}
-	eventually(t, "the failure to be counted", func() bool { return a.stats(q).Failed == 1 })
+	testkit.Eventually(t, "the failure to be counted", func() bool { return a.stats(q).Failed == 1 })
 	if st := a.stats(q); st.Failed != 1 || st.Parked != 0 {
 		t.Errorf("stats = %+v, want 1 failed, 0 parked", st)
 	}
 
 	publishJob(t, a.broker, q, "Job", job{ID: 2})
-	eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
 	if c.len() != 2 {
 		t.Errorf("handler ran %d times, want 2 (no redelivery of the unroutable one)", c.len())
 	}
@@ -80,7 +81,7 @@ func TestUnroutableDeadLetterNacksWithoutRequeue(t *testing.T) {
 // A broker nack (the dead-letter queue rejects publishes) requeues the
 // original; once the queue accepts again, the message is parked.
 func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("nacked")
 	var c calls
@@ -89,11 +90,11 @@ func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
 	a := runApp(t, newTestBroker(), s)
 
 	policy := setPolicy(t, q+".dl", `{"max-length":0,"overflow":"reject-publish"}`)
-	eventually(t, "the policy to make the broker refuse publishes", func() bool {
+	testkit.Eventually(t, "the policy to make the broker refuse publishes", func() bool {
 		return !adm.tryPublish(q+".dl", amqp.Publishing{Body: []byte("probe")})
 	})
 	publishJob(t, a.broker, q, "Job", job{ID: 1}, runtime.WithMessageID("n-1"))
-	eventually(t, "two refused copies and a redelivery", func() bool {
+	testkit.Eventually(t, "two refused copies and a redelivery", func() bool {
 		for _, md := range c.metadata() {
 			if md.Redelivered && a.stats(q).Failed >= 2 {
 				return true
@@ -111,12 +112,12 @@ func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
 	}
 
 	clearPolicy(t, policy)
-	eventually(t, "the message to be parked once the queue accepts", func() bool { return adm.ready(q+".dl") == 1 })
+	testkit.Eventually(t, "the message to be parked once the queue accepts", func() bool { return adm.ready(q+".dl") == 1 })
 	if d, _ := adm.get(q + ".dl"); d.MessageId != "n-1" {
 		t.Errorf("parked %q, want n-1", d.MessageId)
 	}
 	publishJob(t, a.broker, q, "Job", job{ID: 2})
-	eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
 	if st := a.stats(q); st.Parked != 1 {
 		t.Errorf("stats = %+v, want 1 parked", st)
 	}
@@ -127,7 +128,7 @@ func TestBrokerNackRequeuesTheOriginal(t *testing.T) {
 // The publishing channel is a stand-in that withholds confirms, since a
 // real broker cannot be made to.
 func TestMissingConfirmRequeuesTheOriginal(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("noconfirm")
 	b := newTestBroker(WithConfirmTimeout(200 * time.Millisecond))
@@ -153,7 +154,7 @@ func TestMissingConfirmRequeuesTheOriginal(t *testing.T) {
 	a := runApp(t, b, s)
 
 	publishJob(t, adm, q, "Job", job{ID: 1})
-	eventually(t, "two unconfirmed copies and a redelivery", func() bool {
+	testkit.Eventually(t, "two unconfirmed copies and a redelivery", func() bool {
 		mds := c.metadata()
 		return len(mds) >= 2 && mds[len(mds)-1].Redelivered && a.stats(q).Failed >= 2
 	})
@@ -161,10 +162,10 @@ func TestMissingConfirmRequeuesTheOriginal(t *testing.T) {
 		t.Errorf("settle errors = %q, want a missing confirm and a requeue", errs)
 	}
 	confirming.Store(true)
-	eventually(t, "the retry to go through once confirmed", func() bool { return a.stats(q).Retried == 1 })
-	eventually(t, "the original to be acked", func() bool { return adm.ready(q) == 0 })
+	testkit.Eventually(t, "the retry to go through once confirmed", func() bool { return a.stats(q).Retried == 1 })
+	testkit.Eventually(t, "the original to be acked", func() bool { return adm.ready(q) == 0 })
 	publishJob(t, adm, q, "Job", job{ID: 2})
-	eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the next message to be handled (prefetch 1 is free again)", func() bool { return a.stats(q).Acked == 1 })
 	for _, md := range c.metadata() {
 		if md.Attempt != 1 {
 			t.Errorf("attempt %d seen; no copy reached the broker, so every delivery is attempt 1", md.Attempt)

@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -290,16 +291,11 @@ func clearPolicy(t testing.TB, name string) {
 	_ = exec.CommandContext(ctx, "rabbitmqctl", "clear_policy", name).Run()
 }
 
-// eventually polls cond until it holds, failing the test after patience.
+// eventually is testkit.Eventually under the name the tests of attempt.go,
+// runner.go and message.go call it by.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, what, cond)
 }
 
 // job is the message type of the tests.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -13,7 +14,7 @@ import (
 // waits in step min(n, steps), and RetryAfter(d) picks the smallest step
 // at least d long.
 func TestBackoffLadder(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("ladder", ".retry.100ms", ".retry.300ms", ".dl")
 	var c calls
@@ -32,11 +33,11 @@ func TestBackoffLadder(t *testing.T) {
 		t.Errorf("a ladder declared the single wait queue %s.retry", q)
 	}
 	publishJob(t, a.broker, q, "Job", job{ID: 1}, runtime.WithMessageID("l-1"))
-	eventually(t, "job 1 to be parked", func() bool { return adm.ready(q+".dl") == 1 })
-	eventually(t, "job 1's retries to be logged", func() bool { return len(a.logs.Find(slog.LevelInfo, "message will be retried")) == 3 })
+	testkit.Eventually(t, "job 1 to be parked", func() bool { return adm.ready(q+".dl") == 1 })
+	testkit.Eventually(t, "job 1's retries to be logged", func() bool { return len(a.logs.Find(slog.LevelInfo, "message will be retried")) == 3 })
 	publishJob(t, a.broker, q, "Job", job{ID: 2}, runtime.WithMessageID("l-2"))
-	eventually(t, "job 2 to be parked", func() bool { return adm.ready(q+".dl") == 2 })
-	eventually(t, "job 2's retries to be logged", func() bool { return len(a.logs.Find(slog.LevelInfo, "message will be retried")) == 6 })
+	testkit.Eventually(t, "job 2 to be parked", func() bool { return adm.ready(q+".dl") == 2 })
+	testkit.Eventually(t, "job 2's retries to be logged", func() bool { return len(a.logs.Find(slog.LevelInfo, "message will be retried")) == 6 })
 
 	via := map[string][]string{}
 	for _, r := range a.logs.Find(slog.LevelInfo, "message will be retried") {

@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// noLeaks fails t when a goroutine started during t is still running after
-// t and its cleanups are done. Call it first, so its cleanup runs last.
+// noLeaks is testkit.NoLeaks under the name the tests of attempt.go,
+// runner.go and message.go call it by.
 func noLeaks(t *testing.T) {
 	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, before) })
+	testkit.NoLeaks(t)
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -16,7 +17,7 @@ import (
 // count (x-delivery-count, which x-delivery-limit caps) only counts
 // redeliveries, and our attempt number ignores it.
 func TestQuorumQueue(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("quorum")
 	name := "streamgen-test-quorum-" + randomHex(4)
@@ -48,7 +49,7 @@ func TestQuorumQueue(t *testing.T) {
 	adm.declare(q, amqp.Table{"x-queue-type": "quorum"})
 
 	publishJob(t, adm, q, "Job", job{ID: 1})
-	eventually(t, "job 1 to succeed on its second attempt", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "job 1 to succeed on its second attempt", func() bool { return a.stats(q).Acked == 1 })
 	mu.Lock()
 	retried := seen[len(seen)-1]
 	mu.Unlock()
@@ -64,7 +65,7 @@ func TestQuorumQueue(t *testing.T) {
 	if n := closeConnections(t, name+" (consume)"); n != 1 {
 		t.Fatalf("closed %d consuming connections, want 1", n)
 	}
-	eventually(t, "job 2 to be redelivered and acked", func() bool { return a.stats(q).Acked == 2 })
+	testkit.Eventually(t, "job 2 to be redelivered and acked", func() bool { return a.stats(q).Acked == 2 })
 	close(release)
 	mu.Lock()
 	again := seen[len(seen)-1]

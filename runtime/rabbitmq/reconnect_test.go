@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -18,7 +19,7 @@ import (
 // again and resumes: every message is handled, none is lost, the queues
 // end empty.
 func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("reconnect")
 	const total = 1000
@@ -59,24 +60,24 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 		msgs[i] = publishingOf(runtime.Message{Type: "Job", ContentType: "application/json", Body: []byte(`{"id":` + itoa(i) + `}`)}, time.Now())
 	}
 	adm.publish(q, msgs...)
-	eventually(t, "300 messages to be handled", func() bool { mu.Lock(); defer mu.Unlock(); return succeeded >= 300 })
+	testkit.Eventually(t, "300 messages to be handled", func() bool { mu.Lock(); defer mu.Unlock(); return succeeded >= 300 })
 	if n := closeConnections(t, name); n != 2 {
 		t.Errorf("closed %d connections named %s, want 2 (consume and publish)", n, name)
 	}
-	eventually(t, "the worker to reconnect", func() bool {
+	testkit.Eventually(t, "the worker to reconnect", func() bool {
 		return len(a.logs.Find(slog.LevelInfo, "rabbitmq: reconnected; consuming again")) >= 1
 	})
 	close(hold)
 
-	eventually(t, "every message to be handled", func() bool {
+	testkit.Eventually(t, "every message to be handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(handled) == total
 	})
-	eventually(t, "the queues to be empty", func() bool {
+	testkit.Eventually(t, "the queues to be empty", func() bool {
 		return adm.ready(q) == 0 && adm.ready(q+".retry") == 0
 	})
-	eventually(t, "every retry to be counted", func() bool { return a.stats(q).Retried >= total/10 })
+	testkit.Eventually(t, "every retry to be counted", func() bool { return a.stats(q).Retried >= total/10 })
 	st := a.stats(q)
 	if st.Dropped != 0 || st.Rejected != 0 || st.Parked != 0 {
 		t.Errorf("stats = %+v: nothing may be dropped, rejected or parked", st)
@@ -115,13 +116,13 @@ func passwordOf(url string) (string, bool) {
 // When the queue is deleted under a running worker, the broker cancels the
 // consumer; the worker declares its queues again and consumes on.
 func TestRedeclaresAQueueDeletedWhileRunning(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("deleted")
 	var c calls
 	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysAck)))
 	adm.delete(q)
-	eventually(t, "the worker to consume again", func() bool {
+	testkit.Eventually(t, "the worker to consume again", func() bool {
 		return len(a.logs.Find(slog.LevelInfo, "rabbitmq: reconnected; consuming again")) == 1
 	})
 	lost := a.logs.Find(slog.LevelWarn, "rabbitmq: consuming was interrupted; reconnecting")
@@ -129,5 +130,5 @@ func TestRedeclaresAQueueDeletedWhileRunning(t *testing.T) {
 		t.Errorf("loss logged as %v, want the broker's consumer cancel", lost)
 	}
 	publishJob(t, adm, q, "Job", job{ID: 1})
-	eventually(t, "a message on the declared-again queue to be handled", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "a message on the declared-again queue to be handled", func() bool { return a.stats(q).Acked == 1 })
 }

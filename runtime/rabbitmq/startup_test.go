@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -31,7 +32,7 @@ func startupError(t *testing.T, subs ...*runtime.Subscription) error {
 }
 
 func TestStartupFailsOnAWaitQueueWithAnotherTTL(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("ttl")
 	adm.declare(q+".retry", amqp.Table{"x-message-ttl": int64(10000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": q})
@@ -54,7 +55,7 @@ func TestStartupFailsOnAWaitQueueWithAnotherTTL(t *testing.T) {
 // Every mismatching queue is reported at once: after a 406 closes the
 // channel, declaring goes on on a new one.
 func TestStartupReportsEveryMismatchingQueue(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dlargs")
 	adm.declare(q+".dl", amqp.Table{"x-max-length": int64(10)})
@@ -76,7 +77,7 @@ func TestStartupReportsEveryMismatchingQueue(t *testing.T) {
 }
 
 func TestStartupFailsWhenTheQueueHasAnotherType(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("type")
 	adm.declare(q, nil)
@@ -91,7 +92,7 @@ func TestStartupFailsWhenTheQueueHasAnotherType(t *testing.T) {
 }
 
 func TestStartupFailsWhenTheBrokerIsUnreachable(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	var c calls
 	b := New("amqp://guest:"+secret+"@127.0.0.1:1/", WithConnectionName("unreachable"))
 	a := startApp(t, b, 10*time.Second, sub("never-declared", 0, handler("Job", runtime.Policy{}, &c, alwaysAck)))
@@ -112,7 +113,7 @@ func TestStartupFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 // Start checks its consumers on its own, for callers without an App: a
 // subscription given twice is refused before anything is declared.
 func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("twice")
 	var c calls

@@ -10,19 +10,20 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 // Received → Decoded → Delivered: the handler succeeds, the delivery is
 // acked, nothing is left anywhere.
 func TestDeliveredIsAcked(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("delivered")
 	var c calls
 	a := runApp(t, newTestBroker(), sub(q, time.Second, handler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}, &c, alwaysAck)))
 	publishJob(t, a.broker, q, "Job", job{ID: 1}, runtime.WithMessageID("m-1"))
-	eventually(t, "the delivery to be acked", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the delivery to be acked", func() bool { return a.stats(q).Acked == 1 })
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestDeliveredIsAcked(t *testing.T) {
 // Failed → Waiting → Received: the copy waits in <q>.retry, the original
 // is acked, and after the TTL the next delivery is attempt 2.
 func TestFailedWaitsInTheWaitQueueAndComesBack(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("waiting")
 	var c calls
@@ -54,14 +55,14 @@ func TestFailedWaitsInTheWaitQueueAndComesBack(t *testing.T) {
 		return runtime.Ack()
 	})))
 	publishJob(t, a.broker, q, "Job", job{ID: 7})
-	eventually(t, "the retry copy to wait in "+q+".retry", func() bool { return adm.ready(q+".retry") == 1 })
+	testkit.Eventually(t, "the retry copy to wait in "+q+".retry", func() bool { return adm.ready(q+".retry") == 1 })
 	if c.len() != 1 {
 		t.Errorf("the handler ran %d times before the TTL passed, want once", c.len())
 	}
 	if n := adm.ready(q); n != 0 {
 		t.Errorf("%s holds %d messages while the copy waits, want 0", q, n)
 	}
-	eventually(t, "the second delivery to be acked", func() bool { return a.stats(q).Acked == 1 })
+	testkit.Eventually(t, "the second delivery to be acked", func() bool { return a.stats(q).Acked == 1 })
 	if got := c.attempts(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("attempts = %v, want [1 2]", got)
 	}
@@ -84,14 +85,14 @@ func TestFailedWaitsInTheWaitQueueAndComesBack(t *testing.T) {
 // Failed → Parked: max_attempts deliveries, then the copy is parked on the
 // dead-letter queue with headers that explain it.
 func TestExhaustedIsParkedWithExplanation(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("parked")
 	var c calls
 	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}, &c, alwaysFail)))
 	before := time.Now().Add(-time.Second)
 	publishJob(t, a.broker, q, "Job", job{ID: 3}, runtime.WithMessageID("m-3"), runtime.WithHeader("tenant", "acme"))
-	eventually(t, "the message to be parked", func() bool { return adm.ready(q+".dl") == 1 })
+	testkit.Eventually(t, "the message to be parked", func() bool { return adm.ready(q+".dl") == 1 })
 	if got := c.attempts(); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("attempts = %v, want [1 2 3]", got)
 	}
@@ -119,7 +120,7 @@ func TestExhaustedIsParkedWithExplanation(t *testing.T) {
 	if _, ok := h["x-death"]; ok {
 		t.Errorf("parked copy carries x-death: %v", h)
 	}
-	eventually(t, "the park to be counted", func() bool { return a.stats(q).Parked == 1 })
+	testkit.Eventually(t, "the park to be counted", func() bool { return a.stats(q).Parked == 1 })
 	st := a.stats(q)
 	if st.Retried != 2 || st.Parked != 1 || st.Failed != 0 {
 		t.Errorf("stats = %+v, want 2 retried, 1 parked", st)
@@ -132,17 +133,17 @@ func TestExhaustedIsParkedWithExplanation(t *testing.T) {
 // Failed → Dropped: exhausted without a dead-letter queue, the message is
 // acked and a warning names the subscription, the message and the reason.
 func TestExhaustedWithoutDeadLetterIsDroppedWithWarning(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("dropped")
 	var c calls
 	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysFail)))
 	publishJob(t, a.broker, q, "Job", job{ID: 4}, runtime.WithMessageID("m-4"))
-	eventually(t, "the message to be dropped", func() bool { return a.stats(q).Dropped == 1 })
+	testkit.Eventually(t, "the message to be dropped", func() bool { return a.stats(q).Dropped == 1 })
 	if got := c.attempts(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("attempts = %v, want [1 2]", got)
 	}
-	eventually(t, "the drop to be logged", func() bool { return len(a.logs.Find(slog.LevelWarn, "message dropped")) >= 1 })
+	testkit.Eventually(t, "the drop to be logged", func() bool { return len(a.logs.Find(slog.LevelWarn, "message dropped")) >= 1 })
 	warns := a.logs.Find(slog.LevelWarn, "message dropped")
 	if len(warns) != 1 {
 		t.Fatalf("%d 'message dropped' warnings, want 1: %v", len(warns), a.logs.Records())
@@ -151,12 +152,12 @@ func TestExhaustedWithoutDeadLetterIsDroppedWithWarning(t *testing.T) {
 	if w.Attr("subscription") != q || w.Attr("message_id") != "m-4" || !strings.Contains(w.Attr("reason"), errFailed.Error()) {
 		t.Errorf("warning = %v, want subscription, message id and reason", w)
 	}
-	eventually(t, "the queues to be empty", func() bool { return adm.ready(q) == 0 && adm.ready(q+".retry") == 0 })
+	testkit.Eventually(t, "the queues to be empty", func() bool { return adm.ready(q) == 0 && adm.ready(q+".retry") == 0 })
 }
 
 // Poison never reaches a handler, skips the retries and is parked.
 func TestPoisonIsParked(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("poison")
 	var c calls
@@ -177,7 +178,7 @@ func TestPoisonIsParked(t *testing.T) {
 		p.msg.MessageId = p.id
 		adm.publish(q, p.msg)
 	}
-	eventually(t, "the poison to be parked", func() bool { return adm.ready(q+".dl") == len(poison) })
+	testkit.Eventually(t, "the poison to be parked", func() bool { return adm.ready(q+".dl") == len(poison) })
 	if c.len() != 0 {
 		t.Errorf("poison reached the handler %d times", c.len())
 	}
@@ -202,7 +203,7 @@ func TestPoisonIsParked(t *testing.T) {
 			t.Errorf("%s: reason %q, want it to say %q", p.id, r, p.reason)
 		}
 	}
-	eventually(t, "the parks to be counted", func() bool { return a.stats(q).Parked == int64(len(poison)) })
+	testkit.Eventually(t, "the parks to be counted", func() bool { return a.stats(q).Parked == int64(len(poison)) })
 	st := a.stats(q)
 	if st.Parked != int64(len(poison)) || st.Retried != 0 {
 		t.Errorf("stats = %+v, want %d parked, none retried", st, len(poison))
@@ -216,7 +217,7 @@ func TestPoisonIsParked(t *testing.T) {
 // dead-letter exchange the operator set on the queue receives it. The
 // subscription uses the queue as the operator declared it.
 func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("reject", ".retry", ".bdl")
 	adm.declare(q+".bdl", nil)
@@ -224,13 +225,13 @@ func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
 	var c calls
 	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysAck)))
 	adm.publish(q, amqp.Publishing{MessageId: "p-1", Type: "Job", Body: []byte("not json")})
-	eventually(t, "the broker's DLX to receive the rejected message", func() bool { return adm.ready(q+".bdl") == 1 })
+	testkit.Eventually(t, "the broker's DLX to receive the rejected message", func() bool { return adm.ready(q+".bdl") == 1 })
 	d, _ := adm.get(q + ".bdl")
 	deaths, _ := d.Headers["x-death"].([]any)
 	if len(deaths) != 1 || deaths[0].(amqp.Table)["reason"] != "rejected" || d.MessageId != "p-1" {
 		t.Errorf("broker dead letter = id %s, x-death %v; want p-1 rejected", d.MessageId, deaths)
 	}
-	eventually(t, "the rejection to be counted", func() bool { return a.stats(q).Rejected == 1 })
+	testkit.Eventually(t, "the rejection to be counted", func() bool { return a.stats(q).Rejected == 1 })
 	if st := a.stats(q); st.Rejected != 1 || c.len() != 0 {
 		t.Errorf("stats = %+v, handler calls %d; want 1 rejected, no call", st, c.len())
 	}
@@ -244,7 +245,7 @@ func TestPoisonWithoutDeadLetterIsNackedToTheBrokersDLX(t *testing.T) {
 // handler sees attempt 3 of 3 (never one beyond), and the message is then
 // parked, never retried with an attempt number that overflowed.
 func TestHugeRetryCountIsParkedNotRetried(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("hugecount")
 	var c calls

@@ -8,11 +8,12 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
 func TestParseMismatch(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	tests := []struct {
 		reason string
 		want   mismatch
@@ -35,7 +36,7 @@ func TestParseMismatch(t *testing.T) {
 }
 
 func TestTopologyErrorText(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	wait := queueSpec{name: "jobs.retry", role: waitQueue, ttl: 5 * time.Second, subscription: "jobs"}
 	e := newTopologyError(wait, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'jobs.retry' in vhost '/': received '5000' but current is '10000'"), &amqp.Error{Code: 406})
 	want := "rabbitmq: wait queue jobs.retry exists with x-message-ttl 10000 ms but retry_delay is 5s: delete it when empty (rabbitmqctl delete_queue jobs.retry) or keep retry_delay=10s"
@@ -59,7 +60,7 @@ func TestTopologyErrorText(t *testing.T) {
 }
 
 func TestTopologyOfSubscriptions(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
 	jobs := &runtime.Subscription{
 		Name: "jobs", QueueType: runtime.QuorumQueue, RetryDelays: []time.Duration{time.Second, time.Minute},

@@ -10,21 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
-
-// eventually polls cond until it holds, failing after a generous deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // Workers() handler calls run at once, never more.
 func TestHarnessHonoursConcurrency(t *testing.T) {
@@ -52,9 +41,9 @@ func TestHarnessHonoursConcurrency(t *testing.T) {
 				}
 				for done := 0; done < total; done++ {
 					want := int32(min(workers, total-done))
-					eventually(t, "the workers to be busy", func() bool { return running.Load() == want })
+					testkit.Eventually(t, "the workers to be busy", func() bool { return running.Load() == want })
 					release <- struct{}{}
-					eventually(t, "a handler to finish", func() bool { return handled.Load() == int32(done+1) })
+					testkit.Eventually(t, "a handler to finish", func() bool { return handled.Load() == int32(done+1) })
 				}
 				h.Wait()
 				if p := peak.Load(); p != int32(workers) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -13,7 +14,7 @@ import (
 // rejects give one "cannot acknowledge" and one "cannot reject" line per
 // subscription, each with the unsupported error.
 func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
 	app := runtime.NewApp("acks", runtime.WithLogger(logs.Logger()))
@@ -36,7 +37,7 @@ func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
 	}
 	rec.waitFor(t, "a", each)
 	rec.waitFor(t, "b", each)
-	eventually(t, "all settled", func() bool {
+	testkit.Eventually(t, "all settled", func() bool {
 		n := int64(0)
 		for _, s := range app.Metrics().Snapshot() {
 			n += s.Acked + s.Rejected

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -91,22 +92,22 @@ func startBilling(t *testing.T) (*billing, *zeromq.Broker, *streamtest.Clock, *s
 }
 
 func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	svc, zq, clock, logs, _ := startBilling(t)
 	if err := runtime.Publish(context.Background(), zq, "jobs", "Job", billingJob{ID: 7}, runtime.WithMessageID("job-7")); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 5; n++ {
-		eventually(t, "a delivery", func() bool { jobs, _, _ := svc.snapshot(); return len(jobs) == n })
+		testkit.Eventually(t, "a delivery", func() bool { jobs, _, _ := svc.snapshot(); return len(jobs) == n })
 		if n < 5 {
-			eventually(t, "the copy waiting 30s", func() bool {
+			testkit.Eventually(t, "the copy waiting 30s", func() bool {
 				p := clock.PendingDelays()
 				return len(p) == 1 && p[0] == billingBackoff
 			})
 			clock.Advance(billingBackoff)
 		}
 	}
-	eventually(t, "the drop", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	testkit.Eventually(t, "the drop", func() bool { return len(logs.Containing("message dropped")) == 1 })
 	jobs, _, _ := svc.snapshot()
 	if len(jobs) != 5 || clock.Pending() != 0 {
 		t.Fatalf("%d deliveries and %d copies waiting, want 5 and 0", len(jobs), clock.Pending())
@@ -126,7 +127,7 @@ func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 }
 
 func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	svc, zq, _, logs, app := startBilling(t)
 	if err := runtime.Publish(context.Background(), zq, "invoices", "Invoice", invoice{ID: 3, AmountCents: 0}); err != nil {
 		t.Fatal(err)
@@ -134,8 +135,8 @@ func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
 	if err := runtime.Publish(context.Background(), zq, "invoices", "Invoice", invoice{ID: 4, AmountCents: 990}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the invoice parked", func() bool { _, _, parked := svc.snapshot(); return len(parked) == 1 })
-	eventually(t, "both invoices settled", func() bool {
+	testkit.Eventually(t, "the invoice parked", func() bool { _, _, parked := svc.snapshot(); return len(parked) == 1 })
+	testkit.Eventually(t, "both invoices settled", func() bool {
 		for _, s := range app.Metrics().Snapshot() {
 			if s.Subscription == "invoices" {
 				return s.Acked+s.Parked == 2

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -41,7 +42,7 @@ func (jobText) Decode(body []byte, v any) error {
 // Broker encodes with the App's codec, the one its subscriptions decode
 // with, and says so in the content-type header.
 func TestPublishEncodesWithTheAppCodec(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	rec := newRecorder()
 	app := runtime.NewApp("codec", runtime.WithCodec(jobText{}))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
@@ -68,7 +69,7 @@ func TestPublishEncodesWithTheAppCodec(t *testing.T) {
 // TestWithCodecSetsThePublishCodec: a Broker used only to publish encodes
 // with WithCodec's codec, JSON without it; WithCodec wins over the App's.
 func TestWithCodecSetsThePublishCodec(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	plain := zeromq.New()
 	defer shutdown(t, plain)
 	if c := plain.Codec(); c != (runtime.JSON{}) {

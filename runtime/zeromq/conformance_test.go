@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/brokertest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -13,14 +14,14 @@ import (
 // loopback and the wall clock: each queue the suite names is bound at a
 // free port of its own.
 func TestConformance(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	brokertest.Run(t, transport())
 }
 
 // TestConformanceRenamedRetryCountHeader runs the suite again with the
 // retry count in a header of another name.
 func TestConformanceRenamedRetryCountHeader(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	tr := transport(zeromq.WithRetryCountHeader("X-Attempts-Before"))
 	tr.RetryCountHeader = "X-Attempts-Before"
 	brokertest.Run(t, tr)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -15,7 +16,7 @@ import (
 // cap: each failure goes straight to the dead-letter queue, framed with its
 // name, and a handler mounted there reads it.
 func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	clock := newClock()
 	rec := newRecorder()
 	logs := streamtest.NewLogRecorder(nil)
@@ -53,7 +54,7 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 			t.Fatalf("dead letter framed as %q, type %q", env.Subscription, d.MD.MessageType)
 		}
 	}
-	eventually(t, "three park lines", func() bool { return len(logs.Containing("message parked")) == 3 })
+	testkit.Eventually(t, "three park lines", func() bool { return len(logs.Containing("message parked")) == 3 })
 	for _, e := range logs.Containing("message parked") {
 		if e.Attrs["subscription"] != "invoices" || e.Attrs["dead_letter"] != "invoices.dead" || e.Attrs["message_id"] == "" {
 			t.Fatalf("park line = %s", e)
@@ -65,7 +66,7 @@ func TestDeadLetterWithoutMaxAttemptsParksEveryFailure(t *testing.T) {
 // a dead-letter queue: three deliveries, then the dead letter says three
 // attempts were made and starts a fresh retry count.
 func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	clock := newClock()
 	rec := newRecorder()
 	app := runtime.NewApp("dead-letters", runtime.WithClock(clock))
@@ -84,7 +85,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 	publishJob(t, zq, "jobs", Job{ID: 9})
 
 	for n := 2; n <= 3; n++ {
-		eventually(t, "a copy waiting", func() bool { return clock.Pending() == 1 })
+		testkit.Eventually(t, "a copy waiting", func() bool { return clock.Pending() == 1 })
 		clock.Advance(time.Minute)
 		rec.waitFor(t, "jobs", n)
 	}
@@ -105,7 +106,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 // TestDeadLetterHeaderValuesStayOnOneLine: a reason with line breaks is
 // written on one line, so the header frame still parses.
 func TestDeadLetterHeaderValuesStayOnOneLine(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	rec := newRecorder()
 	app := runtime.NewApp("dead-letters")
 	zq := zeromq.New(

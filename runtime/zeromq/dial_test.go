@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -15,7 +16,7 @@ import (
 // ventilator cannot send copies back; it names a queue it binds itself
 // (out_retry=work.retry) and mounts the same handler there.
 func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ventEP := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ventEP)))
 	defer shutdown(t, vent)
@@ -55,7 +56,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 			t.Fatalf("delivery %d = %s attempt %d, want %s attempt %d", i+1, got[i].Sub, got[i].MD.Attempt, w.sub, w.attempt)
 		}
 	}
-	eventually(t, "the third delivery acked", func() bool {
+	testkit.Eventually(t, "the third delivery acked", func() bool {
 		for _, s := range app.Metrics().Snapshot() {
 			if s.Subscription == "work.retry" && s.Acked == 1 {
 				return true
@@ -68,7 +69,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 // TestStartupErrors: mounts that cannot work are refused when the app
 // starts, with an error naming the subscription.
 func TestStartupErrors(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	fail := func(*Job, runtime.Metadata) error { return errors.New("x") }
 	cases := []struct {
 		name   string
@@ -153,7 +154,7 @@ func TestStartupErrors(t *testing.T) {
 // TestBindConflictIsAStartupError: a second service binding the same
 // endpoint fails to start, naming the subscription.
 func TestBindConflictIsAStartupError(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	first := runtime.NewApp("first")
 	first.Mount(zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))),

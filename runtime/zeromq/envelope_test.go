@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 func TestEnvelopeRoundTrip(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	env := &zeromq.Envelope{
 		Subscription: "jobs",
 		Headers: []zeromq.Header{
@@ -39,7 +40,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 }
 
 func TestEnvelopeWithoutHeadersHasAnEmptyHeaderFrame(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	frames, err := (&zeromq.Envelope{Subscription: "jobs", Body: []byte("x")}).Frames()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestEnvelopeWithoutHeadersHasAnEmptyHeaderFrame(t *testing.T) {
 }
 
 func TestParseHeadersGrammar(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	cases := []struct {
 		name  string
 		frame string
@@ -95,7 +96,7 @@ func TestParseHeadersGrammar(t *testing.T) {
 }
 
 func TestFormatHeadersRefusesWhatCannotBeRead(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	for _, hs := range [][]zeromq.Header{
 		{{Name: "x-a", Value: "line\nbreak"}},
 		{{Name: "x-a", Value: "carriage\rreturn"}},
@@ -114,7 +115,7 @@ func TestFormatHeadersRefusesWhatCannotBeRead(t *testing.T) {
 }
 
 func TestParseEnvelopeRefusesWrongShapes(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	for name, frames := range map[string][][]byte{
 		"two frames":  {[]byte("jobs"), []byte("")},
 		"four frames": {[]byte("jobs"), nil, nil, nil},
@@ -128,7 +129,7 @@ func TestParseEnvelopeRefusesWrongShapes(t *testing.T) {
 }
 
 func TestEnvelopeSetHeaderReplacesInPlace(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	env := &zeromq.Envelope{Headers: []zeromq.Header{{"type", "job"}, {"x-retry-count", "1"}, {"x-b", "b"}}}
 	env.SetHeader("X-Retry-Count", "2")
 	env.SetHeader("x-new", "n")

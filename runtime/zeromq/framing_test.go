@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -15,7 +17,7 @@ import (
 // TestPublishWritesTheDocumentedFrames reads what Publish sends with zmq4's
 // own PULL socket: three frames, as doc.go describes them.
 func TestPublishWritesTheDocumentedFrames(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -52,7 +54,7 @@ func TestPublishWritesTheDocumentedFrames(t *testing.T) {
 // TestFramingRoundTripThroughABoundQueue publishes with one broker and
 // handles with another, over a socket.
 func TestFramingRoundTripThroughABoundQueue(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	app := runtime.NewApp("framing")
@@ -86,7 +88,7 @@ func TestFramingRoundTripThroughABoundQueue(t *testing.T) {
 // another subscription with a raw zmq4 PUSH: it is dropped with a warning,
 // and the next message is served.
 func TestBoundQueueRefusesAnotherSubscriptionsName(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	logs := streamtest.NewLogRecorder(nil)

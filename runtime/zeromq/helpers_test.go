@@ -9,36 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// noLeaks fails t when a goroutine started during t is still running after
-// t and its cleanups are done. Call it first, so its cleanup runs last.
-func noLeaks(t *testing.T) {
-	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, before) })
-}
-
-// waitLimit is how long a test waits for a condition before it fails. It is
-// generous: the machine is shared.
-const waitLimit = 30 * time.Second
-
-// eventually fails the test unless cond becomes true within waitLimit.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+// waitLimit bounds a test's wait for a reply or a read, as
+// testkit.Patience bounds its waits for a condition.
+const waitLimit = testkit.Patience
 
 // freeEndpoint returns a tcp endpoint on loopback with a port nobody uses.
 func freeEndpoint(t testing.TB) string {
@@ -100,7 +82,7 @@ func (r *recorder) Of(sub string) []received {
 // them.
 func (r *recorder) waitFor(t *testing.T, sub string, n int) []received {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d deliveries on %q", n, sub), func() bool { return len(r.Of(sub)) >= n })
+	testkit.Eventually(t, fmt.Sprintf("%d deliveries on %q", n, sub), func() bool { return len(r.Of(sub)) >= n })
 	return r.Of(sub)
 }
 

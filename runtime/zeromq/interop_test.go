@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -40,7 +41,7 @@ type peerMessage struct {
 // the retry copy and the dead letter on PULL sockets it binds, and reads a
 // job from this service's ventilator with a PULL that dials in.
 func TestInteropWithLibzmq(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	requirePyzmq(t)
 	jobsEP, retryEP, deadEP, ventEP := freeEndpoint(t), freeEndpoint(t), freeEndpoint(t), freeEndpoint(t)
 
@@ -95,7 +96,7 @@ func TestInteropWithLibzmq(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("the peer did not get ready: %q\n%s", lines.Text(), stderr.String())
 	}
-	eventually(t, "the peer's PULL dialled the ventilator", func() bool { return zq.Connections("work") == 1 })
+	testkit.Eventually(t, "the peer's PULL dialled the ventilator", func() bool { return zq.Connections("work") == 1 })
 	publishJob(t, zq, "work", Job{ID: 50}, runtime.WithMessageID("for-python"))
 
 	got := map[string]peerMessage{}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -44,7 +46,7 @@ func badInputs(deadLetter bool) []badInput {
 // zmq4 PUSH, then a good one: the bad one is settled with a warning naming
 // the subscription and the reason, and the good one is served.
 func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	for _, withDL := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dead_letter=%v", withDL), func(t *testing.T) {
 			ep := freeEndpoint(t)
@@ -103,7 +105,7 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 // MaxMessageBytes is not read into memory: its connection is closed, a
 // warning says why, and other senders are still served.
 func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	logs := streamtest.NewLogRecorder(nil)
@@ -113,9 +115,9 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 	streamtest.RunApp(t, app)
 
 	hog := rawPush(t, ep)
-	eventually(t, "the sender connected", func() bool { return zq.Connections("jobs") == 1 })
+	testkit.Eventually(t, "the sender connected", func() bool { return zq.Connections("jobs") == 1 })
 	sendToBeRefused(hog, "jobs", "type: job", `{"id":1,"note":"`+strings.Repeat("x", 5000)+`"}`)
-	eventually(t, "the sender disconnected", func() bool { return zq.Connections("jobs") == 0 })
+	testkit.Eventually(t, "the sender disconnected", func() bool { return zq.Connections("jobs") == 0 })
 	lines := logs.Containing("message dropped")
 	if len(lines) != 1 || lines[0].Attrs["subscription"] != "jobs" || !strings.Contains(lines[0].Attrs["reason"], "message too large") {
 		t.Fatalf("logs:\n%s", logs)
@@ -130,7 +132,7 @@ func TestMessageOverTheSocketLimitClosesTheConnection(t *testing.T) {
 // TestDefaultSocketLimitFollowsMaxPayloadBytes: without MaxMessageBytes a
 // subscription with max_payload_bytes reads up to that plus 1 MiB.
 func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	logs := streamtest.NewLogRecorder(nil)
 	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
@@ -139,7 +141,7 @@ func TestDefaultSocketLimitFollowsMaxPayloadBytes(t *testing.T) {
 	streamtest.RunApp(t, app)
 	hog := rawPush(t, ep)
 	sendToBeRefused(hog, "jobs", "type: job", strings.Repeat("x", 1<<20+100))
-	eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	testkit.Eventually(t, "the oversize message dropped at the socket", func() bool { return len(logs.Containing("message dropped")) == 1 })
 	if r := logs.Containing("message dropped")[0].Attrs["reason"]; !strings.Contains(r, fmt.Sprint(10+1<<20)) {
 		t.Fatalf("reason = %q, want the limit %d", r, 10+1<<20)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -109,13 +110,7 @@ func TestRedialBackoffDoublesUpToItsMaximumOnTheClock(t *testing.T) {
 		t.Helper()
 		done := make(chan error, 1)
 		go func() { done <- b.wait(context.Background(), clock) }()
-		deadline := time.Now().Add(peerPatience)
-		for clock.Pending() != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("wait set no timer")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		testkit.Eventually(t, "wait to set a timer", func() bool { return clock.Pending() == 1 })
 		d := clock.PendingDelays()[0]
 		clock.Advance(d)
 		if err := <-done; err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -18,7 +19,7 @@ import (
 // seconds on the clock, carries the body and headers as they arrived with
 // the count one more, and the fifth delivery is dropped, not retried.
 func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	const backoff = 30 * time.Second
 	ep := freeEndpoint(t)
 	clock := newClock()
@@ -38,7 +39,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	first := rec.waitFor(t, "jobs", 1)[0]
 	firstEnv := first.MD.Raw.(*zeromq.Envelope)
 	for n := 2; n <= 5; n++ {
-		eventually(t, "a retry copy waiting on the clock", func() bool { return clock.Pending() == 1 })
+		testkit.Eventually(t, "a retry copy waiting on the clock", func() bool { return clock.Pending() == 1 })
 		if got := clock.PendingDelays()[0]; got != backoff {
 			t.Fatalf("copy waits %v, want %v", got, backoff)
 		}
@@ -63,7 +64,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 		t.Fatalf("last copy count = %q, want 4", last.MD.Headers[runtime.RetryCountHeader])
 	}
 
-	eventually(t, "the fifth failure dropped", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	testkit.Eventually(t, "the fifth failure dropped", func() bool { return len(logs.Containing("message dropped")) == 1 })
 	drop := logs.Containing("message dropped")[0]
 	if drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "job-7" ||
 		!strings.Contains(drop.Attrs["reason"], "failed on attempt 5 of 5") {
@@ -87,7 +88,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 // TestImmediateRetryNeedsNoClock: a plain failure with max_attempts 3 and
 // out_retry self comes back at once, without the clock moving.
 func TestImmediateRetryNeedsNoClock(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	clock := newClock()
 	rec := newRecorder()
@@ -109,7 +110,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 			t.Fatalf("delivery %d has attempt %d", i+1, g.MD.Attempt)
 		}
 	}
-	eventually(t, "the third delivery acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 1 })
+	testkit.Eventually(t, "the third delivery acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 1 })
 	if clock.Pending() != 0 {
 		t.Fatalf("timers pending: %v", clock.PendingDelays())
 	}
@@ -119,7 +120,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 // destination, a failure is final: one delivery, no copy, and a warning
 // that says so.
 func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	clock := newClock()
 	logs := streamtest.NewLogRecorder(nil)
@@ -139,7 +140,7 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 	publishJob(t, zq, "jobs", Job{ID: 2})
 
 	rec.waitFor(t, "jobs", 2)
-	eventually(t, "the drop warning", func() bool { return len(logs.Containing("message dropped")) == 1 })
+	testkit.Eventually(t, "the drop warning", func() bool { return len(logs.Containing("message dropped")) == 1 })
 	drop := logs.Containing("message dropped")[0]
 	if drop.Level.String() != "WARN" || drop.Attrs["subscription"] != "jobs" || drop.Attrs["message_id"] != "plain" ||
 		!strings.Contains(drop.Attrs["reason"], "nothing brings it back") {
@@ -160,7 +161,7 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 // TestRetryCountHeaderName: with the Rust framework's header name, counts
 // are read from it and copies carry it; the Go name is not used.
 func TestRetryCountHeaderName(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	const rust = "x-ruststream-retry-count"
 	ep := freeEndpoint(t)
 	rec := newRecorder()
@@ -194,7 +195,7 @@ func TestRetryCountHeaderName(t *testing.T) {
 // runtime.MaxRetryCount reads as that many, as on every broker: the message
 // reaches its handler once, has no attempt left, and is parked.
 func TestHugeRetryCountUsesUpTheAttempts(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	rec := newRecorder()
 	app := runtime.NewApp("huge-count")
 	zq := zeromq.New(

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -17,7 +18,7 @@ import (
 // the app stops finishes with a live context and its message is settled;
 // the queue stops receiving first.
 func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -40,7 +41,7 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 	go func() { stopped <- stop() }()
 	// Receiving stops before the handler is done: the endpoint refuses
 	// connections.
-	eventually(t, "the queue stops receiving", func() bool {
+	testkit.Eventually(t, "the queue stops receiving", func() bool {
 		c, err := net.Dial("tcp", strings.TrimPrefix(ep, "tcp://"))
 		if err == nil {
 			c.Close()
@@ -68,7 +69,7 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 // are lost at shutdown; one line counts them, and each is reported with its
 // message id.
 func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	clock := newClock()
 	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
@@ -83,7 +84,7 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID(id))
 	}
-	eventually(t, "three copies waiting", func() bool { return clock.Pending() == 3 })
+	testkit.Eventually(t, "three copies waiting", func() bool { return clock.Pending() == 3 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 // TestShutdownDeadlineCancelsHandlers: when Shutdown's context ends first,
 // the handlers' context is cancelled and Shutdown says so.
 func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	started := make(chan struct{})
 	finished := make(chan struct{})
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
@@ -148,7 +149,7 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 
 // TestPublishAfterShutdownFails: a shut down broker refuses to publish.
 func TestPublishAfterShutdownFails(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	shutdown(t, zq)
 	err := zq.Publish(context.Background(), "jobs", runtime.Message{Type: "job", Body: []byte("{}")})
@@ -160,7 +161,7 @@ func TestPublishAfterShutdownFails(t *testing.T) {
 // TestStartRefusesASubscriptionGivenTwice: Start checks its consumers on
 // its own, for callers without an App, and binds nothing when it refuses.
 func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
 	c := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}
 	err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{c, c})
@@ -176,7 +177,7 @@ func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
 // TestShutdownAfterARefusedStart: a Broker whose Start refused its
 // subscriptions still shuts down cleanly (a main that defers Shutdown).
 func TestShutdownAfterARefusedStart(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
 	c := &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}
 	if err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{c}); err == nil || !strings.Contains(err.Error(), `subscription "orders" has no endpoint`) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -26,7 +27,7 @@ func mountJobs(t *testing.T, rec *recorder, policy runtime.Policy, fail func(*Jo
 // TestPublishWaitsForTheQueueToBeBound: like a ZeroMQ PUSH, Publish waits
 // (redialling) until the queue's reader binds.
 func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	logs := streamtest.NewLogRecorder(nil)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.WithLogger(logs.Logger()))
@@ -35,7 +36,7 @@ func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
 	go func() {
 		published <- runtime.Publish(context.Background(), producer, "jobs", "job", Job{ID: 1})
 	}()
-	eventually(t, "a failed dial", func() bool { return len(logs.Containing("cannot reach queue")) == 1 })
+	testkit.Eventually(t, "a failed dial", func() bool { return len(logs.Containing("cannot reach queue")) == 1 })
 	select {
 	case err := <-published:
 		t.Fatalf("Publish returned %v with nobody bound", err)
@@ -52,7 +53,7 @@ func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
 // TestPublishGivesUpWhenItsContextEnds: with nobody bound, Publish returns
 // the context's error.
 func TestPublishGivesUpWhenItsContextEnds(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	defer shutdown(t, producer)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -67,7 +68,7 @@ func TestPublishGivesUpWhenItsContextEnds(t *testing.T) {
 // TestPublishRedialsAfterTheReaderRestarts: the producer notices the lost
 // connection and dials the new reader.
 func TestPublishRedialsAfterTheReaderRestarts(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	producer := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	defer shutdown(t, producer)
@@ -79,7 +80,7 @@ func TestPublishRedialsAfterTheReaderRestarts(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the producer sees the reader gone", func() bool { return producer.Connections("jobs") == 0 })
+	testkit.Eventually(t, "the producer sees the reader gone", func() bool { return producer.Connections("jobs") == 0 })
 
 	second := newRecorder()
 	mountJobs(t, second, runtime.Policy{}, nil, zeromq.Queue("jobs", zeromq.Bind(ep)))
@@ -92,7 +93,7 @@ func TestPublishRedialsAfterTheReaderRestarts(t *testing.T) {
 // TestDialingWorkerRedialsItsVentilator: a worker whose ventilator restarts
 // connects to the new one.
 func TestDialingWorkerRedialsItsVentilator(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	rec := newRecorder()
 	app := runtime.NewApp("worker")
@@ -112,7 +113,7 @@ func TestDialingWorkerRedialsItsVentilator(t *testing.T) {
 // Addr reports where a queue is bound; retry copies find a queue bound at
 // port 0.
 func TestEndpointForms(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	for _, ep := range []string{
 		"ipc://" + filepath.Join(t.TempDir(), "jobs.sock"),
 		"tcp://*:0",
@@ -148,7 +149,7 @@ func TestEndpointForms(t *testing.T) {
 // TestConcurrencyRunsThatManyHandlersAtOnce: with concurrency 3, three
 // handler calls run at once and never more.
 func TestConcurrencyRunsThatManyHandlersAtOnce(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	const workers = 3
 	var mu sync.Mutex
 	inFlight, most := 0, 0
@@ -172,13 +173,13 @@ func TestConcurrencyRunsThatManyHandlersAtOnce(t *testing.T) {
 	for i := range 2 * workers {
 		publishJob(t, zq, "jobs", Job{ID: i})
 	}
-	eventually(t, "three handlers in flight", func() bool {
+	testkit.Eventually(t, "three handlers in flight", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return inFlight == workers
 	})
 	close(release)
-	eventually(t, "all handled", func() bool { return app.Metrics().Snapshot()[0].Acked == 2*workers })
+	testkit.Eventually(t, "all handled", func() bool { return app.Metrics().Snapshot()[0].Acked == 2*workers })
 	if most != workers {
 		t.Fatalf("at most %d handlers ran at once, want %d", most, workers)
 	}

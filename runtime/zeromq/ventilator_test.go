@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -15,7 +16,7 @@ import (
 // dialing workers and 1,000 jobs: every job is handled once, by one worker,
 // and both workers get a share.
 func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	const jobs = 1000
 	ep := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
@@ -41,7 +42,7 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 	if err := vent.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
+	testkit.Eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
 	for i := range jobs {
 		publishJob(t, vent, "work", Job{ID: i}, runtime.WithMessageID(fmt.Sprint("job-", i)))
 	}
@@ -55,7 +56,7 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, fmt.Sprintf("%d jobs handled", jobs), func() bool { return handled() >= jobs })
+	testkit.Eventually(t, fmt.Sprintf("%d jobs handled", jobs), func() bool { return handled() >= jobs })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(count) != jobs {
@@ -75,7 +76,7 @@ func TestVentilatorHandsEachJobToExactlyOneWorker(t *testing.T) {
 // TestVentilatorHandsOnWhenAWorkerLeaves: after a worker stops, the jobs go
 // to the one that is left.
 func TestVentilatorHandsOnWhenAWorkerLeaves(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)))
 	defer shutdown(t, vent)
@@ -91,19 +92,19 @@ func TestVentilatorHandsOnWhenAWorkerLeaves(t *testing.T) {
 		stops[name] = streamtest.RunApp(t, app)
 	}
 	publishJob(t, vent, "work", Job{ID: 0})
-	eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
+	testkit.Eventually(t, "two workers connected", func() bool { return vent.Connections("work") == 2 })
 	// A job still on its way to a worker that stops is lost (ZeroMQ
 	// stores nothing): let job 0 arrive first.
-	eventually(t, "job 0 handled", func() bool { return len(recs["a"].All())+len(recs["b"].All()) == 1 })
+	testkit.Eventually(t, "job 0 handled", func() bool { return len(recs["a"].All())+len(recs["b"].All()) == 1 })
 	if err := stops["a"](); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "worker a gone", func() bool { return vent.Connections("work") == 1 })
+	testkit.Eventually(t, "worker a gone", func() bool { return vent.Connections("work") == 1 })
 	before := len(recs["a"].All())
 	for i := 1; i <= 20; i++ {
 		publishJob(t, vent, "work", Job{ID: i})
 	}
-	eventually(t, "worker b handles the rest", func() bool { return len(recs["b"].All())+before >= 21 })
+	testkit.Eventually(t, "worker b handles the rest", func() bool { return len(recs["b"].All())+before >= 21 })
 	if n := len(recs["a"].All()); n != before {
 		t.Fatalf("stopped worker a handled %d more", n-before)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -28,7 +30,7 @@ func zmtpGreeting() []byte {
 // the handshake is disconnected before anything is allocated for it, and the
 // queue goes on serving.
 func TestHandshakeRefusesAHugeFrame(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	logs := streamtest.NewLogRecorder(nil)
 	rec := newRecorder()
@@ -54,7 +56,7 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("the connection stayed open")
 	}
-	eventually(t, "the handshake failure logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
+	testkit.Eventually(t, "the handshake failure logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
 	if e := logs.Containing("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "size limit") {
 		t.Fatalf("line = %s", e)
 	}
@@ -67,7 +69,7 @@ func TestHandshakeRefusesAHugeFrame(t *testing.T) {
 // ventilator (another PUSH); the ventilator logs the refusal and keeps no
 // peer.
 func TestHandshakeWithAnIncompatibleSocketFails(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	ep := freeEndpoint(t)
 	logs := streamtest.NewLogRecorder(nil)
 	vent := zeromq.New(zeromq.Queue("work", zeromq.Ventilator(ep)), zeromq.WithLogger(logs.Logger()))
@@ -83,7 +85,7 @@ func TestHandshakeWithAnIncompatibleSocketFails(t *testing.T) {
 	if err := push.Dial(ep); err == nil || !strings.Contains(err.Error(), "not compatible") {
 		t.Fatalf("a PUSH dialled the ventilator: %v", err)
 	}
-	eventually(t, "the refusal logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
+	testkit.Eventually(t, "the refusal logged", func() bool { return len(logs.Containing("failed the ZMTP handshake")) == 1 })
 	if e := logs.Containing("failed the ZMTP handshake")[0]; !strings.Contains(e.Attrs["err"], "not compatible") {
 		t.Fatalf("line = %s", e)
 	}

@@ -5,6 +5,7 @@
 //     (and the handlers') as one readable line each: when it happened, the
 //     subscription, the message, the attempt out of the maximum, and what
 //     happened (a retry with its delay, a drop or a park with its reason).
+//     It tells a copy's delivery after the record that sent the copy.
 //   - ScaledClock, a runtime.Clock that runs N times faster than the wall
 //     clock, so a demo can honestly say "retry in 30s" and be done in a
 //     second.
@@ -14,7 +15,7 @@
 //     they are not.
 //   - Start, which runs the demo's App in the background until Stop, and
 //     Play, which tells each Step, sends its messages and waits for its
-//     counters.
+//     counters and for the narrator to have told them.
 //   - Peek, Purge and Delete, to start a RabbitMQ demo (on the
 //     broker internal/brokerurl names) from empty queues and show what sits in a dead-letter queue, headers
 //     and all, without taking it away.
@@ -22,13 +23,14 @@
 // A demo wires them like this:
 //
 //	clock := demo.NewScaledClock(100)
-//	logger := slog.New(demo.NewNarrator(os.Stdout, clock.Now))
+//	narrator := demo.NewNarrator(os.Stdout, clock.Now).WithDeadLetterQueues("invoices.dead")
+//	logger := slog.New(narrator)
 //	app := runtime.NewApp("billing", runtime.WithLogger(logger), runtime.WithClock(clock))
 //	billing.Mount(app, zq)
 //	svc, err := demo.Start(ctx, app)
 //	... (on error: interrupted when ctx has ended, else the service did not start)
 //	defer svc.Stop()
-//	err = demo.Play(ctx, os.Stdout, zq, app.Metrics(), steps, 8*time.Second)
+//	err = demo.Play(ctx, narrator, zq, app.Metrics(), steps, 8*time.Second)
 //	err = svc.Stop()
 //	demo.WriteSummary(os.Stdout, app.Metrics().Snapshot())
 //

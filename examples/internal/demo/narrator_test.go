@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
@@ -17,9 +17,9 @@ import (
 
 // newTestNarrator returns a narrator writing to out, with the time of a
 // fake clock that starts at streamtest.DefaultStart.
-func newTestNarrator() (n *Narrator, out *exampletest.SyncBuffer, clock *streamtest.Clock) {
+func newTestNarrator() (n *Narrator, out *testkit.SyncBuffer, clock *streamtest.Clock) {
 	clock = streamtest.NewClock(time.Time{})
-	out = &exampletest.SyncBuffer{}
+	out = &testkit.SyncBuffer{}
 	return NewNarrator(out, clock.Now), out, clock
 }
 
@@ -178,5 +178,141 @@ func TestColumnTitlesLineUpWithTheLines(t *testing.T) {
 	}
 	if !strings.HasSuffix(titles[:strings.Index(titles, "what")], "try  ") || !strings.Contains(line, "1/5  x") {
 		t.Errorf("the try column does not line up: %q / %q", titles, line)
+	}
+}
+
+// messageLog logs as a handler of the examples does, with the attributes
+// the runtime logs about a message.
+func messageLog(n slog.Handler, level slog.Level, msg, sub, id string, attempt, maxAttempts int, attrs ...any) {
+	slog.New(n).Log(context.Background(), level, msg,
+		append([]any{"subscription", sub, "message_id", id, "attempt", attempt, "max_attempts", maxAttempts}, attrs...)...)
+}
+
+// ZeroMQ sends a retry copy or a dead letter before the runtime logs that
+// it did, so the copy's delivery may log first. The narrator still tells
+// the retry before the next attempt, and the park before the dead letter's
+// delivery.
+func TestNarratorTellsACopyAfterTheRecordThatSentIt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		parent func(n *Narrator)
+		copy   func(n *Narrator)
+		want   []string
+	}{
+		{
+			name: "retry",
+			parent: func(n *Narrator) {
+				settle(n, jobs(runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}), &adapter.Delivery{MessageID: "job-2"},
+					adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, Delay: 30 * time.Second, Queue: "jobs", Reason: "boom"})
+			},
+			copy: func(n *Narrator) { messageLog(n, slog.LevelWarn, "charge failed", "jobs", "job-2", 2, 5) },
+			want: []string{"job-2      1/5  retry: after 30s its copy went back into jobs (boom)", "job-2      2/5  warning: charge failed"},
+		},
+		{
+			name: "dead letter",
+			parent: func(n *Narrator) {
+				settle(n, &runtime.Subscription{Name: "invoices"}, &adapter.Delivery{MessageID: "inv-2"},
+					adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "invoices.dead", Reason: "failed: no amount"})
+			},
+			copy: func(n *Narrator) { messageLog(n, slog.LevelError, "invoice parked", "invoices.dead", "inv-2", 1, 1) },
+			want: []string{"inv-2      1/1  PARKED on invoices.dead: failed: no amount", "inv-2      1/1  error: invoice parked"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, out, _ := newTestNarrator()
+			n = n.WithDeadLetterQueues("invoices.dead")
+			copyTold := make(chan struct{})
+			go func() {
+				defer close(copyTold)
+				tc.copy(n)
+			}()
+			time.Sleep(100 * time.Millisecond) // time enough for the copy's record to be written, if it were not held
+			if got := out.String(); got != "" {
+				t.Fatalf("the copy was told before the record that sent it: %q", got)
+			}
+			tc.parent(n)
+			<-copyTold
+			got := out.Lines()
+			if len(got) != 2 || !strings.Contains(got[0], tc.want[0]) || !strings.Contains(got[1], tc.want[1]) {
+				t.Fatalf("narration:\n%s\nwant lines containing, in order:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// A copy whose sending nobody tells (one left in a queue by an earlier
+// run) is told all the same, after a short wait.
+func TestNarratorTellsACopyWhoseSendingIsNotTold(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	n.out.copyWait = 10 * time.Millisecond
+	n = n.WithDeadLetterQueues("invoices.dead")
+	messageLog(n, slog.LevelWarn, "charge failed", "jobs", "job-9", 3, 5)
+	messageLog(n, slog.LevelError, "invoice parked", "invoices.dead", "inv-9", 1, 1)
+	messageLog(n, slog.LevelInfo, "invoice sent", "invoices", "inv-8", 1, 1) // not a copy: told at once
+	if got := out.Lines(); len(got) != 3 || !strings.Contains(got[0], "job-9      3/5  warning: charge failed") ||
+		!strings.Contains(got[1], "inv-9      1/1  error: invoice parked") || !strings.Contains(got[2], "inv-8") {
+		t.Fatalf("narration %q, want the three records in the order logged", got)
+	}
+}
+
+// CaughtUp waits until every delivery the counters show settled has been
+// told: the runtime counts a delivery just before it logs its settling.
+func TestNarratorCatchesUpWithTheCounters(t *testing.T) {
+	n, _, _ := newTestNarrator()
+	m := runtime.NewMetrics()
+	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
+	jobs.Acked.Add(1) // an ack is not told at level Info: nothing to wait for
+	if err := n.CaughtUp(context.Background(), m); err != nil {
+		t.Fatalf("CaughtUp with nothing to tell: %v", err)
+	}
+
+	jobs.Dropped.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := n.CaughtUp(ctx, m); err == nil || !strings.Contains(err.Error(), "the narration of jobs did not catch up") {
+		t.Fatalf("CaughtUp before the drop was told = %v, want an error naming jobs", err)
+	}
+
+	caughtUp := make(chan error, 1)
+	go func() { caughtUp <- n.CaughtUp(context.Background(), m) }()
+	select {
+	case err := <-caughtUp:
+		t.Fatalf("CaughtUp returned %v before the drop was told", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	messageLog(n, slog.LevelWarn, "message dropped", "jobs", "job-3", 5, 5, "reason", "failed")
+	if err := <-caughtUp; err != nil {
+		t.Fatalf("CaughtUp after the drop was told: %v", err)
+	}
+
+	debug := n.WithLevel(slog.LevelDebug) // shows acks, so waits for them
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := debug.CaughtUp(ctx, m); err == nil {
+		t.Fatal("CaughtUp at debug level returned before the ack was told")
+	}
+	messageLog(debug, slog.LevelDebug, "message handled", "jobs", "job-1", 1, 5)
+	if err := debug.CaughtUp(context.Background(), m); err != nil {
+		t.Fatalf("CaughtUp at debug level after the ack was told: %v", err)
+	}
+}
+
+// Printf writes between lines, never inside one.
+func TestNarratorPrintfWritesBetweenLines(t *testing.T) {
+	n, out, _ := newTestNarrator()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 200 {
+			slog.New(n).Info("tick", "subscription", "jobs")
+		}
+	})
+	for range 200 {
+		n.Printf("title %s\n", strings.Repeat("x", 40))
+	}
+	wg.Wait()
+	for _, l := range out.Lines() {
+		if l != "title "+strings.Repeat("x", 40) && !strings.HasSuffix(l, "  tick") {
+			t.Fatalf("torn line %q", l)
+		}
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -21,7 +21,7 @@ import (
 func broker(t *testing.T) (string, *amqp.Channel) {
 	t.Helper()
 	url := brokerurl.RabbitMQ()
-	ch, err := exampletest.DialRabbitMQ(t, url).Channel()
+	ch, err := testkit.DialRabbitMQ(t, url).Channel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +75,7 @@ func depth(t *testing.T, ch *amqp.Channel, queue string) int {
 
 func waitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for depth(t, ch, queue) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d", queue, depth(t, ch, queue), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, fmt.Sprintf("%s to hold %d messages", queue, want), func() bool { return depth(t, ch, queue) == want })
 }
 
 func TestPeekReadsTheMessagesAndLeavesThem(t *testing.T) {

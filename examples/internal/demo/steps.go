@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -17,23 +16,27 @@ type Step struct {
 	Want  map[string]runtime.SubscriptionStats
 }
 
-// Play plays the steps in order. For each, it writes the step's number and
-// title with the ColumnTitles under them, sends the step's messages
-// through p, and waits up to timeout until m shows the step's counters.
-// Its error says "interrupted" when ctx ends first; otherwise it names the
-// step whose messages could not be sent or whose counters were not
-// reached.
-func Play(ctx context.Context, out io.Writer, p runtime.Publisher, m *runtime.Metrics, steps []Step, timeout time.Duration) error {
+// Play plays the steps in order. For each, it writes through n the step's
+// number and title with the ColumnTitles under them, sends the step's
+// messages through p, and waits up to timeout until m shows the step's
+// counters and n has told every delivery they count, so that the next
+// step's title comes after the last line of this one. Its error says
+// "interrupted" when ctx ends first; otherwise it names the step whose
+// messages could not be sent or whose counters were not reached.
+func Play(ctx context.Context, n *Narrator, p runtime.Publisher, m *runtime.Metrics, steps []Step, timeout time.Duration) error {
 	for i, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
 		}
-		fmt.Fprintf(out, "\n%d. %s\n\n%s\n", i+1, st.Title, ColumnTitles())
+		n.Printf("\n%d. %s\n\n%s\n", i+1, st.Title, ColumnTitles())
 		if err := st.Send(ctx, p); err != nil {
 			return fmt.Errorf("step %d: send: %w", i+1, err)
 		}
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		err := WaitFor(waitCtx, m, st.Want)
+		if err == nil {
+			err = n.CaughtUp(waitCtx, m)
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w", ctx.Err())

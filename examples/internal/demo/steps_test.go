@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -47,8 +47,8 @@ func sendNotes(texts ...string) func(context.Context, runtime.Publisher) error {
 
 func TestPlayTellsEachStepAndWaitsForItsCounters(t *testing.T) {
 	b, m := startNotes(t)
-	var out exampletest.SyncBuffer
-	err := Play(context.Background(), &out, b, m, []Step{
+	var out testkit.SyncBuffer
+	err := Play(context.Background(), NewNarrator(&out, time.Now), b, m, []Step{
 		{Title: "Two notes.", Send: sendNotes("a", "b"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 2, Acked: 2}}},
 		{Title: "One more.", Send: sendNotes("c"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 3, Acked: 3}}},
 	}, 30*time.Second)
@@ -66,8 +66,8 @@ func TestPlayTellsEachStepAndWaitsForItsCounters(t *testing.T) {
 
 func TestPlayNamesTheStepWhoseCountersWereNotReached(t *testing.T) {
 	b, m := startNotes(t)
-	var out exampletest.SyncBuffer
-	err := Play(context.Background(), &out, b, m, []Step{
+	var out testkit.SyncBuffer
+	err := Play(context.Background(), NewNarrator(&out, time.Now), b, m, []Step{
 		{Title: "One note.", Send: sendNotes("a"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 1, Acked: 1}}},
 		{Title: "Counters that cannot happen.", Send: sendNotes("b"), Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 2, Acked: 1, Dropped: 1}}},
 	}, 100*time.Millisecond)
@@ -79,7 +79,7 @@ func TestPlayNamesTheStepWhoseCountersWereNotReached(t *testing.T) {
 func TestPlayNamesTheStepThatCouldNotSend(t *testing.T) {
 	b, m := startNotes(t)
 	refused := errors.New("refused")
-	err := Play(context.Background(), &exampletest.SyncBuffer{}, b, m, []Step{
+	err := Play(context.Background(), NewNarrator(&testkit.SyncBuffer{}, time.Now), b, m, []Step{
 		{Title: "Nothing to send.", Send: func(context.Context, runtime.Publisher) error { return refused }},
 	}, time.Second)
 	if !errors.Is(err, refused) || !strings.HasPrefix(err.Error(), "step 1: send: ") {
@@ -90,8 +90,8 @@ func TestPlayNamesTheStepThatCouldNotSend(t *testing.T) {
 func TestPlaySaysItWasInterrupted(t *testing.T) {
 	b, m := startNotes(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out exampletest.SyncBuffer
-	err := Play(ctx, &out, b, m, []Step{
+	var out testkit.SyncBuffer
+	err := Play(ctx, NewNarrator(&out, time.Now), b, m, []Step{
 		// Ctrl-C while the demo waits for counters that never come.
 		{Title: "Waiting.", Send: func(context.Context, runtime.Publisher) error { cancel(); return nil },
 			Want: map[string]runtime.SubscriptionStats{"notes": {Delivered: 1}}},

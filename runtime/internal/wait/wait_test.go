@@ -3,12 +3,14 @@ package wait_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -27,13 +29,7 @@ func sleepIn(ctx context.Context, clock *streamtest.Clock, d time.Duration) <-ch
 
 func waitPending(t *testing.T, clock *streamtest.Clock, n int) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for clock.Pending() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d timers pending, want %d", clock.Pending(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, fmt.Sprintf("%d timers pending", n), func() bool { return clock.Pending() == n })
 }
 
 func TestSleepReturnsOnceTheClockHasPassedTheDelay(t *testing.T) {

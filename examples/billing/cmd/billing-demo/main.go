@@ -49,23 +49,27 @@ func defaultSettings() settings {
 }
 
 func defaultSteps() []demo.Step {
-	jobs := runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
+	// Each step waits until its messages are settled, so the lines of one
+	// message never mix with another's and every run tells the same story.
+	jobs := runtime.SubscriptionStats{Delivered: 1 + 3, Acked: 2, Retried: 2}
+	jobsThen := runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Dropped: 1}
 	return []demo.Step{
 		{
-			Title: "Three jobs: job-1 succeeds at once, job-2 fails twice and then succeeds, job-3 always fails.",
+			Title: "Two jobs: job-1 succeeds at once; job-2 fails twice, so it is retried twice, and then succeeds.",
 			Send: func(ctx context.Context, p runtime.Publisher) error {
-				for i, job := range []billing.Job{
-					{ID: 1, AmountCents: 1250},
-					{ID: 2, AmountCents: 800, FailAttempts: 2},
-					{ID: 3, AmountCents: 4200, FailAttempts: 99},
-				} {
-					if err := billing.PublishJob(ctx, p, job, runtime.WithMessageID(fmt.Sprintf("job-%d", i+1))); err != nil {
-						return err
-					}
+				if err := billing.PublishJob(ctx, p, billing.Job{ID: 1, AmountCents: 1250}, runtime.WithMessageID("job-1")); err != nil {
+					return err
 				}
-				return nil
+				return billing.PublishJob(ctx, p, billing.Job{ID: 2, AmountCents: 800, FailAttempts: 2}, runtime.WithMessageID("job-2"))
 			},
 			Want: map[string]runtime.SubscriptionStats{"jobs": jobs},
+		},
+		{
+			Title: "job-3 always fails: it gets five deliveries in all, then it is dropped.",
+			Send: func(ctx context.Context, p runtime.Publisher) error {
+				return billing.PublishJob(ctx, p, billing.Job{ID: 3, AmountCents: 4200, FailAttempts: 99}, runtime.WithMessageID("job-3"))
+			},
+			Want: map[string]runtime.SubscriptionStats{"jobs": jobsThen},
 		},
 		{
 			Title: "Two invoices: inv-1 is sent; inv-2 has no amount, so it is parked on invoices.dead, where Park reads it.",
@@ -76,7 +80,7 @@ func defaultSteps() []demo.Step {
 				return billing.PublishInvoiceToInvoices(ctx, p, billing.Invoice{ID: 2}, runtime.WithMessageID("inv-2"))
 			},
 			Want: map[string]runtime.SubscriptionStats{
-				"jobs":          jobs,
+				"jobs":          jobsThen,
 				"invoices":      {Delivered: 2, Acked: 1, Parked: 1},
 				"invoices.dead": {Delivered: 1, Acked: 1},
 			},
@@ -90,16 +94,16 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	clock := demo.NewScaledClock(s.speed)
 	// ZeroMQ has no acknowledgements; the runtime says so once per
 	// subscription, which the reader of the demo can do without.
-	narrator := demo.NewNarrator(out, clock.Now).Hiding("ZeroMQ cannot acknowledge")
+	narrator := demo.NewNarrator(out, clock.Now).Hiding("ZeroMQ cannot acknowledge").WithDeadLetterQueues("invoices.dead")
 	logger := slog.New(narrator)
 	previous := slog.Default()
 	slog.SetDefault(logger) // the handlers log through slog.Default
 	defer slog.SetDefault(previous)
 
-	fmt.Fprintf(out, "streamgen demo: the billing service (examples/billing) on ZeroMQ over loopback.\n")
-	fmt.Fprintf(out, "Its clock runs %d× fast: a retry in %v takes %v here. Times below are on that clock,\n", clock.Factor(), billing.Backoff, clock.Real(billing.Backoff))
-	fmt.Fprintf(out, "so the machine's own small delays show %d× larger too. Each line is one log record of\n", clock.Factor())
-	fmt.Fprintf(out, "the runtime or of a handler, told as a sentence.\n\n")
+	narrator.Printf("streamgen demo: the billing service (examples/billing) on ZeroMQ over loopback.\n")
+	narrator.Printf("Its clock runs %d× fast: a retry in %v takes %v here. Times below are on that clock,\n", clock.Factor(), billing.Backoff, clock.Real(billing.Backoff))
+	narrator.Printf("so the machine's own small delays show %d× larger too. Each line is one log record of\n", clock.Factor())
+	narrator.Printf("the runtime or of a handler, told as a sentence.\n\n")
 
 	zq := zeromq.New(
 		zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")),
@@ -118,20 +122,20 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	}
 	defer svc.Stop()
 
-	fmt.Fprintf(out, "\nThe service is up:\n")
+	narrator.Printf("\nThe service is up:\n")
 	for _, q := range []struct{ name, policy string }{
 		{"jobs", fmt.Sprintf("max_attempts=5 out_retry=self; a failed job returns runtime.RetryAfter(%v, err)", billing.Backoff)},
 		{"invoices", "dead_letter=invoices.dead"},
 		{"invoices.dead", "read by Park"},
 	} {
-		fmt.Fprintf(out, "  %-14s %-22s %s\n", q.name, zq.Addr(q.name), q.policy)
+		narrator.Printf("  %-14s %-22s %s\n", q.name, zq.Addr(q.name), q.policy)
 	}
 
-	if err := demo.Play(ctx, out, zq, app.Metrics(), s.steps, s.timeout); err != nil {
+	if err := demo.Play(ctx, narrator, zq, app.Metrics(), s.steps, s.timeout); err != nil {
 		return err
 	}
 
-	fmt.Fprintf(out, "\nStopping the service.\n")
+	narrator.Printf("\nStopping the service.\n")
 	if err := svc.Stop(); err != nil {
 		return fmt.Errorf("the service stopped with an error: %w", err)
 	}

@@ -35,10 +35,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/streamgen/streamgen/examples/billing"
-	"github.com/streamgen/streamgen/examples/internal/metricshttp"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
@@ -109,11 +111,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	billing.Mount(app, zq)
 
 	if cfg.metrics != "" {
-		stopMetrics, err := metricshttp.Serve(cfg.metrics, app.Metrics(), logger)
+		// app.Metrics() is an http.Handler: the counters in the
+		// Prometheus text format.
+		ln, err := net.Listen("tcp", cfg.metrics)
 		if err != nil {
-			return err
+			return fmt.Errorf("serve metrics: %w", err)
 		}
-		defer stopMetrics()
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", app.Metrics())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("the metrics server stopped", "err", err)
+			}
+		}()
+		defer srv.Close()
+		logger.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	return app.Run(ctx)
 }

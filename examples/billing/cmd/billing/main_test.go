@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/billing"
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
@@ -22,15 +24,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var boundLine = regexp.MustCompile(`msg="zeromq: queue bound" subscription=(\S+) endpoint=(\S+)`)
 
 func TestServiceChargesAJobAndServesItsCounters(t *testing.T) {
-	exampletest.RestoreDefaultLogger(t)
-	var logs exampletest.SyncBuffer
-	svc := exampletest.Start(t, func(ctx context.Context) error {
+	testkit.RestoreDefaultLogger(t)
+	var logs testkit.SyncBuffer
+	svc := testkit.Start(t, func(ctx context.Context) error {
 		return run(ctx, []string{
 			"-jobs", "tcp://127.0.0.1:0", "-invoices", "tcp://127.0.0.1:0", "-dead", "tcp://127.0.0.1:0",
 			"-metrics", "127.0.0.1:0",
 		}, &logs)
 	})
-	exampletest.Eventually(t, "three queues bound", func() bool { return len(boundLine.FindAllString(logs.String(), -1)) == 3 })
+	testkit.Eventually(t, "three queues bound", func() bool { return len(boundLine.FindAllString(logs.String(), -1)) == 3 })
 	endpoints := map[string]string{}
 	for _, m := range boundLine.FindAllStringSubmatch(logs.String(), -1) {
 		endpoints[m[1]] = m[2]
@@ -45,14 +47,39 @@ func TestServiceChargesAJobAndServesItsCounters(t *testing.T) {
 	if err := billing.PublishJob(t.Context(), sender, billing.Job{ID: 1, AmountCents: 1250}, runtime.WithMessageID("job-1")); err != nil {
 		t.Fatal(err)
 	}
-	exampletest.Eventually(t, "the job charged", func() bool {
+	testkit.Eventually(t, "the job charged", func() bool {
 		return strings.Contains(logs.String(), `msg="job charged" subscription=jobs message_id=job-1 attempt=1 max_attempts=5 job=1 amount=12.50`)
 	})
 
-	exampletest.WaitForMetrics(t, exampletest.MetricsURL(t, logs.String()), "the acked job in the metrics",
+	url := testkit.MetricsURL(t, logs.String())
+	testkit.WaitForMetrics(t, url, "the acked job in the metrics",
 		`streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="acked"} 1`)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, req := range []struct {
+		method, url string
+		want        int
+	}{
+		{http.MethodPost, url, http.StatusMethodNotAllowed},
+		{http.MethodGet, strings.TrimSuffix(url, "metrics") + "other", http.StatusNotFound},
+	} {
+		r, err := http.NewRequestWithContext(t.Context(), req.method, req.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != req.want {
+			t.Errorf("%s %s = %d, want %d", req.method, req.url, resp.StatusCode, req.want)
+		}
+	}
 
 	svc.Stop()
+	if _, err := client.Get(url); err == nil {
+		t.Errorf("GET %s answered after the service stopped", url)
+	}
 }
 
 func TestBadCommandLinesAreUsageErrors(t *testing.T) {
@@ -73,9 +100,32 @@ func TestBadCommandLinesAreUsageErrors(t *testing.T) {
 }
 
 func TestAnEndpointThatCannotBindStopsTheService(t *testing.T) {
-	exampletest.RestoreDefaultLogger(t)
+	testkit.RestoreDefaultLogger(t)
 	err := run(context.Background(), []string{"-jobs", "udp://127.0.0.1:1"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "jobs") {
 		t.Fatalf("run with a bad endpoint = %v, want an error naming the jobs queue", err)
+	}
+}
+
+// A -metrics address that is taken stops the service before it starts,
+// with the listen error.
+func TestMetricsOnAnAddressInUseFails(t *testing.T) {
+	testkit.RestoreDefaultLogger(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var logs testkit.SyncBuffer
+	err = run(t.Context(), []string{
+		"-jobs", "tcp://127.0.0.1:0", "-invoices", "tcp://127.0.0.1:0", "-dead", "tcp://127.0.0.1:0",
+		"-metrics", taken.Addr().String(),
+	}, &logs)
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || !strings.HasPrefix(err.Error(), "serve metrics: ") {
+		t.Errorf("run = %v, want the listen error", err)
+	}
+	if strings.Contains(logs.String(), "queue bound") {
+		t.Errorf("the service started although its metrics address was taken:\n%s", logs.String())
 	}
 }

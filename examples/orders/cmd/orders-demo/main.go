@@ -135,7 +135,8 @@ func (b *purgingBroker) Start(ctx context.Context, env runtime.Env, subs []*runt
 // the service fails or what it expects does not happen.
 func run(ctx context.Context, out io.Writer, s settings) error {
 	start := time.Now()
-	logger := slog.New(demo.NewNarrator(out, time.Now))
+	narrator := demo.NewNarrator(out, time.Now)
+	logger := slog.New(narrator)
 	previous := slog.Default()
 	slog.SetDefault(logger) // the handlers log through slog.Default
 	defer slog.SetDefault(previous)
@@ -163,7 +164,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	for i, st := range s.steps {
 		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]runtime.SubscriptionStats{received: st.want}}
 	}
-	if err := demo.Play(ctx, out, b, app.Metrics(), steps, s.timeout); err != nil {
+	if err := demo.Play(ctx, narrator, b, app.Metrics(), steps, s.timeout); err != nil {
 		return err
 	}
 

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func testSettings(t *testing.T) settings {
 	t.Helper()
 	s := defaultSettings()
-	exampletest.RequireRabbitMQ(t, s.url)
+	testkit.RequireRabbitMQ(t, s.url)
 	s.prefix = "test-orders-demo-" + rand.Text()[:10] + "."
 	s.timeout = time.Minute
 	t.Cleanup(func() {
@@ -42,7 +42,7 @@ func TestDemoRunsTwiceInARow(t *testing.T) {
 	s := testSettings(t)
 	p := regexp.QuoteMeta(s.prefix)
 	for run1 := range 2 {
-		var out exampletest.SyncBuffer
+		var out testkit.SyncBuffer
 		if err := run(context.Background(), &out, s); err != nil {
 			t.Fatalf("run %d failed: %v\n%s", run1+1, err, out.String())
 		}
@@ -106,7 +106,7 @@ func TestDemoStopsWhenInterrupted(t *testing.T) {
 	s := testSettings(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out exampletest.SyncBuffer
+	var out testkit.SyncBuffer
 	if err := run(ctx, &out, s); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("an interrupted demo returned %v, want an error saying it was interrupted", err)
 	}

@@ -30,9 +30,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
-	"github.com/streamgen/streamgen/examples/internal/metricshttp"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
@@ -101,11 +103,22 @@ func serve(ctx context.Context, cfg config, b runtime.Broker, logger *slog.Logge
 	app := runtime.NewApp("orders", runtime.WithLogger(logger))
 	orders.Mount(app, b)
 	if cfg.metrics != "" {
-		stopMetrics, err := metricshttp.Serve(cfg.metrics, app.Metrics(), logger)
+		// app.Metrics() is an http.Handler: the counters in the
+		// Prometheus text format.
+		ln, err := net.Listen("tcp", cfg.metrics)
 		if err != nil {
-			return err
+			return fmt.Errorf("serve metrics: %w", err)
 		}
-		defer stopMetrics()
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", app.Metrics())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("the metrics server stopped", "err", err)
+			}
+		}()
+		defer srv.Close()
+		logger.Info("metrics served", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	return app.Run(ctx)
 }

@@ -13,9 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
-	"github.com/streamgen/streamgen/examples/internal/exampletest"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
@@ -25,11 +25,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // The service on the test broker, under queue names of this test's own.
 func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 	url := brokerurl.RabbitMQ()
-	exampletest.RequireRabbitMQ(t, url)
+	testkit.RequireRabbitMQ(t, url)
 	b := demo.Prefix(rabbitmq.New(url, rabbitmq.WithConnectionName("orders-cmd-test")), "test-orders-cmd-"+rand.Text()[:10]+".")
-	var logs exampletest.SyncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	exampletest.RestoreDefaultLogger(t)
+	testkit.RestoreDefaultLogger(t)
 	slog.SetDefault(logger)
 
 	t.Cleanup(func() { // registered first, so it runs once the service has stopped
@@ -37,8 +37,8 @@ func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	svc := exampletest.Start(t, func(ctx context.Context) error { return serve(ctx, config{metrics: "127.0.0.1:0"}, b, logger) })
-	exampletest.Eventually(t, "the service consuming", func() bool { return strings.Contains(logs.String(), `msg="rabbitmq: consuming"`) })
+	svc := testkit.Start(t, func(ctx context.Context) error { return serve(ctx, config{metrics: "127.0.0.1:0"}, b, logger) })
+	testkit.Eventually(t, "the service consuming", func() bool { return strings.Contains(logs.String(), `msg="rabbitmq: consuming"`) })
 	if strings.Contains(logs.String(), "guest:guest") {
 		t.Errorf("the log shows the broker's password:\n%s", logs.String())
 	}
@@ -46,18 +46,18 @@ func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 	if err := orders.PublishOrderPlaced(t.Context(), b, orders.OrderPlaced{ID: "o-1", Customer: "ada", TotalCents: 1250}, runtime.WithMessageID("o-1")); err != nil {
 		t.Fatal(err)
 	}
-	exampletest.Eventually(t, "the order confirmed", func() bool {
+	testkit.Eventually(t, "the order confirmed", func() bool {
 		return strings.Contains(logs.String(), `msg="order confirmed"`) && strings.Contains(logs.String(), "message_id=o-1 attempt=1 max_attempts=5 order=o-1 customer=ada total=12.50")
 	})
-	exampletest.WaitForMetrics(t, exampletest.MetricsURL(t, logs.String()), "the acked order in the metrics",
+	testkit.WaitForMetrics(t, testkit.MetricsURL(t, logs.String()), "the acked order in the metrics",
 		`subscription="`+b.Name("orders.received")+`",outcome="acked"} 1`)
 
 	svc.Stop()
 }
 
 func TestAnUnreachableBrokerStopsTheServiceWithoutShowingThePassword(t *testing.T) {
-	exampletest.RestoreDefaultLogger(t)
-	var logs exampletest.SyncBuffer
+	testkit.RestoreDefaultLogger(t)
+	var logs testkit.SyncBuffer
 	err := run(context.Background(), []string{"-url", "amqp://orders:s3cret@127.0.0.1:1/"}, &logs)
 	if err == nil {
 		t.Fatal("run against a closed port succeeded")

@@ -1,4 +1,4 @@
-package exampletest
+package testkit
 
 import (
 	"fmt"
@@ -23,6 +23,16 @@ type recordingTB struct {
 func (r *recordingTB) Helper() {}
 
 func (r *recordingTB) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// Error records the failure; the test goes on, as with testing.T's.
+func (r *recordingTB) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+
+// Errorf records the failure; the test goes on, as with testing.T's.
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
 
 // Fatalf records the failure and ends the calling goroutine, as
 // testing.T's does; call the helper under test through inTest.

@@ -1,4 +1,4 @@
-package exampletest
+package testkit
 
 import (
 	"fmt"
