@@ -25,13 +25,17 @@ type Rules struct {
 	RetryCountHeader string
 }
 
-func (r Rules) retryCountHeader() string {
+// RetryCountHeaderName is the retry count header as the broker writes it
+// and a handler sees it.
+func (r Rules) RetryCountHeaderName() string {
 	name := r.RetryCountHeader
 	if name == "" {
 		name = runtime.RetryCountHeader
 	}
 	return r.headerName(name)
 }
+
+func (r Rules) retryCountHeader() string { return r.RetryCountHeaderName() }
 
 // acks reports whether the broker has acknowledgements.
 func (r Rules) acks() bool { return r.Kind != runtime.ZeroMQ }

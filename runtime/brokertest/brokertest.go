@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // Broker is what a transport under test provides: a runtime.Broker that is
@@ -42,14 +43,7 @@ type Transport struct {
 
 // retryCountHeader is the retry count header as a handler sees it.
 func (tr Transport) retryCountHeader() string {
-	name := tr.RetryCountHeader
-	if name == "" {
-		name = runtime.RetryCountHeader
-	}
-	if tr.Kind == runtime.ZeroMQ {
-		name = strings.ToLower(name)
-	}
-	return name
+	return adapter.Rules{Kind: tr.Kind, RetryCountHeader: tr.RetryCountHeader}.RetryCountHeaderName()
 }
 
 // Instance is one broker made by Transport.New, and how time passes for it.
