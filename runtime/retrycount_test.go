@@ -44,3 +44,27 @@ func TestParseRetryCountClampsCountsAboveTheBound(t *testing.T) {
 		t.Errorf("ParseRetryCount(MaxRetryCount) = %d, %v", n, err)
 	}
 }
+
+// FuzzParseRetryCount: any header value either reads as a count in
+// [0, MaxRetryCount] that Itoa writes back the same (for values in range),
+// or is refused; nothing panics, and the time is linear in the input.
+func FuzzParseRetryCount(f *testing.F) {
+	for _, s := range []string{"", "0", "4", "-1", "+1", " 1", "1.5", "abc", "99999999999999999999", "1073741824", "1073741825", "0x10", "\r0", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		n, err := runtime.ParseRetryCount(v)
+		if err != nil {
+			if n != 0 {
+				t.Fatalf("ParseRetryCount(%q) = %d with error %v, want 0", v, n, err)
+			}
+			return
+		}
+		if n < 0 || n > runtime.MaxRetryCount {
+			t.Fatalf("ParseRetryCount(%q) = %d, out of [0, %d]", v, n, runtime.MaxRetryCount)
+		}
+		if v != "" && n < runtime.MaxRetryCount && strings.TrimLeft(v, "0") != strings.TrimLeft(strconv.Itoa(n), "0") {
+			t.Fatalf("ParseRetryCount(%q) = %d, which is not the value written", v, n)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,3 +101,40 @@ func (nopTransport) Send(context.Context, *adapter.Delivery, *adapter.Copy) erro
 func (nopTransport) Ack(context.Context, *adapter.Delivery) error                 { return nil }
 func (nopTransport) Reject(context.Context, *adapter.Delivery) error              { return nil }
 func (nopTransport) Requeue(context.Context, *adapter.Delivery) error             { return nil }
+
+// FuzzAttemptReader: whatever the retry count header and x-death hold, the
+// delivery's attempt is 1..max_attempts or the message is poison, and
+// nothing panics.
+func FuzzAttemptReader(f *testing.F) {
+	f.Add("3", int64(0), "jobs.retry", "expired", true)
+	f.Add("abc", int64(2), "jobs.retry", "expired", false)
+	f.Add("99999999999999999999", int64(-5), "other", "rejected", true)
+	f.Add("", int64(1<<62), "jobs.retry", "expired", true)
+	f.Fuzz(func(t *testing.T, count string, deaths int64, queue, reason string, asInt bool) {
+		headers := amqp.Table{"x-death": []any{death(queue, reason, deaths), death("jobs.retry", "expired", deaths)}}
+		if asInt {
+			if n, err := strconv.ParseInt(count, 10, 64); err == nil {
+				headers[runtime.RetryCountHeader] = n
+			} else {
+				headers[runtime.RetryCountHeader] = count
+			}
+		} else {
+			headers[runtime.RetryCountHeader] = []byte(count)
+		}
+		var got int
+		sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+			runtime.Handle("Job", runtime.Policy{MaxAttempts: 4}, func(_ context.Context, _ *struct{}, md runtime.Metadata) runtime.Outcome {
+				got = md.Attempt
+				return runtime.Ack()
+			}),
+		}}
+		c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, nopTransport{})
+		v, _ := c.Handle(t.Context(), delivery(&amqp.Delivery{Type: "Job", Body: []byte(`{}`), Headers: headers}, c))
+		switch {
+		case v.Poison && got == 0:
+		case !v.Poison && got >= 1 && got <= 4:
+		default:
+			t.Fatalf("headers %v: attempt %d, verdict %+v", headers, got, v)
+		}
+	})
+}
