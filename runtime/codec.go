@@ -61,27 +61,10 @@ func (JSON) Reads(contentType string) bool {
 	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
 }
 
-// ContentTypeReader is a Codec that says which content types it reads.
-// A message whose content type the App's codec does not read is poison:
-// it is parked (or rejected) with the reason, never decoded anyway.
+// ContentTypeReader is a Codec that says which content types it reads,
+// besides its own ContentType. A message whose content type the App's
+// codec does not read is poison: it is parked (or rejected) with the
+// reason, never decoded anyway.
 type ContentTypeReader interface {
 	Reads(contentType string) bool
-}
-
-// CodecReads reports whether c reads bodies of contentType: when it is
-// empty or c's own ContentType (parameters and case aside), or when c's
-// Reads method, if it has one, says so.
-func CodecReads(c Codec, contentType string) bool {
-	if contentType == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	if own, _, err := mime.ParseMediaType(c.ContentType()); err == nil && mt == own {
-		return true
-	}
-	r, ok := c.(ContentTypeReader)
-	return ok && r.Reads(contentType)
 }

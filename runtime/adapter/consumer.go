@@ -201,7 +201,7 @@ func (c *Consumer) process(ctx context.Context, d *Delivery) Verdict {
 		return c.poison(d, d.Type, fmt.Sprintf("no handler for message type %q (this subscription handles %s)", d.Type, c.typeList()))
 	}
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
-	if !runtime.CodecReads(c.codec, d.ContentType) {
+	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
 	}
 	v, err := h.Decode(c.codec, d.Body)
