@@ -7,14 +7,12 @@ import (
 	"log/slog"
 	"sync"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
-// Broker runs subscriptions on a RabbitMQ broker and publishes to it. It is
-// a runtime.Broker and a runtime.Publisher:
+// Broker runs subscriptions on a RabbitMQ broker, or a cluster of them,
+// and publishes to it. It is a runtime.Broker and a runtime.Publisher:
 //
 //	rb := rabbitmq.New("amqp://guest:guest@127.0.0.1:5672/", rabbitmq.WithConnectionName("billing"))
 //	orders.Mount(app, rb)
@@ -23,16 +21,15 @@ import (
 // Publish works without an App: it connects on first use. A Broker serves
 // one App run; after Shutdown (or Close) it publishes no more.
 type Broker struct {
-	url  string
-	opts options
-	user string // the URL's user name: copies keep a user-id property only if it is this one
-	pub  *publisher
+	opts   options
+	dialer *dialer
+	user   string // the URLs' user name: copies keep a user-id property only if it is this one
+	pub    *publisher
 
 	stopping chan struct{} // closed when Shutdown begins
 
 	mu         sync.Mutex
 	state      brokerState
-	dialer     dialer
 	log        *slog.Logger
 	clock      runtime.Clock
 	codec      runtime.Codec
@@ -60,9 +57,18 @@ var _ interface {
 	runtime.CodecProvider
 } = (*Broker)(nil)
 
-// New returns a Broker for the broker at url (amqp:// or amqps://). It does
-// not connect yet: Start does, or the first Publish. The URL's password
-// never appears in a log or an error.
+// New returns a Broker for the broker at url (amqp:// or amqps://), or for
+// the nodes of a cluster given as a comma list of such URLs:
+//
+//	rabbitmq.New("amqp://app:pw@rabbit-1:5672/,amqp://app:pw@rabbit-2:5672/,amqp://app:pw@rabbit-3:5672/")
+//
+// Every address must use the same user. The Broker shuffles the list once
+// (WithAddressesInOrder keeps it as given), connects to the first address
+// that answers, and on each reconnect starts at the address after the one
+// it was connected to, so it moves off a node that went away. Its
+// consuming and publishing connections each fail over on their own. New
+// does not connect yet: Start does, or the first Publish. No password, of
+// any address, ever appears in a log or an error.
 func New(url string, opts ...Option) *Broker {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -77,17 +83,14 @@ func New(url string, opts ...Option) *Broker {
 		name = DefaultConnectionName
 	}
 	b := &Broker{
-		url:      url,
 		opts:     o,
 		stopping: make(chan struct{}),
-		dialer:   newDialer(url, o.tls, name),
+		dialer:   newDialer(url, o.tls, name, o.inOrder),
 		log:      log,
 		clock:    runtime.SystemClock{},
 		codec:    o.codec,
 	}
-	if b.dialer.uriErr == nil {
-		b.user = b.dialer.uri.Username
-	}
+	b.user = b.dialer.user
 	b.pub = newPublisher(b.dial, o.confirmTimeout, log)
 	return b
 }
@@ -107,11 +110,8 @@ func (b *Broker) Codec() runtime.Codec {
 }
 
 // dial opens a connection in role with the current connection name.
-func (b *Broker) dial(ctx context.Context, role string) (*amqp.Connection, error) {
-	b.mu.Lock()
-	d := b.dialer
-	b.mu.Unlock()
-	return d.dial(ctx, role)
+func (b *Broker) dial(ctx context.Context, role string) (*connection, error) {
+	return b.dialer.dial(ctx, role)
 }
 
 // Publish sends msg to the queue of that name through the default
@@ -162,7 +162,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		b.codec = env.Codec
 	}
 	if b.opts.connectionName == "" && env.App != "" {
-		b.dialer.name = env.App
+		b.dialer.setConnectionName(env.App)
 	}
 	for _, c := range consumers {
 		b.runners = append(b.runners, newRunner(b, c))
@@ -198,7 +198,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		sess.close()
 	}
 	go b.supervise(runCtx, sess)
-	log.Info("rabbitmq: consuming", "url", b.dialer.redacted, "subscriptions", len(b.runners))
+	log.Info("rabbitmq: consuming", "url", sess.conn.addr, "subscriptions", len(b.runners))
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 			return
 		case <-sess.lost:
 		}
-		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", b.dialer.redacted, "err", sess.cause())
+		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
 		sess.close()
 		next, err := b.reconnect(runCtx)
 		if err != nil {
@@ -251,7 +251,7 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 				s.close()
 				return nil, ErrClosed
 			}
-			b.log.Info("rabbitmq: reconnected; consuming again", "url", b.dialer.redacted, "attempts", n)
+			b.log.Info("rabbitmq: reconnected; consuming again", "url", s.conn.addr, "attempts", n)
 			return s, nil
 		}
 		if runCtx.Err() != nil {

@@ -20,9 +20,20 @@
 //
 // Options: WithConnectionName (how the broker lists the connections, with
 // " (consume)" and " (publish)" appended), WithTLSConfig (for amqps://
-// URLs), WithReconnectBackoff, WithConfirmTimeout, WithDefaultPrefetch,
-// WithLogger and WithCodec. The URL's password is redacted from every log
-// line and error.
+// URLs), WithAddressesInOrder, WithReconnectBackoff, WithConfirmTimeout,
+// WithDefaultPrefetch, WithLogger and WithCodec. The password of every
+// address is redacted from every log line and error (RedactURL).
+//
+// # Clusters
+//
+// New takes the nodes of a RabbitMQ cluster as a comma list of URLs. The
+// Broker shuffles them once, so that a fleet of workers spreads over the
+// nodes (WithAddressesInOrder keeps the order given), connects to the
+// first that answers, and on each reconnect starts at the address after
+// the one it was on. The consuming and the publishing connection fail over
+// each on its own. With queue_type=quorum the subscription's queue, its
+// wait queues and its dead-letter queues are quorum queues, replicated
+// over the cluster, so losing a node loses no message.
 //
 // # What Start declares
 //

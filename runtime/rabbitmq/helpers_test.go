@@ -49,7 +49,7 @@ func newAdmin(t testing.TB) *admin {
 	conn, err := amqp.Dial(brokerURL())
 	if err != nil {
 		t.Fatalf("RabbitMQ is not reachable at %s: start it with `rabbitmq-server -detached` (install: apt-get install -y rabbitmq-server): %v",
-			runtime.RedactURL(brokerURL()), err)
+			RedactURL(brokerURL()), err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return &admin{t: t, conn: conn}

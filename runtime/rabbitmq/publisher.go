@@ -18,7 +18,7 @@ import (
 // consuming connection, so RabbitMQ's flow control on publishers never
 // holds back the acks of consumed deliveries.
 type publisher struct {
-	dial    func(ctx context.Context, role string) (*amqp.Connection, error)
+	dial    func(ctx context.Context, role string) (*connection, error)
 	timeout time.Duration
 	// open opens a confirm-mode channel; tests replace it.
 	open func(ctx context.Context) (publishChannel, error)
@@ -26,14 +26,14 @@ type publisher struct {
 	mu     sync.Mutex
 	clock  runtime.Clock
 	log    *slog.Logger
-	conn   *amqp.Connection
+	conn   *connection
 	ch     *confirmChannel
 	dialed bool // a connection was opened before: the next one is a reconnect
 	closed bool
 	drains sync.WaitGroup
 }
 
-func newPublisher(dial func(ctx context.Context, role string) (*amqp.Connection, error), timeout time.Duration, log *slog.Logger) *publisher {
+func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, log *slog.Logger) *publisher {
 	p := &publisher{dial: dial, timeout: timeout, clock: runtime.SystemClock{}, log: log}
 	p.open = p.openAMQP
 	return p
@@ -83,7 +83,7 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 		p.conn = conn
 		p.watch(conn)
 		if p.dialed {
-			p.log.Info("rabbitmq: publishing connection reopened")
+			p.log.Info("rabbitmq: publishing connection reopened", "url", conn.addr)
 		}
 		p.dialed = true
 	}
@@ -99,18 +99,21 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 }
 
 // watch logs the loss of conn and drains its close notification.
-func (p *publisher) watch(conn *amqp.Connection) {
+func (p *publisher) watch(conn *connection) {
 	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
 	p.drains.Go(func() {
 		for e := range closes {
 			if e != nil {
-				p.mu.Lock()
-				log := p.log
-				p.mu.Unlock()
-				log.Warn("rabbitmq: publishing connection lost; it reopens on the next publish", "err", e)
+				p.logger().Warn("rabbitmq: publishing connection lost; it reopens on the next publish", "url", conn.addr, "err", e)
 			}
 		}
 	})
+}
+
+func (p *publisher) logger() *slog.Logger {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log
 }
 
 // publish sends msg to queue and waits for the broker's confirm (see

@@ -16,7 +16,7 @@ import (
 // closes, or when the broker cancels a consumer (its queue was deleted);
 // the Broker then closes it and opens a new one.
 type session struct {
-	conn      *amqp.Connection
+	conn      *connection
 	consumers []*sessionConsumer
 
 	lost     chan struct{}
@@ -83,7 +83,7 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", r.prefetch, r.sub.Name, err)
 		}
 	}
-	tag := consumerTag(r.b.dialer.name, r.sub.Name)
+	tag := consumerTag(r.b.dialer.connectionName(), r.sub.Name)
 	deliveries, err := ch.Consume(r.sub.Name, tag, r.auto, false, false, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)

@@ -5,7 +5,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // DialRabbitMQ connects to the broker at url for the test and closes the
@@ -16,7 +16,7 @@ func DialRabbitMQ(t testing.TB, url string) *amqp.Connection {
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatalf("RabbitMQ does not answer at %s (%v): start one with rabbitmq-server -detached, or point STREAMGEN_RABBITMQ_URL at one",
-			runtime.RedactURL(url), err)
+			rabbitmq.RedactURL(url), err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
