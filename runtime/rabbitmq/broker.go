@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -23,6 +24,7 @@ import (
 type Broker struct {
 	opts   options
 	dialer *dialer
+	blocks *blockState
 	user   string // the URLs' user name: copies keep a user-id property only if it is this one
 	pub    *publisher
 
@@ -86,12 +88,13 @@ func New(url string, opts ...Option) *Broker {
 		opts:     o,
 		stopping: make(chan struct{}),
 		dialer:   newDialer(url, o.tls, name, o.inOrder),
+		blocks:   newBlockState(),
 		log:      log,
 		clock:    runtime.SystemClock{},
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user
-	b.pub = newPublisher(b.dial, o.confirmTimeout, log)
+	b.pub = newPublisher(b.dial, o.confirmTimeout, b.blocks, log)
 	return b
 }
 
@@ -112,6 +115,23 @@ func (b *Broker) Codec() runtime.Codec {
 // dial opens a connection in role with the current connection name.
 func (b *Broker) dial(ctx context.Context, role string) (*connection, error) {
 	return b.dialer.dial(ctx, role)
+}
+
+func (b *Broker) logger() *slog.Logger {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.log
+}
+
+// Blocked reports whether the broker blocks one of the Broker's
+// connections, and why in the broker's words, as "publish: low on memory"
+// (several joined by "; "). RabbitMQ blocks connections that publish while
+// a memory or disk alarm is in force: retry copies, dead letters and
+// Publish wait until it clears, or fail once their confirm timeout passes.
+// A health check or a metric can show it; the Broker also logs each
+// connection.blocked and connection.unblocked.
+func (b *Broker) Blocked() (reason string, blocked bool) {
+	return b.blocks.blocked()
 }
 
 // Publish sends msg to the queue of that name through the default
@@ -179,14 +199,14 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	sess, err := b.openSession(ctx)
 	if err == nil {
 		if _, err = b.pub.channel(ctx); err != nil {
-			sess.close()
+			_ = sess.close(ctx)
 		}
 	}
 	if err != nil {
 		b.stopRun()
 		b.abort()
 		close(b.supervised)
-		b.pub.close()
+		_ = b.pub.close(ctx)
 		b.mu.Lock()
 		b.state = stateStopped
 		b.mu.Unlock()
@@ -195,7 +215,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	if !b.install(sess) {
 		// Shutdown began while starting; it finds the session installed or
 		// not at all, so close this one here.
-		sess.close()
+		_ = sess.close(ctx)
 	}
 	go b.supervise(runCtx, sess)
 	log.Info("rabbitmq: consuming", "url", sess.conn.addr, "subscriptions", len(b.runners))
@@ -228,7 +248,9 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 		case <-sess.lost:
 		}
 		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
-		sess.close()
+		closeCtx, cancel := context.WithTimeout(runCtx, handshakeTimeout)
+		_ = sess.close(closeCtx)
+		cancel()
 		next, err := b.reconnect(runCtx)
 		if err != nil {
 			return
@@ -248,7 +270,7 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 		s, err := b.openSession(runCtx)
 		if err == nil {
 			if !b.install(s) {
-				s.close()
+				_ = s.close(runCtx)
 				return nil, ErrClosed
 			}
 			b.log.Info("rabbitmq: reconnected; consuming again", "url", s.conn.addr, "attempts", n)
@@ -271,7 +293,11 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 // received but not started back to the broker, then closes the
 // connections. When ctx ends first, the running handlers' context is
 // cancelled and their deliveries are left to the broker, which requeues
-// them as the connection closes; Shutdown then returns ctx's error.
+// them as the connection closes; Shutdown then returns ctx's error. A
+// connection that does not close before ctx ends (the broker reads
+// nothing from a connection it blocks, see Blocked) is dropped, and
+// Shutdown returns an error saying so: it never outlasts ctx by more than
+// the time to drop the connections.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	state := b.state
@@ -285,7 +311,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	if state != stateRunning {
-		b.pub.close()
+		if err := b.pub.close(ctx); err != nil {
+			return fmt.Errorf("rabbitmq: close: %w: %s", context.Cause(ctx), err)
+		}
 		return nil
 	}
 	b.stopRun()
@@ -294,26 +322,35 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	sess := b.sess
 	b.mu.Unlock()
 
-	var err error
-	if werr := wait.Do(ctx, func() {
+	var errs []error
+	if wait.Do(ctx, func() {
 		if sess != nil {
 			sess.cancelConsumers(b.log)
 		}
 		for _, r := range b.runners {
 			r.waitPumps()
 		}
-	}); werr != nil {
-		err = fmt.Errorf("rabbitmq: shutdown: %w: handlers still running were cancelled; their deliveries are left to the broker", werr)
+	}) != nil {
+		errs = append(errs, errors.New("handlers still running were cancelled; their deliveries are left to the broker"))
 	}
 	b.abort()
 	if sess != nil {
-		sess.close()
+		if err := sess.close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	b.pub.close()
-	if err == nil {
-		b.log.Info("rabbitmq: stopped", "url", b.dialer.redacted)
+	if err := b.pub.close(ctx); err != nil {
+		errs = append(errs, err)
 	}
-	return err
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("rabbitmq: shutdown: %w: %s", context.Cause(ctx), strings.Join(msgs, "; "))
+	}
+	b.log.Info("rabbitmq: stopped", "url", b.dialer.redacted)
+	return nil
 }
 
 // Close shuts the Broker down without a deadline. A Broker used only to

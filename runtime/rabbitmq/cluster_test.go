@@ -18,6 +18,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // cluster is the test cluster: node i listens at urls[i].
@@ -123,4 +124,71 @@ func TestClusterFailoverAtStartup(t *testing.T) {
 	publishJob(t, b, q, "Job", job{ID: 7})
 	eventually(t, "the job to be handled", func() bool { return calls.len() == 1 })
 	t.Logf("started on %s with %s down", started[0].Attr("url"), c.nodes[0])
+}
+
+// While a memory alarm is in force, the broker blocks the publishing
+// connection: the Broker logs it with the broker's reason, Blocked
+// reports it, and Shutdown still returns within its deadline, with an
+// error, instead of waiting for the alarm to clear.
+func TestClusterShutdownWhileTheBrokerBlocksPublishing(t *testing.T) {
+	noLeaks(t)
+	c := theCluster(t)
+	const node = 2
+	adm := c.admin(node)
+	q := adm.queue("cluster-blocked")
+	logs := streamtest.NewLogRecorder(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	b := New(c.urls[node], WithConnectionName("streamgen-test-blocked"), WithLogger(logs.Logger()), WithConfirmTimeout(time.Second))
+	const timeout = 3 * time.Second
+	a := startApp(t, b, timeout, sub(q, 0, handler("Job", runtime.Policy{}, &calls{}, alwaysAck)))
+	a.waitReady()
+
+	alarm := func() {
+		t.Helper()
+		c.ctl(node, "set_vm_memory_high_watermark", "0.00001")
+		t.Cleanup(func() { c.ctl(node, "set_vm_memory_high_watermark", "0.4") })
+	}
+	// The broker blocks a connection once it publishes during the alarm.
+	publishBlocked := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := runtime.Publish(ctx, b, q, "Job", job{ID: 1}); err == nil {
+			t.Fatal("a publish during a memory alarm was confirmed")
+		}
+		eventually(t, "the publishing connection to be blocked", func() bool { _, blocked := b.Blocked(); return blocked })
+	}
+
+	alarm()
+	publishBlocked()
+	reason, _ := b.Blocked()
+	if reason != "publish: low on memory" {
+		t.Errorf("Blocked() = %q, want %q", reason, "publish: low on memory")
+	}
+	blocked := logs.Find(slog.LevelWarn, "rabbitmq: the broker blocked the connection: it reads nothing from it until its alarm clears")
+	if len(blocked) == 0 || blocked[0].Attr("reason") != "low on memory" || blocked[0].Attr("connection") != "publish" {
+		t.Fatalf("connection.blocked logged as %v, want a warning with reason=low on memory connection=publish", blocked)
+	}
+
+	c.ctl(node, "set_vm_memory_high_watermark", "0.4")
+	eventually(t, "the publishing connection to be unblocked", func() bool { _, blocked := b.Blocked(); return !blocked })
+	if len(logs.Find(slog.LevelInfo, "rabbitmq: the broker unblocked the connection")) == 0 {
+		t.Error("connection.unblocked was not logged")
+	}
+	publishJob(t, b, q, "Job", job{ID: 2})
+
+	alarm()
+	publishBlocked()
+	began := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- a.stop() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(timeout + 20*time.Second):
+		t.Fatalf("Shutdown still running %v after its %v deadline, while the broker blocks the connection", time.Since(began)-timeout, timeout)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the publishing connection did not close in time (the broker blocks it: publish: low on memory), so it was dropped") {
+		t.Errorf("Shutdown = %v, want an error saying the blocked publishing connection was dropped", err)
+	}
+	t.Logf("Shutdown returned after %v: %v", time.Since(began).Round(10*time.Millisecond), err)
 }

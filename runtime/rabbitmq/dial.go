@@ -142,10 +142,49 @@ func (d *dialer) config(a address, role string) (amqp.Config, error) {
 	return cfg, nil
 }
 
-// connection is an open AMQP connection and the address it goes to.
+// connection is an open AMQP connection and the socket under it, which
+// abort closes when a graceful close would wait too long.
 type connection struct {
 	*amqp.Connection
+	raw  net.Conn
 	addr string // the address, redacted
+}
+
+// abort closes the socket: whatever waits on the connection fails at once,
+// and the broker requeues what the connection had not acknowledged.
+func (c *connection) abort() { _ = c.raw.Close() }
+
+// closeWithin closes c gracefully, or aborts it when ctx ends first (a
+// blocked connection never answers connection.close), calling
+// beforeAbort first. It reports whether the graceful close finished.
+func (c *connection) closeWithin(ctx context.Context, beforeAbort func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Close()
+	}()
+	return waitOrAbort(ctx, done, func() {
+		beforeAbort()
+		c.abort()
+	})
+}
+
+// waitOrAbort waits until done is closed; when ctx ends first it calls
+// abort and then waits. It reports whether done came first.
+func waitOrAbort(ctx context.Context, done <-chan struct{}, abort func()) bool {
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		abort()
+		<-done
+		return false
+	}
 }
 
 // dialErrors is why no address answered: one error per address tried.
@@ -252,5 +291,5 @@ func (d *dialer) dialOne(ctx context.Context, a address, role string) (*connecti
 	if err != nil {
 		return nil, err
 	}
-	return &connection{Connection: conn, addr: a.redacted}, nil
+	return &connection{Connection: conn, raw: raw, addr: a.redacted}, nil
 }

@@ -95,6 +95,12 @@
 // back to the broker, and closes the connections. When its context ends
 // first, the running handlers' context is cancelled and their deliveries
 // are left to the broker, which requeues them when the connection closes.
+// A connection that does not close before the context ends is dropped:
+// RabbitMQ reads nothing from a connection it blocks during a memory or
+// disk alarm, so closing one gracefully would wait until the alarm
+// clears. Broker.Blocked tells whether the broker blocks a connection,
+// and each connection.blocked and connection.unblocked is logged with the
+// broker's reason.
 //
 // # Operational caveats
 //
