@@ -4,13 +4,19 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all test vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all test test-cluster vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
 ## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed)
 test: vet fmt-check rabbitmq
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## test-cluster: the cluster tests (build tag cluster), against a three-node RabbitMQ cluster that
+## .ci/rabbitmq-cluster starts on this machine for them and removes afterwards (a few minutes)
+test-cluster:
+	$(GO) vet -tags cluster ./runtime/rabbitmq/
+	.ci/rabbitmq-cluster $(GO) test -tags cluster -count=1 -timeout 10m -v -run '^TestCluster' ./runtime/rabbitmq/
 
 vet:
 	$(GO) vet $(PKGS)

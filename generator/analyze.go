@@ -373,6 +373,9 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		Concurrency:     s.queue.concurrency,
 		MaxPayloadBytes: s.queue.maxPayload.bytes(),
 		QueueType:       s.queue.queueType,
+
+		DeliveryLimit:        s.queue.deliveryLimit,
+		SingleActiveConsumer: s.queue.singleActive,
 	}
 	for i, h := range s.handlers {
 		wire := h.wire

@@ -561,30 +561,32 @@ func (c *apiChannel) node() *object {
 }
 
 // queueArguments returns the arguments a RabbitMQ queue is declared with,
-// as the first of its roles asks: a consumed queue's type, a wait queue's
-// TTL and dead-letter routing; nil when there are none or the queue is not
-// on RabbitMQ.
+// as the first of its roles asks and runtime/rabbitmq declares them: a
+// consumed queue's type, delivery limit and single active consumer, a wait
+// queue's TTL and dead-letter routing, a dead-letter queue's type; nil
+// when there are none or the queue is not on RabbitMQ.
 func (c *apiChannel) queueArguments() *object {
 	if c.broker == runtime.ZeroMQ {
 		return nil
 	}
-	if len(c.consumers) > 0 {
-		if qt := c.consumers[0].rs.QueueType; qt != "" {
-			return newObject().set("x-queue-type", string(qt))
-		}
+	var args map[string]any
+	switch {
+	case len(c.consumers) > 0:
+		args = c.consumers[0].rs.QueueArguments()
+	case len(c.waitFor) > 0:
+		w := c.waitFor[0]
+		args = w.sub.rs.WaitQueueArguments(w.queue)
+	case len(c.deadLetterFor) > 0:
+		args = c.deadLetterFor[0].sub.rs.DeadLetterQueueArguments()
+	}
+	if len(args) == 0 {
 		return nil
 	}
-	if len(c.waitFor) > 0 {
-		// The arguments runtime/rabbitmq declares the wait queue with.
-		w := c.waitFor[0]
-		args := w.sub.rs.WaitQueueArguments(w.queue)
-		o := newObject()
-		for _, k := range slices.Sorted(maps.Keys(args)) {
-			o.set(k, args[k])
-		}
-		return o
+	o := newObject()
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		o.set(k, args[k])
 	}
-	return nil
+	return o
 }
 
 // description says what the queue is for, one paragraph per role.
@@ -687,6 +689,12 @@ func (o *apiOperation) node() *object {
 	}
 	if broker != runtime.ZeroMQ {
 		n.set("x-streamgen-queue-type", string(cmp.Or(rs.QueueType, runtime.ClassicQueue)))
+	}
+	if rs.DeliveryLimit > 0 {
+		n.set("x-streamgen-delivery-limit", rs.DeliveryLimit)
+	}
+	if rs.SingleActiveConsumer {
+		n.set("x-streamgen-single-active-consumer", true)
 	}
 	return n
 }

@@ -470,6 +470,12 @@ func (e *emitter) subscriptionFields(s *subscription) *jen.Statement {
 		}
 		fields = append(fields, jen.Id("QueueType").Op(":").Qual(runtimePath, c))
 	}
+	if q.deliveryLimit > 0 {
+		fields = append(fields, jen.Id("DeliveryLimit").Op(":").Lit(q.deliveryLimit))
+	}
+	if q.singleActive {
+		fields = append(fields, jen.Id("SingleActiveConsumer").Op(":").True())
+	}
 	var handlers []jen.Code
 	for _, h := range s.handlers {
 		handlers = append(handlers, e.handle(h))

@@ -49,6 +49,8 @@ func keySpecs() []keySpec {
 		{"concurrency", queueLevel, runtime.AnyBroker, "concurrency=4"},
 		{"max_payload_bytes", queueLevel, runtime.AnyBroker, "max_payload_bytes=64KiB"},
 		{"queue_type", queueLevel, runtime.RabbitMQ, "queue_type=quorum"},
+		{"delivery_limit", queueLevel, runtime.RabbitMQ, "delivery_limit=20"},
+		{"single_active_consumer", queueLevel, runtime.RabbitMQ, "single_active_consumer=true"},
 	}
 }
 
@@ -87,6 +89,10 @@ type settings struct {
 	concurrency int
 	maxPayload  byteSize
 	queueType   runtime.QueueType
+	// deliveryLimit and singleActive are delivery_limit and
+	// single_active_consumer.
+	deliveryLimit int
+	singleActive  bool
 }
 
 // byteSize is a max_payload_bytes value as written: count × unit.
@@ -153,6 +159,17 @@ func (s *settings) parseValue(key, value string) string {
 		s.maxPayload = b
 	case "queue_type":
 		s.queueType = runtime.QueueType(value)
+	case "delivery_limit":
+		n, msg := parsePositive(key, value, "how many redeliveries of an unsettled message a quorum queue allows, such as delivery_limit=20")
+		if msg != "" {
+			return msg
+		}
+		s.deliveryLimit = n
+	case "single_active_consumer":
+		if value != "true" {
+			return fmt.Sprintf("single_active_consumer=%s: write single_active_consumer=true, or leave it out", value)
+		}
+		s.singleActive = true
 	}
 	return ""
 }

@@ -25,7 +25,7 @@ func TestKeyTable(t *testing.T) {
 		}
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
-		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type"}
+		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
 		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
 	}
@@ -33,7 +33,8 @@ func TestKeyTable(t *testing.T) {
 		t.Error("an unknown key was found")
 	}
 	// Keys that tell the broker, as the inference rules say.
-	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ}
+	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ,
+		"delivery_limit": runtime.RabbitMQ, "single_active_consumer": runtime.RabbitMQ}
 	for _, name := range keyNames() {
 		spec, _ := lookupKey(name)
 		if spec.only != only[name] {
@@ -47,7 +48,7 @@ func TestParseValue(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
 		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
-		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
+		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"}, {"delivery_limit", "20"}, {"single_active_consumer", "true"},
 	} {
 		if msg := s.parseValue(kv[0], kv[1]); msg != "" {
 			t.Fatalf("%s=%s: %s", kv[0], kv[1], msg)
@@ -56,7 +57,7 @@ func TestParseValue(t *testing.T) {
 	want := settings{
 		broker: runtime.ZeroMQ, maxAttempts: 5, retryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
 		deadLetter: "jobs.dead", outRetry: "self", wireType: "job.v1", ack: runtime.AckAuto, prefetch: 10, concurrency: 4,
-		maxPayload: byteSize{count: 2, unit: 1 << 20}, queueType: runtime.QuorumQueue,
+		maxPayload: byteSize{count: 2, unit: 1 << 20}, queueType: runtime.QuorumQueue, deliveryLimit: 20, singleActive: true,
 	}
 	if !slices.Equal(s.retryDelays, want.retryDelays) {
 		t.Errorf("retry delays %v, want %v", s.retryDelays, want.retryDelays)
@@ -78,6 +79,9 @@ func TestParseValueRefuses(t *testing.T) {
 		{"concurrency", "-1", "is not a whole number"},
 		{"max_payload_bytes", "0", "every message poison"},
 		{"max_payload_bytes", "64KB", "64KiB"},
+		{"delivery_limit", "0", "delivery_limit=0: it must be at least 1"},
+		{"delivery_limit", "many", `"many" is not a whole number`},
+		{"single_active_consumer", "false", "write single_active_consumer=true, or leave it out"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
 	} {
 		var s settings

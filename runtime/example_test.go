@@ -110,8 +110,3 @@ func ExampleMetrics_WritePrometheus() {
 	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="dropped"} 1
 	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="failed"} 0
 }
-
-func ExampleRedactURL() {
-	fmt.Println(runtime.RedactURL("amqp://billing:s3cret@rabbit.internal:5672/prod"))
-	// Output: amqp://billing:xxxxx@rabbit.internal:5672/prod
-}

@@ -91,7 +91,18 @@ type Subscription struct {
 	// MaxPayloadBytes makes larger bodies poison. 0 means no limit.
 	MaxPayloadBytes int
 	// QueueType (RabbitMQ) is the declared queue type; "" means classic.
+	// A quorum subscription's wait queues and dead-letter queues are
+	// quorum queues too.
 	QueueType QueueType
+	// DeliveryLimit (RabbitMQ, quorum queues) is the queue's
+	// x-delivery-limit: the broker stops redelivering a message after that
+	// many redeliveries that were not settled (a worker crashed or lost its
+	// connection while it ran). 0 means not set.
+	DeliveryLimit int
+	// SingleActiveConsumer (RabbitMQ) declares the queue with
+	// x-single-active-consumer: one consumer at a time gets its messages,
+	// the others stand by.
+	SingleActiveConsumer bool
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler
 }
@@ -235,14 +246,59 @@ func (s *Subscription) WaitQueues() []WaitQueue {
 // subscription is declared with: x-message-ttl, q.TTL in milliseconds
 // (rounded up, at least 1, as an int64), and x-dead-letter-exchange ""
 // with x-dead-letter-routing-key s.Name, which send an expired retry copy
-// back to the subscription's queue. runtime/rabbitmq declares wait queues
-// with them; documents that describe the queues can show them.
+// back to the subscription's queue. A quorum subscription's wait queue is
+// a quorum queue (x-queue-type quorum) that moves expired copies back
+// at least once (x-dead-letter-strategy at-least-once, which needs
+// x-overflow reject-publish), so a copy survives the loss of a node on
+// its way back. runtime/rabbitmq declares wait queues with them;
+// documents that describe the queues can show them.
 func (s *Subscription) WaitQueueArguments(q WaitQueue) map[string]any {
-	return map[string]any{
+	args := map[string]any{
 		"x-message-ttl":             max(int64((q.TTL+time.Millisecond-1)/time.Millisecond), 1), // 0 would expire copies at once
 		"x-dead-letter-exchange":    "",
 		"x-dead-letter-routing-key": s.Name,
 	}
+	if s.QueueType == QuorumQueue {
+		args["x-queue-type"] = string(QuorumQueue)
+		args["x-dead-letter-strategy"] = "at-least-once"
+		args["x-overflow"] = "reject-publish"
+	}
+	return args
+}
+
+// QueueArguments returns the RabbitMQ arguments the subscription's queue
+// is declared with, nil when none: x-queue-type when QueueType is set,
+// x-delivery-limit (an int64) when DeliveryLimit is, and
+// x-single-active-consumer true when SingleActiveConsumer is.
+func (s *Subscription) QueueArguments() map[string]any {
+	var args map[string]any
+	set := func(k string, v any) {
+		if args == nil {
+			args = map[string]any{}
+		}
+		args[k] = v
+	}
+	if s.QueueType != "" {
+		set("x-queue-type", string(s.QueueType))
+	}
+	if s.DeliveryLimit > 0 {
+		set("x-delivery-limit", int64(s.DeliveryLimit))
+	}
+	if s.SingleActiveConsumer {
+		set("x-single-active-consumer", true)
+	}
+	return args
+}
+
+// DeadLetterQueueArguments returns the RabbitMQ arguments the
+// subscription's dead-letter queues are declared with: x-queue-type
+// quorum for a quorum subscription, so parked messages are replicated as
+// its own are; nil otherwise.
+func (s *Subscription) DeadLetterQueueArguments() map[string]any {
+	if s.QueueType == QuorumQueue {
+		return map[string]any{"x-queue-type": string(QuorumQueue)}
+	}
+	return nil
 }
 
 // WaitQueueFor picks the wait queue for a message whose attempt-th delivery
@@ -378,6 +434,9 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 	default:
 		add(-1, "queue_type", "queue_type is %q: use classic or quorum", s.QueueType)
 	}
+	if s.DeliveryLimit < 0 {
+		add(-1, "delivery_limit", "delivery_limit is %d: it must be 1 or more (or left out)", s.DeliveryLimit)
+	}
 
 	switch kind {
 	case RabbitMQ:
@@ -403,6 +462,9 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 	if len(s.RetryDelays) > 0 && !s.Retries() {
 		add(-1, "retry_delay", "retry_delay has no effect because no handler retries: set max_attempts to 2 or more, or remove retry_delay")
 	}
+	if s.DeliveryLimit > 0 && s.QueueType != QuorumQueue {
+		add(-1, "delivery_limit", "delivery_limit is for quorum queues (RabbitMQ refuses x-delivery-limit on a classic queue): add queue_type=quorum or remove delivery_limit")
+	}
 	for _, q := range s.WaitQueues() {
 		for i, h := range s.Handlers {
 			if h.Policy.DeadLetter == q.Name {
@@ -421,6 +483,12 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 	}
 	if s.QueueType != "" {
 		add(-1, "queue_type", "queue_type is for rabbitmq; remove it")
+	}
+	if s.DeliveryLimit != 0 {
+		add(-1, "delivery_limit", "delivery_limit is for rabbitmq quorum queues; remove it")
+	}
+	if s.SingleActiveConsumer {
+		add(-1, "single_active_consumer", "single_active_consumer is for rabbitmq; remove it")
 	}
 	for i, h := range s.Handlers {
 		switch {

@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 	}{
 		// Valid subscriptions.
 		{"rabbitmq with everything", rabbit, runtime.Subscription{Name: "jobs", Broker: rabbit, RetryDelays: []time.Duration{time.Second, time.Minute},
-			Ack: runtime.AckManual, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue,
+			Ack: runtime.AckManual, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue, DeliveryLimit: 5, SingleActiveConsumer: true,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead"}), okHandler("Invoice", runtime.Policy{})}}, nil},
 		{"zeromq with retries and a dead letter", zero, runtime.Subscription{Name: "jobs", Broker: zero,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"})}}, nil},
@@ -85,6 +85,12 @@ func TestValidate(t *testing.T) {
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2}), okHandler("Invoice", runtime.Policy{DeadLetter: "jobs.retry.1m"})}},
 			[]problem{{1, "dead_letter", `dead_letter "jobs.retry.1m" is the subscription's wait queue`}}},
 
+		{"delivery_limit on a classic queue", rabbit, runtime.Subscription{Name: "jobs", DeliveryLimit: 3, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "delivery_limit", "delivery_limit is for quorum queues (RabbitMQ refuses x-delivery-limit on a classic queue): add queue_type=quorum"}}},
+		{"negative delivery_limit", rabbit, runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: -1, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "delivery_limit", "delivery_limit is -1: it must be 1 or more"}}},
+		{"single_active_consumer on a classic queue", rabbit, runtime.Subscription{Name: "jobs", SingleActiveConsumer: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
+
 		// ZeroMQ rules.
 		{"retry_delay on zeromq", zero, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "retry_delay", "retry_delay is for rabbitmq"}}},
@@ -92,6 +98,8 @@ func TestValidate(t *testing.T) {
 			[]problem{{-1, "ack", "ack is for rabbitmq"}}},
 		{"queue_type on zeromq", zero, runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "queue_type", "queue_type is for rabbitmq"}}},
+		{"delivery_limit and single_active_consumer on zeromq", zero, runtime.Subscription{Name: "jobs", DeliveryLimit: 2, SingleActiveConsumer: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "delivery_limit", "delivery_limit is for rabbitmq"}, {-1, "single_active_consumer", "single_active_consumer is for rabbitmq"}}},
 		{"max_attempts without out_retry", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5})}},
 			[]problem{{0, "max_attempts", "max_attempts=5 needs a destination for the retry copies on zeromq"}}},
 		{"out_retry without max_attempts", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{OutRetry: "self"})}},
@@ -216,6 +224,41 @@ func TestWaitQueueArguments(t *testing.T) {
 	}
 	if ttl := jobs.WaitQueueArguments(runtime.WaitQueue{Name: "jobs.retry", TTL: time.Microsecond})["x-message-ttl"]; ttl != int64(1) {
 		t.Errorf("x-message-ttl of a 1µs wait = %v, want 1: 0 would expire copies at once", ttl)
+	}
+}
+
+// A quorum subscription's wait queues are quorum queues that move expired
+// copies back at least once, and its dead-letter queues are quorum queues.
+func TestQuorumQueueArguments(t *testing.T) {
+	jobs := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: 4, SingleActiveConsumer: true,
+		Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"})}}
+	if got, want := fmt.Sprint(jobs.QueueArguments()), "map[x-delivery-limit:4 x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+		t.Errorf("QueueArguments() = %s, want %s", got, want)
+	}
+	if limit := jobs.QueueArguments()["x-delivery-limit"]; limit != int64(4) {
+		t.Errorf("x-delivery-limit = %#v, want int64(4)", limit)
+	}
+	wait := jobs.WaitQueueArguments(jobs.WaitQueues()[0])
+	if got, want := fmt.Sprint(wait), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:10000 x-overflow:reject-publish x-queue-type:quorum]"; got != want {
+		t.Errorf("WaitQueueArguments() = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(jobs.DeadLetterQueueArguments()), "map[x-queue-type:quorum]"; got != want {
+		t.Errorf("DeadLetterQueueArguments() = %s, want %s", got, want)
+	}
+
+	classic := &runtime.Subscription{Name: "jobs", Handlers: jobs.Handlers}
+	if args := classic.QueueArguments(); args != nil {
+		t.Errorf("a classic subscription's QueueArguments() = %v, want nil", args)
+	}
+	if args := classic.DeadLetterQueueArguments(); args != nil {
+		t.Errorf("a classic subscription's DeadLetterQueueArguments() = %v, want nil", args)
+	}
+	if _, ok := classic.WaitQueueArguments(classic.WaitQueues()[0])["x-queue-type"]; ok {
+		t.Error("a classic subscription's wait queue has an x-queue-type")
+	}
+	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
+	if got, want := fmt.Sprint(named.QueueArguments()), "map[x-queue-type:classic]"; got != want {
+		t.Errorf("QueueArguments() with queue_type=classic = %s, want %s", got, want)
 	}
 }
 

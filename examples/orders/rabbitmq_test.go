@@ -26,7 +26,7 @@ func requireBroker(t *testing.T, url string) {
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatalf("RabbitMQ does not answer at %s (%v): start one with rabbitmq-server -detached, or point STREAMGEN_RABBITMQ_URL at one",
-			runtime.RedactURL(url), err)
+			rabbitmq.RedactURL(url), err)
 	}
 	conn.Close()
 }

@@ -5,7 +5,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
+	"net/url"
 )
 
 // DialRabbitMQ connects to the broker at url for the test and closes the
@@ -16,7 +16,7 @@ func DialRabbitMQ(t testing.TB, url string) *amqp.Connection {
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatalf("RabbitMQ does not answer at %s (%v): start one with rabbitmq-server -detached, or point STREAMGEN_RABBITMQ_URL at one",
-			runtime.RedactURL(url), err)
+			redacted(url), err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
@@ -27,4 +27,13 @@ func DialRabbitMQ(t testing.TB, url string) *amqp.Connection {
 func RequireRabbitMQ(t testing.TB, url string) {
 	t.Helper()
 	_ = DialRabbitMQ(t, url).Close()
+}
+
+// redacted is rawURL with its password hidden.
+func redacted(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(an unreadable URL)"
+	}
+	return u.Redacted()
 }

@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
@@ -23,7 +24,7 @@ func death(queue, reason string, count any) amqp.Table {
 // subscription's wait queues. Counts beyond the cap make the delivery the
 // last attempt (max_attempts is 20 here).
 func TestAttemptOfADelivery(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	tests := []struct {
 		name    string
 		headers amqp.Table

@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
-// Broker runs subscriptions on a RabbitMQ broker and publishes to it. It is
-// a runtime.Broker and a runtime.Publisher:
+// Broker runs subscriptions on a RabbitMQ broker, or a cluster of them,
+// and publishes to it. It is a runtime.Broker and a runtime.Publisher:
 //
 //	rb := rabbitmq.New("amqp://guest:guest@127.0.0.1:5672/", rabbitmq.WithConnectionName("billing"))
 //	orders.Mount(app, rb)
@@ -24,16 +23,16 @@ import (
 // Publish works without an App: it connects on first use. A Broker serves
 // one App run; after Shutdown (or Close) it publishes no more.
 type Broker struct {
-	url  string
-	opts options
-	user string // the URL's user name: copies keep a user-id property only if it is this one
-	pub  *publisher
+	opts   options
+	dialer *dialer
+	blocks *blockState
+	user   string // the URLs' user name: copies keep a user-id property only if it is this one
+	pub    *publisher
 
 	stopping chan struct{} // closed when Shutdown begins
 
 	mu         sync.Mutex
 	state      brokerState
-	dialer     dialer
 	log        *slog.Logger
 	clock      runtime.Clock
 	codec      runtime.Codec
@@ -61,9 +60,18 @@ var _ interface {
 	runtime.CodecProvider
 } = (*Broker)(nil)
 
-// New returns a Broker for the broker at url (amqp:// or amqps://). It does
-// not connect yet: Start does, or the first Publish. The URL's password
-// never appears in a log or an error.
+// New returns a Broker for the broker at url (amqp:// or amqps://), or for
+// the nodes of a cluster given as a comma list of such URLs:
+//
+//	rabbitmq.New("amqp://app:pw@rabbit-1:5672/,amqp://app:pw@rabbit-2:5672/,amqp://app:pw@rabbit-3:5672/")
+//
+// Every address must use the same user. The Broker shuffles the list once
+// (WithAddressesInOrder keeps it as given), connects to the first address
+// that answers, and on each reconnect starts at the address after the one
+// it was connected to, so it moves off a node that went away. Its
+// consuming and publishing connections each fail over on their own. New
+// does not connect yet: Start does, or the first Publish. No password, of
+// any address, ever appears in a log or an error.
 func New(url string, opts ...Option) *Broker {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -78,18 +86,16 @@ func New(url string, opts ...Option) *Broker {
 		name = DefaultConnectionName
 	}
 	b := &Broker{
-		url:      url,
 		opts:     o,
 		stopping: make(chan struct{}),
-		dialer:   newDialer(url, o.tls, name),
+		dialer:   newDialer(url, o.tls, name, o.inOrder),
+		blocks:   newBlockState(),
 		log:      log,
 		clock:    runtime.SystemClock{},
 		codec:    o.codec,
 	}
-	if b.dialer.uriErr == nil {
-		b.user = b.dialer.uri.Username
-	}
-	b.pub = newPublisher(b.dial, o.confirmTimeout, log)
+	b.user = b.dialer.user
+	b.pub = newPublisher(b.dial, o.confirmTimeout, b.blocks, log)
 	return b
 }
 
@@ -108,11 +114,25 @@ func (b *Broker) Codec() runtime.Codec {
 }
 
 // dial opens a connection in role with the current connection name.
-func (b *Broker) dial(ctx context.Context, role string) (*amqp.Connection, error) {
+func (b *Broker) dial(ctx context.Context, role string) (*connection, error) {
+	return b.dialer.dial(ctx, role)
+}
+
+func (b *Broker) logger() *slog.Logger {
 	b.mu.Lock()
-	d := b.dialer
-	b.mu.Unlock()
-	return d.dial(ctx, role)
+	defer b.mu.Unlock()
+	return b.log
+}
+
+// Blocked reports whether the broker blocks one of the Broker's
+// connections, and why in the broker's words, as "publish: low on memory"
+// (several joined by "; "). RabbitMQ blocks connections that publish while
+// a memory or disk alarm is in force: retry copies, dead letters and
+// Publish wait until it clears, or fail once their confirm timeout passes.
+// A health check or a metric can show it; the Broker also logs each
+// connection.blocked and connection.unblocked.
+func (b *Broker) Blocked() (reason string, blocked bool) {
+	return b.blocks.blocked()
 }
 
 // Publish sends msg to the queue of that name through the default
@@ -163,7 +183,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		b.codec = env.Codec
 	}
 	if b.opts.connectionName == "" && env.App != "" {
-		b.dialer.name = env.App
+		b.dialer.setConnectionName(env.App)
 	}
 	for _, sub := range subs {
 		b.runners = append(b.runners, newRunner(b, sub, env))
@@ -180,14 +200,14 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	sess, err := b.openSession(ctx)
 	if err == nil {
 		if _, err = b.pub.channel(ctx); err != nil {
-			sess.close()
+			_ = sess.close(ctx)
 		}
 	}
 	if err != nil {
 		b.stopRun()
 		b.abort()
 		close(b.supervised)
-		b.pub.close()
+		_ = b.pub.close(ctx)
 		b.mu.Lock()
 		b.state = stateStopped
 		b.mu.Unlock()
@@ -196,10 +216,10 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	if !b.install(sess) {
 		// Shutdown began while starting; it finds the session installed or
 		// not at all, so close this one here.
-		sess.close()
+		_ = sess.close(ctx)
 	}
 	go b.supervise(runCtx, sess)
-	log.Info("rabbitmq: consuming", "url", b.dialer.redacted, "subscriptions", len(b.runners))
+	log.Info("rabbitmq: consuming", "url", sess.conn.addr, "subscriptions", len(b.runners))
 	return nil
 }
 
@@ -228,8 +248,10 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 			return
 		case <-sess.lost:
 		}
-		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", b.dialer.redacted, "err", sess.cause())
-		sess.close()
+		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
+		closeCtx, cancel := context.WithTimeout(runCtx, handshakeTimeout)
+		_ = sess.close(closeCtx)
+		cancel()
 		next, err := b.reconnect(runCtx)
 		if err != nil {
 			return
@@ -249,10 +271,10 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 		s, err := b.openSession(runCtx)
 		if err == nil {
 			if !b.install(s) {
-				s.close()
+				_ = s.close(runCtx)
 				return nil, ErrClosed
 			}
-			b.log.Info("rabbitmq: reconnected; consuming again", "url", b.dialer.redacted, "attempts", n)
+			b.log.Info("rabbitmq: reconnected; consuming again", "url", s.conn.addr, "attempts", n)
 			return s, nil
 		}
 		if runCtx.Err() != nil {
@@ -272,7 +294,11 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 // received but not started back to the broker, then closes the
 // connections. When ctx ends first, the running handlers' context is
 // cancelled and their deliveries are left to the broker, which requeues
-// them as the connection closes; Shutdown then returns ctx's error.
+// them as the connection closes; Shutdown then returns ctx's error. A
+// connection that does not close before ctx ends (the broker reads
+// nothing from a connection it blocks, see Blocked) is dropped, and
+// Shutdown returns an error saying so: it never outlasts ctx by more than
+// the time to drop the connections.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	state := b.state
@@ -286,7 +312,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	if state != stateRunning {
-		b.pub.close()
+		if err := b.pub.close(ctx); err != nil {
+			return fmt.Errorf("rabbitmq: close: %w: %s", context.Cause(ctx), err)
+		}
 		return nil
 	}
 	b.stopRun()
@@ -298,26 +326,35 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	sess := b.sess
 	b.mu.Unlock()
 
-	var err error
-	if werr := wait.Do(ctx, func() {
+	var errs []error
+	if wait.Do(ctx, func() {
 		if sess != nil {
 			sess.cancelConsumers(b.log)
 		}
 		for _, r := range b.runners {
 			r.waitPumps()
 		}
-	}); werr != nil {
-		err = fmt.Errorf("rabbitmq: shutdown: %w: handlers still running were cancelled; their deliveries are left to the broker", werr)
+	}) != nil {
+		errs = append(errs, errors.New("handlers still running were cancelled; their deliveries are left to the broker"))
 	}
 	b.abort()
 	if sess != nil {
-		sess.close()
+		if err := sess.close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	b.pub.close()
-	if err == nil {
-		b.log.Info("rabbitmq: stopped", "url", b.dialer.redacted)
+	if err := b.pub.close(ctx); err != nil {
+		errs = append(errs, err)
 	}
-	return err
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("rabbitmq: shutdown: %w: %s", context.Cause(ctx), strings.Join(msgs, "; "))
+	}
+	b.log.Info("rabbitmq: stopped", "url", b.dialer.redacted)
+	return nil
 }
 
 // Close shuts the Broker down without a deadline. A Broker used only to

@@ -277,7 +277,7 @@ func (a *fakeAcknowledger) Reject(tag uint64, requeue bool) error {
 // The runner settles a delivery as its Consumer says, on the delivery's
 // own channel.
 func TestRunnerSettles(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	r := &runner{}
 	for _, tt := range []struct {
 		name    string

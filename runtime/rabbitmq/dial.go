@@ -5,17 +5,18 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
+	"strings"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/streamgen/streamgen/runtime"
 )
 
 // handshakeTimeout bounds the TCP connect plus the TLS and AMQP handshakes
-// of one connection attempt.
+// of one connection attempt to one address.
 const handshakeTimeout = 30 * time.Second
 
 // Connection roles, appended to the connection name.
@@ -24,65 +25,228 @@ const (
 	rolePublish = "publish"
 )
 
-// dialer opens connections to one broker. url holds the credentials and is
-// never logged nor put in an error: redacted is.
-type dialer struct {
+// address is one broker address. url holds the credentials and is never
+// logged nor put in an error: redacted is.
+type address struct {
 	url      string
 	redacted string
-	uri      amqp.URI // url parsed, when uriErr is nil
-	uriErr   error    // why url does not parse, without the password
-	tls      *tls.Config
-	name     string
+	uri      amqp.URI
 }
 
-// newDialer parses rawURL once; a URL that does not parse is reported by
-// every dial.
-func newDialer(rawURL string, tlsConfig *tls.Config, name string) dialer {
-	d := dialer{url: rawURL, redacted: runtime.RedactURL(rawURL), tls: tlsConfig, name: name}
-	uri, err := amqp.ParseURI(rawURL)
+// dialer opens connections to the broker's addresses, each role (consume,
+// publish) on its own: a role's first connection goes to the first address
+// that answers, and every later one (a reconnect) starts at the address
+// after the one that role last connected to.
+type dialer struct {
+	addrs    []address
+	redacted string // every address, redacted, in the order tried
+	err      error  // why the addresses are not usable, without passwords
+	user     string // the addresses' user name
+	tls      *tls.Config
+
+	mu   sync.Mutex
+	name string
+	next map[string]int // per role, the index in addrs the next dial starts at
+}
+
+// newDialer parses list, one URL or a comma list of them, once; a list
+// that does not parse is reported by every dial. Unless inOrder, the
+// addresses are shuffled once, so that a fleet of workers spreads over a
+// cluster's nodes.
+func newDialer(list string, tlsConfig *tls.Config, name string, inOrder bool) *dialer {
+	d := &dialer{tls: tlsConfig, name: name, next: map[string]int{}}
+	raw := splitAddresses(list)
+	var errs []string
+	for i, u := range raw {
+		a := address{url: u, redacted: redactOne(u)}
+		uri, err := parseAddress(u)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Sprintf("%s: %v", a.redacted, err))
+		case i > 0 && uri.Username != d.user:
+			errs = append(errs, fmt.Sprintf("%s has the user %q, but %s has %q: every address must use the same user", a.redacted, uri.Username, d.addrs[0].redacted, d.user))
+		}
+		if i == 0 {
+			d.user = uri.Username
+		}
+		a.uri = uri
+		d.addrs = append(d.addrs, a)
+	}
+	if !inOrder {
+		rand.Shuffle(len(d.addrs), func(i, j int) { d.addrs[i], d.addrs[j] = d.addrs[j], d.addrs[i] })
+	}
+	names := make([]string, len(d.addrs))
+	for i, a := range d.addrs {
+		names[i] = a.redacted
+	}
+	d.redacted = strings.Join(names, ",")
+	switch {
+	case len(errs) == 1 && len(raw) == 1:
+		d.err = fmt.Errorf("rabbitmq: broker URL %s is not valid: %s", d.addrs[0].redacted, strings.TrimPrefix(errs[0], d.addrs[0].redacted+": "))
+	case len(errs) > 0:
+		d.err = fmt.Errorf("rabbitmq: broker addresses are not valid: %s", strings.Join(errs, "; "))
+	}
+	return d
+}
+
+// parseAddress parses one broker URL. Its errors never hold the password.
+func parseAddress(u string) (amqp.URI, error) {
+	uri, err := amqp.ParseURI(u)
 	if err != nil {
 		// A url.Error repeats the URL, password included: keep only its cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		d.uriErr = fmt.Errorf("rabbitmq: broker URL %s is not valid: %v", d.redacted, err)
+		// amqp091 quotes the values it cannot read, and a value of a URL
+		// run into another can hold that one's password.
+		return uri, errors.New(safeText(err.Error(), u, "it does not parse as amqp://user:password@host:port/vhost"))
 	}
-	d.uri = uri
-	return d
+	if strings.Contains(uri.Vhost, "://") || strings.Contains(uri.Vhost, "@") {
+		return uri, errors.New("its virtual host looks like another address: separate addresses with commas, each starting with amqp:// or amqps://")
+	}
+	return uri, nil
 }
 
-// config returns the amqp091 configuration of a connection in role: its
-// name, and its TLS settings for an amqps:// URL.
-func (d dialer) config(role string) (amqp.Config, amqp.URI, error) {
-	uri := d.uri
-	if d.uriErr != nil {
-		return amqp.Config{}, uri, d.uriErr
-	}
+// connectionName returns the name the connections are given.
+func (d *dialer) connectionName() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.name
+}
+
+// setConnectionName names the connections opened from now on.
+func (d *dialer) setConnectionName(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.name = name
+}
+
+// config returns the amqp091 configuration of a connection in role to a:
+// its name, and its TLS settings for an amqps:// URL.
+func (d *dialer) config(a address, role string) (amqp.Config, error) {
 	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName(d.name + " (" + role + ")")
+	props.SetClientConnectionName(d.connectionName() + " (" + role + ")")
 	cfg := amqp.Config{Properties: props}
 	if d.tls != nil {
-		if uri.Scheme != "amqps" {
-			return amqp.Config{}, uri, fmt.Errorf("rabbitmq: a TLS configuration is set but the broker URL %s is not amqps://: use an amqps:// URL", d.redacted)
+		if a.uri.Scheme != "amqps" {
+			return amqp.Config{}, fmt.Errorf("rabbitmq: a TLS configuration is set but the broker URL %s is not amqps://: use an amqps:// URL", a.redacted)
 		}
 		// amqp091 writes ServerName into the config it is given: clone it,
 		// so the caller's configuration stays as it was.
 		cfg.TLSClientConfig = d.tls.Clone()
 		if cfg.TLSClientConfig.ServerName == "" {
-			cfg.TLSClientConfig.ServerName = uri.Host
+			cfg.TLSClientConfig.ServerName = a.uri.Host
 		}
 	}
-	return cfg, uri, nil
+	return cfg, nil
 }
 
-// dial opens a connection in role. ctx bounds the TCP connect and the
-// handshakes, as does handshakeTimeout.
-func (d dialer) dial(ctx context.Context, role string) (*amqp.Connection, error) {
-	cfg, _, err := d.config(role)
+// connection is an open AMQP connection and the socket under it, which
+// abort closes when a graceful close would wait too long.
+type connection struct {
+	*amqp.Connection
+	raw  net.Conn
+	addr string // the address, redacted
+}
+
+// abort closes the socket: whatever waits on the connection fails at once,
+// and the broker requeues what the connection had not acknowledged.
+func (c *connection) abort() { _ = c.raw.Close() }
+
+// closeWithin closes c gracefully, or aborts it when ctx ends first (a
+// blocked connection never answers connection.close), calling
+// beforeAbort first. It reports whether the graceful close finished.
+func (c *connection) closeWithin(ctx context.Context, beforeAbort func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Close()
+	}()
+	return waitOrAbort(ctx, done, func() {
+		beforeAbort()
+		c.abort()
+	})
+}
+
+// waitOrAbort waits until done is closed; when ctx ends first it calls
+// abort and then waits. It reports whether done came first.
+func waitOrAbort(ctx context.Context, done <-chan struct{}, abort func()) bool {
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		abort()
+		<-done
+		return false
+	}
+}
+
+// dialErrors is why no address answered: one error per address tried.
+type dialErrors []error
+
+func (es dialErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (es dialErrors) Unwrap() []error { return es }
+
+// dial opens a connection in role to the first address that answers,
+// starting where the role's previous dial left off. ctx bounds every
+// attempt: once it ends, the attempt under way ends at once, whether it is
+// in the TCP connect or in the TLS or AMQP handshake.
+func (d *dialer) dial(ctx context.Context, role string) (*connection, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	d.mu.Lock()
+	start := d.next[role]
+	d.mu.Unlock()
+	var errs dialErrors
+	for i := range d.addrs {
+		k := (start + i) % len(d.addrs)
+		a := d.addrs[k]
+		conn, err := d.dialOne(ctx, a, role)
+		if err == nil {
+			d.mu.Lock()
+			d.next[role] = (k + 1) % len(d.addrs)
+			d.mu.Unlock()
+			return conn, nil
+		}
+		if len(d.addrs) == 1 {
+			return nil, fmt.Errorf("rabbitmq: connect to %s (%s): %w", a.redacted, role, err)
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", a.redacted, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("rabbitmq: connect (%s): no broker address answered: %w", role, errs)
+}
+
+// dialOne opens a connection in role to a.
+func (d *dialer) dialOne(ctx context.Context, a address, role string) (*connection, error) {
+	cfg, err := d.config(a, role)
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		mu      sync.Mutex
+		raw     net.Conn
+		aborted bool
+	)
 	cfg.Dial = func(network, addr string) (net.Conn, error) {
 		deadline := time.Now().Add(handshakeTimeout)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
@@ -98,11 +262,34 @@ func (d dialer) dial(ctx context.Context, role string) (*amqp.Connection, error)
 			conn.Close()
 			return nil, err
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if aborted {
+			conn.Close()
+			return nil, ctx.Err()
+		}
+		raw = conn
 		return conn, nil
 	}
-	conn, err := amqp.DialConfig(d.url, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: connect to %s (%s): %w", d.redacted, role, err)
+	// The handshakes read and write the socket with no context of their
+	// own: closing it when ctx ends is what ends them.
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		aborted = true
+		if raw != nil {
+			raw.Close()
+		}
+	})
+	conn, err := amqp.DialConfig(a.url, cfg)
+	if !stop() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+		return nil, ctx.Err()
 	}
-	return conn, nil
+	if err != nil {
+		return nil, err
+	}
+	return &connection{Connection: conn, raw: raw, addr: a.redacted}, nil
 }

@@ -22,8 +22,8 @@ const secret = "s3cret-pa55"
 
 func TestConfigNamesTheConnection(t *testing.T) {
 	testkit.NoLeaks(t)
-	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", nil, "billing")
-	cfg, _, err := d.config(roleConsume)
+	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", nil, "billing", false)
+	cfg, err := d.config(d.addrs[0], roleConsume)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestConfigNamesTheConnection(t *testing.T) {
 	if cfg.TLSClientConfig != nil {
 		t.Errorf("amqp:// without a TLS option got a TLS config")
 	}
-	if strings.Contains(d.redacted, secret) {
+	if strings.Contains(d.redacted, secret) || strings.Contains(d.addrs[0].redacted, secret) {
 		t.Errorf("redacted URL %q shows the password", d.redacted)
 	}
 }
@@ -41,8 +41,9 @@ func TestConfigNamesTheConnection(t *testing.T) {
 func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
 	testkit.NoLeaks(t)
 	mine := &tls.Config{MinVersion: tls.VersionTLS12}
-	d := newDialer("amqps://guest:"+secret+"@broker.example:5671/", mine, "billing")
-	cfg, uri, err := d.config(rolePublish)
+	d := newDialer("amqps://guest:"+secret+"@broker.example:5671/", mine, "billing", false)
+	cfg, err := d.config(d.addrs[0], rolePublish)
+	uri := d.addrs[0].uri
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,8 @@ func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
 	}
 
 	named := &tls.Config{ServerName: "rabbit.internal"}
-	cfg, _, err = newDialer("amqps://broker.example/", named, "x").config(rolePublish)
+	nd := newDialer("amqps://broker.example/", named, "x", false)
+	cfg, err = nd.config(nd.addrs[0], rolePublish)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +73,8 @@ func TestConfigClonesTLSAndSetsServerName(t *testing.T) {
 
 func TestConfigRefusesTLSWithPlainURL(t *testing.T) {
 	testkit.NoLeaks(t)
-	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", &tls.Config{}, "x")
-	_, _, err := d.config(roleConsume)
+	d := newDialer("amqp://guest:"+secret+"@127.0.0.1:5672/", &tls.Config{}, "x", false)
+	_, err := d.config(d.addrs[0], roleConsume)
 	if err == nil || !strings.Contains(err.Error(), "amqps://") {
 		t.Fatalf("TLS config with amqp:// URL: err = %v, want one that asks for amqps://", err)
 	}
@@ -88,7 +90,7 @@ func TestInvalidURLErrorHidesPassword(t *testing.T) {
 		"http://guest:" + secret + "@127.0.0.1/",
 		"amqp://guest:" + secret + "@127.0.0.1:5672/%zz",
 	} {
-		_, err := newDialer(u, nil, "x").dial(context.Background(), roleConsume)
+		_, err := newDialer(u, nil, "x", false).dial(context.Background(), roleConsume)
 		if err == nil {
 			t.Errorf("dial %q succeeded", u)
 			continue
@@ -181,7 +183,7 @@ func TestDialSpeaksAMQPOverTLS(t *testing.T) {
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
 	url := "amqps://guest:" + secret + "@localhost:" + port + "/"
-	d := newDialer(url, &tls.Config{RootCAs: srv.pool, MinVersion: tls.VersionTLS12}, "tls-test")
+	d := newDialer(url, &tls.Config{RootCAs: srv.pool, MinVersion: tls.VersionTLS12}, "tls-test", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	_, err := d.dial(ctx, roleConsume)
@@ -207,7 +209,7 @@ func TestDialVerifiesTheServerCertificate(t *testing.T) {
 	testkit.NoLeaks(t)
 	srv := newTLSServer(t)
 	_, port, _ := net.SplitHostPort(srv.addr)
-	d := newDialer("amqps://guest:"+secret+"@localhost:"+port+"/", &tls.Config{MinVersion: tls.VersionTLS12}, "tls-test")
+	d := newDialer("amqps://guest:"+secret+"@localhost:"+port+"/", &tls.Config{MinVersion: tls.VersionTLS12}, "tls-test", false)
 	_, err := d.dial(context.Background(), roleConsume)
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("dial to a server with an unknown CA: err = %v, want a certificate error", err)

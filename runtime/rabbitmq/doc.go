@@ -20,19 +20,33 @@
 //
 // Options: WithConnectionName (how the broker lists the connections, with
 // " (consume)" and " (publish)" appended), WithTLSConfig (for amqps://
-// URLs), WithReconnectBackoff, WithConfirmTimeout, WithDefaultPrefetch,
-// WithLogger and WithCodec. The URL's password is redacted from every log
-// line and error.
+// URLs), WithAddressesInOrder, WithReconnectBackoff, WithConfirmTimeout,
+// WithDefaultPrefetch, WithLogger and WithCodec. The password of every
+// address is redacted from every log line and error (RedactURL).
+//
+// # Clusters
+//
+// New takes the nodes of a RabbitMQ cluster as a comma list of URLs. The
+// Broker shuffles them once, so that a fleet of workers spreads over the
+// nodes (WithAddressesInOrder keeps the order given), connects to the
+// first that answers, and on each reconnect starts at the address after
+// the one it was on. The consuming and the publishing connection fail over
+// each on its own. With queue_type=quorum the subscription's queue, its
+// wait queues and its dead-letter queues are quorum queues, replicated
+// over the cluster, so losing a node loses no message.
 //
 // # What Start declares
 //
-// For each subscription: its queue (durable; x-queue-type when queue_type
-// is set), one wait queue per retry delay ("<queue>.retry", or
-// "<queue>.retry.<delay>" for each step of a ladder such as
-// retry_delay=1s,10s,1m: durable, x-message-ttl the delay,
-// x-dead-letter-exchange "" and x-dead-letter-routing-key the queue, as
-// runtime.Subscription.WaitQueueArguments gives them), and each dead-letter
-// queue (plain durable); QueueNames lists them all. A queue that already
+// For each subscription: its queue (durable; x-queue-type,
+// x-delivery-limit and x-single-active-consumer as queue_type,
+// delivery_limit and single_active_consumer say, as
+// runtime.Subscription.QueueArguments gives them), one wait queue per
+// retry delay ("<queue>.retry", or "<queue>.retry.<delay>" for each step
+// of a ladder such as retry_delay=1s,10s,1m: durable, x-message-ttl the
+// delay, x-dead-letter-exchange "" and x-dead-letter-routing-key the
+// queue, as runtime.Subscription.WaitQueueArguments gives them), and each
+// dead-letter queue (durable; runtime.Subscription.DeadLetterQueueArguments);
+// QueueNames lists them all. A queue that already
 // exists with other arguments makes Start fail with a TopologyError naming
 // the queue, the argument, both values and the fix. One exception: a
 // subscription's own queue may carry arguments the subscription does not
@@ -87,6 +101,12 @@
 // back to the broker, and closes the connections. When its context ends
 // first, the running handlers' context is cancelled and their deliveries
 // are left to the broker, which requeues them when the connection closes.
+// A connection that does not close before the context ends is dropped:
+// RabbitMQ reads nothing from a connection it blocks during a memory or
+// disk alarm, so closing one gracefully would wait until the alarm
+// clears. Broker.Blocked tells whether the broker blocks a connection,
+// and each connection.blocked and connection.unblocked is logged with the
+// broker's reason.
 //
 // # Operational caveats
 //
@@ -130,8 +150,15 @@
 //
 // # Quorum queues
 //
-// queue_type=quorum declares the subscription's queue as a quorum queue
-// (wait queues and dead-letter queues stay classic). A quorum queue counts
+// queue_type=quorum declares the subscription's queue, its wait queues and
+// its dead-letter queues as quorum queues, replicated over a cluster's
+// nodes, so that a message survives the loss of a node wherever it is:
+// waiting for a worker, waiting out a retry delay, or parked. The wait
+// queues move expired copies back with x-dead-letter-strategy
+// at-least-once (and the x-overflow reject-publish it needs), so a copy
+// whose way back is cut by a node loss is moved once the queue is back,
+// not dropped. A classic wait queue left from before makes Start fail
+// with the fix: delete it once empty. A quorum queue counts
 // redeliveries itself: after a nack with requeue or a lost connection it
 // redelivers the message with x-delivery-count raised, and a delivery
 // limit (the x-delivery-limit argument or a delivery-limit policy)

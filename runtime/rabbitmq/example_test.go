@@ -81,3 +81,10 @@ func ExampleQueueNames() {
 	// orders.placed.retry.1m
 	// orders.parked
 }
+
+// RedactURL hides the password of every address of a list, as the Broker
+// does in its logs and errors.
+func ExampleRedactURL() {
+	fmt.Println(rabbitmq.RedactURL("amqp://billing:s3cret@rabbit-1:5672/prod,amqp://billing:s3cret@rabbit-2:5672/prod"))
+	// Output: amqp://billing:xxxxx@rabbit-1:5672/prod,amqp://billing:xxxxx@rabbit-2:5672/prod
+}

@@ -18,7 +18,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -50,7 +49,7 @@ func newAdmin(t testing.TB) *admin {
 	conn, err := amqp.Dial(brokerURL())
 	if err != nil {
 		t.Fatalf("RabbitMQ is not reachable at %s: start it with `rabbitmq-server -detached` (install: apt-get install -y rabbitmq-server): %v",
-			runtime.RedactURL(brokerURL()), err)
+			RedactURL(brokerURL()), err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return &admin{t: t, conn: conn}
@@ -293,10 +292,6 @@ func clearPolicy(t testing.TB, name string) {
 
 // eventually is testkit.Eventually under the name the tests of attempt.go,
 // runner.go and message.go call it by.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testkit.Eventually(t, what, cond)
-}
 
 // job is the message type of the tests.
 type job struct {

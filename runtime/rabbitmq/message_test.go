@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
@@ -80,7 +81,7 @@ func sentCopy(t *testing.T, d *amqp.Delivery, policy runtime.Policy, now time.Ti
 }
 
 func TestRetryCopy(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	d := original()
 	p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now())
 	if p.Headers[runtime.RetryCountHeader] != "2" {
@@ -112,7 +113,7 @@ func TestRetryCopy(t *testing.T) {
 }
 
 func TestCopyDropsForeignUserID(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	d := original()
 	d.UserId = "alice"
 	if p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now()); p.UserId != "" {
@@ -121,7 +122,7 @@ func TestCopyDropsForeignUserID(t *testing.T) {
 }
 
 func TestCopyGetsAMessageID(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	d := original()
 	d.MessageId = ""
 	p := sentCopy(t, d, runtime.Policy{MaxAttempts: 3}, time.Now())
@@ -131,7 +132,7 @@ func TestCopyGetsAMessageID(t *testing.T) {
 }
 
 func TestDeadLetterCopyExplainsItself(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	now := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	p := sentCopy(t, original(), runtime.Policy{MaxAttempts: 2, DeadLetter: "jobs.dead"}, now)
 	want := map[string]string{
@@ -161,7 +162,7 @@ func TestDeadLetterCopyExplainsItself(t *testing.T) {
 }
 
 func TestPublishingOf(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	now := time.Unix(1700000000, 0)
 	p := publishingOf(runtime.Message{ID: "id-1", Type: "Job", ContentType: "application/json", Headers: map[string]string{"a": "b"}, Body: []byte("{}")}, now)
 	if p.MessageId != "id-1" || p.Type != "Job" || p.ContentType != "application/json" || p.DeliveryMode != amqp.Persistent ||
@@ -174,7 +175,7 @@ func TestPublishingOf(t *testing.T) {
 }
 
 func TestTextHeaders(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	h := textHeaders(amqp.Table{
 		"s": "text", "b": []byte("bytes"), "t": true, "i": int32(-4), "u": uint16(9), "f": 1.5,
 		"ts":      time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),

@@ -40,6 +40,7 @@ type options struct {
 	prefetch       int
 	logger         *slog.Logger
 	codec          runtime.Codec
+	inOrder        bool
 }
 
 func defaultOptions() options {
@@ -111,4 +112,12 @@ func WithLogger(l *slog.Logger) Option {
 // JSON before.
 func WithCodec(c runtime.Codec) Option {
 	return func(o *options) { o.codec = c }
+}
+
+// WithAddressesInOrder makes the Broker try its addresses in the order
+// given, the first one first (a primary and its standbys), instead of in
+// the order it shuffles them into once. Reconnects still start at the
+// address after the one that was lost, and wrap around.
+func WithAddressesInOrder() Option {
+	return func(o *options) { o.inOrder = true }
 }

@@ -18,23 +18,24 @@ import (
 // consuming connection, so RabbitMQ's flow control on publishers never
 // holds back the acks of consumed deliveries.
 type publisher struct {
-	dial    func(ctx context.Context, role string) (*amqp.Connection, error)
+	dial    func(ctx context.Context, role string) (*connection, error)
 	timeout time.Duration
+	blocks  *blockState
 	// open opens a confirm-mode channel; tests replace it.
 	open func(ctx context.Context) (publishChannel, error)
 
 	mu     sync.Mutex
 	clock  runtime.Clock
 	log    *slog.Logger
-	conn   *amqp.Connection
+	conn   *connection
 	ch     *confirmChannel
 	dialed bool // a connection was opened before: the next one is a reconnect
 	closed bool
 	drains sync.WaitGroup
 }
 
-func newPublisher(dial func(ctx context.Context, role string) (*amqp.Connection, error), timeout time.Duration, log *slog.Logger) *publisher {
-	p := &publisher{dial: dial, timeout: timeout, clock: runtime.SystemClock{}, log: log}
+func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, blocks *blockState, log *slog.Logger) *publisher {
+	p := &publisher{dial: dial, timeout: timeout, blocks: blocks, clock: runtime.SystemClock{}, log: log}
 	p.open = p.openAMQP
 	return p
 }
@@ -83,7 +84,7 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 		p.conn = conn
 		p.watch(conn)
 		if p.dialed {
-			p.log.Info("rabbitmq: publishing connection reopened")
+			p.log.Info("rabbitmq: publishing connection reopened", "url", conn.addr)
 		}
 		p.dialed = true
 	}
@@ -98,19 +99,30 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 	return ch, nil
 }
 
-// watch logs the loss of conn and drains its close notification.
-func (p *publisher) watch(conn *amqp.Connection) {
+// watch logs the loss of conn and drains its close notification, and
+// follows whether the broker blocks it.
+func (p *publisher) watch(conn *connection) {
 	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
 	p.drains.Go(func() {
 		for e := range closes {
-			if e != nil {
-				p.mu.Lock()
-				log := p.log
-				p.mu.Unlock()
-				log.Warn("rabbitmq: publishing connection lost; it reopens on the next publish", "err", e)
+			if e != nil && !p.isClosed() {
+				p.logger().Warn("rabbitmq: publishing connection lost; it reopens on the next publish", "url", conn.addr, "err", e)
 			}
 		}
 	})
+	p.blocks.watch(conn, rolePublish, &p.drains, p.logger)
+}
+
+func (p *publisher) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+func (p *publisher) logger() *slog.Logger {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log
 }
 
 // publish sends msg to queue and waits for the broker's confirm (see
@@ -123,18 +135,42 @@ func (p *publisher) publish(ctx context.Context, queue string, msg amqp.Publishi
 	return ch.publish(ctx, queue, msg)
 }
 
-// close closes the connection; publish fails with ErrClosed from now on.
-func (p *publisher) close() {
+// close closes the channel and the connection; publish fails with
+// ErrClosed from now on. When ctx ends before the broker answered (it
+// reads nothing from a connection it blocks), the connection is dropped
+// and close returns an error saying so.
+func (p *publisher) close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	ch, conn := p.ch, p.conn
 	p.ch, p.conn = nil, nil
 	p.mu.Unlock()
-	if ch != nil {
+	var err error
+	if conn != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if ch != nil {
+				ch.close()
+			}
+			_ = conn.Close()
+		}()
+		why := ""
+		if !waitOrAbort(ctx, done, func() { why = blockedBecause(p.blocks); conn.abort() }) {
+			err = fmt.Errorf("the publishing connection did not close in time%s, so it was dropped", why)
+		}
+	} else if ch != nil {
 		ch.close()
 	}
-	if conn != nil {
-		_ = conn.Close()
-	}
 	p.drains.Wait()
+	return err
+}
+
+// blockedBecause says, for an error, that the broker blocks a connection
+// and why, or nothing.
+func blockedBecause(s *blockState) string {
+	if reason, blocked := s.blocked(); blocked {
+		return " (the broker blocks it: " + reason + ")"
+	}
+	return ""
 }

@@ -2,6 +2,9 @@ package rabbitmq
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,5 +78,115 @@ func TestQuorumQueue(t *testing.T) {
 	}
 	if again.Attempt != 1 {
 		t.Errorf("redelivery counts as attempt %d; a redelivery is not a retry, want 1", again.Attempt)
+	}
+}
+
+// A quorum subscription declares its wait queue and its dead-letter queue
+// as quorum queues too, with x-delivery-limit and x-single-active-consumer
+// on its own queue; an exhausted message goes through the quorum wait
+// queue and lands parked.
+func TestQuorumSubscriptionDeclaresEveryQueueQuorum(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("quorum-all")
+	var c calls
+	s := sub(q, 50*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2, DeadLetter: q + ".dl"}, &c, alwaysFail))
+	s.QueueType = runtime.QuorumQueue
+	s.DeliveryLimit = 3
+	s.SingleActiveConsumer = true
+	a := runApp(t, newTestBroker(), s)
+	// Declaring a queue again succeeds only with the arguments it has.
+	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3), "x-single-active-consumer": true})
+	adm.declare(q+".retry", amqp.Table{"x-queue-type": "quorum", "x-message-ttl": int64(50), "x-dead-letter-exchange": "",
+		"x-dead-letter-routing-key": q, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
+	adm.declare(q+".dl", amqp.Table{"x-queue-type": "quorum"})
+
+	publishJob(t, adm, q, "Job", job{ID: 1})
+	testkit.Eventually(t, "the job to be parked after two attempts", func() bool { return a.stats(q).Parked == 1 })
+	if got := c.attempts(); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("attempts %v, want [1 2]", got)
+	}
+	if d, ok := adm.get(q + ".dl"); !ok || d.Headers[runtime.HeaderDeadLetterAttempts] != int64(2) && fmt.Sprint(d.Headers[runtime.HeaderDeadLetterAttempts]) != "2" {
+		t.Errorf("dead-letter queue holds %v (found %v), want the job parked after 2 attempts", d.Headers, ok)
+	}
+}
+
+// Drift on the quorum arguments is reported like any other argument: the
+// queue, the argument, both values and the fix.
+func TestQuorumArgumentDrift(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	var c calls
+	quorum := func(q string) *runtime.Subscription {
+		s := sub(q, time.Second, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysAck))
+		s.QueueType = runtime.QuorumQueue
+		return s
+	}
+	for _, tc := range []struct {
+		name     string
+		existing func(q string)
+		change   func(s *runtime.Subscription)
+		want     func(q string) string
+	}{
+		{"another delivery limit",
+			func(q string) { adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3)}) },
+			func(s *runtime.Subscription) { s.DeliveryLimit = 5 },
+			func(q string) string {
+				return "queue " + q + " exists with x-delivery-limit 3 but subscription " + q + " declares it with x-delivery-limit 5: a queue's arguments never change: set delivery_limit=3 to match"
+			}},
+		{"a single active consumer added",
+			func(q string) { adm.declare(q, amqp.Table{"x-queue-type": "quorum"}) },
+			func(s *runtime.Subscription) { s.SingleActiveConsumer = true },
+			func(q string) string {
+				return "queue " + q + " exists with x-single-active-consumer not set but subscription " + q + " declares it with x-single-active-consumer true: a queue's arguments never change: make single_active_consumer match"
+			}},
+		{"a classic wait queue left from before",
+			func(q string) {
+				adm.declare(q+".retry", amqp.Table{"x-message-ttl": int64(1000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": q})
+			},
+			func(*runtime.Subscription) {},
+			func(q string) string {
+				// The broker names the first argument that differs.
+				return "wait queue " + q + ".retry exists with x-overflow not set but subscription " + q + " declares it with x-overflow reject-publish: " +
+					"the wait queues of a quorum subscription are quorum queues: delete it when empty (rabbitmqctl delete_queue " + q + ".retry) so that it is declared again as one"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := adm.queue("quorum-drift")
+			tc.existing(q)
+			s := quorum(q)
+			tc.change(s)
+			err := startupError(t, s)
+			var te *TopologyError
+			if !errors.As(err, &te) {
+				t.Fatalf("startup error %v, want a TopologyError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want(q)) {
+				t.Errorf("startup error:\n%v\nwant it to say:\n%s", err, tc.want(q))
+			}
+		})
+	}
+}
+
+// With single_active_consumer, one of two workers gets every message while
+// the other stands by.
+func TestSingleActiveConsumer(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("sac")
+	var first, second calls
+	s1 := sub(q, 0, handler("Job", runtime.Policy{}, &first, alwaysAck))
+	s1.SingleActiveConsumer = true
+	s2 := sub(q, 0, handler("Job", runtime.Policy{}, &second, alwaysAck))
+	s2.SingleActiveConsumer = true
+	runApp(t, newTestBroker(), s1)
+	runApp(t, newTestBroker(), s2)
+	const n = 40
+	for i := range n {
+		publishJob(t, adm, q, "Job", job{ID: i})
+	}
+	testkit.Eventually(t, "every job to be handled", func() bool { return first.len()+second.len() == n })
+	if first.len() != n || second.len() != 0 {
+		t.Errorf("the workers handled %d and %d jobs, want %d and 0: the second only stands by", first.len(), second.len(), n)
 	}
 }

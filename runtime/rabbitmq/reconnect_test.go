@@ -89,8 +89,8 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 	if len(lost) == 0 {
 		t.Fatal("the connection loss was not logged")
 	}
-	if u := lost[0].Attr("url"); u != runtime.RedactURL(brokerURL()) {
-		t.Errorf("logged URL %q, want the redacted %q", u, runtime.RedactURL(brokerURL()))
+	if u := lost[0].Attr("url"); u != RedactURL(brokerURL()) {
+		t.Errorf("logged URL %q, want the redacted %q", u, RedactURL(brokerURL()))
 	}
 	for _, r := range a.logs.Records() {
 		if pw, ok := passwordOf(brokerURL()); ok && strings.Contains(r.String(), ":"+pw+"@") {

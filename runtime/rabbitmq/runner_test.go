@@ -4,13 +4,15 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 )
 
 // A reconnect adds no handler slots: while the handlers of the lost session
 // still run, the deliveries of the new session wait for them, and every
 // message is handled in the end.
 func TestReconnectKeepsTheConcurrency(t *testing.T) {
-	noLeaks(t)
+	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("slots")
 	const concurrency, prefetch, total = 2, 5, 12
@@ -23,16 +25,16 @@ func TestReconnectKeepsTheConcurrency(t *testing.T) {
 	a := runApp(t, b, s)
 	publishJobs(t, adm, q, total)
 
-	eventually(t, "the handler slots to fill", func() bool { r, _, _ := g.read(); return r == concurrency })
+	testkit.Eventually(t, "the handler slots to fill", func() bool { r, _, _ := g.read(); return r == concurrency })
 	if n := closeConnections(t, name); n < 1 {
 		t.Fatalf("closed %d connections named %s", n, name)
 	}
-	eventually(t, "the worker to reconnect", func() bool {
+	testkit.Eventually(t, "the worker to reconnect", func() bool {
 		return len(a.logs.Find(slog.LevelInfo, "rabbitmq: reconnected; consuming again")) >= 1
 	})
 	// The new session's consumer holds deliveries while the old handlers
 	// still run.
-	eventually(t, "the new consumer to receive its prefetch", func() bool { return adm.unacked(q) == prefetch })
+	testkit.Eventually(t, "the new consumer to receive its prefetch", func() bool { return adm.unacked(q) == prefetch })
 	// Give a runner that would start them a moment to do so; the check
 	// below fails if it did.
 	time.Sleep(200 * time.Millisecond)
@@ -42,7 +44,7 @@ func TestReconnectKeepsTheConcurrency(t *testing.T) {
 
 	close(gate)
 	seen := map[int]bool{}
-	eventually(t, "every message to be handled", func() bool {
+	testkit.Eventually(t, "every message to be handled", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		for _, id := range g.handledIDs {

@@ -16,7 +16,8 @@ import (
 // closes, or when the broker cancels a consumer (its queue was deleted);
 // the Broker then closes it and opens a new one.
 type session struct {
-	conn      *amqp.Connection
+	conn      *connection
+	blocks    *blockState
 	consumers []*sessionConsumer
 
 	lost     chan struct{}
@@ -44,20 +45,21 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: conn, lost: make(chan struct{})}
+	s := &session{conn: conn, blocks: b.blocks, lost: make(chan struct{})}
 	s.watchErrors(conn.NotifyClose(make(chan *amqp.Error, 1)), "connection closed")
+	b.blocks.watch(conn, roleConsume, &s.watchers, b.logger)
 	subs := make([]*runtime.Subscription, len(b.runners))
 	for i, r := range b.runners {
 		subs[i] = r.sub
 	}
 	if err := declareTopology(conn, topology(subs), b.log); err != nil {
-		s.close()
+		_ = s.close(ctx)
 		return nil, err
 	}
 	for _, r := range b.runners {
 		c, err := s.consume(r)
 		if err != nil {
-			s.close()
+			_ = s.close(ctx)
 			return nil, err
 		}
 		s.consumers = append(s.consumers, c)
@@ -83,7 +85,7 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", r.prefetch, r.sub.Name, err)
 		}
 	}
-	tag := consumerTag(r.b.dialer.name, r.sub.Name)
+	tag := consumerTag(r.b.dialer.connectionName(), r.sub.Name)
 	deliveries, err := ch.Consume(r.sub.Name, tag, r.auto, false, false, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)
@@ -152,10 +154,17 @@ func (s *session) cancelConsumers(log *slog.Logger) {
 // close closes the connection, which requeues every delivery not yet
 // acknowledged and ends the consumers' deliveries, and waits for the
 // session's watchers. Its pumps return once their handlers are done; the
-// runners wait for them.
-func (s *session) close() {
+// runners wait for them. When ctx ends before the broker answered, the
+// connection is dropped instead (the broker requeues the same), and close
+// returns an error saying so.
+func (s *session) close(ctx context.Context) error {
+	var err error
 	s.closeOnce.Do(func() {
-		_ = s.conn.Close()
+		why := ""
+		if !s.conn.closeWithin(ctx, func() { why = blockedBecause(s.blocks) }) {
+			err = fmt.Errorf("the consuming connection did not close in time%s, so it was dropped; the broker requeues what it had not acknowledged", why)
+		}
 		s.watchers.Wait()
 	})
+	return err
 }

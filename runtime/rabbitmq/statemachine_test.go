@@ -252,7 +252,7 @@ func TestHugeRetryCountIsParkedNotRetried(t *testing.T) {
 	a := runApp(t, newTestBroker(), sub(q, 100*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: q + ".dl"}, &c, alwaysFail)))
 	adm.publish(q, amqp.Publishing{MessageId: "huge", Type: "Job", Body: []byte(`{"id":1}`),
 		Headers: amqp.Table{runtime.RetryCountHeader: "9223372036854775807"}})
-	eventually(t, "the message to be parked", func() bool { return a.stats(q).Parked == 1 })
+	testkit.Eventually(t, "the message to be parked", func() bool { return a.stats(q).Parked == 1 })
 	if got, want := c.attempts(), []int{3}; !slices.Equal(got, want) {
 		t.Errorf("attempts = %v, want %v", got, want)
 	}

@@ -59,11 +59,7 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 		}
 	}
 	for _, sub := range subs {
-		var args amqp.Table
-		if sub.QueueType != "" {
-			args = amqp.Table{"x-queue-type": string(sub.QueueType)}
-		}
-		add(queueSpec{name: sub.Name, role: consumedQueue, args: args, subscription: sub.Name})
+		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(sub.QueueArguments()), subscription: sub.Name})
 	}
 	for _, sub := range subs {
 		for _, wq := range sub.WaitQueues() {
@@ -72,7 +68,7 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 	}
 	for _, sub := range subs {
 		for _, dl := range sub.DeadLetters() {
-			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name})
+			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(sub.DeadLetterQueueArguments())})
 		}
 	}
 	return out
@@ -204,13 +200,29 @@ func fixFor(s queueSpec, m mismatch) string {
 				return fmt.Sprintf("%s or keep retry_delay=%s", deleteIt, runtime.FormatDuration(time.Duration(ms)*time.Millisecond))
 			}
 		}
+		switch m.argument {
+		case "x-queue-type", "x-overflow", "x-dead-letter-strategy":
+			if s.args["x-queue-type"] == string(runtime.QuorumQueue) {
+				return "the wait queues of a quorum subscription are quorum queues: " + deleteIt + " so that it is declared again as one"
+			}
+		}
 		return deleteIt + " so that it is declared again; wait queue arguments are fixed when the queue is created"
 	case deadLetterQueue:
+		if m.argument == "x-queue-type" {
+			return "a dead-letter queue is a quorum queue when the subscription's is: move its messages elsewhere and " + deleteIt + ", or name another dead_letter"
+		}
 		return deleteIt + " so that it is declared as a plain durable queue, or name another dead_letter"
 	}
 	switch m.argument {
 	case "x-queue-type":
 		return "a queue's type never changes: move its messages elsewhere and " + deleteIt + ", or set queue_type to match"
+	case "x-delivery-limit":
+		if m.have != "" {
+			return "a queue's arguments never change: set delivery_limit=" + m.have + " to match, or move its messages elsewhere and " + deleteIt
+		}
+		return "a queue's arguments never change: remove delivery_limit, or move its messages elsewhere and " + deleteIt
+	case "x-single-active-consumer":
+		return "a queue's arguments never change: make single_active_consumer match, or move its messages elsewhere and " + deleteIt
 	case "durable":
 		return "subscriptions consume durable queues: " + deleteIt
 	}

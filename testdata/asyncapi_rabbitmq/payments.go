@@ -25,7 +25,7 @@ type Ping struct{}
 
 // Capture charges a card. A declined card is worth a few more tries.
 //
-//stream:subscriber "payments" broker=rabbitmq max_attempts=5 retry_delay=1s,10s,1m dead_letter=payments.dead queue_type=quorum prefetch=20 concurrency=4 max_payload_bytes=64KiB
+//stream:subscriber "payments" broker=rabbitmq max_attempts=5 retry_delay=1s,10s,1m dead_letter=payments.dead queue_type=quorum prefetch=20 concurrency=4 max_payload_bytes=64KiB delivery_limit=20 single_active_consumer=true
 func Capture(ctx context.Context, c Charge) error { return nil }
 
 // GiveBack refunds a charge; refunds have a queue of their own to park in.

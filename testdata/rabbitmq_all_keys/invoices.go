@@ -13,7 +13,7 @@ type Invoice struct {
 	Amount int64  `json:"amount"`
 }
 
-//stream:subscriber "invoices" broker=rabbitmq max_attempts=4 retry_delay=15s dead_letter=invoices.dead type=invoice.v1 ack=manual prefetch=20 concurrency=4 max_payload_bytes=64KiB queue_type=quorum
+//stream:subscriber "invoices" broker=rabbitmq max_attempts=4 retry_delay=15s dead_letter=invoices.dead type=invoice.v1 ack=manual prefetch=20 concurrency=4 max_payload_bytes=64KiB queue_type=quorum delivery_limit=10 single_active_consumer=true
 func Bill(ctx context.Context, inv Invoice) error { return nil }
 
 // Receipt is sent once, at most.

@@ -7,7 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // QueuedMessage is a message read from a queue.
@@ -103,7 +103,7 @@ func open(url string) (*amqp.Connection, *amqp.Channel, error) {
 	props.SetClientConnectionName("streamgen demo")
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(10 * time.Second), Properties: props})
 	if err != nil {
-		return nil, nil, fmt.Errorf("demo: RabbitMQ at %s: %w", runtime.RedactURL(url), err)
+		return nil, nil, fmt.Errorf("demo: RabbitMQ at %s: %w", rabbitmq.RedactURL(url), err)
 	}
 	ch, err := conn.Channel()
 	if err != nil {

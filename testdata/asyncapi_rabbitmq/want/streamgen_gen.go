@@ -36,13 +36,15 @@ var (
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	app.Mount(rabbitmq, &runtime.Subscription{
-		Name:            "payments",
-		Broker:          runtime.RabbitMQ,
-		RetryDelays:     []time.Duration{time.Second, 10 * time.Second, time.Minute},
-		Prefetch:        20,
-		Concurrency:     4,
-		MaxPayloadBytes: 64 * 1024,
-		QueueType:       runtime.QuorumQueue,
+		Name:                 "payments",
+		Broker:               runtime.RabbitMQ,
+		RetryDelays:          []time.Duration{time.Second, 10 * time.Second, time.Minute},
+		Prefetch:             20,
+		Concurrency:          4,
+		MaxPayloadBytes:      64 * 1024,
+		QueueType:            runtime.QuorumQueue,
+		DeliveryLimit:        20,
+		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
 			runtime.Handle[Charge]("Charge", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, runtime.ValueFunc(Capture)),
 			runtime.Handle[Refund]("refund.v1", runtime.Policy{MaxAttempts: 3, DeadLetter: "payments.refunds.dead"}, runtime.PointerMetaOutcomeFunc(GiveBack)),

@@ -32,14 +32,16 @@ var (
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	app.Mount(rabbitmq, &runtime.Subscription{
-		Name:            "invoices",
-		Broker:          runtime.RabbitMQ,
-		RetryDelays:     []time.Duration{15 * time.Second},
-		Ack:             runtime.AckManual,
-		Prefetch:        20,
-		Concurrency:     4,
-		MaxPayloadBytes: 64 * 1024,
-		QueueType:       runtime.QuorumQueue,
+		Name:                 "invoices",
+		Broker:               runtime.RabbitMQ,
+		RetryDelays:          []time.Duration{15 * time.Second},
+		Ack:                  runtime.AckManual,
+		Prefetch:             20,
+		Concurrency:          4,
+		MaxPayloadBytes:      64 * 1024,
+		QueueType:            runtime.QuorumQueue,
+		DeliveryLimit:        10,
+		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
 			runtime.Handle[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, runtime.ValueFunc(Bill)),
 		},

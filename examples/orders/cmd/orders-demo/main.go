@@ -144,7 +144,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	b := demo.Prefix(&purgingBroker{Broker: rabbitmq.New(s.url, rabbitmq.WithConnectionName("orders-demo")), url: s.url}, s.prefix)
 	received, parkedQueue := b.Name("orders.received"), b.Name("orders.parked")
 
-	fmt.Fprintf(out, "streamgen demo: the orders service (examples/orders) on RabbitMQ at %s.\n", runtime.RedactURL(s.url))
+	fmt.Fprintf(out, "streamgen demo: the orders service (examples/orders) on RabbitMQ at %s.\n", rabbitmq.RedactURL(s.url))
 	fmt.Fprintf(out, "Each line is one log record of the runtime or of a handler, told as a sentence;\n")
 	fmt.Fprintf(out, "times are real. %s: max_attempts=5, retry_delay=500ms,1s,2s, dead_letter=%s.\n\n", received, parkedQueue)
 
