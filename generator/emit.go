@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
-	"maps"
-	goruntime "runtime"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -42,10 +37,25 @@ type importName struct {
 }
 
 // emit renders the generated file of m: gofmt'd, imports grouped, the same
-// bytes for the same input.
+// bytes for the same input. The file is written into one jennifer file,
+// rendered once and formatted once.
 func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
-	return e.render(e.sections())
+	f := e.newFile()
+	e.versionGuard(f)
+	e.signatureGuards(f)
+	e.mount(f)
+	e.publishers(f, m.handlers)
+	var buf bytes.Buffer
+	buf.WriteString(Header + "\n\n")
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("generator: render %s: %w", m.pkg.Path(), err)
+	}
+	src, err := format.Source(groupImports(buf.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("generator: format %s: %w", m.pkg.Path(), err)
+	}
+	return src, nil
 }
 
 func newEmitter(m *model) *emitter {
@@ -57,39 +67,11 @@ func newEmitter(m *model) *emitter {
 	return e
 }
 
-// A section writes some of the declarations of the generated file, in
-// order, into a file of its own. Sections only read the emitter, so they
-// can be written at the same time.
-type section struct {
-	write func(f *jen.File)
-	// lines is about how many lines the section writes: the larger ones
-	// are rendered first.
-	lines int
-}
-
-// sections returns the sections of the generated file in order: the
-// guards, Mount, and the publishers in two halves. Mount and the
-// publishers are most of the file; with the publishers halved, two cores
-// share the work about evenly.
-func (e *emitter) sections() []section {
-	n := len(e.m.handlers)
-	half := n / 2
-	return []section{
-		{func(f *jen.File) {
-			e.versionGuard(f)
-			e.signatureGuards(f)
-		}, 2*n + 8},
-		{e.mount, 2*n + 6*len(e.m.subs)},
-		{func(f *jen.File) { e.publishers(f, e.m.handlers[:half]) }, 5 * half},
-		{func(f *jen.File) { e.publishers(f, e.m.handlers[half:]) }, 5 * (n - half)},
-	}
-}
-
 // newFile returns an empty file of the package that names its imports as
-// nameImports chose.
+// nameImports chose. It is not formatted when rendered: emit formats it
+// once its imports are grouped.
 func (e *emitter) newFile() *jen.File {
 	f := jen.NewFilePathName(e.m.pkg.Path(), e.m.pkg.Name())
-	// Formatted by render.
 	f.NoFormat = true
 	for path, in := range e.imports {
 		if in.alias {
@@ -99,146 +81,6 @@ func (e *emitter) newFile() *jen.File {
 		}
 	}
 	return f
-}
-
-// render writes, renders and formats each section at the same time, each
-// into a file of its own, and joins them: the header, the package clause,
-// one import declaration of what the sections use, then the declarations
-// of each section in order. gofmt lays out top-level declarations that
-// blank lines separate independently of each other, so this is byte for
-// byte the file that formatting all the sections as one gives
-// (TestSectionsFormatAsOneFile). Formatting is most of the cost of
-// emitting a large file; this way the cores share it.
-func (e *emitter) render(sections []section) ([]byte, error) {
-	type part struct {
-		imports []string
-		decls   []byte
-		err     error
-	}
-	parts := make([]part, len(sections))
-	renderSection := func(i int) {
-		p := &parts[i]
-		f := e.newFile()
-		sections[i].write(f)
-		var buf bytes.Buffer
-		if err := f.Render(&buf); err != nil {
-			p.err = fmt.Errorf("generator: render %s: %w", e.m.pkg.Path(), err)
-			return
-		}
-		src, err := format.Source(buf.Bytes())
-		if err != nil {
-			p.err = fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
-			return
-		}
-		p.imports, p.decls, p.err = splitImports(src)
-	}
-	// One worker per core takes the sections largest first, so that the
-	// largest does not share its core with the others.
-	order := make([]int, len(sections))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return sections[b].lines - sections[a].lines })
-	work := make(chan int, len(order))
-	for _, i := range order {
-		work <- i
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(sections)) {
-		wg.Go(func() {
-			for i := range work {
-				renderSection(i)
-			}
-		})
-	}
-	wg.Wait()
-	used := map[string]bool{}
-	size := 0
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, p.err
-		}
-		for _, path := range p.imports {
-			used[path] = true
-		}
-		size += len(p.decls)
-	}
-	head, err := format.Source(groupImports(e.importDecl(Header+"\n\npackage "+e.m.pkg.Name()+"\n\n", slices.Sorted(maps.Keys(used)))))
-	if err != nil {
-		return nil, fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
-	}
-	out := make([]byte, 0, len(head)+size)
-	out = append(out, head...)
-	for _, p := range parts {
-		out = append(out, p.decls...)
-	}
-	return out, nil
-}
-
-// importDecl appends to prefix the import declaration of paths (sorted) as
-// jennifer writes it.
-func (e *emitter) importDecl(prefix string, paths []string) []byte {
-	spec := func(path string) string {
-		if in := e.imports[path]; in.alias {
-			return in.name + " " + strconv.Quote(path)
-		}
-		return strconv.Quote(path)
-	}
-	var b strings.Builder
-	b.WriteString(prefix)
-	switch len(paths) {
-	case 0:
-	case 1:
-		b.WriteString("import " + spec(paths[0]) + "\n")
-	default:
-		b.WriteString("import (\n")
-		for _, path := range paths {
-			b.WriteString(spec(path) + "\n")
-		}
-		b.WriteString(")\n")
-	}
-	return []byte(b.String())
-}
-
-// splitImports returns the import paths of a formatted file without a
-// header, and what follows its import declaration: the declarations,
-// starting with the blank line that separates them from it.
-func splitImports(src []byte) (paths []string, decls []byte, err error) {
-	clause, body, ok := bytes.Cut(src, []byte("\n"))
-	if !ok || !bytes.HasPrefix(clause, []byte("package ")) {
-		return nil, nil, fmt.Errorf("generator: a rendered section does not start with its package clause: %.40q", src)
-	}
-	after, found := bytes.CutPrefix(body, []byte("\n"))
-	if !found {
-		return nil, body, nil
-	}
-	var specs []byte
-	switch {
-	case bytes.HasPrefix(after, []byte("import (\n")):
-		block, rest, ok := bytes.Cut(after[len("import (\n"):], []byte("\n)\n"))
-		if !ok {
-			return nil, nil, fmt.Errorf("generator: a rendered section has an unterminated import declaration")
-		}
-		specs, decls = block, rest
-	case bytes.HasPrefix(after, []byte("import ")):
-		line, rest, _ := bytes.Cut(after[len("import "):], []byte("\n"))
-		specs, decls = line, rest
-	default:
-		return nil, body, nil
-	}
-	for line := range bytes.Lines(specs) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		path, err := strconv.Unquote(string(line[bytes.LastIndexByte(line, ' ')+1:]))
-		if err != nil {
-			return nil, nil, fmt.Errorf("generator: a rendered section imports %s: %w", line, err)
-		}
-		paths = append(paths, path)
-	}
-	return paths, decls, nil
 }
 
 // groupImports puts the standard library imports of a rendered file first

@@ -8,7 +8,6 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,110 +222,6 @@ func TestAdapterNames(t *testing.T) {
 		outcome := results.Len() == 1 && isNamed(results.At(0).Type(), runtimePath, "Outcome")
 		if !isNamed(params.At(0).Type(), contextPath, "Context") || pointer != c.pointer || metadata != c.metadata || outcome != c.outcome {
 			t.Errorf("runtime.%s adapts %s, not the shape pointer %v, metadata %v, outcome %v", name, handler, c.pointer, c.metadata, c.outcome)
-		}
-	}
-}
-
-// TestSectionsFormatAsOneFile checks that emit, which formats the sections
-// of the file apart and at the same time, writes byte for byte what
-// writing all of them into one file and formatting it writes, for every
-// golden case that generates and for a varied package.
-func TestSectionsFormatAsOneFile(t *testing.T) {
-	var patterns []string
-	for _, c := range goldenCases(t) {
-		if c.generates(t) {
-			patterns = append(patterns, "./testdata/"+c.name)
-		}
-	}
-	compared := compareSectionsWithOneFile(t, repoRoot(t), patterns...)
-	if compared != len(patterns) {
-		t.Errorf("%d of %d golden cases compared", compared, len(patterns))
-	}
-	if compareSectionsWithOneFile(t, variedPackage(t, 60), "./mixed") != 1 {
-		t.Error("the varied package was not compared")
-	}
-}
-
-// compareSectionsWithOneFile loads the packages as Generate does, emits
-// each, and compares the file with the sections formatted as one file. It
-// returns how many packages it compared.
-func compareSectionsWithOneFile(t *testing.T, dir string, patterns ...string) int {
-	t.Helper()
-	cfg := Config{Dir: dir, Env: goEnv(), Output: DefaultOutput}
-	olds, err := findOutputs(context.Background(), cfg, patterns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay := map[string][]byte{}
-	for path, o := range olds {
-		if o.ours {
-			overlay[path] = o.clause
-		}
-	}
-	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: dir, Env: cfg.Env, Overlay: overlay}, patterns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compared := 0
-	for _, lp := range pkgs {
-		ds := &diagnostics{fset: lp.Fset}
-		m := analyze(lp.Types, lp.TypesInfo, lp.Fset, lp.Syntax, ds)
-		m.namePublishers(ds)
-		m.checkCollisions(ds)
-		if len(ds.list) > 0 || len(m.handlers) == 0 {
-			t.Errorf("%s: %d handlers, diagnostics %v", lp.PkgPath, len(m.handlers), ds.list)
-			continue
-		}
-		got, err := emit(m)
-		if err != nil {
-			t.Errorf("%s: %v", lp.PkgPath, err)
-			continue
-		}
-		e := newEmitter(m)
-		one := e.newFile()
-		one.HeaderComment(strings.TrimPrefix(Header, "// "))
-		for _, s := range e.sections() {
-			s.write(one)
-		}
-		var buf bytes.Buffer
-		if err := one.Render(&buf); err != nil {
-			t.Fatal(err)
-		}
-		want, err := format.Source(groupImports(buf.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: the sections formatted apart differ from the file formatted as one:\n%s", lp.PkgPath, lineDiff(string(want), string(got)))
-		}
-		compared++
-	}
-	return compared
-}
-
-func TestSplitImports(t *testing.T) {
-	for _, c := range []struct {
-		name, src   string
-		paths       []string
-		decls       string
-		errContains string
-	}{
-		{"block", "package p\n\nimport (\n\t\"context\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n)\n\nfunc f() {}\n",
-			[]string{"context", "github.com/streamgen/streamgen/runtime"}, "\nfunc f() {}\n", ""},
-		{"one import", "package p\n\nimport ctx \"context\"\n\nvar _ ctx.Context\n", []string{"context"}, "\nvar _ ctx.Context\n", ""},
-		{"no import", "package p\n\nfunc f() {}\n", nil, "\nfunc f() {}\n", ""},
-		{"no package clause", "// x\npackage p\n", nil, "", "package clause"},
-		{"unterminated block", "package p\n\nimport (\n\t\"context\"\n", nil, "", "unterminated"},
-	} {
-		paths, decls, err := splitImports([]byte(c.src))
-		if c.errContains != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errContains) {
-				t.Errorf("%s: error %v, want one that says %q", c.name, err, c.errContains)
-			}
-			continue
-		}
-		if err != nil || !slices.Equal(paths, c.paths) || string(decls) != c.decls {
-			t.Errorf("%s: %q, %q, %v; want %q, %q", c.name, paths, decls, err, c.paths, c.decls)
 		}
 	}
 }
