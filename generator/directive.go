@@ -25,8 +25,8 @@ type annotation struct {
 	namePos token.Pos
 	// args are the key=value arguments, in the order written.
 	args []keyArg
-	// settings are the values of args, parsed.
-	settings settings
+	// fields are the values of args, parsed.
+	fields fields
 	// bad lists the keys written with a value that could not be used; they
 	// were reported already.
 	bad []string
@@ -252,7 +252,7 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 			}
 			value = v
 		}
-		if msg := ann.settings.parseValue(key, value); msg != "" {
+		if msg := ann.fields.set(key, value); msg != "" {
 			ds.add(valuePos, "%s", msg)
 			ann.markBad(key)
 			continue

@@ -55,8 +55,8 @@ func TestParseAnnotation(t *testing.T) {
 			t.Errorf("%s at column %d, want %d", w.key, got, want)
 		}
 	}
-	if ann.settings.maxAttempts != 5 || ann.settings.deadLetter != "jobs.dead" || len(ann.settings.retryDelays) != 2 {
-		t.Errorf("settings %+v", ann.settings)
+	if p := ann.fields.handler.Policy; p.MaxAttempts != 5 || p.DeadLetter != "jobs.dead" || len(ann.fields.sub.RetryDelays) != 2 {
+		t.Errorf("fields %+v", ann.fields)
 	}
 }
 

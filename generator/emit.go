@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
+	"reflect"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ type emitter struct {
 	taken map[string]bool
 	// imports are the names the file gives the packages it may import.
 	imports map[string]importName
+	// err is the first value a literal could not be written for.
+	err error
 }
 
 // importName is how the generated file names an imported package.
@@ -46,6 +49,9 @@ func emit(m *model) ([]byte, error) {
 	e.signatureGuards(f)
 	e.mount(f)
 	e.publishers(f, m.handlers)
+	if e.err != nil {
+		return nil, e.err
+	}
 	var buf bytes.Buffer
 	buf.WriteString(Header + "\n\n")
 	if err := f.Render(&buf); err != nil {
@@ -262,7 +268,7 @@ func (e *emitter) mount(f *jen.File) {
 			if broker == "" {
 				broker = paramName[kinds[0]]
 			}
-			g.Id(app).Dot("Mount").Call(jen.Id(broker), jen.Op("&").Qual(runtimePath, "Subscription").Add(e.subscriptionFields(s)))
+			g.Id(app).Dot("Mount").Call(jen.Id(broker), e.subscriptionLiteral(s))
 		}
 	})
 }
@@ -274,61 +280,118 @@ func (e *emitter) locals() nameSet {
 	return nameSet{outer: e.taken, own: map[string]bool{}}
 }
 
-// subscriptionFields writes the fields of a runtime.Subscription literal,
-// in declaration order, leaving out those at their zero value.
-func (e *emitter) subscriptionFields(s *subscription) *jen.Statement {
-	q := s.queue
-	fields := []jen.Code{
-		jen.Id("Name").Op(":").Lit(s.name),
-		jen.Id("Broker").Op(":").Add(brokerKindCode(s.broker)),
-	}
-	if len(q.retryDelays) > 0 {
-		var ds []jen.Code
-		for _, d := range q.retryDelays {
-			ds = append(ds, durationCode(d))
+// subscriptionLiteral writes s.rs, the runtime.Subscription validated at
+// generate time, as a composite literal: its exported fields in
+// declaration order, Name and Broker always and the others when they are
+// not zero, with each handler's function in place of its placeholder.
+func (e *emitter) subscriptionLiteral(s *subscription) jen.Code {
+	v := reflect.ValueOf(s.rs).Elem()
+	var fields []jen.Code
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		if !f.IsExported() || fv.IsZero() && f.Name != "Name" && f.Name != "Broker" {
+			continue
 		}
-		fields = append(fields, jen.Id("RetryDelays").Op(":").Index().Qual(timePath, "Duration").Values(ds...))
-	}
-	if q.ack != "" {
-		c := "AckManual"
-		if q.ack == runtime.AckAuto {
-			c = "AckAuto"
+		var c jen.Code
+		switch f.Name {
+		case "Handlers":
+			var hs []jen.Code
+			for j, h := range s.rs.Handlers {
+				hs = append(hs, e.handle(s.index[j], h))
+			}
+			c = jen.Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), hs...)
+		case "MaxPayloadBytes":
+			c = byteSizeCode(s.rs.MaxPayloadBytes, s.payloadUnit())
+		default:
+			c = e.literal(fv)
 		}
-		fields = append(fields, jen.Id("Ack").Op(":").Qual(runtimePath, c))
+		fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
 	}
-	if q.prefetch > 0 {
-		fields = append(fields, jen.Id("Prefetch").Op(":").Lit(q.prefetch))
-	}
-	if q.concurrency > 0 {
-		fields = append(fields, jen.Id("Concurrency").Op(":").Lit(q.concurrency))
-	}
-	if q.maxPayload.count > 0 {
-		fields = append(fields, jen.Id("MaxPayloadBytes").Op(":").Add(byteSizeCode(q.maxPayload)))
-	}
-	if q.queueType != "" {
-		c := "ClassicQueue"
-		if q.queueType == runtime.QuorumQueue {
-			c = "QuorumQueue"
-		}
-		fields = append(fields, jen.Id("QueueType").Op(":").Qual(runtimePath, c))
-	}
-	var handlers []jen.Code
-	for _, h := range s.handlers {
-		handlers = append(handlers, e.handle(h))
-	}
-	fields = append(fields, jen.Id("Handlers").Op(":").Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), handlers...))
-	return jen.Custom(multi("{", "}"), fields...)
+	return jen.Op("&").Qual(runtimePath, "Subscription").Custom(multi("{", "}"), fields...)
 }
 
-// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler)):
-// the adapter of the handler's shape turns it into the function Handle
-// takes.
-func (e *emitter) handle(h *handler) jen.Code {
+// payloadUnit returns the unit max_payload_bytes was written in (1, 1024
+// or 1024*1024), so that Mount's literal writes 64 * 1024 for 64KiB and
+// 65536 for 65536.
+func (s *subscription) payloadUnit() int {
+	if h := s.setBy["max_payload_bytes"]; h != nil {
+		if b, msg := parseByteSize(h.ann.arg("max_payload_bytes").value); msg == "" {
+			return b.unit
+		}
+	}
+	return 1
+}
+
+// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler))
+// for the handler h and its runtime.Handler rh: the adapter of the
+// handler's shape turns it into the function Handle takes.
+func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
-		jen.Lit(h.wire),
-		policyCode(h.policy()),
+		jen.Lit(rh.MessageType),
+		e.policyLiteral(rh.Policy),
 		jen.Qual(runtimePath, adapterName(h.shape)).Call(jen.Id(h.name())),
 	)
+}
+
+// policyLiteral writes a runtime.Policy literal with the fields that are
+// not zero, on one line.
+func (e *emitter) policyLiteral(p runtime.Policy) jen.Code {
+	v := reflect.ValueOf(p)
+	var fields []jen.Code
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if fv := v.FieldByIndex(f.Index); f.IsExported() && !fv.IsZero() {
+			c := e.literal(fv)
+			if f.Name == "OutRetry" && p.OutRetry == runtime.OutRetrySelf {
+				c = jen.Qual(runtimePath, "OutRetrySelf")
+			}
+			fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
+		}
+	}
+	return jen.Qual(runtimePath, "Policy").Values(fields...)
+}
+
+// literal writes the value of a field of a runtime.Subscription or a
+// runtime.Policy: a runtime constant by its name, durations as a person
+// writes them, other strings and numbers as literals. A value it cannot
+// write is an error of emit: a field the runtime gained that streamgen
+// sets but does not know how to write.
+func (e *emitter) literal(v reflect.Value) jen.Code {
+	switch x := v.Interface().(type) {
+	case runtime.BrokerKind:
+		return brokerKindCode(x)
+	case runtime.AckMode:
+		if c, ok := constantCode(x, map[runtime.AckMode]string{runtime.AckManual: "AckManual", runtime.AckAuto: "AckAuto"}); ok {
+			return c
+		}
+	case runtime.QueueType:
+		if c, ok := constantCode(x, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"}); ok {
+			return c
+		}
+	case []time.Duration:
+		ds := make([]jen.Code, len(x))
+		for i, d := range x {
+			ds[i] = durationCode(d)
+		}
+		return jen.Index().Qual(timePath, "Duration").Values(ds...)
+	case string:
+		return jen.Lit(x)
+	case int:
+		return jen.Lit(x)
+	}
+	if e.err == nil {
+		e.err = fmt.Errorf("generator: %s: cannot write the %s %#v in Mount's literal", e.m.pkg.Path(), v.Type(), v.Interface())
+	}
+	return jen.Null()
+}
+
+// constantCode writes the runtime constant whose value is v, as names
+// names them; false when v has no name there.
+func constantCode[T comparable](v T, names map[T]string) (jen.Code, bool) {
+	name, ok := names[v]
+	if !ok {
+		return nil, false
+	}
+	return jen.Qual(runtimePath, name), true
 }
 
 // adapterName returns the name of the runtime adapter of a handler shape:
@@ -347,25 +410,6 @@ func adapterName(s handlerShape) string {
 		name += "Outcome"
 	}
 	return name + "Func"
-}
-
-// policyCode writes a runtime.Policy literal with the fields that are set.
-func policyCode(p runtime.Policy) jen.Code {
-	var fields []jen.Code
-	if p.MaxAttempts > 0 {
-		fields = append(fields, jen.Id("MaxAttempts").Op(":").Lit(p.MaxAttempts))
-	}
-	if p.DeadLetter != "" {
-		fields = append(fields, jen.Id("DeadLetter").Op(":").Lit(p.DeadLetter))
-	}
-	switch p.OutRetry {
-	case "":
-	case runtime.OutRetrySelf:
-		fields = append(fields, jen.Id("OutRetry").Op(":").Qual(runtimePath, "OutRetrySelf"))
-	default:
-		fields = append(fields, jen.Id("OutRetry").Op(":").Lit(p.OutRetry))
-	}
-	return jen.Qual(runtimePath, "Policy").Values(fields...)
 }
 
 // publishers writes one typed publisher per handler of hs.
@@ -427,8 +471,14 @@ func durationCode(d time.Duration) jen.Code {
 	return jen.Lit(int64(d))
 }
 
-// byteSizeCode writes a size with its unit: 65536, 64 * 1024, 2 * 1024 * 1024.
-func byteSizeCode(b byteSize) jen.Code {
+// byteSizeCode writes a size in bytes with the unit it was written in (1,
+// 1024 or 1024*1024), when the unit divides it: 65536, 64 * 1024,
+// 2 * 1024 * 1024.
+func byteSizeCode(n, unit int) jen.Code {
+	b := byteSize{count: n, unit: 1}
+	if unit > 1 && n%unit == 0 {
+		b = byteSize{count: n / unit, unit: unit}
+	}
 	var factors []jen.Code
 	if b.count != 1 || b.unit == 1 {
 		factors = append(factors, jen.Lit(b.count))

@@ -8,12 +8,15 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dave/jennifer/jen"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 func render(c jen.Code) string { return fmt.Sprintf("%#v", jen.Add(c)) }
@@ -39,17 +42,18 @@ func TestDurationCode(t *testing.T) {
 
 func TestByteSizeCode(t *testing.T) {
 	for _, tc := range []struct {
-		b    byteSize
-		want string
+		n, unit int
+		want    string
 	}{
-		{byteSize{65536, 1}, "65536"},
-		{byteSize{64, 1 << 10}, "64 * 1024"},
-		{byteSize{1, 1 << 10}, "1024"},
-		{byteSize{2, 1 << 20}, "2 * 1024 * 1024"},
-		{byteSize{1, 1 << 20}, "1024 * 1024"},
+		{65536, 1, "65536"},
+		{64 << 10, 1 << 10, "64 * 1024"},
+		{1 << 10, 1 << 10, "1024"},
+		{2 << 20, 1 << 20, "2 * 1024 * 1024"},
+		{1 << 20, 1 << 20, "1024 * 1024"},
+		{1500, 1 << 10, "1500"}, // a unit that does not divide the size is not used
 	} {
-		if got := render(byteSizeCode(tc.b)); got != tc.want {
-			t.Errorf("byteSizeCode(%+v) = %q, want %q", tc.b, got, tc.want)
+		if got := render(byteSizeCode(tc.n, tc.unit)); got != tc.want {
+			t.Errorf("byteSizeCode(%d, %d) = %q, want %q", tc.n, tc.unit, got, tc.want)
 		}
 	}
 }
@@ -223,5 +227,57 @@ func TestAdapterNames(t *testing.T) {
 		if !isNamed(params.At(0).Type(), contextPath, "Context") || pointer != c.pointer || metadata != c.metadata || outcome != c.outcome {
 			t.Errorf("runtime.%s adapts %s, not the shape pointer %v, metadata %v, outcome %v", name, handler, c.pointer, c.metadata, c.outcome)
 		}
+	}
+}
+
+// TestLiteralWritesEveryFieldKeysSet sets every annotation key and writes
+// each field of the runtime.Subscription and runtime.Policy that the keys
+// set, as Mount's literal does: a field a key sets is never one the
+// emitter cannot write.
+func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
+	var f fields
+	for _, spec := range keySpecs() {
+		if msg := f.set(spec.name, strings.TrimPrefix(spec.example, spec.name+"=")); msg != "" {
+			t.Fatalf("%s: %s", spec.example, msg)
+		}
+	}
+	e := &emitter{m: &model{pkg: types.NewPackage("example.com/p", "p")}}
+	want := map[string]string{
+		"Broker":      "runtime.RabbitMQ",
+		"RetryDelays": "[]time.Duration{10 * time.Second}",
+		"Ack":         "runtime.AckManual",
+		"Prefetch":    "10",
+		"Concurrency": "4",
+		"QueueType":   "runtime.QuorumQueue",
+		"MaxAttempts": "5",
+		"DeadLetter":  `"jobs.dead"`,
+		"OutRetry":    `"self"`,
+	}
+	written := 0
+	for _, v := range []reflect.Value{reflect.ValueOf(f.sub), reflect.ValueOf(f.handler.Policy)} {
+		for _, field := range reflect.VisibleFields(v.Type()) {
+			fv := v.FieldByIndex(field.Index)
+			if !field.IsExported() || fv.IsZero() || field.Name == "MaxPayloadBytes" {
+				continue // MaxPayloadBytes is written with its unit: TestByteSizeCode
+			}
+			got := render(e.literal(fv))
+			if e.err != nil {
+				t.Fatalf("%s: %v", field.Name, e.err)
+			}
+			if got != want[field.Name] {
+				t.Errorf("%s is written %s, want %s", field.Name, got, want[field.Name])
+			}
+			written++
+		}
+	}
+	if written != len(want) {
+		t.Errorf("%d fields written, want %d", written, len(want))
+	}
+	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: runtime.OutRetrySelf}` {
+		t.Errorf("policy literal %s", policy)
+	}
+	e.literal(reflect.ValueOf(runtime.AckMode("sometimes")))
+	if e.err == nil || !strings.Contains(e.err.Error(), "cannot write the runtime.AckMode") {
+		t.Errorf("an AckMode without a constant: error %v", e.err)
 	}
 }
