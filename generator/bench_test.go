@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 	"github.com/streamgen/streamgen/internal/benchpair"
 )
 
@@ -23,7 +24,7 @@ var benchSizes = []int{50, 200, 1000}
 // every shape and a few keys, each with a message type of its own.
 func syntheticPackage(b *testing.B, n int) string {
 	b.Helper()
-	dir := tempModule(b, "example.com/bench")
+	dir := gentest.TempModule(b, "example.com/bench")
 	var src strings.Builder
 	src.WriteString("package work\n\nimport (\n\t\"context\"\n\n\t\"github.com/streamgen/streamgen/runtime\"\n)\n\nvar _ = runtime.Ack\n")
 	for i := range n {
@@ -52,13 +53,13 @@ func syntheticPackage(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	// Resolve the module's requirements once, as a user's module has them.
-	runGo(b, dir, "mod", "tidy")
+	gentest.RunGo(b, dir, "mod", "tidy")
 	return dir
 }
 
 func generateOnce(b *testing.B, dir string, n int) {
 	b.Helper()
-	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./work")
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: gentest.GoEnv()}, "./work")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func generateOnce(b *testing.B, dir string, n int) {
 
 func loadOnce(b *testing.B, dir string) {
 	b.Helper()
-	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: dir, Env: goEnv()}, "./work")
+	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: dir, Env: gentest.GoEnv()}, "./work")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 // shopMain uses the generated Mount and publisher of package billing.
@@ -34,7 +36,7 @@ func main() {
 // loading, but the main's uses of its names are not errors; its other
 // errors still are.
 func TestWildcardWithAPackageThatUsesGeneratedNames(t *testing.T) {
-	dir := tempModule(t, "example.com/dependents")
+	dir := gentest.TempModule(t, "example.com/dependents")
 	copyCase(t, "zeromq_basic", dir, "billing")
 	if err := os.MkdirAll(filepath.Join(dir, "cmd", "shop"), 0o755); err != nil {
 		t.Fatal(err)
@@ -42,8 +44,8 @@ func TestWildcardWithAPackageThatUsesGeneratedNames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cmd", "shop", "main.go"), []byte(shopMain), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runGo(t, dir, "mod", "tidy")
-	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./...")
+	gentest.RunGo(t, dir, "mod", "tidy")
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: gentest.GoEnv()}, "./...")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,10 +96,7 @@
 //
 // # The AsyncAPI document
 //
-// AsyncAPI (streamgen -asyncapi asyncapi.yaml) describes the subscriptions
-// of the generated packages as one AsyncAPI 3.0.0 document: a channel per
-// queue (wait and dead-letter queues included), a receive operation per
-// handler with its policy in x-streamgen-* fields, and each message type's
-// JSON Schema as encoding/json writes it. YAML or JSON, deterministic like
-// the Go output.
+// Package generator/asyncapi describes the subscriptions of the generated
+// packages (their Subscriptions) as one AsyncAPI 3.0.0 document; streamgen
+// -asyncapi writes it.
 package generator

@@ -16,6 +16,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"golang.org/x/tools/go/packages"
 
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -65,7 +66,7 @@ func TestByteSizeCode(t *testing.T) {
 // columns gofmt aligns have rows of different widths.
 func variedPackage(t testing.TB, n int) string {
 	t.Helper()
-	dir := tempModule(t, "example.com/varied")
+	dir := gentest.TempModule(t, "example.com/varied")
 	files := map[string]string{
 		"other/other.go": "package other\n\n// Order is an order of another package.\ntype Order struct{ ID int }\n\n// Rapport is a report.\ntype Rapport struct{ Text string }\n",
 		"mixed/types.go": "package mixed\n\n// Order has the name of another package's type.\ntype Order struct{ ID int }\n",
@@ -133,7 +134,7 @@ func variedPackage(t testing.TB, n int) string {
 // that it compiles and passes go vet.
 func TestEmittedFilesAreFormatted(t *testing.T) {
 	dir := variedPackage(t, 60)
-	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./mixed")
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: gentest.GoEnv()}, "./mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 		t.Fatalf("the generated file does not parse: %v\n%s", err, src)
 	}
 	if !bytes.Equal(formatted, src) {
-		t.Errorf("the generated file is not as gofmt prints it:\n%s", lineDiff(string(formatted), string(src)))
+		t.Errorf("the generated file is not as gofmt prints it:\n%s", gentest.LineDiff(string(formatted), string(src)))
 	}
 	for _, want := range []string{"\t\"time\"\n", "\t\"example.com/varied/other\"\n", "streamgen_Verarbeite_Übung2_changed_run_go_generate ", "RetryDelays:     []time.Duration{time.Second, 10 * time.Second, 90 * time.Second, 2 * time.Hour},"} {
 		if !bytes.Contains(src, []byte(want)) {
@@ -161,7 +162,7 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 	if err := pkgs[0].Write(); err != nil {
 		t.Fatal(err)
 	}
-	runGo(t, dir, "vet", "./...")
+	gentest.RunGo(t, dir, "vet", "./...")
 }
 
 func TestGroupImports(t *testing.T) {
@@ -184,7 +185,7 @@ func TestGroupImports(t *testing.T) {
 // eight handler shapes, and that the runtime's function of that name
 // adapts exactly that shape.
 func TestAdapterNames(t *testing.T) {
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: repoRoot(t)}, runtimePath)
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: gentest.RepoRoot(t)}, runtimePath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"go/types"
 	"maps"
@@ -16,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 // DefaultOutput is the name of the generated file in each package.
@@ -55,13 +58,51 @@ type Package struct {
 	// Annotated is false when the package has no //stream:subscriber
 	// annotation (and no problems either).
 	Annotated bool
+	// Subscriptions are the subscriptions Mount registers, in its order;
+	// set with Source.
+	Subscriptions []Subscription
+	// Syntax holds the package's files, parsed with their comments.
+	Syntax []*ast.File
+	// Config is the configuration the package was loaded with, its Dir
+	// absolute.
+	Config Config
 
 	// generated holds the names the generated file declares.
 	generated map[string]bool
-	// model, loaded and cfg are what AsyncAPI describes the package from.
-	model  *model
-	loaded *packages.Package
-	cfg    Config
+}
+
+// Subscription is one subscription of a generated package, as its Mount
+// registers it.
+type Subscription struct {
+	// Runtime is the runtime.Subscription the annotations stand for: the
+	// one validated at generate time and written out as Mount's literal.
+	// Its handlers, in the order of Handlers, hold placeholders for the
+	// functions: it describes the subscription and is not for mounting.
+	Runtime *runtime.Subscription
+	// Handlers are the annotated functions of Runtime.Handlers.
+	Handlers []Handler
+}
+
+// Handler is an annotated function.
+type Handler struct {
+	// Name is the function's name in its package.
+	Name string
+	// Doc is the text of its doc comment.
+	Doc string
+	// Message is the type of the messages it handles.
+	Message *types.Named
+}
+
+// subscriptions describes the subscriptions of m.
+func (m *model) subscriptions() []Subscription {
+	out := make([]Subscription, len(m.subs))
+	for i, s := range m.subs {
+		out[i].Runtime = s.rs
+		for _, h := range s.index {
+			out[i].Handlers = append(out[i].Handlers, Handler{Name: h.name(), Doc: h.fn.Doc.Text(), Message: h.shape.msg})
+		}
+	}
+	return out
 }
 
 // Current reports whether the file on disk is exactly what was generated.
@@ -198,7 +239,7 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 		info = &types.Info{}
 	}
 	m := analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
-	p.model, p.loaded, p.cfg = m, lp, cfg
+	p.Syntax, p.Config = lp.Syntax, cfg
 	m.namePublishers(ds)
 	m.checkCollisions(ds)
 	p.Annotated = len(m.handlers) > 0
@@ -221,6 +262,7 @@ func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput
 		return p
 	}
 	p.Source = src
+	p.Subscriptions = m.subscriptions()
 	return p
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 // TestDeterministic generates the map-order-sensitive case and every other
@@ -17,7 +19,7 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := repoRoot(t)
+	root := gentest.RepoRoot(t)
 	for run := range 2 {
 		pkgs, err := Generate(context.Background(), Config{Dir: root}, "./testdata/map_order", "./testdata/publisher_names", "./testdata/both_brokers")
 		if err != nil {
@@ -47,7 +49,7 @@ func TestDeterministic(t *testing.T) {
 // TestImportPathPattern resolves an import path (not a directory): the
 // stale generated file is found through the go command and set aside.
 func TestImportPathPattern(t *testing.T) {
-	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t)}, "github.com/streamgen/streamgen/testdata/stale_file")
+	pkgs, err := Generate(context.Background(), Config{Dir: gentest.RepoRoot(t)}, "github.com/streamgen/streamgen/testdata/stale_file")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestOutputName(t *testing.T) {
 			t.Errorf("Output %q: err = %v, want it refused", bad, err)
 		}
 	}
-	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t), Output: "wiring_gen.go"}, "./testdata/any_broker")
+	pkgs, err := Generate(context.Background(), Config{Dir: gentest.RepoRoot(t), Output: "wiring_gen.go"}, "./testdata/any_broker")
 	if err != nil {
 		t.Fatal(err)
 	}
