@@ -39,8 +39,9 @@ type importName struct {
 	alias bool
 }
 
-// emit renders the generated file of m: gofmt'd, imports grouped, the same
-// bytes for the same input. The file is written into one jennifer file,
+// emit renders the generated file of m: Header, the build constraint that
+// leaves the file out of Generate's loads, then the declarations; gofmt'd,
+// imports grouped, the same bytes for the same input. The file is written into one jennifer file,
 // rendered once and formatted once.
 func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
@@ -53,7 +54,7 @@ func emit(m *model) ([]byte, error) {
 		return nil, e.err
 	}
 	var buf bytes.Buffer
-	buf.WriteString(Header + "\n\n")
+	buf.WriteString(Header + "\n\n" + buildConstraint + "\n\n")
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("generator: render %s: %w", m.pkg.Path(), err)
 	}

@@ -5,8 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/packages"
 
 	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
@@ -157,28 +160,51 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func TestIsLocalDir(t *testing.T) {
+func TestWithBuildTag(t *testing.T) {
 	for _, tc := range []struct {
-		pat  string
-		want bool
+		flags, env, want []string
 	}{
-		{".", true}, {"..", true}, {"./x", true}, {"../x", true}, {"/abs/x", true},
-		{"./...", false}, {"example.com/x", false}, {"x", false}, {"all", false},
+		{nil, []string{}, []string{"-tags=streamgen"}},
+		{[]string{"-race"}, []string{}, []string{"-race", "-tags=streamgen"}},
+		{[]string{"-tags=a,b"}, []string{}, []string{"-tags=a,b,streamgen"}},
+		{[]string{"--tags=a"}, []string{}, []string{"--tags=a,streamgen"}},
+		{[]string{"-tags", "a"}, []string{}, []string{"-tags", "a,streamgen"}},
+		{[]string{"-tags=a", "-tags=b"}, []string{}, []string{"-tags=a", "-tags=b,streamgen"}}, // the last one counts
+		{nil, []string{"GOFLAGS=-mod=mod -tags=x,y"}, []string{"-tags=x,y,streamgen"}},         // -tags would replace GOFLAGS' tags
+		{[]string{"-tags=a"}, []string{"GOFLAGS=-tags=x"}, []string{"-tags=a,streamgen"}},
+		{nil, []string{"GOFLAGS=-tags=x", "GOFLAGS=-mod=mod"}, []string{"-tags=streamgen"}}, // the last GOFLAGS counts
 	} {
-		if got := isLocalDir(tc.pat); got != tc.want {
-			t.Errorf("isLocalDir(%q) = %v, want %v", tc.pat, got, tc.want)
+		if got := withBuildTag(tc.flags, tc.env); !slices.Equal(got, tc.want) {
+			t.Errorf("withBuildTag(%q, %q) = %q, want %q", tc.flags, tc.env, got, tc.want)
 		}
 	}
 }
 
-func TestPackageName(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
-		{Header + "\n\npackage billing\n\nimport ()\n", "billing"},
-		{"// comment\npackage  main // x\n", "main"},
-		{"no clause here", ""},
-	} {
-		if got := packageName([]byte(tc.src)); got != tc.want {
-			t.Errorf("packageName(%q) = %q, want %q", tc.src, got, tc.want)
+// TestReadOutputs loads a package whose generated file has the build
+// constraint, one whose file was written without it, and one whose file is
+// not streamgen's: only the second is set aside with an overlay, the first
+// is left out by the build tag alone.
+func TestReadOutputs(t *testing.T) {
+	root := gentest.RepoRoot(t)
+	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: root, BuildFlags: withBuildTag(nil, nil)},
+		"./testdata/stale_file", "./testdata/stale_tagged", "./testdata/foreign_file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	olds, overlay, err := readOutputs(pkgs, DefaultOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(c string) string { return filepath.Join(root, "testdata", c, DefaultOutput) }
+	if len(olds) != 3 || !olds[file("stale_file")].ours || !olds[file("stale_tagged")].ours || olds[file("foreign_file")].ours {
+		t.Errorf("old outputs %v", olds)
+	}
+	if len(overlay) != 1 || string(overlay[file("stale_file")]) != "package main\n" {
+		t.Errorf("overlay %q, want only the file without the build constraint replaced by its package clause", overlay)
+	}
+	for _, lp := range pkgs {
+		if slices.Contains(lp.GoFiles, filepath.Join(lp.Dir, DefaultOutput)) != (filepath.Base(lp.Dir) != "stale_tagged") {
+			t.Errorf("%s: files %v, ignored %v", lp.PkgPath, lp.GoFiles, lp.IgnoredFiles)
 		}
 	}
 }
