@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"go/types"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -184,6 +185,9 @@ func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, 
 	if err != nil {
 		return nil, err
 	}
+	if len(pkgs) == 0 {
+		return nil, noPackages(ctx, cfg, patterns)
+	}
 	olds, overlay, err := readOutputs(pkgs, cfg.Output)
 	if err != nil {
 		return nil, err
@@ -207,6 +211,18 @@ func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, 
 		out[i] = c.finish(names.with(c))
 	}
 	return out, nil
+}
+
+// noPackages says why patterns matched no package: go/packages reports
+// nothing when the directory is in no module, or a pattern names nothing.
+func noPackages(ctx context.Context, cfg Config, patterns []string) error {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	out, err := cmd.Output()
+	if gomod := strings.TrimSpace(string(out)); err == nil && (gomod == "" || gomod == os.DevNull) {
+		return fmt.Errorf("generator: %s is not in a Go module (no go.mod in it or above): run streamgen in a module, or create one with go mod init", cfg.Dir)
+	}
+	return fmt.Errorf("generator: no package matches %s", strings.Join(patterns, " "))
 }
 
 // withBuildTag returns the build flags with BuildTag added to the tags they

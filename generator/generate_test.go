@@ -160,6 +160,25 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestNoPackages: patterns that match no package are an error that says
+// why, outside a module and in one.
+func TestNoPackages(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, patterns := range [][]string{nil, {"./does-not-exist"}} {
+		pkgs, err := Generate(context.Background(), Config{Dir: outside}, patterns...)
+		if err == nil || err.Error() != "generator: "+outside+" is not in a Go module (no go.mod in it or above): run streamgen in a module, or create one with go mod init" {
+			t.Errorf("%v outside a module: %d packages, error %v", patterns, len(pkgs), err)
+		}
+	}
+	mod := gentest.TempModule(t, "example.com/empty")
+	if _, err := Generate(context.Background(), Config{Dir: mod, Env: gentest.GoEnv()}, "./..."); err == nil || err.Error() != "generator: no package matches ./..." {
+		t.Errorf("./... in an empty module: error %v", err)
+	}
+}
+
 func TestWithBuildTag(t *testing.T) {
 	for _, tc := range []struct {
 		flags, env, want []string
