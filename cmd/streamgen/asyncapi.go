@@ -56,12 +56,12 @@ func (f *asyncAPIFlags) misuse(fs *flag.FlagSet, check bool) string {
 func (f *asyncAPIFlags) write(ctx context.Context, pkgs []*generator.Package, check bool, cwd string, stdout, stderr io.Writer) int {
 	format, err := asyncapi.FormatFor(f.file)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 2
 	}
 	doc, err := asyncapi.Generate(ctx, pkgs, asyncapi.Options{Title: f.title, Version: f.version, Format: format})
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	if f.file == "-" {
@@ -79,7 +79,7 @@ func (f *asyncAPIFlags) write(ctx context.Context, pkgs []*generator.Package, ch
 	old, err := os.ReadFile(path)
 	if check {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "streamgen: %v\n", err)
+			fail(stderr, err)
 			return 1
 		}
 		return reportCheck(stderr, name, err == nil, bytes.Equal(old, doc))
