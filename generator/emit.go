@@ -41,8 +41,9 @@ type importName struct {
 
 // emit renders the generated file of m: Header, the build constraint that
 // leaves the file out of Generate's loads, then the declarations; gofmt'd,
-// imports grouped, the same bytes for the same input. The file is written into one jennifer file,
-// rendered once and formatted once.
+// imports grouped, the same bytes for the same input. The declarations are
+// written into one jennifer file, rendered once and formatted once. Its
+// errors, bugs of streamgen's, become diagnostics of the package.
 func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
 	f := e.newFile()
@@ -56,11 +57,11 @@ func emit(m *model) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(Header + "\n\n" + buildConstraint + "\n\n")
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("generator: render %s: %w", m.pkg.Path(), err)
+		return nil, fmt.Errorf("streamgen could not render the generated file (please report it): %w", err)
 	}
 	src, err := format.Source(groupImports(buf.Bytes()))
 	if err != nil {
-		return nil, fmt.Errorf("generator: format %s: %w", m.pkg.Path(), err)
+		return nil, fmt.Errorf("streamgen wrote a generated file that does not parse (please report it): %w", err)
 	}
 	return src, nil
 }
@@ -380,7 +381,7 @@ func (e *emitter) literal(v reflect.Value) jen.Code {
 		return jen.Lit(x)
 	}
 	if e.err == nil {
-		e.err = fmt.Errorf("generator: %s: cannot write the %s %#v in Mount's literal", e.m.pkg.Path(), v.Type(), v.Interface())
+		e.err = fmt.Errorf("streamgen cannot write the %s %#v in Mount's literal (please report it)", v.Type(), v.Interface())
 	}
 	return jen.Null()
 }

@@ -278,7 +278,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		t.Errorf("policy literal %s", policy)
 	}
 	e.literal(reflect.ValueOf(runtime.AckMode("sometimes")))
-	if e.err == nil || !strings.Contains(e.err.Error(), "cannot write the runtime.AckMode") {
+	if e.err == nil || !strings.Contains(e.err.Error(), "cannot write the runtime.AckMode \"sometimes\" in Mount's literal") {
 		t.Errorf("an AckMode without a constant: error %v", e.err)
 	}
 }
