@@ -58,5 +58,6 @@ bench: rabbitmq
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkGenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkRegenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
 	@echo
 	@$(GO) run ./internal/benchreport $(BENCH_OUT)

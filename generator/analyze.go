@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -39,8 +38,13 @@ type subscription struct {
 	handlers []*handler
 	// queue holds the queue-level keys, each from the first handler that
 	// set it; setBy says which handler that was.
-	queue settings
+	queue fields
 	setBy map[string]*handler
+	// rs is the runtime.Subscription s stands for, built and validated by
+	// validate: what Mount registers, with placeholder handler functions;
+	// index[i] is the handler rs.Handlers[i] stands for.
+	rs    *runtime.Subscription
+	index []*handler
 	// broker is the broker the subscription runs on (AnyBroker: whichever
 	// it is mounted on); undetermined is set when that could not be decided
 	// (already reported).
@@ -76,7 +80,7 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 			}
 			h := &handler{fn: af.fn, ann: af.ann}
 			h.shape, h.ok = checkShape(af.fn, obj, pkg, ds)
-			h.wire = af.ann.settings.wireType
+			h.wire = af.ann.fields.handler.MessageType
 			if h.wire == "" && h.shape.msg != nil {
 				h.wire = h.shape.msg.Obj().Name()
 			}
@@ -115,7 +119,7 @@ func (m *model) group(ds *diagnostics) {
 			first := s.setBy[a.key]
 			if first == nil {
 				s.setBy[a.key] = h
-				s.queue.parseValue(a.key, a.value)
+				s.queue.set(a.key, a.value)
 				continue
 			}
 			fa := first.ann.arg(a.key)
@@ -139,8 +143,8 @@ func (m *model) group(ds *diagnostics) {
 func (m *model) resolveBrokers(ds *diagnostics) {
 	var explicit []runtime.BrokerKind
 	for _, s := range m.subs {
-		if s.setBy["broker"] != nil && !slices.Contains(s.conflicts, "broker") && !slices.Contains(explicit, s.queue.broker) {
-			explicit = append(explicit, s.queue.broker)
+		if s.setBy["broker"] != nil && !slices.Contains(s.conflicts, "broker") && !slices.Contains(explicit, s.queue.sub.Broker) {
+			explicit = append(explicit, s.queue.sub.Broker)
 		}
 	}
 	for _, s := range m.subs {
@@ -148,7 +152,7 @@ func (m *model) resolveBrokers(ds *diagnostics) {
 		case slices.Contains(s.conflicts, "broker") || s.badKey("broker"):
 			s.undetermined = true
 		case s.setBy["broker"] != nil:
-			s.broker = s.queue.broker
+			s.broker = s.queue.sub.Broker
 		case len(explicit) == 1:
 			s.broker = explicit[0]
 		default:
@@ -252,42 +256,21 @@ func (s *subscription) checkDuplicateTypes(ds *diagnostics) {
 // problem at the annotation key it is about. Handlers that repeat a message
 // type are left out (they were reported).
 func (s *subscription) validate(ds *diagnostics) {
-	rs, index := s.runtimeSubscription()
-	kind := s.broker
+	s.rs, s.index = s.runtimeSubscription()
+	rs, kind := s.rs, s.broker
 	if s.undetermined {
 		// The broker is in doubt (reported): check what holds on any.
-		kind, rs.Broker = runtime.AnyBroker, runtime.AnyBroker
+		onAny := *s.rs
+		onAny.Broker = runtime.AnyBroker
+		rs, kind = &onAny, runtime.AnyBroker
 	}
 	err := rs.Validate(kind)
 	if err == nil {
 		return
 	}
-	for _, e := range independentOfBadValues(rs, kind, index, err.(runtime.ValidationErrors)) {
-		ds.add(s.keyPos(index, e.Handler, e.Key), "%s", e.Error())
+	for _, e := range independentOfBadValues(rs, kind, s.index, err.(runtime.ValidationErrors)) {
+		ds.add(s.keyPos(s.index, e.Handler, e.Key), "%s", e.Error())
 	}
-}
-
-// alternative gives, for a key whose cross-key checks read its value, a
-// valid value other than "not set". A key written with a bad value is
-// checked both ways: an error that appears only one way depends on the bad
-// value and would only repeat its report (with max_attempts=five, "out_retry
-// needs max_attempts" is noise).
-func alternative(key string) func(rs *runtime.Subscription, h *runtime.Handler) {
-	switch key {
-	case "max_attempts":
-		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.MaxAttempts = 2 }
-	case "out_retry":
-		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.OutRetry = runtime.OutRetrySelf }
-	case "dead_letter":
-		return func(_ *runtime.Subscription, h *runtime.Handler) { h.Policy.DeadLetter = "\x00dead letter" }
-	case "retry_delay":
-		return func(rs *runtime.Subscription, _ *runtime.Handler) {
-			rs.RetryDelays = []time.Duration{runtime.DefaultRetryDelay}
-		}
-	case "ack":
-		return func(rs *runtime.Subscription, _ *runtime.Handler) { rs.Ack = runtime.AckAuto }
-	}
-	return nil
 }
 
 // validationKey identifies a validation error across runs.
@@ -302,7 +285,11 @@ func keyOf(e *runtime.ValidationError) validationKey {
 }
 
 // independentOfBadValues returns the errors of rs (validated for kind) that
-// hold whatever valid value each badly written key would have had.
+// hold whatever valid value each badly written key would have had. A key
+// written with a bad value is checked both ways, not set and set to its
+// alternative (see keySpec): an error that appears only one way depends on
+// the bad value and would only repeat its report (with max_attempts=five,
+// "out_retry needs max_attempts" is noise).
 func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, index []*handler, errs runtime.ValidationErrors) runtime.ValidationErrors {
 	keep := map[validationKey]bool{}
 	for _, e := range errs {
@@ -310,13 +297,13 @@ func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, i
 	}
 	for i, h := range index {
 		for _, bad := range h.ann.bad {
-			set := alternative(bad)
-			if set == nil {
+			spec, _ := lookupKey(bad)
+			if spec.alternative == "" {
 				continue
 			}
 			alt := *rs
 			alt.Handlers = slices.Clone(rs.Handlers)
-			set(&alt, &alt.Handlers[i])
+			spec.set(&alt, &alt.Handlers[i], spec.alternative)
 			found := map[validationKey]bool{}
 			if err := alt.Validate(kind); err != nil {
 				for _, e := range err.(runtime.ValidationErrors) {
@@ -357,26 +344,18 @@ func (s *subscription) keyPos(index []*handler, i int, key string) token.Pos {
 	return s.handlers[0].ann.namePos
 }
 
-// runtimeSubscription returns the runtime.Subscription s stands for, with
-// a placeholder handler (one that does nothing) per message type, enough
-// for Validate, WaitQueues and the like; index[i] is the handler
-// rs.Handlers[i] stands for. A handler that repeats an earlier one's
-// message type is left out (reported by checkDuplicateTypes), and one
-// without a usable message type gets a name no other has.
+// runtimeSubscription returns the runtime.Subscription s stands for: the
+// fields its queue-level keys set, its name and broker, and a handler per
+// message type with the fields its type-level keys set and a placeholder
+// function (one that is never called), enough for Validate, WaitQueues,
+// Mount's literal and the like; index[i] is the handler rs.Handlers[i]
+// stands for. A handler that repeats an earlier one's message type is left
+// out (reported by checkDuplicateTypes), and one without a usable message
+// type gets a name no other has.
 func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []*handler) {
-	rs = &runtime.Subscription{
-		Name:            s.name,
-		Broker:          s.broker,
-		RetryDelays:     s.queue.retryDelays,
-		Ack:             s.queue.ack,
-		Prefetch:        s.queue.prefetch,
-		Concurrency:     s.queue.concurrency,
-		MaxPayloadBytes: s.queue.maxPayload.bytes(),
-		QueueType:       s.queue.queueType,
-
-		DeliveryLimit:        s.queue.deliveryLimit,
-		SingleActiveConsumer: s.queue.singleActive,
-	}
+	sub := s.queue.sub
+	rs = &sub
+	rs.Name, rs.Broker = s.name, s.broker
 	for i, h := range s.handlers {
 		wire := h.wire
 		if wire == "" {
@@ -385,14 +364,8 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		if rs.Handler(wire) != nil {
 			continue
 		}
-		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.policy(), nil))
+		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.ann.fields.handler.Policy, nil))
 		index = append(index, h)
 	}
 	return rs, index
-}
-
-// policy returns the failure policy the handler's annotation sets.
-func (h *handler) policy() runtime.Policy {
-	st := h.ann.settings
-	return runtime.Policy{MaxAttempts: st.maxAttempts, DeadLetter: st.deadLetter, OutRetry: st.outRetry}
 }

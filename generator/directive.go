@@ -25,8 +25,8 @@ type annotation struct {
 	namePos token.Pos
 	// args are the key=value arguments, in the order written.
 	args []keyArg
-	// settings are the values of args, parsed.
-	settings settings
+	// fields are the values of args, parsed.
+	fields fields
 	// bad lists the keys written with a value that could not be used; they
 	// were reported already.
 	bad []string
@@ -211,15 +211,29 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 		return nil
 	}
 	seen := map[string]token.Pos{}
-	for _, a := range args {
-		if quoted(a) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		text := raw(a)
+		if n := spacedEquals(args, i, raw); n > 0 {
+			// "max_attempts = 3": one key=value written with spaces. Say so
+			// once, and read it as written without them.
+			parts := []string{text}
+			for _, b := range args[i+1 : i+1+n] {
+				parts = append(parts, raw(b))
+			}
+			text = strings.Join(parts, "")
+			ds.add(a.Pos, "%q has spaces around =: write %s, without spaces", strings.Join(parts, " "), text)
+			i += n
+		} else if quoted(a) {
 			ds.add(a.Pos, "unexpected quoted argument %q: the name comes first and only once; write the other arguments as key=value", a.Arg)
 			continue
 		}
-		key, value, hasValue := strings.Cut(raw(a), "=")
+		key, value, hasValue := strings.Cut(text, "=")
 		spec, known := lookupKey(key)
 		if !known {
 			switch guess := closest(key, keyNames()); {
+			case key == "":
+				ds.add(a.Pos, "%q has no key before =: write key=value without spaces, such as max_attempts=5", text)
 			case guess != "":
 				ds.add(a.Pos, "unknown key %s; did you mean %s?", key, guess)
 				// The key it stands for has no usable value either: checks
@@ -252,7 +266,7 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 			}
 			value = v
 		}
-		if msg := ann.settings.parseValue(key, value); msg != "" {
+		if msg := ann.fields.set(key, value); msg != "" {
 			ds.add(valuePos, "%s", msg)
 			ann.markBad(key)
 			continue
@@ -260,4 +274,27 @@ func parseAnnotation(d ast.Directive, ds *diagnostics) *annotation {
 		ann.args = append(ann.args, keyArg{key: key, value: value, pos: a.Pos})
 	}
 	return ann
+}
+
+// spacedEquals returns how many arguments after args[i] belong to it
+// because the = of a key=value is written with spaces around it: 2 for
+// "key = value", 1 for "key =value" and "key= value", else 0. raw returns
+// an argument as written.
+func spacedEquals(args []ast.DirectiveArg, i int, raw func(ast.DirectiveArg) string) int {
+	if i+1 >= len(args) {
+		return 0
+	}
+	text, next := raw(args[i]), raw(args[i+1])
+	switch {
+	case strings.Contains(text, "="):
+		// "key= value", where value is not a key=value of its own.
+		if strings.HasSuffix(text, "=") && strings.Count(text, "=") == 1 && !strings.Contains(next, "=") {
+			return 1
+		}
+	case next == "=" && i+2 < len(args) && !strings.Contains(raw(args[i+2]), "="):
+		return 2
+	case strings.HasPrefix(next, "=") && len(next) > 1:
+		return 1
+	}
+	return 0
 }

@@ -55,8 +55,8 @@ func TestParseAnnotation(t *testing.T) {
 			t.Errorf("%s at column %d, want %d", w.key, got, want)
 		}
 	}
-	if ann.settings.maxAttempts != 5 || ann.settings.deadLetter != "jobs.dead" || len(ann.settings.retryDelays) != 2 {
-		t.Errorf("settings %+v", ann.settings)
+	if p := ann.fields.handler.Policy; p.MaxAttempts != 5 || p.DeadLetter != "jobs.dead" || len(ann.fields.sub.RetryDelays) != 2 {
+		t.Errorf("fields %+v", ann.fields)
 	}
 }
 
@@ -99,5 +99,41 @@ func TestRecvString(t *testing.T) {
 		if got := methodName(f.Decls[0].(*ast.FuncDecl)); got != tc.want {
 			t.Errorf("methodName(%s) = %q, want %q", tc.src, got, tc.want)
 		}
+	}
+}
+
+// TestSpacesAroundEquals: a key=value written with spaces around = is one
+// error that says to remove them, at the key, and the value is read as if
+// written without them (so nothing that depends on it is reported too).
+func TestSpacesAroundEquals(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{`max_attempts = 3`, `"max_attempts = 3" has spaces around =: write max_attempts=3, without spaces`},
+		{`max_attempts =3`, `"max_attempts =3" has spaces around =: write max_attempts=3, without spaces`},
+		{`max_attempts= 3`, `"max_attempts= 3" has spaces around =: write max_attempts=3, without spaces`},
+		{`dead_letter = "jobs.dead"`, `"dead_letter = \"jobs.dead\"" has spaces around =: write dead_letter="jobs.dead", without spaces`},
+	} {
+		src := "package p\n\n//stream:subscriber \"jobs\" prefetch=2 " + tc.args + " concurrency=4\nfunc Work() {}\n"
+		_, afs, ds := scan(t, src)
+		if len(ds) != 1 || ds[0].Msg != tc.want {
+			t.Errorf("%s: diagnostics %v, want one: %s", tc.args, ds, tc.want)
+			continue
+		}
+		if col := ds[0].Pos.Column; col != len(`//stream:subscriber "jobs" prefetch=2 `)+1 {
+			t.Errorf("%s: at column %d, want the key's", tc.args, col)
+		}
+		ann := afs[0].ann
+		if f := ann.fields; f.sub.Prefetch != 2 || f.sub.Concurrency != 4 || f.handler.Policy.MaxAttempts+len(f.handler.Policy.DeadLetter) == 0 {
+			t.Errorf("%s: fields %+v, want prefetch, concurrency and the spaced key read", tc.args, f)
+		}
+	}
+	// A lone "=value" has no key.
+	_, _, ds := scan(t, "package p\n\n//stream:subscriber \"jobs\" =3\nfunc Work() {}\n")
+	if len(ds) != 1 || ds[0].Msg != `"=3" has no key before =: write key=value without spaces, such as max_attempts=5` {
+		t.Errorf("=3: %v", ds)
+	}
+	// "key= other=value" is a key without a value, not spacing.
+	_, _, ds = scan(t, "package p\n\n//stream:subscriber \"jobs\" max_attempts= prefetch=2\nfunc Work() {}\n")
+	if len(ds) != 1 || !strings.Contains(ds[0].Msg, "max_attempts has no value") {
+		t.Errorf("a key without a value: %v", ds)
 	}
 }

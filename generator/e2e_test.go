@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 // TestGoldenOutputsRunEndToEnd copies two golden cases with their wanted
@@ -13,7 +15,7 @@ import (
 // reference's failing job on ZeroMQ (five deliveries, the last with retry
 // count 4, then dropped), and every handler shape on RabbitMQ.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
-	dir := tempModule(t, "example.com/e2e")
+	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
 	copyCase(t, "shapes", dir, "shapes")
 	write := func(name, content string) {
@@ -23,8 +25,8 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	}
 	write("billing/billing_test.go", billingTest)
 	write("shapes/shapes_test.go", shapesTest)
-	runGo(t, dir, "vet", "./...")
-	out := runGo(t, dir, "test", "-count=1", "-v", "./...")
+	gentest.RunGo(t, dir, "vet", "./...")
+	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
 	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)

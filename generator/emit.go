@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
-	"maps"
-	goruntime "runtime"
-	"slices"
-	"strconv"
+	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -31,6 +27,8 @@ type emitter struct {
 	taken map[string]bool
 	// imports are the names the file gives the packages it may import.
 	imports map[string]importName
+	// err is the first value a literal could not be written for.
+	err error
 }
 
 // importName is how the generated file names an imported package.
@@ -41,11 +39,31 @@ type importName struct {
 	alias bool
 }
 
-// emit renders the generated file of m: gofmt'd, imports grouped, the same
-// bytes for the same input.
+// emit renders the generated file of m: Header, the build constraint that
+// leaves the file out of Generate's loads, then the declarations; gofmt'd,
+// imports grouped, the same bytes for the same input. The declarations are
+// written into one jennifer file, rendered once and formatted once. Its
+// errors, bugs of streamgen's, become diagnostics of the package.
 func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
-	return e.render(e.sections())
+	f := e.newFile()
+	e.versionGuard(f)
+	e.signatureGuards(f)
+	e.mount(f)
+	e.publishers(f, m.handlers)
+	if e.err != nil {
+		return nil, e.err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(Header + "\n\n" + buildConstraint + "\n\n")
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("streamgen could not render the generated file (please report it): %w", err)
+	}
+	src, err := format.Source(groupImports(buf.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("streamgen wrote a generated file that does not parse (please report it): %w", err)
+	}
+	return src, nil
 }
 
 func newEmitter(m *model) *emitter {
@@ -57,39 +75,11 @@ func newEmitter(m *model) *emitter {
 	return e
 }
 
-// A section writes some of the declarations of the generated file, in
-// order, into a file of its own. Sections only read the emitter, so they
-// can be written at the same time.
-type section struct {
-	write func(f *jen.File)
-	// lines is about how many lines the section writes: the larger ones
-	// are rendered first.
-	lines int
-}
-
-// sections returns the sections of the generated file in order: the
-// guards, Mount, and the publishers in two halves. Mount and the
-// publishers are most of the file; with the publishers halved, two cores
-// share the work about evenly.
-func (e *emitter) sections() []section {
-	n := len(e.m.handlers)
-	half := n / 2
-	return []section{
-		{func(f *jen.File) {
-			e.versionGuard(f)
-			e.signatureGuards(f)
-		}, 2*n + 8},
-		{e.mount, 2*n + 6*len(e.m.subs)},
-		{func(f *jen.File) { e.publishers(f, e.m.handlers[:half]) }, 5 * half},
-		{func(f *jen.File) { e.publishers(f, e.m.handlers[half:]) }, 5 * (n - half)},
-	}
-}
-
 // newFile returns an empty file of the package that names its imports as
-// nameImports chose.
+// nameImports chose. It is not formatted when rendered: emit formats it
+// once its imports are grouped.
 func (e *emitter) newFile() *jen.File {
 	f := jen.NewFilePathName(e.m.pkg.Path(), e.m.pkg.Name())
-	// Formatted by render.
 	f.NoFormat = true
 	for path, in := range e.imports {
 		if in.alias {
@@ -99,146 +89,6 @@ func (e *emitter) newFile() *jen.File {
 		}
 	}
 	return f
-}
-
-// render writes, renders and formats each section at the same time, each
-// into a file of its own, and joins them: the header, the package clause,
-// one import declaration of what the sections use, then the declarations
-// of each section in order. gofmt lays out top-level declarations that
-// blank lines separate independently of each other, so this is byte for
-// byte the file that formatting all the sections as one gives
-// (TestSectionsFormatAsOneFile). Formatting is most of the cost of
-// emitting a large file; this way the cores share it.
-func (e *emitter) render(sections []section) ([]byte, error) {
-	type part struct {
-		imports []string
-		decls   []byte
-		err     error
-	}
-	parts := make([]part, len(sections))
-	renderSection := func(i int) {
-		p := &parts[i]
-		f := e.newFile()
-		sections[i].write(f)
-		var buf bytes.Buffer
-		if err := f.Render(&buf); err != nil {
-			p.err = fmt.Errorf("generator: render %s: %w", e.m.pkg.Path(), err)
-			return
-		}
-		src, err := format.Source(buf.Bytes())
-		if err != nil {
-			p.err = fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
-			return
-		}
-		p.imports, p.decls, p.err = splitImports(src)
-	}
-	// One worker per core takes the sections largest first, so that the
-	// largest does not share its core with the others.
-	order := make([]int, len(sections))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return sections[b].lines - sections[a].lines })
-	work := make(chan int, len(order))
-	for _, i := range order {
-		work <- i
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(sections)) {
-		wg.Go(func() {
-			for i := range work {
-				renderSection(i)
-			}
-		})
-	}
-	wg.Wait()
-	used := map[string]bool{}
-	size := 0
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, p.err
-		}
-		for _, path := range p.imports {
-			used[path] = true
-		}
-		size += len(p.decls)
-	}
-	head, err := format.Source(groupImports(e.importDecl(Header+"\n\npackage "+e.m.pkg.Name()+"\n\n", slices.Sorted(maps.Keys(used)))))
-	if err != nil {
-		return nil, fmt.Errorf("generator: format %s: %w", e.m.pkg.Path(), err)
-	}
-	out := make([]byte, 0, len(head)+size)
-	out = append(out, head...)
-	for _, p := range parts {
-		out = append(out, p.decls...)
-	}
-	return out, nil
-}
-
-// importDecl appends to prefix the import declaration of paths (sorted) as
-// jennifer writes it.
-func (e *emitter) importDecl(prefix string, paths []string) []byte {
-	spec := func(path string) string {
-		if in := e.imports[path]; in.alias {
-			return in.name + " " + strconv.Quote(path)
-		}
-		return strconv.Quote(path)
-	}
-	var b strings.Builder
-	b.WriteString(prefix)
-	switch len(paths) {
-	case 0:
-	case 1:
-		b.WriteString("import " + spec(paths[0]) + "\n")
-	default:
-		b.WriteString("import (\n")
-		for _, path := range paths {
-			b.WriteString(spec(path) + "\n")
-		}
-		b.WriteString(")\n")
-	}
-	return []byte(b.String())
-}
-
-// splitImports returns the import paths of a formatted file without a
-// header, and what follows its import declaration: the declarations,
-// starting with the blank line that separates them from it.
-func splitImports(src []byte) (paths []string, decls []byte, err error) {
-	clause, body, ok := bytes.Cut(src, []byte("\n"))
-	if !ok || !bytes.HasPrefix(clause, []byte("package ")) {
-		return nil, nil, fmt.Errorf("generator: a rendered section does not start with its package clause: %.40q", src)
-	}
-	after, found := bytes.CutPrefix(body, []byte("\n"))
-	if !found {
-		return nil, body, nil
-	}
-	var specs []byte
-	switch {
-	case bytes.HasPrefix(after, []byte("import (\n")):
-		block, rest, ok := bytes.Cut(after[len("import (\n"):], []byte("\n)\n"))
-		if !ok {
-			return nil, nil, fmt.Errorf("generator: a rendered section has an unterminated import declaration")
-		}
-		specs, decls = block, rest
-	case bytes.HasPrefix(after, []byte("import ")):
-		line, rest, _ := bytes.Cut(after[len("import "):], []byte("\n"))
-		specs, decls = line, rest
-	default:
-		return nil, body, nil
-	}
-	for line := range bytes.Lines(specs) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		path, err := strconv.Unquote(string(line[bytes.LastIndexByte(line, ' ')+1:]))
-		if err != nil {
-			return nil, nil, fmt.Errorf("generator: a rendered section imports %s: %w", line, err)
-		}
-		paths = append(paths, path)
-	}
-	return paths, decls, nil
 }
 
 // groupImports puts the standard library imports of a rendered file first
@@ -420,7 +270,7 @@ func (e *emitter) mount(f *jen.File) {
 			if broker == "" {
 				broker = paramName[kinds[0]]
 			}
-			g.Id(app).Dot("Mount").Call(jen.Id(broker), jen.Op("&").Qual(runtimePath, "Subscription").Add(e.subscriptionFields(s)))
+			g.Id(app).Dot("Mount").Call(jen.Id(broker), e.subscriptionLiteral(s))
 		}
 	})
 }
@@ -432,67 +282,120 @@ func (e *emitter) locals() nameSet {
 	return nameSet{outer: e.taken, own: map[string]bool{}}
 }
 
-// subscriptionFields writes the fields of a runtime.Subscription literal,
-// in declaration order, leaving out those at their zero value.
-func (e *emitter) subscriptionFields(s *subscription) *jen.Statement {
-	q := s.queue
-	fields := []jen.Code{
-		jen.Id("Name").Op(":").Lit(s.name),
-		jen.Id("Broker").Op(":").Add(brokerKindCode(s.broker)),
-	}
-	if len(q.retryDelays) > 0 {
-		var ds []jen.Code
-		for _, d := range q.retryDelays {
-			ds = append(ds, durationCode(d))
+// subscriptionLiteral writes s.rs, the runtime.Subscription validated at
+// generate time, as a composite literal: its exported fields in
+// declaration order, Name and Broker always and the others when they are
+// not zero, with each handler's function in place of its placeholder.
+func (e *emitter) subscriptionLiteral(s *subscription) jen.Code {
+	v := reflect.ValueOf(s.rs).Elem()
+	var fields []jen.Code
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		if !f.IsExported() || fv.IsZero() && f.Name != "Name" && f.Name != "Broker" {
+			continue
 		}
-		fields = append(fields, jen.Id("RetryDelays").Op(":").Index().Qual(timePath, "Duration").Values(ds...))
-	}
-	if q.ack != "" {
-		c := "AckManual"
-		if q.ack == runtime.AckAuto {
-			c = "AckAuto"
+		var c jen.Code
+		switch f.Name {
+		case "Handlers":
+			var hs []jen.Code
+			for j, h := range s.rs.Handlers {
+				hs = append(hs, e.handle(s.index[j], h))
+			}
+			c = jen.Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), hs...)
+		case "MaxPayloadBytes":
+			c = byteSizeCode(s.rs.MaxPayloadBytes, s.payloadUnit())
+		default:
+			c = e.literal(fv)
 		}
-		fields = append(fields, jen.Id("Ack").Op(":").Qual(runtimePath, c))
+		fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
 	}
-	if q.prefetch > 0 {
-		fields = append(fields, jen.Id("Prefetch").Op(":").Lit(q.prefetch))
-	}
-	if q.concurrency > 0 {
-		fields = append(fields, jen.Id("Concurrency").Op(":").Lit(q.concurrency))
-	}
-	if q.maxPayload.count > 0 {
-		fields = append(fields, jen.Id("MaxPayloadBytes").Op(":").Add(byteSizeCode(q.maxPayload)))
-	}
-	if q.queueType != "" {
-		c := "ClassicQueue"
-		if q.queueType == runtime.QuorumQueue {
-			c = "QuorumQueue"
-		}
-		fields = append(fields, jen.Id("QueueType").Op(":").Qual(runtimePath, c))
-	}
-	if q.deliveryLimit > 0 {
-		fields = append(fields, jen.Id("DeliveryLimit").Op(":").Lit(q.deliveryLimit))
-	}
-	if q.singleActive {
-		fields = append(fields, jen.Id("SingleActiveConsumer").Op(":").True())
-	}
-	var handlers []jen.Code
-	for _, h := range s.handlers {
-		handlers = append(handlers, e.handle(h))
-	}
-	fields = append(fields, jen.Id("Handlers").Op(":").Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), handlers...))
-	return jen.Custom(multi("{", "}"), fields...)
+	return jen.Op("&").Qual(runtimePath, "Subscription").Custom(multi("{", "}"), fields...)
 }
 
-// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler)):
-// the adapter of the handler's shape turns it into the function Handle
-// takes.
-func (e *emitter) handle(h *handler) jen.Code {
+// payloadUnit returns the unit max_payload_bytes was written in (1, 1024
+// or 1024*1024), so that Mount's literal writes 64 * 1024 for 64KiB and
+// 65536 for 65536.
+func (s *subscription) payloadUnit() int {
+	if h := s.setBy["max_payload_bytes"]; h != nil {
+		if b, msg := parseByteSize(h.ann.arg("max_payload_bytes").value); msg == "" {
+			return b.unit
+		}
+	}
+	return 1
+}
+
+// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler))
+// for the handler h and its runtime.Handler rh: the adapter of the
+// handler's shape turns it into the function Handle takes.
+func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
-		jen.Lit(h.wire),
-		policyCode(h.policy()),
+		jen.Lit(rh.MessageType),
+		e.policyLiteral(rh.Policy),
 		jen.Qual(runtimePath, adapterName(h.shape)).Call(jen.Id(h.name())),
 	)
+}
+
+// policyLiteral writes a runtime.Policy literal with the fields that are
+// not zero, on one line.
+func (e *emitter) policyLiteral(p runtime.Policy) jen.Code {
+	v := reflect.ValueOf(p)
+	var fields []jen.Code
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if fv := v.FieldByIndex(f.Index); f.IsExported() && !fv.IsZero() {
+			c := e.literal(fv)
+			if f.Name == "OutRetry" && p.OutRetry == runtime.OutRetrySelf {
+				c = jen.Qual(runtimePath, "OutRetrySelf")
+			}
+			fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
+		}
+	}
+	return jen.Qual(runtimePath, "Policy").Values(fields...)
+}
+
+// literal writes the value of a field of a runtime.Subscription or a
+// runtime.Policy: a runtime constant by its name, durations as a person
+// writes them, other strings and numbers as literals. A value it cannot
+// write is an error of emit: a field the runtime gained that streamgen
+// sets but does not know how to write.
+func (e *emitter) literal(v reflect.Value) jen.Code {
+	switch x := v.Interface().(type) {
+	case runtime.BrokerKind:
+		return brokerKindCode(x)
+	case runtime.AckMode:
+		if c, ok := constantCode(x, map[runtime.AckMode]string{runtime.AckManual: "AckManual", runtime.AckAuto: "AckAuto"}); ok {
+			return c
+		}
+	case runtime.QueueType:
+		if c, ok := constantCode(x, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"}); ok {
+			return c
+		}
+	case []time.Duration:
+		ds := make([]jen.Code, len(x))
+		for i, d := range x {
+			ds[i] = durationCode(d)
+		}
+		return jen.Index().Qual(timePath, "Duration").Values(ds...)
+	case string:
+		return jen.Lit(x)
+	case int:
+		return jen.Lit(x)
+	case bool:
+		return jen.Lit(x)
+	}
+	if e.err == nil {
+		e.err = fmt.Errorf("streamgen cannot write the %s %#v in Mount's literal (please report it)", v.Type(), v.Interface())
+	}
+	return jen.Null()
+}
+
+// constantCode writes the runtime constant whose value is v, as names
+// names them; false when v has no name there.
+func constantCode[T comparable](v T, names map[T]string) (jen.Code, bool) {
+	name, ok := names[v]
+	if !ok {
+		return nil, false
+	}
+	return jen.Qual(runtimePath, name), true
 }
 
 // adapterName returns the name of the runtime adapter of a handler shape:
@@ -511,25 +414,6 @@ func adapterName(s handlerShape) string {
 		name += "Outcome"
 	}
 	return name + "Func"
-}
-
-// policyCode writes a runtime.Policy literal with the fields that are set.
-func policyCode(p runtime.Policy) jen.Code {
-	var fields []jen.Code
-	if p.MaxAttempts > 0 {
-		fields = append(fields, jen.Id("MaxAttempts").Op(":").Lit(p.MaxAttempts))
-	}
-	if p.DeadLetter != "" {
-		fields = append(fields, jen.Id("DeadLetter").Op(":").Lit(p.DeadLetter))
-	}
-	switch p.OutRetry {
-	case "":
-	case runtime.OutRetrySelf:
-		fields = append(fields, jen.Id("OutRetry").Op(":").Qual(runtimePath, "OutRetrySelf"))
-	default:
-		fields = append(fields, jen.Id("OutRetry").Op(":").Lit(p.OutRetry))
-	}
-	return jen.Qual(runtimePath, "Policy").Values(fields...)
 }
 
 // publishers writes one typed publisher per handler of hs.
@@ -591,8 +475,14 @@ func durationCode(d time.Duration) jen.Code {
 	return jen.Lit(int64(d))
 }
 
-// byteSizeCode writes a size with its unit: 65536, 64 * 1024, 2 * 1024 * 1024.
-func byteSizeCode(b byteSize) jen.Code {
+// byteSizeCode writes a size in bytes with the unit it was written in (1,
+// 1024 or 1024*1024), when the unit divides it: 65536, 64 * 1024,
+// 2 * 1024 * 1024.
+func byteSizeCode(n, unit int) jen.Code {
+	b := byteSize{count: n, unit: 1}
+	if unit > 1 && n%unit == 0 {
+		b = byteSize{count: n / unit, unit: unit}
+	}
 	var factors []jen.Code
 	if b.count != 1 || b.unit == 1 {
 		factors = append(factors, jen.Lit(b.count))

@@ -8,13 +8,16 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dave/jennifer/jen"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
+	"github.com/streamgen/streamgen/runtime"
 )
 
 func render(c jen.Code) string { return fmt.Sprintf("%#v", jen.Add(c)) }
@@ -40,17 +43,18 @@ func TestDurationCode(t *testing.T) {
 
 func TestByteSizeCode(t *testing.T) {
 	for _, tc := range []struct {
-		b    byteSize
-		want string
+		n, unit int
+		want    string
 	}{
-		{byteSize{65536, 1}, "65536"},
-		{byteSize{64, 1 << 10}, "64 * 1024"},
-		{byteSize{1, 1 << 10}, "1024"},
-		{byteSize{2, 1 << 20}, "2 * 1024 * 1024"},
-		{byteSize{1, 1 << 20}, "1024 * 1024"},
+		{65536, 1, "65536"},
+		{64 << 10, 1 << 10, "64 * 1024"},
+		{1 << 10, 1 << 10, "1024"},
+		{2 << 20, 1 << 20, "2 * 1024 * 1024"},
+		{1 << 20, 1 << 20, "1024 * 1024"},
+		{1500, 1 << 10, "1500"}, // a unit that does not divide the size is not used
 	} {
-		if got := render(byteSizeCode(tc.b)); got != tc.want {
-			t.Errorf("byteSizeCode(%+v) = %q, want %q", tc.b, got, tc.want)
+		if got := render(byteSizeCode(tc.n, tc.unit)); got != tc.want {
+			t.Errorf("byteSizeCode(%d, %d) = %q, want %q", tc.n, tc.unit, got, tc.want)
 		}
 	}
 }
@@ -62,7 +66,7 @@ func TestByteSizeCode(t *testing.T) {
 // columns gofmt aligns have rows of different widths.
 func variedPackage(t testing.TB, n int) string {
 	t.Helper()
-	dir := tempModule(t, "example.com/varied")
+	dir := gentest.TempModule(t, "example.com/varied")
 	files := map[string]string{
 		"other/other.go": "package other\n\n// Order is an order of another package.\ntype Order struct{ ID int }\n\n// Rapport is a report.\ntype Rapport struct{ Text string }\n",
 		"mixed/types.go": "package mixed\n\n// Order has the name of another package's type.\ntype Order struct{ ID int }\n",
@@ -130,7 +134,7 @@ func variedPackage(t testing.TB, n int) string {
 // that it compiles and passes go vet.
 func TestEmittedFilesAreFormatted(t *testing.T) {
 	dir := variedPackage(t, 60)
-	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: goEnv()}, "./mixed")
+	pkgs, err := Generate(context.Background(), Config{Dir: dir, Env: gentest.GoEnv()}, "./mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +152,7 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 		t.Fatalf("the generated file does not parse: %v\n%s", err, src)
 	}
 	if !bytes.Equal(formatted, src) {
-		t.Errorf("the generated file is not as gofmt prints it:\n%s", lineDiff(string(formatted), string(src)))
+		t.Errorf("the generated file is not as gofmt prints it:\n%s", gentest.LineDiff(string(formatted), string(src)))
 	}
 	for _, want := range []string{"\t\"time\"\n", "\t\"example.com/varied/other\"\n", "streamgen_Verarbeite_Übung2_changed_run_go_generate ", "RetryDelays:     []time.Duration{time.Second, 10 * time.Second, 90 * time.Second, 2 * time.Hour},"} {
 		if !bytes.Contains(src, []byte(want)) {
@@ -158,7 +162,7 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 	if err := pkgs[0].Write(); err != nil {
 		t.Fatal(err)
 	}
-	runGo(t, dir, "vet", "./...")
+	gentest.RunGo(t, dir, "vet", "./...")
 }
 
 func TestGroupImports(t *testing.T) {
@@ -181,7 +185,7 @@ func TestGroupImports(t *testing.T) {
 // eight handler shapes, and that the runtime's function of that name
 // adapts exactly that shape.
 func TestAdapterNames(t *testing.T) {
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: repoRoot(t)}, runtimePath)
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: gentest.RepoRoot(t)}, runtimePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,106 +231,57 @@ func TestAdapterNames(t *testing.T) {
 	}
 }
 
-// TestSectionsFormatAsOneFile checks that emit, which formats the sections
-// of the file apart and at the same time, writes byte for byte what
-// writing all of them into one file and formatting it writes, for every
-// golden case that generates and for a varied package.
-func TestSectionsFormatAsOneFile(t *testing.T) {
-	var patterns []string
-	for _, c := range goldenCases(t) {
-		if c.generates(t) {
-			patterns = append(patterns, "./testdata/"+c.name)
+// TestLiteralWritesEveryFieldKeysSet sets every annotation key and writes
+// each field of the runtime.Subscription and runtime.Policy that the keys
+// set, as Mount's literal does: a field a key sets is never one the
+// emitter cannot write.
+func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
+	var f fields
+	for _, spec := range keySpecs() {
+		if msg := f.set(spec.name, strings.TrimPrefix(spec.example, spec.name+"=")); msg != "" {
+			t.Fatalf("%s: %s", spec.example, msg)
 		}
 	}
-	compared := compareSectionsWithOneFile(t, repoRoot(t), patterns...)
-	if compared != len(patterns) {
-		t.Errorf("%d of %d golden cases compared", compared, len(patterns))
-	}
-	if compareSectionsWithOneFile(t, variedPackage(t, 60), "./mixed") != 1 {
-		t.Error("the varied package was not compared")
-	}
-}
+	e := &emitter{m: &model{pkg: types.NewPackage("example.com/p", "p")}}
+	want := map[string]string{
+		"Broker":      "runtime.RabbitMQ",
+		"RetryDelays": "[]time.Duration{10 * time.Second}",
+		"Ack":         "runtime.AckManual",
+		"Prefetch":    "10",
+		"Concurrency": "4",
+		"QueueType":   "runtime.QuorumQueue",
+		"MaxAttempts": "5",
 
-// compareSectionsWithOneFile loads the packages as Generate does, emits
-// each, and compares the file with the sections formatted as one file. It
-// returns how many packages it compared.
-func compareSectionsWithOneFile(t *testing.T, dir string, patterns ...string) int {
-	t.Helper()
-	cfg := Config{Dir: dir, Env: goEnv(), Output: DefaultOutput}
-	olds, err := findOutputs(context.Background(), cfg, patterns)
-	if err != nil {
-		t.Fatal(err)
+		"DeliveryLimit":        "20",
+		"SingleActiveConsumer": "true",
+		"DeadLetter":           `"jobs.dead"`,
+		"OutRetry":             `"self"`,
 	}
-	overlay := map[string][]byte{}
-	for path, o := range olds {
-		if o.ours {
-			overlay[path] = o.clause
-		}
-	}
-	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: dir, Env: cfg.Env, Overlay: overlay}, patterns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compared := 0
-	for _, lp := range pkgs {
-		ds := &diagnostics{fset: lp.Fset}
-		m := analyze(lp.Types, lp.TypesInfo, lp.Fset, lp.Syntax, ds)
-		m.namePublishers(ds)
-		m.checkCollisions(ds)
-		if len(ds.list) > 0 || len(m.handlers) == 0 {
-			t.Errorf("%s: %d handlers, diagnostics %v", lp.PkgPath, len(m.handlers), ds.list)
-			continue
-		}
-		got, err := emit(m)
-		if err != nil {
-			t.Errorf("%s: %v", lp.PkgPath, err)
-			continue
-		}
-		e := newEmitter(m)
-		one := e.newFile()
-		one.HeaderComment(strings.TrimPrefix(Header, "// "))
-		for _, s := range e.sections() {
-			s.write(one)
-		}
-		var buf bytes.Buffer
-		if err := one.Render(&buf); err != nil {
-			t.Fatal(err)
-		}
-		want, err := format.Source(groupImports(buf.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: the sections formatted apart differ from the file formatted as one:\n%s", lp.PkgPath, lineDiff(string(want), string(got)))
-		}
-		compared++
-	}
-	return compared
-}
-
-func TestSplitImports(t *testing.T) {
-	for _, c := range []struct {
-		name, src   string
-		paths       []string
-		decls       string
-		errContains string
-	}{
-		{"block", "package p\n\nimport (\n\t\"context\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n)\n\nfunc f() {}\n",
-			[]string{"context", "github.com/streamgen/streamgen/runtime"}, "\nfunc f() {}\n", ""},
-		{"one import", "package p\n\nimport ctx \"context\"\n\nvar _ ctx.Context\n", []string{"context"}, "\nvar _ ctx.Context\n", ""},
-		{"no import", "package p\n\nfunc f() {}\n", nil, "\nfunc f() {}\n", ""},
-		{"no package clause", "// x\npackage p\n", nil, "", "package clause"},
-		{"unterminated block", "package p\n\nimport (\n\t\"context\"\n", nil, "", "unterminated"},
-	} {
-		paths, decls, err := splitImports([]byte(c.src))
-		if c.errContains != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errContains) {
-				t.Errorf("%s: error %v, want one that says %q", c.name, err, c.errContains)
+	written := 0
+	for _, v := range []reflect.Value{reflect.ValueOf(f.sub), reflect.ValueOf(f.handler.Policy)} {
+		for _, field := range reflect.VisibleFields(v.Type()) {
+			fv := v.FieldByIndex(field.Index)
+			if !field.IsExported() || fv.IsZero() || field.Name == "MaxPayloadBytes" {
+				continue // MaxPayloadBytes is written with its unit: TestByteSizeCode
 			}
-			continue
+			got := render(e.literal(fv))
+			if e.err != nil {
+				t.Fatalf("%s: %v", field.Name, e.err)
+			}
+			if got != want[field.Name] {
+				t.Errorf("%s is written %s, want %s", field.Name, got, want[field.Name])
+			}
+			written++
 		}
-		if err != nil || !slices.Equal(paths, c.paths) || string(decls) != c.decls {
-			t.Errorf("%s: %q, %q, %v; want %q, %q", c.name, paths, decls, err, c.paths, c.decls)
-		}
+	}
+	if written != len(want) {
+		t.Errorf("%d fields written, want %d", written, len(want))
+	}
+	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: runtime.OutRetrySelf}` {
+		t.Errorf("policy literal %s", policy)
+	}
+	e.literal(reflect.ValueOf(runtime.AckMode("sometimes")))
+	if e.err == nil || !strings.Contains(e.err.Error(), "cannot write the runtime.AckMode \"sometimes\" in Mount's literal") {
+		t.Errorf("an AckMode without a constant: error %v", e.err)
 	}
 }

@@ -5,17 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"go/types"
-	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 // DefaultOutput is the name of the generated file in each package.
@@ -55,13 +57,51 @@ type Package struct {
 	// Annotated is false when the package has no //stream:subscriber
 	// annotation (and no problems either).
 	Annotated bool
+	// Subscriptions are the subscriptions Mount registers, in its order;
+	// set with Source.
+	Subscriptions []Subscription
+	// Syntax holds the package's files, parsed with their comments.
+	Syntax []*ast.File
+	// Config is the configuration the package was loaded with, its Dir
+	// absolute.
+	Config Config
 
 	// generated holds the names the generated file declares.
 	generated map[string]bool
-	// model, loaded and cfg are what AsyncAPI describes the package from.
-	model  *model
-	loaded *packages.Package
-	cfg    Config
+}
+
+// Subscription is one subscription of a generated package, as its Mount
+// registers it.
+type Subscription struct {
+	// Runtime is the runtime.Subscription the annotations stand for: the
+	// one validated at generate time and written out as Mount's literal.
+	// Its handlers, in the order of Handlers, hold placeholders for the
+	// functions: it describes the subscription and is not for mounting.
+	Runtime *runtime.Subscription
+	// Handlers are the annotated functions of Runtime.Handlers.
+	Handlers []Handler
+}
+
+// Handler is an annotated function.
+type Handler struct {
+	// Name is the function's name in its package.
+	Name string
+	// Doc is the text of its doc comment.
+	Doc string
+	// Message is the type of the messages it handles.
+	Message *types.Named
+}
+
+// subscriptions describes the subscriptions of m.
+func (m *model) subscriptions() []Subscription {
+	out := make([]Subscription, len(m.subs))
+	for i, s := range m.subs {
+		out[i].Runtime = s.rs
+		for _, h := range s.index {
+			out[i].Handlers = append(out[i].Handlers, Handler{Name: h.name(), Doc: h.fn.Doc.Text(), Message: h.shape.msg})
+		}
+	}
+	return out
 }
 
 // Current reports whether the file on disk is exactly what was generated.
@@ -90,14 +130,28 @@ func (p *Package) Write() error {
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
 	packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo
 
+// BuildTag is the build tag Generate loads packages with. A generated file
+// carries the constraint //go:build !streamgen, so it is part of every
+// ordinary build and left out of Generate's.
+const BuildTag = "streamgen"
+
+// buildConstraint is the line after Header in a generated file.
+const buildConstraint = "//go:build !" + BuildTag
+
 // Generate loads the packages that match patterns (default ".") and
 // generates the file of each in memory. It returns an error only when the
-// packages cannot be listed at all; problems in a package are its
-// Diagnostics. Nothing is written: call Write on each Package.
+// packages cannot be listed at all, or the patterns match none; problems
+// in a package are its Diagnostics. Nothing is written: call Write on each
+// Package.
 //
-// A generated file that exists already is set aside while loading (replaced
-// by its package clause), so a stale file that no longer compiles never
-// blocks regenerating it.
+// The packages are loaded with the build tag streamgen (BuildTag), which
+// leaves out the generated file on disk: a stale file that no longer
+// compiles never blocks regenerating it, and the dependencies come from the
+// go command's export data as in any build. A file of streamgen's without
+// the build constraint, as streamgen wrote them before it had one, is set
+// aside by loading again with an overlay that replaces it by its package
+// clause; that load type-checks every dependency from source, so it is
+// slower, and only needed until the file is regenerated.
 func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
@@ -113,134 +167,202 @@ func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, 
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 	cfg.Dir = dir
-	olds, err := findOutputs(ctx, cfg, patterns)
+	load := func(overlay map[string][]byte) ([]*packages.Package, error) {
+		pkgs, err := packages.Load(&packages.Config{
+			Context:    ctx,
+			Mode:       loadMode,
+			Dir:        cfg.Dir,
+			Env:        cfg.Env,
+			BuildFlags: withBuildTag(cfg.BuildFlags, cfg.Env),
+			Overlay:    overlay,
+		}, patterns...)
+		if err != nil {
+			return nil, fmt.Errorf("generator: load %s: %w", strings.Join(patterns, " "), err)
+		}
+		return pkgs, nil
+	}
+	pkgs, err := load(nil)
 	if err != nil {
 		return nil, err
 	}
-	overlay := map[string][]byte{}
-	for path, o := range olds {
-		if o.ours {
-			overlay[path] = o.clause
+	if len(pkgs) == 0 {
+		return nil, noPackages(ctx, cfg, patterns)
+	}
+	olds, overlay, err := readOutputs(pkgs, cfg.Output)
+	if err != nil {
+		return nil, err
+	}
+	if len(overlay) > 0 {
+		if pkgs, err = load(overlay); err != nil {
+			return nil, err
 		}
 	}
-	pkgs, err := packages.Load(&packages.Config{
-		Context:    ctx,
-		Mode:       loadMode,
-		Dir:        cfg.Dir,
-		Env:        cfg.Env,
-		BuildFlags: cfg.BuildFlags,
-		Overlay:    overlay,
-	}, patterns...)
-	if err != nil {
-		return nil, fmt.Errorf("generator: load %s: %w", strings.Join(patterns, " "), err)
-	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
-	out := make([]*Package, 0, len(pkgs))
-	for _, lp := range pkgs {
-		out = append(out, generatePackage(lp, cfg, olds))
+	cs := make([]*checked, len(pkgs))
+	for i, lp := range pkgs {
+		cs[i] = checkPackage(lp, cfg, olds)
 	}
-	forgiveForeignGenerated(out)
+	names, err := foreignGeneratedNames(ctx, cfg, cs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Package, len(cs))
+	for i, c := range cs {
+		out[i] = c.finish(names.with(c))
+	}
 	return out, nil
 }
 
-// qualifiedUndefined matches the type checker's message for a name another
-// package does not declare: "undefined: billing.Mount".
-var qualifiedUndefined = regexp.MustCompile(`^undefined: ([\pL_][\pL\pN_]*)\.([\pL_][\pL\pN_]*)$`)
-
-// forgiveForeignGenerated drops from the diagnostics of packages without
-// annotations their uses of what the generated file of another loaded
-// package declares (a main that calls billing.Mount): those files are set
-// aside while loading, so the names look undefined, as a package's own
-// uses of its generated names do (see listErrors).
-func forgiveForeignGenerated(pkgs []*Package) {
-	byName := map[string]map[string]bool{}
-	for _, p := range pkgs {
-		if !p.Annotated {
-			continue
-		}
-		if byName[p.Name] == nil {
-			byName[p.Name] = map[string]bool{}
-		}
-		maps.Copy(byName[p.Name], p.generated)
+// noPackages says why patterns matched no package: go/packages reports
+// nothing when the directory is in no module, or a pattern names nothing.
+func noPackages(ctx context.Context, cfg Config, patterns []string) error {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	out, err := cmd.Output()
+	if gomod := strings.TrimSpace(string(out)); err == nil && (gomod == "" || gomod == os.DevNull) {
+		return fmt.Errorf("generator: %s is not in a Go module (no go.mod in it or above): run streamgen in a module, or create one with go mod init", cfg.Dir)
 	}
-	for _, p := range pkgs {
-		if p.Annotated {
-			continue
-		}
-		p.Diagnostics = slices.DeleteFunc(p.Diagnostics, func(d Diagnostic) bool {
-			m := qualifiedUndefined.FindStringSubmatch(d.Msg)
-			return m != nil && byName[m[1]][m[2]]
-		})
-	}
+	return fmt.Errorf("generator: no package matches %s", strings.Join(patterns, " "))
 }
 
-// generatePackage checks one loaded package and generates its file.
-func generatePackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *Package {
-	p := &Package{Path: lp.PkgPath, Name: lp.Name, Dir: lp.Dir}
-	if p.Dir == "" && len(lp.GoFiles) > 0 {
-		p.Dir = filepath.Dir(lp.GoFiles[0])
+// withBuildTag returns the build flags with BuildTag added to the tags they
+// set, or to those GOFLAGS in env (the process's when nil) sets, since a
+// -tags flag replaces those.
+func withBuildTag(flags, env []string) []string {
+	out := slices.Clone(flags)
+	for i := len(out) - 1; i >= 0; i-- {
+		name, value, hasValue := strings.Cut(out[i], "=")
+		if name != "-tags" && name != "--tags" {
+			continue
+		}
+		if hasValue {
+			out[i] = name + "=" + addTag(value)
+			return out
+		}
+		if i+1 < len(out) {
+			out[i+1] = addTag(out[i+1])
+			return out
+		}
 	}
+	if env == nil {
+		env = os.Environ()
+	}
+	var goflags string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			goflags = v
+		}
+	}
+	tags := ""
+	for _, f := range strings.Fields(goflags) {
+		if name, value, ok := strings.Cut(f, "="); ok && (name == "-tags" || name == "--tags") {
+			tags = value
+		}
+	}
+	return append(out, "-tags="+addTag(tags))
+}
+
+// addTag adds BuildTag to a comma-separated list of build tags.
+func addTag(list string) string {
+	if strings.TrimSpace(list) == "" {
+		return BuildTag
+	}
+	return list + "," + BuildTag
+}
+
+// checked is a loaded package, analyzed, before its type errors are
+// reported.
+type checked struct {
+	p  *Package
+	lp *packages.Package
+	m  *model // nil when the package could not be analyzed
+	ds *diagnostics
+}
+
+// checkPackage analyzes one loaded package: its annotations, handlers and
+// the names its generated file declares.
+func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *checked {
+	p := &Package{Path: lp.PkgPath, Name: lp.Name, Dir: packageDir(lp)}
 	p.File = filepath.Join(p.Dir, cfg.Output)
+	c := &checked{p: p, lp: lp, ds: &diagnostics{fset: lp.Fset}}
 	old, hasOld := olds[p.File]
 	if hasOld {
 		p.Existing = old.content
 	}
-	ds := &diagnostics{fset: lp.Fset}
 	if lp.Types == nil || lp.Fset == nil || len(lp.Syntax) == 0 {
-		p.Diagnostics = listErrors(lp, nil)
-		if len(p.Diagnostics) == 0 {
-			p.Diagnostics = []Diagnostic{{Msg: fmt.Sprintf("package %s has no Go files to read", lp.PkgPath)}}
-		}
-		return p
+		return c
 	}
 	info := lp.TypesInfo
 	if info == nil {
 		info = &types.Info{}
 	}
-	m := analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
-	p.model, p.loaded, p.cfg = m, lp, cfg
-	m.namePublishers(ds)
-	m.checkCollisions(ds)
-	p.Annotated = len(m.handlers) > 0
-	p.generated = m.generatedNames()
+	ds := c.ds
+	c.m = analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
+	p.Syntax, p.Config = lp.Syntax, cfg
+	c.m.namePublishers(ds)
+	c.m.checkCollisions(ds)
+	p.Annotated = len(c.m.handlers) > 0
+	p.generated = c.m.generatedNames()
 	if hasOld && !old.ours {
 		ds.list = append(ds.list, Diagnostic{
 			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
 			Msg: fmt.Sprintf("%s was not written by streamgen (its first line is not %q), so it is not overwritten: move it away, or choose another output file with -o", cfg.Output, Header),
 		})
 	}
-	ds.list = append(ds.list, listErrors(lp, p.generated)...)
+	return c
+}
+
+// finish adds the errors of the go command, the parser and the type
+// checker to the package's diagnostics, leaving out uses of names that
+// generated files declare (own says which), and generates its file when
+// there are none.
+func (c *checked) finish(own generatedNames) *Package {
+	p := c.p
+	if c.m == nil && len(c.lp.GoFiles) == 0 && len(c.lp.IgnoredFiles) == 1 && c.lp.IgnoredFiles[0] == p.File && bytes.HasPrefix(p.Existing, []byte(Header+"\n")) {
+		p.Diagnostics = []Diagnostic{{
+			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
+			Msg: fmt.Sprintf("%s is the only Go file left in the package: the handlers it was generated for are gone, so delete it", filepath.Base(p.File)),
+		}}
+		return p
+	}
+	if c.m == nil {
+		p.Diagnostics = listErrors(c.lp, own)
+		if len(p.Diagnostics) == 0 {
+			p.Diagnostics = []Diagnostic{{Msg: fmt.Sprintf("package %s has no Go files to read", c.lp.PkgPath)}}
+		}
+		return p
+	}
+	ds := c.ds
+	ds.list = append(ds.list, listErrors(c.lp, own)...)
 	sortDiagnostics(ds.list)
 	p.Diagnostics = ds.list
 	if len(p.Diagnostics) > 0 || !p.Annotated {
 		return p
 	}
-	src, err := emit(m)
+	src, err := emit(c.m)
 	if err != nil {
 		p.Diagnostics = []Diagnostic{{Msg: err.Error()}}
 		return p
 	}
 	p.Source = src
+	p.Subscriptions = c.m.subscriptions()
 	return p
 }
 
-// undefinedName matches the type checker's message for an identifier that
-// is not declared.
-var undefinedName = regexp.MustCompile(`^undefined: ([\pL_][\pL\pN_]*)$`)
-
 // listErrors turns the errors the go command, the parser and the type
-// checker found in a package into diagnostics. References to identifiers
-// the generated file declares are not errors: that file is set aside while
-// loading.
-func listErrors(lp *packages.Package, generated map[string]bool) []Diagnostic {
+// checker found in a package into diagnostics. Uses of the identifiers
+// generated files declare are not errors: those files are left out while
+// loading. names says which the package's own file and the files of the
+// packages it imports declare.
+func listErrors(lp *packages.Package, names generatedNames) []Diagnostic {
 	var out []Diagnostic
 	for _, e := range lp.TypeErrors {
-		if m := undefinedName.FindStringSubmatch(e.Msg); m != nil && generated[m[1]] {
+		if names.declares(lp, e) {
 			continue
 		}
 		out = append(out, Diagnostic{Pos: e.Fset.Position(e.Pos), Msg: e.Msg})
 	}
-	checked := len(out) > 0
+	checked := len(lp.TypeErrors) > 0
 	for _, e := range lp.Errors {
 		switch {
 		case e.Kind == packages.TypeError:
@@ -258,7 +380,7 @@ func listErrors(lp *packages.Package, generated map[string]bool) []Diagnostic {
 			// problems with exact positions; only when they found none is
 			// the compiler's word needed.
 			if !checked {
-				out = append(out, compilerErrors(e.Msg, lp.Dir, generated)...)
+				out = append(out, compilerErrors(e.Msg, lp.Dir, names.own)...)
 			}
 		default:
 			out = append(out, Diagnostic{Pos: parsePosition(e.Pos), Msg: e.Msg})
@@ -337,119 +459,49 @@ func parsePosition(s string) token.Position {
 	return p
 }
 
-// oldOutput is a generated file found on disk before loading.
+// oldOutput is a generated file found on disk.
 type oldOutput struct {
 	content []byte
 	// ours is set when the file starts with Header.
 	ours bool
-	// clause is the package clause that stands in for the file while
-	// loading.
-	clause []byte
 }
 
-// findOutputs reads the existing output files of the packages patterns
-// match. Patterns that name directories are resolved directly; others
-// (import paths, ./...) are listed with the go command first.
-func findOutputs(ctx context.Context, cfg Config, patterns []string) (map[string]oldOutput, error) {
-	var dirs, listed []string
-	for _, pat := range patterns {
-		if isLocalDir(pat) {
-			d := pat
-			if !filepath.IsAbs(d) {
-				d = filepath.Join(cfg.Dir, d)
-			}
-			dirs = append(dirs, d)
-		} else {
-			listed = append(listed, pat)
+// readOutputs reads the output file of each loaded package that has one.
+// overlay replaces by its package clause each of streamgen's files the
+// load did not leave out: one without the build constraint.
+func readOutputs(pkgs []*packages.Package, output string) (olds map[string]oldOutput, overlay map[string][]byte, err error) {
+	olds, overlay = map[string]oldOutput{}, map[string][]byte{}
+	for _, lp := range pkgs {
+		dir := packageDir(lp)
+		if dir == "" {
+			continue
 		}
-	}
-	if len(listed) > 0 {
-		pkgs, err := packages.Load(&packages.Config{
-			Context: ctx, Mode: packages.NeedName | packages.NeedFiles,
-			Dir: cfg.Dir, Env: cfg.Env, BuildFlags: cfg.BuildFlags,
-		}, listed...)
-		if err != nil {
-			return nil, fmt.Errorf("generator: list %s: %w", strings.Join(listed, " "), err)
-		}
-		for _, p := range pkgs {
-			if p.Dir != "" {
-				dirs = append(dirs, p.Dir)
-			} else if len(p.GoFiles) > 0 {
-				dirs = append(dirs, filepath.Dir(p.GoFiles[0]))
-			}
-		}
-	}
-	out := map[string]oldOutput{}
-	for _, d := range dirs {
-		path := filepath.Join(d, cfg.Output)
+		path := filepath.Join(dir, output)
 		content, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("generator: %w", err)
+			return nil, nil, fmt.Errorf("generator: %w", err)
 		}
 		o := oldOutput{content: content, ours: bytes.HasPrefix(content, []byte(Header+"\n"))}
-		if o.ours {
-			name := packageName(content)
-			if name == "" {
-				name = dirPackageName(d, path)
-			}
-			if name == "" {
-				// Without a package name the file cannot be set aside; the
-				// loader will report it.
-				o.ours = false
-			}
-			o.clause = []byte("package " + name + "\n")
+		olds[path] = o
+		if o.ours && lp.Name != "" && (slices.Contains(lp.GoFiles, path) || slices.Contains(lp.CompiledGoFiles, path)) {
+			overlay[path] = []byte("package " + lp.Name + "\n")
 		}
-		out[path] = o
 	}
-	return out, nil
+	return olds, overlay, nil
 }
 
-// isLocalDir reports whether a pattern names one directory: ".", "..", or a
-// path starting with ./, ../ or /, without "...".
-func isLocalDir(pat string) bool {
-	if strings.Contains(pat, "...") {
-		return false
-	}
-	return pat == "." || pat == ".." || filepath.IsAbs(pat) ||
-		strings.HasPrefix(pat, "./") || strings.HasPrefix(pat, "../") ||
-		strings.HasPrefix(pat, "."+string(filepath.Separator)) || strings.HasPrefix(pat, ".."+string(filepath.Separator))
-}
-
-// packageClause matches a package clause at the start of a line.
-var packageClause = regexp.MustCompile(`(?m)^package[ \t]+([\pL_][\pL\pN_]*)`)
-
-// packageName returns the name in the first package clause of a Go file, or
-// "". The generated file has no comments that could contain one earlier.
-func packageName(src []byte) string {
-	m := packageClause.FindSubmatch(src)
-	if m == nil {
-		return ""
-	}
-	return string(m[1])
-}
-
-// dirPackageName returns the package name of another non-test Go file in
-// dir, or "".
-func dirPackageName(dir, except string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
-	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() || path == except || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		if name := packageName(src); name != "" {
-			return name
-		}
+// packageDir returns the directory of a loaded package, or "".
+func packageDir(lp *packages.Package) string {
+	switch {
+	case lp.Dir != "":
+		return lp.Dir
+	case len(lp.GoFiles) > 0:
+		return filepath.Dir(lp.GoFiles[0])
+	case len(lp.IgnoredFiles) > 0:
+		return filepath.Dir(lp.IgnoredFiles[0])
 	}
 	return ""
 }

@@ -5,8 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 // TestDeterministic generates the map-order-sensitive case and every other
@@ -17,7 +22,7 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := repoRoot(t)
+	root := gentest.RepoRoot(t)
 	for run := range 2 {
 		pkgs, err := Generate(context.Background(), Config{Dir: root}, "./testdata/map_order", "./testdata/publisher_names", "./testdata/both_brokers")
 		if err != nil {
@@ -47,7 +52,7 @@ func TestDeterministic(t *testing.T) {
 // TestImportPathPattern resolves an import path (not a directory): the
 // stale generated file is found through the go command and set aside.
 func TestImportPathPattern(t *testing.T) {
-	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t)}, "github.com/streamgen/streamgen/testdata/stale_file")
+	pkgs, err := Generate(context.Background(), Config{Dir: gentest.RepoRoot(t)}, "github.com/streamgen/streamgen/testdata/stale_file")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +104,7 @@ func TestOutputName(t *testing.T) {
 			t.Errorf("Output %q: err = %v, want it refused", bad, err)
 		}
 	}
-	pkgs, err := Generate(context.Background(), Config{Dir: repoRoot(t), Output: "wiring_gen.go"}, "./testdata/any_broker")
+	pkgs, err := Generate(context.Background(), Config{Dir: gentest.RepoRoot(t), Output: "wiring_gen.go"}, "./testdata/any_broker")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,28 +160,70 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func TestIsLocalDir(t *testing.T) {
+// TestNoPackages: patterns that match no package are an error that says
+// why, outside a module and in one.
+func TestNoPackages(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, patterns := range [][]string{nil, {"./does-not-exist"}} {
+		pkgs, err := Generate(context.Background(), Config{Dir: outside}, patterns...)
+		if err == nil || err.Error() != "generator: "+outside+" is not in a Go module (no go.mod in it or above): run streamgen in a module, or create one with go mod init" {
+			t.Errorf("%v outside a module: %d packages, error %v", patterns, len(pkgs), err)
+		}
+	}
+	mod := gentest.TempModule(t, "example.com/empty")
+	if _, err := Generate(context.Background(), Config{Dir: mod, Env: gentest.GoEnv()}, "./..."); err == nil || err.Error() != "generator: no package matches ./..." {
+		t.Errorf("./... in an empty module: error %v", err)
+	}
+}
+
+func TestWithBuildTag(t *testing.T) {
 	for _, tc := range []struct {
-		pat  string
-		want bool
+		flags, env, want []string
 	}{
-		{".", true}, {"..", true}, {"./x", true}, {"../x", true}, {"/abs/x", true},
-		{"./...", false}, {"example.com/x", false}, {"x", false}, {"all", false},
+		{nil, []string{}, []string{"-tags=streamgen"}},
+		{[]string{"-race"}, []string{}, []string{"-race", "-tags=streamgen"}},
+		{[]string{"-tags=a,b"}, []string{}, []string{"-tags=a,b,streamgen"}},
+		{[]string{"--tags=a"}, []string{}, []string{"--tags=a,streamgen"}},
+		{[]string{"-tags", "a"}, []string{}, []string{"-tags", "a,streamgen"}},
+		{[]string{"-tags=a", "-tags=b"}, []string{}, []string{"-tags=a", "-tags=b,streamgen"}}, // the last one counts
+		{nil, []string{"GOFLAGS=-mod=mod -tags=x,y"}, []string{"-tags=x,y,streamgen"}},         // -tags would replace GOFLAGS' tags
+		{[]string{"-tags=a"}, []string{"GOFLAGS=-tags=x"}, []string{"-tags=a,streamgen"}},
+		{nil, []string{"GOFLAGS=-tags=x", "GOFLAGS=-mod=mod"}, []string{"-tags=streamgen"}}, // the last GOFLAGS counts
 	} {
-		if got := isLocalDir(tc.pat); got != tc.want {
-			t.Errorf("isLocalDir(%q) = %v, want %v", tc.pat, got, tc.want)
+		if got := withBuildTag(tc.flags, tc.env); !slices.Equal(got, tc.want) {
+			t.Errorf("withBuildTag(%q, %q) = %q, want %q", tc.flags, tc.env, got, tc.want)
 		}
 	}
 }
 
-func TestPackageName(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
-		{Header + "\n\npackage billing\n\nimport ()\n", "billing"},
-		{"// comment\npackage  main // x\n", "main"},
-		{"no clause here", ""},
-	} {
-		if got := packageName([]byte(tc.src)); got != tc.want {
-			t.Errorf("packageName(%q) = %q, want %q", tc.src, got, tc.want)
+// TestReadOutputs loads a package whose generated file has the build
+// constraint, one whose file was written without it, and one whose file is
+// not streamgen's: only the second is set aside with an overlay, the first
+// is left out by the build tag alone.
+func TestReadOutputs(t *testing.T) {
+	root := gentest.RepoRoot(t)
+	pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Dir: root, BuildFlags: withBuildTag(nil, nil)},
+		"./testdata/stale_file", "./testdata/stale_tagged", "./testdata/foreign_file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	olds, overlay, err := readOutputs(pkgs, DefaultOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(c string) string { return filepath.Join(root, "testdata", c, DefaultOutput) }
+	if len(olds) != 3 || !olds[file("stale_file")].ours || !olds[file("stale_tagged")].ours || olds[file("foreign_file")].ours {
+		t.Errorf("old outputs %v", olds)
+	}
+	if len(overlay) != 1 || string(overlay[file("stale_file")]) != "package main\n" {
+		t.Errorf("overlay %q, want only the file without the build constraint replaced by its package clause", overlay)
+	}
+	for _, lp := range pkgs {
+		if slices.Contains(lp.GoFiles, filepath.Join(lp.Dir, DefaultOutput)) != (filepath.Base(lp.Dir) != "stale_tagged") {
+			t.Errorf("%s: files %v, ignored %v", lp.PkgPath, lp.GoFiles, lp.IgnoredFiles)
 		}
 	}
 }

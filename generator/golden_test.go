@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"go/format"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the wanted output of the golden cases under testdata")
@@ -35,20 +36,10 @@ func (c goldenCase) generates(t *testing.T) bool {
 	return err == nil
 }
 
-// repoRoot returns the module root, the parent of this package.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // goldenCases lists the case directories under testdata.
 func goldenCases(t testing.TB) []goldenCase {
 	t.Helper()
-	root := repoRoot(t)
+	root := gentest.RepoRoot(t)
 	entries, err := os.ReadDir(filepath.Join(root, "testdata"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,14 +117,14 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("diagnostics, want %s:\n%s", c.wantFile(), gotErrors)
 				}
 				if !bytes.Equal(p.Source, want) {
-					t.Errorf("generated file differs from %s (go test ./generator -update rewrites it):\n%s", c.wantFile(), lineDiff(string(want), string(p.Source)))
+					t.Errorf("generated file differs from %s (go test ./generator -update rewrites it):\n%s", c.wantFile(), gentest.LineDiff(string(want), string(p.Source)))
 				}
 				if !bytes.HasPrefix(want, []byte(Header+"\n")) {
 					t.Errorf("the first line is not %q", Header)
 				}
 				formatted, err := format.Source(want)
 				if err != nil || !bytes.Equal(formatted, want) {
-					t.Errorf("the generated file is not gofmt'd (%v):\n%s", err, lineDiff(string(formatted), string(want)))
+					t.Errorf("the generated file is not gofmt'd (%v):\n%s", err, gentest.LineDiff(string(formatted), string(want)))
 				}
 				return
 			}
@@ -146,7 +137,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("a file was generated for a case that wants diagnostics")
 			}
 			if gotErrors != string(want) {
-				t.Errorf("diagnostics differ from %s:\n%s", c.wantErrors(), lineDiff(string(want), gotErrors))
+				t.Errorf("diagnostics differ from %s:\n%s", c.wantErrors(), gentest.LineDiff(string(want), gotErrors))
 			}
 		})
 	}
@@ -174,31 +165,10 @@ func updateCase(t *testing.T, c goldenCase, p *Package, gotErrors string) {
 	}
 }
 
-// lineDiff shows the first lines where want and got differ.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 12; i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  want: %s\n  got:  %s\n", i+1, w, g)
-			shown++
-		}
-	}
-	return b.String()
-}
-
 // TestGoldenOutputsCompile type-checks every generating case together with
 // its wanted file: a golden output that does not compile is no golden.
 func TestGoldenOutputsCompile(t *testing.T) {
-	root := repoRoot(t)
+	root := gentest.RepoRoot(t)
 	overlay := map[string][]byte{}
 	var patterns []string
 	for _, c := range goldenCases(t) {

@@ -3,9 +3,9 @@ package generator
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -22,7 +22,11 @@ const (
 	typeLevel
 )
 
-// keySpec describes one annotation key.
+// keySpec describes one annotation key: the field of runtime.Subscription,
+// or of the handler's runtime.Handler, that it sets. This table is the one
+// place where keys map to fields: validation, Mount's Subscription literal
+// and the AsyncAPI document all read the runtime.Subscription the keys
+// build.
 type keySpec struct {
 	name  string
 	level keyLevel
@@ -32,25 +36,83 @@ type keySpec struct {
 	only runtime.BrokerKind
 	// example is a valid setting, shown in messages about the key.
 	example string
+	// set parses a value (not "") into the key's field: of sub for a
+	// queue-level key, of h for a type-level key. It returns a message that
+	// says what is wrong with the value and how to write it, or "" when
+	// the field was set.
+	set func(sub *runtime.Subscription, h *runtime.Handler, value string) string
+	// alternative is a valid value other than "not set" for a key whose
+	// value the cross-key rules of Validate read, or "" (see
+	// independentOfBadValues).
+	alternative string
 }
 
 // keySpecs lists every annotation key, in the order the documentation
 // gives them.
 func keySpecs() []keySpec {
 	return []keySpec{
-		{"broker", queueLevel, runtime.AnyBroker, "broker=rabbitmq"},
-		{"max_attempts", typeLevel, runtime.AnyBroker, "max_attempts=5"},
-		{"retry_delay", queueLevel, runtime.RabbitMQ, "retry_delay=10s"},
-		{"dead_letter", typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead"},
-		{"out_retry", typeLevel, runtime.ZeroMQ, "out_retry=self"},
-		{"type", typeLevel, runtime.AnyBroker, "type=Job"},
-		{"ack", queueLevel, runtime.RabbitMQ, "ack=manual"},
-		{"prefetch", queueLevel, runtime.AnyBroker, "prefetch=10"},
-		{"concurrency", queueLevel, runtime.AnyBroker, "concurrency=4"},
-		{"max_payload_bytes", queueLevel, runtime.AnyBroker, "max_payload_bytes=64KiB"},
-		{"queue_type", queueLevel, runtime.RabbitMQ, "queue_type=quorum"},
-		{"delivery_limit", queueLevel, runtime.RabbitMQ, "delivery_limit=20"},
-		{"single_active_consumer", queueLevel, runtime.RabbitMQ, "single_active_consumer=true"},
+		{"broker", queueLevel, runtime.AnyBroker, "broker=rabbitmq", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			switch runtime.BrokerKind(v) {
+			case runtime.RabbitMQ, runtime.ZeroMQ:
+				sub.Broker = runtime.BrokerKind(v)
+				return ""
+			}
+			return fmt.Sprintf("broker=%s is not a broker streamgen knows: use broker=rabbitmq or broker=zeromq", v)
+		}, ""},
+		{"max_attempts", typeLevel, runtime.AnyBroker, "max_attempts=5", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			return setPositive(&h.Policy.MaxAttempts, "max_attempts", v, "a count of deliveries, the first included, such as max_attempts=5")
+		}, "2"},
+		{"retry_delay", queueLevel, runtime.RabbitMQ, "retry_delay=10s", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			ds, err := runtime.ParseRetryDelays(v)
+			if err != nil {
+				return fmt.Sprintf("bad retry_delay: %v (a backoff ladder is a comma list such as retry_delay=1s,10s,1m)", err)
+			}
+			sub.RetryDelays = ds
+			return ""
+		}, runtime.FormatDuration(runtime.DefaultRetryDelay)},
+		{"dead_letter", typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			h.Policy.DeadLetter = v
+			return ""
+		}, "\x00dead letter"},
+		{"out_retry", typeLevel, runtime.ZeroMQ, "out_retry=self", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			h.Policy.OutRetry = v
+			return ""
+		}, runtime.OutRetrySelf},
+		{"type", typeLevel, runtime.AnyBroker, "type=Job", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			h.MessageType = v
+			return ""
+		}, ""},
+		{"ack", queueLevel, runtime.RabbitMQ, "ack=manual", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			sub.Ack = runtime.AckMode(v)
+			return ""
+		}, string(runtime.AckAuto)},
+		{"prefetch", queueLevel, runtime.AnyBroker, "prefetch=10", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			return setPositive(&sub.Prefetch, "prefetch", v, "how many unsettled deliveries the worker may hold, such as prefetch=10")
+		}, ""},
+		{"concurrency", queueLevel, runtime.AnyBroker, "concurrency=4", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			return setPositive(&sub.Concurrency, "concurrency", v, "how many handler calls may run at once, such as concurrency=4")
+		}, ""},
+		{"max_payload_bytes", queueLevel, runtime.AnyBroker, "max_payload_bytes=64KiB", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			b, msg := parseByteSize(v)
+			if msg == "" {
+				sub.MaxPayloadBytes = b.bytes()
+			}
+			return msg
+		}, ""},
+		{"queue_type", queueLevel, runtime.RabbitMQ, "queue_type=quorum", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			sub.QueueType = runtime.QueueType(v)
+			return ""
+		}, ""},
+		{"delivery_limit", queueLevel, runtime.RabbitMQ, "delivery_limit=20", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			return setPositive(&sub.DeliveryLimit, "delivery_limit", v, "how many redeliveries of an unsettled message a quorum queue allows, such as delivery_limit=20")
+		}, ""},
+		{"single_active_consumer", queueLevel, runtime.RabbitMQ, "single_active_consumer=true", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			if v != "true" {
+				return fmt.Sprintf("single_active_consumer=%s: write single_active_consumer=true, or leave it out", v)
+			}
+			sub.SingleActiveConsumer = true
+			return ""
+		}, ""},
 	}
 }
 
@@ -75,27 +137,26 @@ func lookupKey(name string) (keySpec, bool) {
 	return keySpec{}, false
 }
 
-// settings are the values of one annotation's keys, parsed. A key that is
-// not set, or whose value is bad, keeps its zero value.
-type settings struct {
-	broker      runtime.BrokerKind
-	maxAttempts int
-	retryDelays []time.Duration
-	deadLetter  string
-	outRetry    string
-	wireType    string
-	ack         runtime.AckMode
-	prefetch    int
-	concurrency int
-	maxPayload  byteSize
-	queueType   runtime.QueueType
-	// deliveryLimit and singleActive are delivery_limit and
-	// single_active_consumer.
-	deliveryLimit int
-	singleActive  bool
+// fields are what the keys of an annotation set, parsed: the fields of the
+// subscription (queue-level keys) and of its handler (type-level keys). A
+// key that is not set, or whose value is bad, leaves its field at zero.
+type fields struct {
+	sub     runtime.Subscription
+	handler runtime.Handler
 }
 
-// byteSize is a max_payload_bytes value as written: count × unit.
+// set parses the value of one key into its field. It returns a message
+// that says what is wrong with the value and how to write it, or "".
+func (f *fields) set(key, value string) string {
+	spec, _ := lookupKey(key)
+	if value == "" {
+		return fmt.Sprintf("%s has no value: write it as %s", key, spec.example)
+	}
+	return spec.set(&f.sub, &f.handler, value)
+}
+
+// byteSize is a max_payload_bytes value as written: count × unit. Only
+// the bytes reach the runtime; the unit is how Mount's literal writes them.
 type byteSize struct {
 	count int
 	unit  int // 1, 1024 or 1024*1024
@@ -104,74 +165,13 @@ type byteSize struct {
 // bytes returns the size in bytes.
 func (b byteSize) bytes() int { return b.count * b.unit }
 
-// parseValue parses the value of one key into s. It returns a message that
-// says what is wrong with the value and how to write it, or "".
-func (s *settings) parseValue(key, value string) string {
-	spec, _ := lookupKey(key)
-	if value == "" {
-		return fmt.Sprintf("%s has no value: write it as %s", key, spec.example)
+// setPositive reads a whole number ≥ 1 into *n.
+func setPositive(n *int, key, value, what string) string {
+	v, msg := parsePositive(key, value, what)
+	if msg == "" {
+		*n = v
 	}
-	switch key {
-	case "broker":
-		switch runtime.BrokerKind(value) {
-		case runtime.RabbitMQ, runtime.ZeroMQ:
-			s.broker = runtime.BrokerKind(value)
-		default:
-			return fmt.Sprintf("broker=%s is not a broker streamgen knows: use broker=rabbitmq or broker=zeromq", value)
-		}
-	case "max_attempts":
-		n, msg := parsePositive(key, value, "a count of deliveries, the first included, such as max_attempts=5")
-		if msg != "" {
-			return msg
-		}
-		s.maxAttempts = n
-	case "retry_delay":
-		ds, err := runtime.ParseRetryDelays(value)
-		if err != nil {
-			return fmt.Sprintf("bad retry_delay: %v (a backoff ladder is a comma list such as retry_delay=1s,10s,1m)", err)
-		}
-		s.retryDelays = ds
-	case "dead_letter":
-		s.deadLetter = value
-	case "out_retry":
-		s.outRetry = value
-	case "type":
-		s.wireType = value
-	case "ack":
-		s.ack = runtime.AckMode(value)
-	case "prefetch":
-		n, msg := parsePositive(key, value, "how many unsettled deliveries the worker may hold, such as prefetch=10")
-		if msg != "" {
-			return msg
-		}
-		s.prefetch = n
-	case "concurrency":
-		n, msg := parsePositive(key, value, "how many handler calls may run at once, such as concurrency=4")
-		if msg != "" {
-			return msg
-		}
-		s.concurrency = n
-	case "max_payload_bytes":
-		b, msg := parseByteSize(value)
-		if msg != "" {
-			return msg
-		}
-		s.maxPayload = b
-	case "queue_type":
-		s.queueType = runtime.QueueType(value)
-	case "delivery_limit":
-		n, msg := parsePositive(key, value, "how many redeliveries of an unsettled message a quorum queue allows, such as delivery_limit=20")
-		if msg != "" {
-			return msg
-		}
-		s.deliveryLimit = n
-	case "single_active_consumer":
-		if value != "true" {
-			return fmt.Sprintf("single_active_consumer=%s: write single_active_consumer=true, or leave it out", value)
-		}
-		s.singleActive = true
-	}
-	return ""
+	return msg
 }
 
 // parsePositive reads a whole number ≥ 1.
@@ -211,28 +211,15 @@ func parseByteSize(value string) (byteSize, string) {
 }
 
 // sameValue reports whether two raw values of a queue-level key mean the
-// same setting (10s and 10000ms do; 64KiB and 65536 do).
+// same setting (10s and 10000ms do; 64KiB and 65536 do): they set the same
+// field to the same value.
 func sameValue(key, a, b string) bool {
 	if a == b {
 		return true
 	}
-	var sa, sb settings
-	if sa.parseValue(key, a) != "" || sb.parseValue(key, b) != "" {
+	var fa, fb fields
+	if fa.set(key, a) != "" || fb.set(key, b) != "" {
 		return false
 	}
-	switch key {
-	case "retry_delay":
-		if len(sa.retryDelays) != len(sb.retryDelays) {
-			return false
-		}
-		for i := range sa.retryDelays {
-			if sa.retryDelays[i] != sb.retryDelays[i] {
-				return false
-			}
-		}
-		return true
-	case "max_payload_bytes":
-		return sa.maxPayload.bytes() == sb.maxPayload.bytes()
-	}
-	return false
+	return reflect.DeepEqual(fa, fb)
 }

@@ -1,7 +1,7 @@
 package generator
 
 import (
-	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,9 +19,18 @@ func TestKeyTable(t *testing.T) {
 		if !strings.HasPrefix(spec.example, name+"=") {
 			t.Errorf("%s: example %q does not set the key", name, spec.example)
 		}
-		var s settings
-		if msg := s.parseValue(name, strings.TrimPrefix(spec.example, name+"=")); msg != "" {
+		var f fields
+		if msg := f.set(name, strings.TrimPrefix(spec.example, name+"=")); msg != "" {
 			t.Errorf("%s: its own example is refused: %s", name, msg)
+		}
+		if reflect.DeepEqual(f, fields{}) {
+			t.Errorf("%s: its example sets no field", name)
+		}
+		if spec.alternative != "" {
+			var alt fields
+			if msg := alt.set(name, spec.alternative); msg != "" || reflect.DeepEqual(alt, fields{}) {
+				t.Errorf("%s: its alternative %q is refused or sets nothing: %s", name, spec.alternative, msg)
+			}
 		}
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
@@ -43,32 +52,32 @@ func TestKeyTable(t *testing.T) {
 	}
 }
 
-func TestParseValue(t *testing.T) {
-	var s settings
+// TestSetFields sets every key and checks the field of the
+// runtime.Subscription or runtime.Handler it lands in.
+func TestSetFields(t *testing.T) {
+	var f fields
 	for _, kv := range [][2]string{
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
 		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
-		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"}, {"delivery_limit", "20"}, {"single_active_consumer", "true"},
+		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
 	} {
-		if msg := s.parseValue(kv[0], kv[1]); msg != "" {
+		if msg := f.set(kv[0], kv[1]); msg != "" {
 			t.Fatalf("%s=%s: %s", kv[0], kv[1], msg)
 		}
 	}
-	want := settings{
-		broker: runtime.ZeroMQ, maxAttempts: 5, retryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
-		deadLetter: "jobs.dead", outRetry: "self", wireType: "job.v1", ack: runtime.AckAuto, prefetch: 10, concurrency: 4,
-		maxPayload: byteSize{count: 2, unit: 1 << 20}, queueType: runtime.QuorumQueue, deliveryLimit: 20, singleActive: true,
+	want := fields{
+		sub: runtime.Subscription{
+			Broker: runtime.ZeroMQ, RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
+			Ack: runtime.AckAuto, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
+		},
+		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"}},
 	}
-	if !slices.Equal(s.retryDelays, want.retryDelays) {
-		t.Errorf("retry delays %v, want %v", s.retryDelays, want.retryDelays)
-	}
-	s.retryDelays, want.retryDelays = nil, nil
-	if fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
-		t.Errorf("settings %+v, want %+v", s, want)
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("fields %+v, want %+v", f, want)
 	}
 }
 
-func TestParseValueRefuses(t *testing.T) {
+func TestSetRefuses(t *testing.T) {
 	for _, tc := range []struct{ key, value, wantIn string }{
 		{"broker", "kafka", "use broker=rabbitmq or broker=zeromq"},
 		{"max_attempts", "0", "at least 1"},
@@ -78,20 +87,19 @@ func TestParseValueRefuses(t *testing.T) {
 		{"prefetch", "0", "prefetch=0: it must be at least 1"},
 		{"concurrency", "-1", "is not a whole number"},
 		{"max_payload_bytes", "0", "every message poison"},
-		{"max_payload_bytes", "64KB", "64KiB"},
 		{"delivery_limit", "0", "delivery_limit=0: it must be at least 1"},
 		{"delivery_limit", "many", `"many" is not a whole number`},
 		{"single_active_consumer", "false", "write single_active_consumer=true, or leave it out"},
+		{"max_payload_bytes", "64KB", "64KiB"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
 	} {
-		var s settings
-		msg := s.parseValue(tc.key, tc.value)
+		var f fields
+		msg := f.set(tc.key, tc.value)
 		if !strings.Contains(msg, tc.wantIn) {
 			t.Errorf("%s=%s: message %q does not contain %q", tc.key, tc.value, msg, tc.wantIn)
 		}
-		var zero settings
-		if s.maxAttempts != zero.maxAttempts || s.broker != zero.broker || s.prefetch != 0 || s.maxPayload != (byteSize{}) {
-			t.Errorf("%s=%s: a refused value was kept: %+v", tc.key, tc.value, s)
+		if !reflect.DeepEqual(f, fields{}) {
+			t.Errorf("%s=%s: a refused value was kept: %+v", tc.key, tc.value, f)
 		}
 	}
 }

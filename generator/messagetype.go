@@ -5,6 +5,8 @@ import (
 	"go/token"
 	"go/types"
 	"strings"
+
+	"github.com/streamgen/streamgen/generator/internal/jsonfield"
 )
 
 // checkMessageType checks the message parameter type of handler: a named,
@@ -121,12 +123,12 @@ func (c *decodeChecker) walk(t types.Type, path string) {
 }
 
 // walkStruct walks the fields encoding/json decodes into, the ones
-// jsonFieldsOf lists: promoted fields that a shallower or tagged field of
+// jsonfield.Of lists: promoted fields that a shallower or tagged field of
 // the same name hides, or that tie with another, are not decoded and so not
-// looked into. id identifies s for jsonFieldsOf.
+// looked into. id identifies s for jsonfield.Of.
 func (c *decodeChecker) walkStruct(s *types.Struct, id, path string) {
-	for _, f := range jsonFieldsOf(s, id, docKey{}) {
-		c.walk(f.typ, path+fieldSelector(s, f.index))
+	for _, f := range jsonfield.Of(s, id) {
+		c.walk(f.Type, path+fieldSelector(s, f.Index))
 	}
 }
 
@@ -158,11 +160,11 @@ func (c *decodeChecker) mapKeyOK(t types.Type) bool {
 	if _, ok := t.(*types.Pointer); ok {
 		return false
 	}
-	return hasMethod(t, "UnmarshalText")
+	return jsonfield.HasMethod(t, "UnmarshalText")
 }
 
 // unmarshals reports whether t (or *t) decodes itself: it has
 // UnmarshalJSON or UnmarshalText.
 func (c *decodeChecker) unmarshals(t types.Type) bool {
-	return hasMethod(t, "UnmarshalJSON") || hasMethod(t, "UnmarshalText")
+	return jsonfield.HasMethod(t, "UnmarshalJSON") || jsonfield.HasMethod(t, "UnmarshalText")
 }

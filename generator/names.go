@@ -150,7 +150,7 @@ func (m *model) checkCollisions(ds *diagnostics) {
 
 // generatedNames returns every package-level identifier the generated file
 // declares, so that references to them from the user's code are not
-// reported while the old file is set aside.
+// reported while the old file is left out of the load.
 func (m *model) generatedNames() map[string]bool {
 	names := map[string]bool{mountName: true}
 	for _, h := range m.handlers {

@@ -498,6 +498,26 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 			add(i, "out_retry", "out_retry sends retry copies, but without max_attempts there are none: add max_attempts=N (N ≥ 2) or remove out_retry")
 		}
 	}
+	// A dead-letter queue that takes retry copies too mixes them with the
+	// dead letters. The subscription's own queue is refused as a dead
+	// letter already.
+	for i, h := range s.Handlers {
+		dl := h.Policy.DeadLetter
+		if dl == "" || dl == s.Name {
+			continue
+		}
+		for j, o := range s.Handlers {
+			if o.Policy.RetryQueue(s.Name) != dl {
+				continue
+			}
+			where := "is also its out_retry"
+			if j != i {
+				where = fmt.Sprintf("is the out_retry of message type %q", o.MessageType)
+			}
+			add(i, "dead_letter", "dead_letter %q %s: retry copies and dead letters would mix in one queue; name another queue for dead_letter or for out_retry", dl, where)
+			break
+		}
+	}
 }
 
 // ParseRetryDelays reads a retry_delay value: one duration or a comma list.

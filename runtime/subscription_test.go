@@ -104,6 +104,12 @@ func TestValidate(t *testing.T) {
 			[]problem{{0, "max_attempts", "max_attempts=5 needs a destination for the retry copies on zeromq"}}},
 		{"out_retry without max_attempts", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{OutRetry: "self"})}},
 			[]problem{{0, "out_retry", "without max_attempts there are none"}}},
+		{"dead letter on the out_retry queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.later", DeadLetter: "jobs.later"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs.later" is also its out_retry: retry copies and dead letters would mix in one queue; name another queue for dead_letter or for out_retry`}}},
+		{"dead letter on another handler's out_retry queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+			okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.later"}), okHandler("Invoice", runtime.Policy{DeadLetter: "jobs.later"})}},
+			[]problem{{1, "dead_letter", `dead_letter "jobs.later" is the out_retry of message type "Job": retry copies and dead letters would mix in one queue; name another queue for dead_letter or for out_retry`}}},
+		{"out_retry=self with a dead letter of another name", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "self", DeadLetter: "self"})}}, nil},
 
 		// Every problem is reported, not the first only.
 		{"several problems", zero, runtime.Subscription{Broker: rabbit, Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1}), okHandler("Job", runtime.Policy{})}},

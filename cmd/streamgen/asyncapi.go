@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/streamgen/streamgen/generator"
+	"github.com/streamgen/streamgen/generator/asyncapi"
 )
 
 // asyncAPIFlags are the flags of the AsyncAPI document.
@@ -24,7 +25,7 @@ func addAsyncAPIFlags(fs *flag.FlagSet) *asyncAPIFlags {
 	f := &asyncAPIFlags{}
 	fs.StringVar(&f.file, "asyncapi", "", "write an AsyncAPI 3.0 document of the packages' subscriptions to `file` (.yaml, .yml or .json; - for standard output) instead of the generated Go files")
 	fs.StringVar(&f.title, "asyncapi-title", "", "the document's info.title (default: the package path, or the module path for several packages)")
-	fs.StringVar(&f.version, "asyncapi-version", "", "the document's info.version (default "+generator.DefaultAsyncAPIVersion+")")
+	fs.StringVar(&f.version, "asyncapi-version", "", "the document's info.version (default "+asyncapi.DefaultVersion+")")
 	return f
 }
 
@@ -44,7 +45,7 @@ func (f *asyncAPIFlags) misuse(fs *flag.FlagSet, check bool) string {
 	case check && f.file == "-":
 		return "-check compares the document with a file: give -asyncapi a file name, not -"
 	}
-	if _, err := generator.DocumentFormatFor(f.file); err != nil {
+	if _, err := asyncapi.FormatFor(f.file); err != nil {
 		return fmt.Sprintf("-asyncapi %s: the document is YAML (.yaml or .yml) or JSON (.json): name the file with one of these extensions", f.file)
 	}
 	return ""
@@ -53,14 +54,14 @@ func (f *asyncAPIFlags) misuse(fs *flag.FlagSet, check bool) string {
 // write writes the AsyncAPI document of pkgs to the file, or with check
 // compares it with the file, and returns the exit status.
 func (f *asyncAPIFlags) write(ctx context.Context, pkgs []*generator.Package, check bool, cwd string, stdout, stderr io.Writer) int {
-	format, err := generator.DocumentFormatFor(f.file)
+	format, err := asyncapi.FormatFor(f.file)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 2
 	}
-	doc, err := generator.AsyncAPI(ctx, pkgs, generator.AsyncAPIOptions{Title: f.title, Version: f.version, Format: format})
+	doc, err := asyncapi.Generate(ctx, pkgs, asyncapi.Options{Title: f.title, Version: f.version, Format: format})
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	if f.file == "-" {
@@ -78,7 +79,7 @@ func (f *asyncAPIFlags) write(ctx context.Context, pkgs []*generator.Package, ch
 	old, err := os.ReadFile(path)
 	if check {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "streamgen: %v\n", err)
+			fail(stderr, err)
 			return 1
 		}
 		return reportCheck(stderr, name, err == nil, bytes.Equal(old, doc))

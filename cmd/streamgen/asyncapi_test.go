@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func TestRunAsyncAPIFlagMisuse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if code := run(ctx, tc.args, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			if code := run(ctx, tc.args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d, output:\n%s\nwant exit 2 and %q", code, stderr.String(), tc.want)
 			}
 		})
@@ -48,14 +49,14 @@ func TestRunAsyncAPI(t *testing.T) {
 	runOK := func(args ...string) {
 		t.Helper()
 		var stderr bytes.Buffer
-		if code := run(ctx, args, &stderr); code != 0 || stderr.Len() > 0 {
+		if code := run(ctx, args, io.Discard, &stderr); code != 0 || stderr.Len() > 0 {
 			t.Fatalf("streamgen %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 		}
 	}
 	runFails := func(code int, want string, args ...string) {
 		t.Helper()
 		var stderr bytes.Buffer
-		if got := run(ctx, args, &stderr); got != code || !strings.Contains(stderr.String(), want) {
+		if got := run(ctx, args, io.Discard, &stderr); got != code || !strings.Contains(stderr.String(), want) {
 			t.Errorf("streamgen %s: exit %d, output:\n%s\nwant exit %d and %q", strings.Join(args, " "), got, stderr.String(), code, want)
 		}
 	}
@@ -145,7 +146,7 @@ func TestExampleDocumentsAreCurrent(t *testing.T) {
 	for _, example := range []string{"billing", "orders"} {
 		var stderr bytes.Buffer
 		dir := filepath.Join("..", "..", "examples", example)
-		if code := run(ctx, []string{"-check", "-asyncapi", filepath.Join(dir, "asyncapi.yaml"), dir}, &stderr); code != 0 {
+		if code := run(ctx, []string{"-check", "-asyncapi", filepath.Join(dir, "asyncapi.yaml"), dir}, io.Discard, &stderr); code != 0 {
 			t.Errorf("examples/%s/asyncapi.yaml: exit %d\n%s(run go generate ./examples/...)", example, code, stderr.String())
 		}
 	}

@@ -7,6 +7,7 @@
 //
 //	streamgen [-check] [-o file] [packages]
 //	streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]
+//	streamgen -version
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its
@@ -45,6 +46,12 @@
 //	-asyncapi-title title, -asyncapi-version version
 //		The document's info.title (default: the package path, or the
 //		module path for several packages) and info.version (default 0.0.0).
+//	-version
+//		Print the version of the streamgen module the command was built
+//		from, and exit.
+//
+// -h prints the usage on standard output and exits with status 0; a flag
+// that is wrong exits with status 2.
 //
 // Every problem found is printed as file:line:col: message, with the fix in
 // the message, and streamgen exits with status 1 without writing any file
@@ -55,10 +62,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -66,24 +75,39 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is main with its inputs and outputs passed in; it returns the exit
 // status.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("streamgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "compare the generated file with the one on disk; exit 1 when it is stale")
 	output := fs.String("o", generator.DefaultOutput, "name of the generated `file` in each package")
+	version := fs.Bool("version", false, "print the version of streamgen and exit")
 	asyncapi := addAsyncAPIFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: streamgen [-check] [-o file] [packages]\n")
-		fmt.Fprintf(stderr, "       streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]\n\n")
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: streamgen [-check] [-o file] [packages]\n")
+		fmt.Fprintf(w, "       streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]\n")
+		fmt.Fprintf(w, "       streamgen -version\n\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
+	fs.Usage = func() {} // printed below, where it goes depends on why
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: no failure, and on standard output.
+			usage(stdout)
+			return 0
+		}
+		usage(stderr) // after what Parse said is wrong
 		return 2
+	}
+	if *version {
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionLine(info))
+		return 0
 	}
 	if msg := asyncapi.misuse(fs, *check); msg != "" {
 		fmt.Fprintf(stderr, "streamgen: %s\n", msg)
@@ -91,12 +115,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	pkgs, err := generator.Generate(ctx, generator.Config{Dir: cwd, Output: *output}, fs.Args()...)
 	if err != nil {
-		fmt.Fprintf(stderr, "streamgen: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	status := 0
@@ -134,18 +158,59 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return status
 	}
 	if asyncapi.file != "" {
-		return asyncapi.write(ctx, annotated, *check, cwd, os.Stdout, stderr)
+		return asyncapi.write(ctx, annotated, *check, cwd, stdout, stderr)
 	}
 	for _, p := range annotated {
 		file := generator.RelativePath(cwd, p.File)
 		if *check {
 			status = max(status, reportCheck(stderr, file, p.Existing != nil, p.Current()))
 		} else if err := p.Write(); err != nil {
-			fmt.Fprintf(stderr, "streamgen: %v\n", err)
+			fmt.Fprintf(stderr, "streamgen: cannot write %s: %v\n", file, writeCause(err))
 			status = 1
 		}
 	}
 	return status
+}
+
+// fail prints an error as the command's message: "streamgen: " and the
+// error without the prefix of the generator package it comes from, so that
+// the line has one prefix.
+func fail(stderr io.Writer, err error) {
+	msg := err.Error()
+	for _, prefix := range []string{"generator: ", "asyncapi: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	fmt.Fprintf(stderr, "streamgen: %s\n", msg)
+}
+
+// versionLine is what -version prints: the version of the module the
+// command was built from, as the build info says (v1.2.0; (devel) when
+// built inside its own module, with the commit when it was recorded).
+func versionLine(info *debug.BuildInfo) string {
+	if info == nil {
+		return "streamgen (unknown version: built without module information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	if v == "(devel)" {
+		var rev, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+		if rev != "" {
+			v += fmt.Sprintf(" (commit %.12s%s)", rev, modified)
+		}
+	}
+	return "streamgen " + v
 }
 
 // reportCheck says on stderr when the generated file name is missing or

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -198,6 +200,10 @@ func TestUserModule(t *testing.T) {
 	}
 	mustRun(t, mod, "go", "build", "./...")
 	mustRun(t, mod, "go", "vet", "./...")
+	// -version says the version the module requires.
+	if out := mustRun(t, mod, "go", "tool", "streamgen", "-version"); out != "streamgen v0.0.0\n" {
+		t.Errorf("go tool streamgen -version printed %q", out)
+	}
 
 	// -check: current.
 	if r := command(t, billingDir, binary, "-check"); r.code != 0 || r.out != "" {
@@ -280,17 +286,104 @@ func TestRun(t *testing.T) {
 		{"bad flag", []string{"-nope"}, 2, "usage: streamgen [-check] [-o file] [packages]"},
 		{"check missing", []string{"-check", "../../testdata/zeromq_basic"}, 1, "testdata/zeromq_basic/streamgen_gen.go is missing: run go generate"},
 		{"check stale", []string{"-check", "../../testdata/stale_file"}, 1, "testdata/stale_file/streamgen_gen.go is stale: run go generate"},
+		{"check stale with the build constraint", []string{"-check", "../../testdata/stale_tagged"}, 1, "testdata/stale_tagged/streamgen_gen.go is stale: run go generate"},
 		{"diagnostics", []string{"-check", "../../testdata/unknown_key"}, 1, "testdata/unknown_key/keys.go:8:28: unknown key max_attemps; did you mean max_attempts?"},
 		{"no annotations", []string{"../../generator/testdata/noannotations"}, 1, "streamgen: package github.com/streamgen/streamgen/generator/testdata/noannotations has no //stream:subscriber annotations"},
-		{"bad output", []string{"-o", "x/y.go", "."}, 1, "must be a file name"},
-		{"wildcard without annotations", []string{"../../generator/testdata/..."}, 1, "streamgen: no package matched by ../../generator/testdata/... has //stream:subscriber annotations"},
+		{"bad output", []string{"-o", "x/y.go", "."}, 1, "streamgen: output \"x/y.go\" must be a file name"},
+		{"no package", []string{"./does-not-exist"}, 1, "streamgen: ./does-not-exist: stat "},
+		{"wildcard without annotations", []string{"../../internal/brokerurl/..."}, 1, "streamgen: no package matched by ../../internal/brokerurl/... has //stream:subscriber annotations"},
+		{"wildcard matching nothing", []string{"../../generator/testdata/..."}, 1, "streamgen: no package matches ../../generator/testdata/..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(ctx, tc.args, &stderr)
+			code := run(ctx, tc.args, io.Discard, &stderr)
 			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d, output:\n%s\nwant exit %d and a line containing %q", code, stderr.String(), tc.code, tc.want)
 			}
+			checkOnePrefix(t, stderr.String())
 		})
+	}
+}
+
+// checkOnePrefix fails the test when a line of the command's output
+// carries a package prefix after the command's own.
+func checkOnePrefix(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		for _, stutter := range []string{"streamgen: generator:", "streamgen: asyncapi:", "streamgen: streamgen:"} {
+			if strings.HasPrefix(line, stutter) {
+				t.Errorf("the prefix stutters: %s", line)
+			}
+		}
+	}
+}
+
+// TestHelpAndVersion: -h prints the usage on standard output and exits 0;
+// -version prints the module's version and exits 0, without loading
+// anything; a wrong flag prints what is wrong and the usage on standard
+// error and exits 2.
+func TestHelpAndVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string // a line each must contain ("" for empty)
+	}{
+		{[]string{"-h"}, 0, "usage: streamgen [-check] [-o file] [packages]", ""},
+		{[]string{"-help"}, 0, "       streamgen -version", ""},
+		{[]string{"-version"}, 0, "streamgen ", ""},
+		{[]string{"-version", "./does-not-exist"}, 0, "streamgen ", ""},
+		{[]string{"-nope"}, 2, "", "flag provided but not defined: -nope"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, tc.args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || (tc.stdout == "") != (stdout.Len() == 0) ||
+			!strings.Contains(stderr.String(), tc.stderr) || (tc.stderr == "") != (stderr.Len() == 0) {
+			t.Errorf("%v: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit %d, stdout with %q, stderr with %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	// The built binary says (devel) when built inside its own module; a
+	// user's go tool says the required version (TestUserModule).
+	if r := command(t, t.TempDir(), binary, "-version"); r.code != 0 || !strings.HasPrefix(r.out, "streamgen (devel)") {
+		t.Errorf("-version: exit %d, %q", r.code, r.out)
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Path: "github.com/streamgen/streamgen", Version: "v1.4.2"}}, "streamgen v1.4.2"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "streamgen (devel)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}},
+			"streamgen (devel) (commit 0123456789ab, modified)"},
+		{&debug.BuildInfo{}, "streamgen (devel)"},
+		{nil, "streamgen (unknown version: built without module information)"},
+	} {
+		if got := versionLine(tc.info); got != tc.want {
+			t.Errorf("versionLine(%+v) = %q, want %q", tc.info, got, tc.want)
+		}
+	}
+}
+
+// TestOutsideAModule: streamgen in a directory that is in no module, with
+// the default pattern or a directory that does not exist, says so and
+// exits 1 (it used to print nothing and exit 0).
+func TestOutsideAModule(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "x.go"), "package x\n")
+	for _, args := range [][]string{nil, {"./does-not-exist"}, {"."}} {
+		r := command(t, dir, binary, args...)
+		want := "streamgen: " + dir + " is not in a Go module (no go.mod in it or above): run streamgen in a module, or create one with go mod init\n"
+		if r.code != 1 || r.out != want {
+			t.Errorf("streamgen %v outside a module: exit %d, output %q; want exit 1 and %q", args, r.code, r.out, want)
+		}
+	}
+	// Inside a module, a pattern that matches nothing is an error too.
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), "module example.com/empty\n\ngo 1.26\n")
+	if r := command(t, mod, binary, "./..."); r.code != 1 || r.out != "streamgen: no package matches ./...\n" {
+		t.Errorf("./... in an empty module: exit %d, output %q", r.code, r.out)
 	}
 }

@@ -49,5 +49,7 @@ var Cases = []Case{
 	{"BenchmarkGenerateVsLoad/handlers=50", "Generator vs go/packages load, 50 handlers", Duration, 1.5},
 	{"BenchmarkGenerateVsLoad/handlers=200", "Generator vs go/packages load, 200 handlers", Duration, 1.5},
 	{"BenchmarkGenerateVsLoad/handlers=1000", "Generator vs go/packages load, 1,000 handlers", Duration, 1.5},
+	{"BenchmarkRegenerateVsLoad/handlers=200", "Generator re-run, file current, vs go/packages load, 200 handlers", Duration, 1.3},
+	{"BenchmarkRegenerateVsLoad/handlers=1000", "Generator re-run, file current, vs go/packages load, 1,000 handlers", Duration, 1.3},
 	{"BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
 }

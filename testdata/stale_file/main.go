@@ -1,6 +1,7 @@
 // Command stale calls the generated Mount and publisher, and its generated
 // file is stale: it was written for an older handler and no longer
-// compiles. Regenerating works all the same.
+// compiles, by a streamgen that wrote no build constraint, so the file is
+// set aside with an overlay. Regenerating works all the same.
 package main
 
 import (

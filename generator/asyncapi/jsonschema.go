@@ -1,14 +1,13 @@
-package generator
+package asyncapi
 
 import (
 	"cmp"
-	"go/token"
 	"go/types"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/streamgen/streamgen/generator/internal/jsonfield"
 )
 
 // jsonSchema is the JSON Schema (draft 07, the base of AsyncAPI's schema
@@ -94,9 +93,9 @@ func (b *schemaBuilder) component(n *types.Named) *namedSchema {
 // has one, else that of its underlying type.
 func (b *schemaBuilder) body(n *types.Named) *jsonSchema {
 	switch {
-	case hasMethod(n, "MarshalJSON") || hasMethod(n, "UnmarshalJSON"):
+	case jsonfield.HasMethod(n, "MarshalJSON") || jsonfield.HasMethod(n, "UnmarshalJSON"):
 		return &jsonSchema{note: "Its MarshalJSON and UnmarshalJSON methods choose its JSON form, which the Go type does not show."}
-	case hasMethod(n, "MarshalText") || hasMethod(n, "UnmarshalText"):
+	case jsonfield.HasMethod(n, "MarshalText") || jsonfield.HasMethod(n, "UnmarshalText"):
 		return &jsonSchema{types: []string{"string"}, note: "A string, written by its MarshalText and read by its UnmarshalText method."}
 	}
 	if st, ok := n.Underlying().(*types.Struct); ok {
@@ -157,7 +156,7 @@ func (b *schemaBuilder) structural(u types.Type, owner docKey) *jsonSchema {
 	case *types.Map:
 		s := &jsonSchema{types: []string{"object"}, additional: b.element(u.Elem(), owner)}
 		key := types.Unalias(u.Key())
-		if k, ok := key.Underlying().(*types.Basic); ok && k.Info()&types.IsInteger != 0 && !hasMethod(key, "MarshalText") {
+		if k, ok := key.Underlying().(*types.Basic); ok && k.Info()&types.IsInteger != 0 && !jsonfield.HasMethod(key, "MarshalText") {
 			pattern := "^-?[0-9]+$"
 			if k.Info()&types.IsUnsigned != 0 {
 				pattern = "^[0-9]+$"
@@ -194,7 +193,7 @@ func isByteSlice(s *types.Slice) bool {
 	if !ok || b.Kind() != types.Uint8 {
 		return false
 	}
-	return !hasMethod(elem, "MarshalJSON") && !hasMethod(elem, "MarshalText")
+	return !jsonfield.HasMethod(elem, "MarshalJSON") && !jsonfield.HasMethod(elem, "MarshalText")
 }
 
 // basicSchema is the schema of a boolean, number or string.
@@ -255,7 +254,7 @@ func mayBeNull(t types.Type) bool {
 	if _, ok := t.(*types.Pointer); ok {
 		return true
 	}
-	if n, ok := t.(*types.Named); ok && (hasMethod(n, "MarshalJSON") || hasMethod(n, "MarshalText")) {
+	if n, ok := t.(*types.Named); ok && (jsonfield.HasMethod(n, "MarshalJSON") || jsonfield.HasMethod(n, "MarshalText")) {
 		return false
 	}
 	switch t.Underlying().(type) {
@@ -286,273 +285,49 @@ func nullable(s *jsonSchema) *jsonSchema {
 // object is the schema of a struct: its properties are the fields
 // encoding/json writes, in the order it writes them. A field is required
 // when encoding/json always writes it. id identifies the struct type (see
-// jsonFieldsOf).
+// jsonfield.Of). owner is where the doc comments of st's own fields are
+// found.
 func (b *schemaBuilder) object(st *types.Struct, owner docKey, id string) *jsonSchema {
 	s := &jsonSchema{types: []string{"object"}, properties: []schemaProperty{}}
-	for _, f := range jsonFieldsOf(st, id, owner) {
-		fs := b.field(f)
-		s.properties = append(s.properties, schemaProperty{name: f.name, schema: fs})
-		if f.alwaysWritten() {
-			s.required = append(s.required, f.name)
+	for _, f := range jsonfield.Of(st, id) {
+		fs := b.field(f, fieldDocKey(owner, f))
+		s.properties = append(s.properties, schemaProperty{name: f.Name, schema: fs})
+		if f.AlwaysWritten() {
+			s.required = append(s.required, f.Name)
 		}
 	}
 	return s
 }
 
-// field returns the schema of one struct field's value.
-func (b *schemaBuilder) field(f jsonField) *jsonSchema {
-	omitsNil := f.omitEmpty || f.omitZero
+// fieldDocKey is where the doc comment of the field f of a struct whose own
+// fields' comments are at owner is found: at owner, or, for a promoted
+// field, at the named type it was promoted from.
+func fieldDocKey(owner docKey, f jsonfield.Field) docKey {
+	i := f.Index[len(f.Index)-1]
+	switch {
+	case !f.Promoted:
+		return owner.field(i)
+	case f.Embedded != nil:
+		return typeDocKey(f.Embedded).field(i)
+	}
+	return docKey{}
+}
+
+// field returns the schema of one struct field's value; doc is where its
+// doc comment is.
+func (b *schemaBuilder) field(f jsonfield.Field, doc docKey) *jsonSchema {
+	omitsNil := f.OmitEmpty || f.OmitZero
 	var s *jsonSchema
-	if basic := f.quotedBasic(); basic != nil {
+	if basic := f.QuotedBasic(); basic != nil {
 		s = quotedSchema(basic)
 	} else {
-		s = b.schemaOf(f.typ, f.doc)
+		s = b.schemaOf(f.Type, doc)
 	}
-	if mayBeNull(f.typ) && !omitsNil {
+	if mayBeNull(f.Type) && !omitsNil {
 		s = nullable(s)
 	}
-	s.doc = f.doc // s is the field's own: schemaOf and nullable make new ones
+	s.doc = doc // s is the field's own: schemaOf and nullable make new ones
 	return s
-}
-
-// jsonField is a field of a struct as encoding/json sees it (its
-// typeFields), after the fields of embedded structs were promoted.
-type jsonField struct {
-	name   string
-	tagged bool
-	index  []int
-	typ    types.Type
-	// omitEmpty, omitZero and quoted are the options of the json tag;
-	// quoted is set only where the string option applies.
-	omitEmpty, omitZero, quoted bool
-	// optional is set for a field promoted through an embedded pointer,
-	// which is left out when the pointer is nil.
-	optional bool
-	// doc is where the field's doc comment is found.
-	doc docKey
-}
-
-// alwaysWritten reports whether encoding/json writes the field whatever its
-// value.
-func (f jsonField) alwaysWritten() bool {
-	if f.optional || f.omitZero {
-		return false
-	}
-	if !f.omitEmpty {
-		return true
-	}
-	switch u := types.Unalias(f.typ).Underlying().(type) {
-	case *types.Struct:
-		return true // omitempty never leaves out a struct
-	case *types.Array:
-		return u.Len() > 0
-	}
-	return false
-}
-
-// quotedBasic returns the basic type the string option applies to, or nil:
-// the option is set, the field's type (or what its pointer points to) is a
-// boolean, number or string kind, and it has no marshal method that would
-// write it instead.
-func (f jsonField) quotedBasic() *types.Basic {
-	if !f.quoted {
-		return nil
-	}
-	t := types.Unalias(f.typ)
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	if hasMethod(t, "MarshalJSON") || hasMethod(t, "MarshalText") {
-		return nil
-	}
-	b, _ := t.Underlying().(*types.Basic)
-	return b
-}
-
-// jsonFieldsOf lists the fields encoding/json writes for the struct st,
-// following its rules (encoding/json's typeFields): unexported fields and
-// fields tagged "-" are left out; the fields of an embedded struct without
-// a tag name are promoted; of several fields with one name, the shallowest
-// wins, then the tagged one, and when that leaves a tie none is written.
-// id identifies st (types.TypeString of its named type, or of st when it
-// has none), so that a struct that embeds itself is explored once; owner is
-// where the doc comments of st's own fields are found.
-func jsonFieldsOf(st *types.Struct, id string, owner docKey) []jsonField {
-	type level struct {
-		st       *types.Struct
-		id       string
-		index    []int
-		optional bool
-		owner    docKey
-	}
-	var current []level
-	next := []level{{st: st, id: id, owner: owner}}
-	var count, nextCount map[string]int
-	visited := map[string]bool{}
-	var fields []jsonField
-	for len(next) > 0 {
-		current, next = next, nil
-		count, nextCount = nextCount, map[string]int{}
-		for _, f := range current {
-			if visited[f.id] {
-				continue
-			}
-			visited[f.id] = true
-			for i := range f.st.NumFields() {
-				sf := f.st.Field(i)
-				ft := types.Unalias(sf.Type())
-				// et is the field's type, or what it points to
-				et, pointer := ft, false
-				if p, ok := ft.(*types.Pointer); ok {
-					et, pointer = types.Unalias(p.Elem()), true
-				}
-				if sf.Embedded() {
-					if !sf.Exported() && !isStructType(et) {
-						continue
-					}
-				} else if !sf.Exported() {
-					continue
-				}
-				tag := reflect.StructTag(f.st.Tag(i)).Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !validJSONName(name) {
-					name = ""
-				}
-				index := append(slices.Clone(f.index), i)
-				if name != "" || !sf.Embedded() || !isStructType(et) {
-					field := jsonField{
-						name:      cmp.Or(name, sf.Name()),
-						tagged:    name != "",
-						index:     index,
-						typ:       sf.Type(),
-						omitEmpty: hasTagOption(opts, "omitempty"),
-						omitZero:  hasTagOption(opts, "omitzero"),
-						quoted:    hasTagOption(opts, "string") && isQuotableKind(et),
-						optional:  f.optional,
-						doc:       f.owner.field(i),
-					}
-					fields = append(fields, field)
-					if count[f.id] > 1 {
-						// the struct is embedded twice at this depth: make
-						// the tie visible to the dominance rule below
-						fields = append(fields, field)
-					}
-					continue
-				}
-				id := types.TypeString(et, nil)
-				nextCount[id]++
-				if nextCount[id] == 1 {
-					var o docKey
-					if n, ok := et.(*types.Named); ok {
-						o = typeDocKey(n)
-					}
-					next = append(next, level{
-						st: et.Underlying().(*types.Struct), id: id, index: index,
-						optional: f.optional || pointer, owner: o,
-					})
-				}
-			}
-		}
-	}
-	slices.SortFunc(fields, func(a, b jsonField) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
-			return c
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return 1
-		}
-		return slices.Compare(a.index, b.index)
-	})
-	out := fields[:0]
-	for i := 0; i < len(fields); {
-		j := i + 1
-		for j < len(fields) && fields[j].name == fields[i].name {
-			j++
-		}
-		same := fields[i:j]
-		if len(same) == 1 || len(same[0].index) != len(same[1].index) || same[0].tagged != same[1].tagged {
-			out = append(out, same[0])
-		}
-		i = j
-	}
-	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
-	return out
-}
-
-func isStructType(t types.Type) bool {
-	_, ok := t.Underlying().(*types.Struct)
-	return ok
-}
-
-// isQuotableKind reports whether the string option applies to t: a
-// boolean, number or string kind.
-func isQuotableKind(t types.Type) bool {
-	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Info()&(types.IsBoolean|types.IsInteger|types.IsFloat|types.IsString) != 0 && b.Info()&types.IsComplex == 0
-}
-
-// hasTagOption reports whether the comma-separated options of a json tag
-// include name.
-func hasTagOption(opts, name string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == name {
-			return true
-		}
-	}
-	return false
-}
-
-// validJSONName reports whether encoding/json takes a json tag's name as
-// the field's name (else it uses the Go name).
-func validJSONName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
-}
-
-// hasMethod reports whether t has the method name that encoding/json looks
-// for, with the signature of its interface: func() ([]byte, error) for
-// MarshalJSON and MarshalText (json.Marshaler, encoding.TextMarshaler),
-// func([]byte) error for UnmarshalJSON and UnmarshalText. The method set
-// looked in is that of *t, or of t when it is a pointer.
-func hasMethod(t types.Type, name string) bool {
-	t = types.Unalias(t)
-	if _, isPtr := t.(*types.Pointer); !isPtr {
-		t = types.NewPointer(t)
-	}
-	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
-	fn, ok := obj.(*types.Func)
-	return ok && types.Identical(fn.Signature(), jsonMethodSignature(name))
-}
-
-// jsonMethodSignature is the signature encoding/json asks of the method
-// name (see hasMethod).
-func jsonMethodSignature(name string) *types.Signature {
-	bytes := types.NewParam(token.NoPos, nil, "", types.NewSlice(types.Typ[types.Byte]))
-	err := types.NewParam(token.NoPos, nil, "", types.Universe.Lookup("error").Type())
-	if strings.HasPrefix(name, "Marshal") {
-		return types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(bytes, err), false)
-	}
-	return types.NewSignatureType(nil, nil, nil, types.NewTuple(bytes), types.NewTuple(err), false)
 }
 
 // docKey says where a doc comment is: the declaration of the type typ of

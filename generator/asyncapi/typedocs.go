@@ -1,4 +1,4 @@
-package generator
+package asyncapi
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/generator"
 )
 
 // docIndex holds the doc comments of types and of their fields.
@@ -82,16 +84,16 @@ func (ix docIndex) add(key docKey, doc *ast.CommentGroup) {
 }
 
 // loadDocs returns the doc comments of the types of the packages paths,
-// reading the files of those not in loaded (which have their syntax) with
+// reading the files of those not among pkgs (which have their syntax) with
 // the go command as cfg says. The standard library's are left out: its
 // types are documented with Go, and its long comments, which change from
 // one Go release to the next, would make a document stale with each.
-func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths []string) (docIndex, error) {
+func loadDocs(ctx context.Context, cfg generator.Config, pkgs []*generator.Package, paths []string) (docIndex, error) {
 	ix := docIndex{}
 	have := map[string]bool{}
-	for _, lp := range loaded {
-		ix.indexDocs(lp.PkgPath, lp.Syntax)
-		have[lp.PkgPath] = true
+	for _, p := range pkgs {
+		ix.indexDocs(p.Path, p.Syntax)
+		have[p.Path] = true
 	}
 	var missing []string
 	for _, p := range paths {
@@ -103,7 +105,7 @@ func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths
 		return ix, nil
 	}
 	slices.Sort(missing)
-	pkgs, err := packages.Load(&packages.Config{
+	loaded, err := packages.Load(&packages.Config{
 		Context:    ctx,
 		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedModule,
 		Dir:        cfg.Dir,
@@ -111,9 +113,9 @@ func loadDocs(ctx context.Context, cfg Config, loaded []*packages.Package, paths
 		BuildFlags: cfg.BuildFlags,
 	}, missing...)
 	if err != nil {
-		return nil, fmt.Errorf("generator: read the doc comments of %s: %w", strings.Join(missing, " "), err)
+		return nil, fmt.Errorf("asyncapi: read the doc comments of %s: %w", strings.Join(missing, " "), err)
 	}
-	for _, lp := range pkgs {
+	for _, lp := range loaded {
 		if lp.Module != nil {
 			ix.indexDocs(lp.PkgPath, lp.Syntax)
 		}

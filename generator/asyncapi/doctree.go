@@ -1,4 +1,4 @@
-package generator
+package asyncapi
 
 import (
 	"bytes"
@@ -129,7 +129,7 @@ func scalarText(n node) (string, error) {
 	case uint64:
 		return strconv.FormatUint(v, 10), nil
 	}
-	return "", fmt.Errorf("generator: a document cannot hold a %T", n)
+	return "", fmt.Errorf("asyncapi: a document cannot hold a %T", n)
 }
 
 // writeYAML writes n, which must be an object, as a YAML 1.2 block mapping
@@ -139,7 +139,7 @@ func scalarText(n node) (string, error) {
 func writeYAML(n node, comment string) ([]byte, error) {
 	o, ok := n.(*object)
 	if !ok {
-		return nil, fmt.Errorf("generator: a YAML document is a mapping, not a %T", n)
+		return nil, fmt.Errorf("asyncapi: a YAML document is a mapping, not a %T", n)
 	}
 	var b bytes.Buffer
 	if comment != "" {

@@ -1,4 +1,4 @@
-package generator
+package asyncapi
 
 import (
 	"encoding/base64"
@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	fx "github.com/streamgen/streamgen/generator/testdata/jsonschema"
+	fx "github.com/streamgen/streamgen/generator/asyncapi/testdata/jsonschema"
 )
 
 // schemasOf derives the schemas of the named types of a type-checked
@@ -147,7 +147,7 @@ func TestSchemaTable(t *testing.T) {
 	}
 }
 
-// fixture is the type-checked package generator/testdata/jsonschema.
+// fixture is the type-checked package generator/asyncapi/testdata/jsonschema.
 var fixture = sync.OnceValues(func() (*packages.Package, error) {
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
@@ -416,24 +416,6 @@ func jsonTypeIs(val any, t string) bool {
 		return t == "integer" && ok
 	}
 	return false
-}
-
-// TestJSONFieldsDominance pins encoding/json's rules for fields of one
-// name: the shallowest wins, then the tagged one; a tie writes none.
-func TestJSONFieldsDominance(t *testing.T) {
-	lp, err := fixture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := lp.Types.Scope().Lookup("Embeds").Type().Underlying().(*types.Struct)
-	var got []string
-	for _, f := range jsonFieldsOf(st, "Embeds", docKey{}) {
-		got = append(got, fmt.Sprintf("%s%v optional=%v", f.name, f.index, f.optional))
-	}
-	want := []string{"id[0 0] optional=false", "note[1 0] optional=true", "Plain[1 2] optional=true", "promoted[2 0] optional=false", "Label[3] optional=false", "deep[4] optional=false"}
-	if !slices.Equal(got, want) {
-		t.Errorf("fields\n got %q\nwant %q", got, want)
-	}
 }
 
 func TestAssignUnique(t *testing.T) {

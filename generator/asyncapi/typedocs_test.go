@@ -1,4 +1,4 @@
-package generator
+package asyncapi
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"go/parser"
 	"go/token"
 	"testing"
+
+	"github.com/streamgen/streamgen/generator"
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
 func TestIndexDocs(t *testing.T) {
@@ -61,7 +64,7 @@ type (
 }
 
 func TestLoadDocsReadsPackagesNotLoaded(t *testing.T) {
-	ix, err := loadDocs(context.Background(), Config{Dir: repoRoot(t)}, nil,
+	ix, err := loadDocs(context.Background(), generator.Config{Dir: gentest.RepoRoot(t)}, nil,
 		[]string{"github.com/streamgen/streamgen/testdata/imported_type/orders", "time", "github.com/streamgen/streamgen/testdata/imported_type/orders"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,9 @@
-package generator
+package asyncapi
 
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,27 +11,67 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/streamgen/streamgen/generator"
+	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
+
+var update = flag.Bool("update", false, "rewrite the wanted documents of the golden cases under testdata")
+
+// goldenResults generates the golden cases under the module's testdata
+// once per test binary, by directory: one load for all of them keeps the
+// tests fast.
+var goldenResults = sync.OnceValues(func() (map[string]*generator.Package, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "testdata"))
+	if err != nil {
+		return nil, err
+	}
+	var patterns []string
+	for _, e := range entries {
+		if e.IsDir() {
+			patterns = append(patterns, "./testdata/"+e.Name())
+		}
+	}
+	pkgs, err := generator.Generate(context.Background(), generator.Config{Dir: root}, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	byDir := map[string]*generator.Package{}
+	for _, p := range pkgs {
+		byDir[p.Dir] = p
+	}
+	return byDir, nil
+})
 
 // asyncAPIWants are the wanted documents a golden case may have.
 var asyncAPIWants = []struct {
 	file   string
-	format DocumentFormat
+	format Format
 }{{"asyncapi.yaml", YAML}, {"asyncapi.json", JSON}}
 
 // TestAsyncAPIGolden compares the document of each golden case that has a
 // want/asyncapi.yaml or want/asyncapi.json with what AsyncAPI writes for
-// it; go test ./generator -update rewrites them.
+// it; go test ./generator/asyncapi -update rewrites them.
 func TestAsyncAPIGolden(t *testing.T) {
 	results, err := goldenResults()
 	if err != nil {
 		t.Fatal(err)
 	}
 	documents := 0
-	for _, c := range goldenCases(t) {
+	dirs, err := filepath.Glob(filepath.Join(gentest.RepoRoot(t), "testdata", "*", "want"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range dirs {
+		dir := filepath.Dir(want)
 		for _, w := range asyncAPIWants {
-			path := filepath.Join(c.dir, "want", w.file)
+			path := filepath.Join(want, w.file)
 			want, err := os.ReadFile(path)
 			if os.IsNotExist(err) {
 				continue
@@ -39,8 +80,12 @@ func TestAsyncAPIGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			documents++
-			t.Run(c.name+"/"+w.file, func(t *testing.T) {
-				got, err := AsyncAPI(context.Background(), []*Package{results[c.dir]}, AsyncAPIOptions{Format: w.format})
+			t.Run(filepath.Base(dir)+"/"+w.file, func(t *testing.T) {
+				p := results[dir]
+				if p == nil {
+					t.Fatalf("no package was loaded from %s", dir)
+				}
+				got, err := Generate(context.Background(), []*generator.Package{p}, Options{Format: w.format})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -51,7 +96,7 @@ func TestAsyncAPIGolden(t *testing.T) {
 					return
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("the document differs from %s (go test ./generator -update rewrites it):\n%s", path, lineDiff(string(want), string(got)))
+					t.Errorf("the document differs from %s (go test ./generator/asyncapi -update rewrites it):\n%s", path, gentest.LineDiff(string(want), string(got)))
 				}
 				checkDocument(t, got, w.format)
 			})
@@ -63,7 +108,7 @@ func TestAsyncAPIGolden(t *testing.T) {
 }
 
 // readDocument reads a document in its format.
-func readDocument(t *testing.T, data []byte, format DocumentFormat) map[string]any {
+func readDocument(t *testing.T, data []byte, format Format) map[string]any {
 	t.Helper()
 	read := readYAML
 	if format == JSON {
@@ -89,7 +134,7 @@ var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]+$`)
 // channel's own messages, messages with payloads, every $ref resolving,
 // names AsyncAPI accepts, schemas made of known keywords and types, AMQP
 // bindings of version 0.3.0 on queues.
-func checkDocument(t *testing.T, data []byte, format DocumentFormat) map[string]any {
+func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 	t.Helper()
 	doc := readDocument(t, data, format)
 	str := func(v any, what string) string {
@@ -106,8 +151,8 @@ func checkDocument(t *testing.T, data []byte, format DocumentFormat) map[string]
 		}
 		return m
 	}
-	if doc["asyncapi"] != AsyncAPIVersion {
-		t.Errorf("asyncapi is %#v, want %q", doc["asyncapi"], AsyncAPIVersion)
+	if doc["asyncapi"] != SpecVersion {
+		t.Errorf("asyncapi is %#v, want %q", doc["asyncapi"], SpecVersion)
 	}
 	info := obj(doc["info"], "info")
 	str(info["title"], "info.title")
@@ -274,15 +319,15 @@ func resolve(doc map[string]any, ref string) any {
 }
 
 // goldenPackages returns the generated golden cases named.
-func goldenPackages(t *testing.T, names ...string) []*Package {
+func goldenPackages(t *testing.T, names ...string) []*generator.Package {
 	t.Helper()
 	results, err := goldenResults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*Package
+	var out []*generator.Package
 	for _, n := range names {
-		p := results[filepath.Join(repoRoot(t), "testdata", n)]
+		p := results[filepath.Join(gentest.RepoRoot(t), "testdata", n)]
 		if p == nil {
 			t.Fatalf("no golden case %s", n)
 		}
@@ -296,15 +341,15 @@ func goldenPackages(t *testing.T, names ...string) []*Package {
 func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
 	pkgs := goldenPackages(t, "zeromq_basic", "asyncapi_rabbitmq", "asyncapi_types", "both_brokers", "any_broker", "imported_type", "decodable", "several_subscribers")
 	ctx := context.Background()
-	y, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Format: YAML})
+	y, err := Generate(ctx, pkgs, Options{Format: YAML})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Format: JSON})
+	j, err := Generate(ctx, pkgs, Options{Format: JSON})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(y, []byte("# "+AsyncAPIHeader+"\n")) {
+	if !bytes.HasPrefix(y, []byte("# "+Header+"\n")) {
 		t.Errorf("the YAML document does not start with the generated comment:\n%s", y[:min(len(y), 100)])
 	}
 	fromYAML, fromJSON := checkDocument(t, y, YAML), checkDocument(t, j, JSON)
@@ -312,8 +357,8 @@ func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
 		t.Error("the YAML and JSON documents differ")
 	}
 	info := fromYAML["info"].(map[string]any)
-	if info["title"] != "github.com/streamgen/streamgen" || info["version"] != DefaultAsyncAPIVersion {
-		t.Errorf("info: %v; want the module's path and version %s", info, DefaultAsyncAPIVersion)
+	if info["title"] != "github.com/streamgen/streamgen" || info["version"] != DefaultVersion {
+		t.Errorf("info: %v; want the module's path and version %s", info, DefaultVersion)
 	}
 	servers := fromYAML["servers"].(map[string]any)
 	if servers["rabbitmq"].(map[string]any)["protocol"] != "amqp" || servers["zeromq"].(map[string]any)["protocol"] != "zmq" {
@@ -332,13 +377,13 @@ func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
 // loads, with the packages in another order: the same bytes.
 func TestAsyncAPIDeterministic(t *testing.T) {
 	ctx := context.Background()
-	root := repoRoot(t)
+	root := gentest.RepoRoot(t)
 	gen := func(patterns ...string) []byte {
-		pkgs, err := Generate(ctx, Config{Dir: root}, patterns...)
+		pkgs, err := generator.Generate(ctx, generator.Config{Dir: root}, patterns...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc, err := AsyncAPI(ctx, pkgs, AsyncAPIOptions{Title: "shop", Version: "1.2.3"})
+		doc, err := Generate(ctx, pkgs, Options{Title: "shop", Version: "1.2.3"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +392,7 @@ func TestAsyncAPIDeterministic(t *testing.T) {
 	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic")
 	b := gen("./testdata/zeromq_basic", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
 	if !bytes.Equal(a, b) {
-		t.Errorf("two runs differ:\n%s", lineDiff(string(a), string(b)))
+		t.Errorf("two runs differ:\n%s", gentest.LineDiff(string(a), string(b)))
 	}
 	if !bytes.Contains(a, []byte("  title: shop\n  version: \"1.2.3\"\n")) {
 		t.Error("the title and version given are not in info")
@@ -358,7 +403,7 @@ func TestAsyncAPIDeterministic(t *testing.T) {
 // subscription with a ladder, per-type policies and a consumed dead-letter
 // queue, and about the types of the types case.
 func TestAsyncAPIContent(t *testing.T) {
-	doc, err := AsyncAPI(context.Background(), goldenPackages(t, "asyncapi_rabbitmq", "asyncapi_types"), AsyncAPIOptions{Format: JSON})
+	doc, err := Generate(context.Background(), goldenPackages(t, "asyncapi_rabbitmq", "asyncapi_types"), Options{Format: JSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,18 +468,18 @@ func TestAsyncAPIContent(t *testing.T) {
 
 func TestAsyncAPIErrors(t *testing.T) {
 	ctx := context.Background()
-	if _, err := AsyncAPI(ctx, goldenPackages(t, "unknown_key"), AsyncAPIOptions{}); err == nil || !strings.Contains(err.Error(), "has problems") {
+	if _, err := Generate(ctx, goldenPackages(t, "unknown_key"), Options{}); err == nil || !strings.Contains(err.Error(), "has problems") {
 		t.Errorf("a package with diagnostics: %v", err)
 	}
-	if _, err := AsyncAPI(ctx, nil, AsyncAPIOptions{}); err == nil || !strings.Contains(err.Error(), "no package with //stream:subscriber annotations") {
+	if _, err := Generate(ctx, nil, Options{}); err == nil || !strings.Contains(err.Error(), "no package with //stream:subscriber annotations") {
 		t.Errorf("no packages: %v", err)
 	}
 }
 
-func TestDocumentFormatFor(t *testing.T) {
+func TestFormatFor(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		format DocumentFormat
+		format Format
 		ok     bool
 	}{
 		{"asyncapi.yaml", YAML, true},
@@ -444,9 +489,9 @@ func TestDocumentFormatFor(t *testing.T) {
 		{"asyncapi.txt", 0, false},
 		{"asyncapi", 0, false},
 	} {
-		f, err := DocumentFormatFor(tc.name)
+		f, err := FormatFor(tc.name)
 		if (err == nil) != tc.ok || (tc.ok && f != tc.format) {
-			t.Errorf("DocumentFormatFor(%q) = %v, %v", tc.name, f, err)
+			t.Errorf("FormatFor(%q) = %v, %v", tc.name, f, err)
 		}
 	}
 }

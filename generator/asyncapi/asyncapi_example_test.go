@@ -1,4 +1,4 @@
-package generator_test
+package asyncapi_test
 
 import (
 	"context"
@@ -7,22 +7,23 @@ import (
 	"strings"
 
 	"github.com/streamgen/streamgen/generator"
+	"github.com/streamgen/streamgen/generator/asyncapi"
 )
 
-// Generate checks the annotated packages; AsyncAPI describes them in one
-// document, here the package of the README's quick start.
-func ExampleAsyncAPI() {
+// generator.Generate checks the annotated packages; Generate describes
+// them in one document, here the package of the README's quick start.
+func ExampleGenerate() {
 	ctx := context.Background()
-	pkgs, err := generator.Generate(ctx, generator.Config{Dir: ".."}, "./testdata/zeromq_basic")
+	pkgs, err := generator.Generate(ctx, generator.Config{Dir: "../.."}, "./testdata/zeromq_basic")
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, p := range pkgs {
 		for _, d := range p.Diagnostics {
-			log.Fatal(d.Format(".."))
+			log.Fatal(d.Format("../.."))
 		}
 	}
-	doc, err := generator.AsyncAPI(ctx, pkgs, generator.AsyncAPIOptions{Title: "billing", Version: "1.0.0", Format: generator.YAML})
+	doc, err := asyncapi.Generate(ctx, pkgs, asyncapi.Options{Title: "billing", Version: "1.0.0", Format: asyncapi.YAML})
 	if err != nil {
 		log.Fatal(err)
 	}
