@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -63,13 +64,13 @@ func keySpecs() []keySpec {
 			return setPositive(&h.Policy.MaxAttempts, "max_attempts", v, "a count of deliveries, the first included, such as max_attempts=5")
 		}, "2"},
 		{"retry_delay", queueLevel, runtime.RabbitMQ, "retry_delay=10s", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
-			ds, err := runtime.ParseRetryDelays(v)
+			ds, err := annotvalue.ParseRetryDelays(v)
 			if err != nil {
 				return fmt.Sprintf("bad retry_delay: %v (a backoff ladder is a comma list such as retry_delay=1s,10s,1m)", err)
 			}
 			sub.RetryDelays = ds
 			return ""
-		}, runtime.FormatDuration(runtime.DefaultRetryDelay)},
+		}, annotvalue.FormatDuration(runtime.DefaultRetryDelay)},
 		{"dead_letter", typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
 			h.Policy.DeadLetter = v
 			return ""
@@ -176,7 +177,7 @@ func setPositive(n *int, key, value, what string) string {
 
 // parsePositive reads a whole number ≥ 1.
 func parsePositive(key, value, what string) (int, string) {
-	n, err := runtime.ParseCount(value)
+	n, err := annotvalue.ParseCount(value)
 	if err != nil {
 		return 0, fmt.Sprintf("bad %s: %v; write %s", key, err, what)
 	}

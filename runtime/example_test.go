@@ -36,8 +36,7 @@ func Example_outcomes() {
 // A retry_delay ladder declares one wait queue per step; attempt n waits in
 // step min(n, steps), and a requested delay rounds up to a step.
 func ExampleSubscription_WaitQueueFor() {
-	delays, _ := runtime.ParseRetryDelays("1s,10s,1m")
-	orders := &runtime.Subscription{Name: "orders", RetryDelays: delays, Handlers: []runtime.Handler{
+	orders := &runtime.Subscription{Name: "orders", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute}, Handlers: []runtime.Handler{
 		runtime.Handle("Order", runtime.Policy{MaxAttempts: 5}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
 			return runtime.Ack()
 		}),
@@ -77,17 +76,6 @@ func ExampleSubscription_Validate() {
 	// Output:
 	// retry_delay: retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay
 	// max_attempts: max_attempts=5 needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>
-}
-
-func ExampleFormatDuration() {
-	for _, d := range []time.Duration{500 * time.Millisecond, 10 * time.Second, 90 * time.Second, 2 * time.Hour} {
-		fmt.Println(runtime.FormatDuration(d))
-	}
-	// Output:
-	// 500ms
-	// 10s
-	// 1m30s
-	// 2h
 }
 
 func ExampleMetrics_WritePrometheus() {

@@ -3,9 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamgen/streamgen/internal/annotvalue"
 )
 
 // AckMode says when a RabbitMQ delivery is acknowledged.
@@ -237,7 +238,7 @@ func (s *Subscription) WaitQueues() []WaitQueue {
 	}
 	out := make([]WaitQueue, len(delays))
 	for i, d := range delays {
-		out[i] = WaitQueue{Name: s.Name + ".retry." + FormatDuration(d), TTL: d}
+		out[i] = WaitQueue{Name: s.Name + ".retry." + annotvalue.FormatDuration(d), TTL: d}
 	}
 	return out
 }
@@ -328,19 +329,6 @@ func PickWaitQueue(qs []WaitQueue, attempt int, requested time.Duration) WaitQue
 	return qs[i]
 }
 
-// FormatDuration writes d the short way a person writes it in an annotation:
-// 1s, 10s, 1m, 1m30s, 2h, 500ms.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // ValidationError is one rule a subscription breaks. Key names the
 // annotation key at fault, so the generator can point at it.
 type ValidationError struct {
@@ -412,7 +400,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		if d <= 0 {
 			add(-1, "retry_delay", "retry_delay step %d is %v: each step must be a positive duration such as 10s", i+1, d)
 		} else if i > 0 && d <= s.RetryDelays[i-1] {
-			add(-1, "retry_delay", "retry_delay steps must increase: %s follows %s", FormatDuration(d), FormatDuration(s.RetryDelays[i-1]))
+			add(-1, "retry_delay", "retry_delay steps must increase: %s follows %s", annotvalue.FormatDuration(d), annotvalue.FormatDuration(s.RetryDelays[i-1]))
 		}
 	}
 	if s.Prefetch < 0 {
@@ -518,29 +506,4 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 			break
 		}
 	}
-}
-
-// ParseRetryDelays reads a retry_delay value: one duration or a comma list.
-// The generator and hand-written configuration share it.
-func ParseRetryDelays(s string) ([]time.Duration, error) {
-	parts := strings.Split(s, ",")
-	out := make([]time.Duration, 0, len(parts))
-	for _, p := range parts {
-		p = strings.TrimSpace(p)
-		d, err := time.ParseDuration(p)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a duration: write it as 500ms, 10s, 1m or 1h", p)
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-// ParseCount reads a non-negative integer annotation value.
-func ParseCount(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	return n, nil
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/streamgen/streamgen/generator"
+	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -540,7 +541,7 @@ func (c *apiChannel) node() *object {
 	}
 	if len(c.waitFor) > 0 {
 		o.set("x-streamgen-wait-queue-of", c.waitFor[0].sub.rs.Name)
-		o.set("x-streamgen-ttl", runtime.FormatDuration(c.waitFor[0].queue.TTL))
+		o.set("x-streamgen-ttl", annotvalue.FormatDuration(c.waitFor[0].queue.TTL))
 	}
 	if len(c.deadLetterFor) > 0 {
 		var of []node
@@ -612,12 +613,12 @@ func (c *apiChannel) description() string {
 		paras = append(paras, para)
 	}
 	for _, w := range c.waitFor {
-		ttl := runtime.FormatDuration(w.queue.TTL)
+		ttl := annotvalue.FormatDuration(w.queue.TTL)
 		para := fmt.Sprintf("A wait queue of %s: a retry copy waits here %s (x-message-ttl), then RabbitMQ moves it back to %s.", w.sub.rs.Name, ttl, w.sub.rs.Name)
 		if steps := len(w.sub.waits); steps > 1 {
 			var ladder []string
 			for _, q := range w.sub.waits {
-				ladder = append(ladder, runtime.FormatDuration(q.TTL))
+				ladder = append(ladder, annotvalue.FormatDuration(q.TTL))
 			}
 			para += fmt.Sprintf(" Step %d of the retry_delay ladder %s: the copy of a failed n-th delivery waits in step min(n, %d); runtime.RetryAfter(d) picks the shortest step of at least d.", w.step, strings.Join(ladder, ","), steps)
 		}
@@ -668,7 +669,7 @@ func (o *apiOperation) node() *object {
 	if broker != runtime.ZeroMQ && policy.Attempts() > 1 {
 		var delays []node
 		for _, q := range o.sub.waits {
-			delays = append(delays, runtime.FormatDuration(q.TTL))
+			delays = append(delays, annotvalue.FormatDuration(q.TTL))
 		}
 		n.set("x-streamgen-retry-delay", delays)
 	}

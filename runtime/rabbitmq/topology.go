@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -163,7 +164,7 @@ func newTopologyError(s queueSpec, m mismatch, err *amqp.Error) *TopologyError {
 		Fix: fixFor(s, m), Err: err,
 	}
 	if s.role == waitQueue && m.argument == "x-message-ttl" {
-		e.declared = "retry_delay is " + runtime.FormatDuration(s.ttl)
+		e.declared = "retry_delay is " + annotvalue.FormatDuration(s.ttl)
 	} else {
 		e.declared = fmt.Sprintf("subscription %s declares it with %s", s.subscription, argText(m.argument, m.want))
 	}
@@ -197,7 +198,7 @@ func fixFor(s queueSpec, m mismatch) string {
 	case waitQueue:
 		if m.argument == "x-message-ttl" {
 			if ms, err := strconv.ParseInt(m.have, 10, 64); err == nil {
-				return fmt.Sprintf("%s or keep retry_delay=%s", deleteIt, runtime.FormatDuration(time.Duration(ms)*time.Millisecond))
+				return fmt.Sprintf("%s or keep retry_delay=%s", deleteIt, annotvalue.FormatDuration(time.Duration(ms)*time.Millisecond))
 			}
 		}
 		switch m.argument {
