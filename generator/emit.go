@@ -332,8 +332,8 @@ func (e *emitter) locals() nameSet {
 func (e *emitter) subscriptionLiteral(s *subscription) jen.Code {
 	v := reflect.ValueOf(s.rs).Elem()
 	var fields []jen.Code
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		fv := v.FieldByIndex(f.Index)
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
 		if !f.IsExported() || fv.IsZero() && f.Name != "Name" && f.Name != "Broker" {
 			continue
 		}
@@ -383,8 +383,8 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 func (e *emitter) policyLiteral(p runtime.Policy) jen.Code {
 	v := reflect.ValueOf(p)
 	var fields []jen.Code
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if fv := v.FieldByIndex(f.Index); f.IsExported() && !fv.IsZero() {
+	for i := range v.NumField() {
+		if f, fv := v.Type().Field(i), v.Field(i); f.IsExported() && !fv.IsZero() {
 			c := e.literal(fv)
 			if f.Name == "OutRetry" && p.OutRetry == runtime.OutRetrySelf {
 				c = jen.Qual(runtimePath, "OutRetrySelf")
