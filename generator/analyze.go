@@ -7,15 +7,21 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"strings"
 
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// handler is one annotation on one function: a message type handled on a
-// subscription.
+// handler is one annotation on one function or method: a message type
+// handled on a subscription.
 type handler struct {
 	fn  *ast.FuncDecl
 	ann *annotation
+	// recv is the receiver type of a method, nil for a function or a
+	// receiver that was reported; pointerRecv is set when the method has a
+	// pointer receiver.
+	recv        *types.Named
+	pointerRecv bool
 	// shape is the handler's signature; usable only when ok.
 	shape handlerShape
 	ok    bool
@@ -28,8 +34,21 @@ type handler struct {
 	duplicate bool
 }
 
-// name returns the handler function's name.
-func (h *handler) name() string { return h.fn.Name.Name }
+// name returns the handler as the package names it: Work for a function,
+// Service.Work for a method.
+func (h *handler) name() string { return handlerName(h.fn) }
+
+// handlerName returns the name of a function, or of a method qualified by
+// its receiver type: Work, Service.Work.
+func handlerName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	return strings.TrimPrefix(recvString(fd.Recv.List[0].Type), "*") + "." + fd.Name.Name
+}
+
+// isMethod reports whether the handler is a method.
+func (h *handler) isMethod() bool { return h.fn.Recv != nil }
 
 // subscription is the handlers that name one subscription, and the
 // subscription's own settings.
@@ -62,6 +81,19 @@ type model struct {
 	// kinds are the broker kinds Mount takes, rabbitmq before zeromq;
 	// empty when every subscription runs on any broker.
 	kinds []runtime.BrokerKind
+	// receivers are the types whose methods are handlers, by name: Mount
+	// takes a value of each after the brokers.
+	receivers []*receiver
+}
+
+// receiver is a type whose methods are handlers.
+type receiver struct {
+	named *types.Named
+	// pointer is set when a handler method has a pointer receiver: Mount
+	// then takes a *T, else a T.
+	pointer bool
+	// methods are the names of the handler methods, in source order.
+	methods []string
 }
 
 // analyze finds the annotated handlers of a package, checks them, and
@@ -79,7 +111,12 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 				continue
 			}
 			h := &handler{fn: af.fn, ann: af.ann}
+			recvOK := true
+			if h.isMethod() {
+				h.recv, h.pointerRecv, recvOK = checkReceiver(af.fn, obj, pkg, ds)
+			}
 			h.shape, h.ok = checkShape(af.fn, obj, pkg, ds)
+			h.ok = h.ok && recvOK
 			h.wire = af.ann.fields.handler.MessageType
 			if h.wire == "" && h.shape.msg != nil {
 				h.wire = h.shape.msg.Obj().Name()
@@ -91,6 +128,7 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 		pa, pb := fset.Position(a.ann.slash), fset.Position(b.ann.slash)
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
+	m.collectReceivers()
 	m.group(ds)
 	m.resolveBrokers(ds)
 	for _, s := range m.subs {
@@ -98,6 +136,63 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 		s.validate(ds)
 	}
 	return m
+}
+
+// collectReceivers lists the receiver types of the usable method handlers,
+// ordered by name.
+func (m *model) collectReceivers() {
+	byType := map[*types.Named]*receiver{}
+	for _, h := range m.handlers {
+		if !h.ok || h.recv == nil {
+			continue
+		}
+		r := byType[h.recv]
+		if r == nil {
+			r = &receiver{named: h.recv}
+			byType[h.recv] = r
+			m.receivers = append(m.receivers, r)
+		}
+		r.pointer = r.pointer || h.pointerRecv
+		if !slices.Contains(r.methods, h.fn.Name.Name) {
+			r.methods = append(r.methods, h.fn.Name.Name)
+		}
+	}
+	slices.SortFunc(m.receivers, func(a, b *receiver) int { return cmp.Compare(a.named.Obj().Name(), b.named.Obj().Name()) })
+}
+
+// checkReceiver checks the receiver of a handler method: a type that is not
+// generic, exported unless the package is a main (other packages call
+// Mount, which takes a value of it). It returns the receiver's named type,
+// whether the receiver is a pointer, and false when there is a problem,
+// which it reports.
+func checkReceiver(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagnostics) (*types.Named, bool, bool) {
+	recv := fn.Signature().Recv()
+	if recv == nil || len(fd.Recv.List) == 0 {
+		return nil, false, false
+	}
+	t, pointer := types.Unalias(recv.Type()), false
+	if p, ok := t.(*types.Pointer); ok {
+		t, pointer = types.Unalias(p.Elem()), true
+	}
+	named, ok := t.(*types.Named)
+	if !ok || named.Obj().Pkg() != pkg {
+		return nil, false, false // the type checker reported it
+	}
+	pos := fd.Recv.List[0].Type.Pos()
+	written := named.Obj().Name()
+	if pointer {
+		written = "*" + written
+	}
+	switch {
+	case named.TypeParams().Len() > 0:
+		ds.add(pos, "%s is a method of the generic type %s: Mount cannot take one without its type arguments; annotate a method of a type that is not generic, or a top-level function that calls this one", methodName(fd), named.Obj().Name())
+		return nil, false, false
+	case !named.Obj().Exported() && pkg.Name() != "main":
+		ds.add(pos, "%s is a method of the unexported type %s: Mount takes a %s, which the packages that call Mount cannot name; export the type (%s)",
+			methodName(fd), named.Obj().Name(), written, exportedName(named.Obj().Name()))
+		return nil, false, false
+	}
+	return named, pointer, true
 }
 
 // group collects the handlers into subscriptions, in the order each
@@ -237,6 +332,12 @@ func (s *subscription) checkDuplicateTypes(ds *diagnostics) {
 			continue
 		}
 		for _, prev := range s.handlers[:i] {
+			if prev.wire == h.wire && prev.fn == h.fn {
+				ds.addRelated(h.ann.namePos, prev.ann.namePos, "the other is",
+					"%s is annotated twice for subscription %q: remove one of the two annotations", h.name(), s.name)
+				h.duplicate = true
+				break
+			}
 			if prev.wire == h.wire {
 				pos := h.ann.namePos
 				if a := h.ann.arg("type"); a != nil {

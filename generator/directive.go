@@ -61,16 +61,15 @@ func (a *annotation) arg(key string) *keyArg {
 	return nil
 }
 
-// annotatedFunc is a top-level function and one annotation on it.
+// annotatedFunc is a function or method and one annotation on it.
 type annotatedFunc struct {
 	fn  *ast.FuncDecl
 	ann *annotation
 }
 
 // scanFile finds the //stream:subscriber annotations of a file and parses
-// them. Directives in the wrong place (on a method, on a type, inside a
-// body, detached from a function by a blank line) and misspelt directives
-// are reported.
+// them. Directives in the wrong place (on a type, inside a body, detached
+// from a function by a blank line) and misspelt directives are reported.
 func scanFile(file *ast.File, ds *diagnostics) []annotatedFunc {
 	funcDoc := map[*ast.Comment]*ast.FuncDecl{}
 	for _, decl := range file.Decls {
@@ -92,12 +91,8 @@ func scanFile(file *ast.File, ds *diagnostics) []annotatedFunc {
 				continue
 			}
 			fd := funcDoc[c]
-			switch {
-			case fd == nil:
-				ds.add(c.Slash, "//%s must be in the doc comment of a top-level function, directly above func Name(ctx context.Context, msg T) error with no blank line between", directive)
-				continue
-			case fd.Recv != nil:
-				ds.add(c.Slash, "//%s is on the method %s: annotate a top-level function instead, for example one that calls the method on a value you hold", directive, methodName(fd))
+			if fd == nil {
+				ds.add(c.Slash, "//%s must be in the doc comment of a function or method, directly above func Name(ctx context.Context, msg T) error with no blank line between", directive)
 				continue
 			}
 			if ann := parseAnnotation(d, ds); ann != nil {
@@ -146,13 +141,17 @@ func checkSpacedDirective(c *ast.Comment, ds *diagnostics) {
 	}
 }
 
-// methodName writes a method as (T).Name or (*T).Name.
+// methodName writes a method as its method expression does: (*T).Name or
+// T.Name.
 func methodName(fd *ast.FuncDecl) string {
 	recv := "?"
 	if len(fd.Recv.List) > 0 {
 		recv = recvString(fd.Recv.List[0].Type)
 	}
-	return fmt.Sprintf("(%s).%s", recv, fd.Name.Name)
+	if strings.HasPrefix(recv, "*") {
+		return fmt.Sprintf("(%s).%s", recv, fd.Name.Name)
+	}
+	return recv + "." + fd.Name.Name
 }
 
 // recvString writes a receiver type expression.

@@ -88,9 +88,9 @@ func TestScanFileSeveralOnOneFunction(t *testing.T) {
 func TestRecvString(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"func (w *W) M() {}", "(*W).M"},
-		{"func (w W) M() {}", "(W).M"},
+		{"func (w W) M() {}", "W.M"},
 		{"func (w *G[T]) M() {}", "(*G[...]).M"},
-		{"func (w G[K, V]) M() {}", "(G[...]).M"},
+		{"func (w G[K, V]) M() {}", "G[...].M"},
 	} {
 		f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package p\n"+tc.src, 0)
 		if err != nil {

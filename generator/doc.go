@@ -4,12 +4,24 @@
 //
 // # The annotation
 //
-// A handler is a top-level function whose doc comment holds the directive:
+// A handler is a function whose doc comment holds the directive:
 //
 //	//stream:subscriber "jobs" broker=zeromq max_attempts=5 out_retry=self
 //	func Work(ctx context.Context, job Job) error {
 //		...
 //	}
+//
+// or a method, so that its dependencies live in a struct rather than in
+// package variables:
+//
+//	//stream:subscriber "orders" broker=rabbitmq max_attempts=3
+//	func (s *Service) Place(ctx context.Context, o Order) error {
+//		return s.db.Insert(ctx, o)
+//	}
+//
+// The receiver may be a pointer or a value. Its type must not be generic,
+// and must be exported unless the package is a main: the packages that call
+// Mount pass a value of it.
 //
 // The first argument is the subscription name, quoted: the RabbitMQ queue
 // or the ZeroMQ subscription. Keys follow as key=value, all optional:
@@ -66,14 +78,20 @@
 //     (the runtime adapter of the handler's shape; the table is on
 //     runtime.HandlerFunc). It takes one broker per kind the package uses,
 //     named rabbitmq and zeromq, or a single broker when every
-//     subscription runs on any broker.
+//     subscription runs on any broker; then, when handlers are methods, a
+//     value of each receiver type, in the order of the types' names:
+//     Mount(app, rabbitmq, service *Service), *T when a handler method of
+//     T has a pointer receiver and T when all have value receivers. The
+//     handlers are its method values (service.Place).
 //   - A typed publisher per handler: PublishJob(ctx, p, msg, opts...), or
 //     PublishJobToJobsUrgent when a Go type is consumed on several
 //     subscriptions.
 //   - A guard per handler: a type named
-//     streamgen_<Handler>_changed_run_go_generate with the signature the
-//     file was written for, so that a changed handler fails to compile with
-//     a message that says what to do.
+//     streamgen_<Handler>_changed_run_go_generate
+//     (streamgen_Service_Place_changed_run_go_generate for a method) with
+//     the signature the file was written for, the receiver first for a
+//     method, so that a changed handler fails to compile with a message
+//     that says what to do.
 //
 // # Using the library
 //

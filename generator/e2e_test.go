@@ -9,15 +9,17 @@ import (
 	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
-// TestGoldenOutputsRunEndToEnd copies two golden cases with their wanted
+// TestGoldenOutputsRunEndToEnd copies three golden cases with their wanted
 // output into a module of their own, vets it, and runs tests there that
 // drive the generated Mount and publishers on runtime/streamtest: the
 // reference's failing job on ZeroMQ (five deliveries, the last with retry
-// count 4, then dropped), and every handler shape on RabbitMQ.
+// count 4, then dropped), every handler shape on RabbitMQ, and handler
+// methods called on the values Mount was given.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
 	copyCase(t, "shapes", dir, "shapes")
+	copyCase(t, "methods", dir, "methods")
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -25,9 +27,10 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	}
 	write("billing/billing_test.go", billingTest)
 	write("shapes/shapes_test.go", shapesTest)
+	write("methods/methods_test.go", methodsTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -127,6 +130,50 @@ func TestEveryShapeIsCalled(t *testing.T) {
 		if ds[0].Verdict.Kind != kind || ds[0].MessageType != strings.ToUpper(sub) {
 			t.Errorf("%s: verdict %v type %q, want %v %q", sub, ds[0].Verdict.Kind, ds[0].MessageType, kind, strings.ToUpper(sub))
 		}
+	}
+}
+`
+
+const methodsTest = `package orders
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestMethodsAreCalledOnTheValuesMountTakes(t *testing.T) {
+	seen, out := make(chan string, 10), make(chan string, 10)
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker(), Ledger{Prefix: "audit: ", Out: out}, &Service{Seen: seen})
+	h.Start()
+	ctx := context.Background()
+	p := h.Broker()
+	for _, err := range []error{
+		PublishOrderToOrders(ctx, p, Order{ID: "o1"}),
+		PublishRefundToRefunds(ctx, p, &Refund{OrderID: "o2"}),
+		PublishAudit(ctx, p, Audit{Line: "checked"}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Wait()
+	close(seen)
+	close(out)
+	var got []string
+	for s := range seen {
+		got = append(got, s)
+	}
+	slices.Sort(got)
+	if want := []string{"placed o1", "refunded o2 from refunds"}; !slices.Equal(got, want) {
+		t.Errorf("the service saw %q, want %q", got, want)
+	}
+	if line := <-out; line != "audit: checked" {
+		t.Errorf("the ledger wrote %q", line)
 	}
 }
 `

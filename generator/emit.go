@@ -29,6 +29,8 @@ type emitter struct {
 	imports map[string]importName
 	// err is the first value a literal could not be written for.
 	err error
+	// recvParam is the name of Mount's parameter for each receiver type.
+	recvParam map[*types.Named]string
 }
 
 // importName is how the generated file names an imported package.
@@ -67,10 +69,12 @@ func emit(m *model) ([]byte, error) {
 }
 
 func newEmitter(m *model) *emitter {
-	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}}
+	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}}
 	e.nameImports()
 	for _, h := range m.handlers {
-		e.taken[h.name()] = true
+		if h.recv == nil {
+			e.taken[h.fn.Name.Name] = true
+		}
 	}
 	return e
 }
@@ -163,19 +167,21 @@ func (e *emitter) versionGuard(f *jen.File) {
 	f.Const().Id("_").Op("=").Qual(runtimePath, "GeneratedCodeV1")
 }
 
-// signatureGuards declares one type per handler function with the
-// signature the file was generated for, and assigns the function to it: a
-// changed signature fails to compile with the type's name in the message.
+// signatureGuards declares one type per handler with the signature the
+// file was generated for, and assigns the function, or the method
+// expression ((*Service).Work), to it: a changed signature fails to compile
+// with the type's name in the message.
 func (e *emitter) signatureGuards(f *jen.File) {
 	var types, vars []jen.Code
 	seen := map[string]bool{}
 	for _, h := range e.m.handlers {
-		if seen[h.name()] {
+		g := guardName(h)
+		if seen[g] {
 			continue
 		}
-		seen[h.name()] = true
-		types = append(types, jen.Id(guardName(h.name())).Add(e.signature(h)))
-		vars = append(vars, jen.Id("_").Id(guardName(h.name())).Op("=").Id(h.name()))
+		seen[g] = true
+		types = append(types, jen.Id(g).Add(e.signature(h)))
+		vars = append(vars, jen.Id("_").Id(g).Op("=").Add(e.methodExpr(h)))
 	}
 	f.Line()
 	f.Comment("// The handler signatures this file was generated for. A compile error here\n// means a handler changed since: run go generate.")
@@ -184,9 +190,35 @@ func (e *emitter) signatureGuards(f *jen.File) {
 	f.Var().Defs(vars...)
 }
 
-// signature writes the handler's function type.
+// methodExpr writes the handler as a function value: Work, or the method
+// expression (*Service).Work or Service.Work.
+func (e *emitter) methodExpr(h *handler) *jen.Statement {
+	if h.recv == nil {
+		return jen.Id(h.fn.Name.Name)
+	}
+	if !h.pointerRecv {
+		return e.recvType(h.recv, false).Dot(h.fn.Name.Name)
+	}
+	return jen.Parens(e.recvType(h.recv, true)).Dot(h.fn.Name.Name)
+}
+
+// recvType writes the receiver type T, or *T.
+func (e *emitter) recvType(t *types.Named, pointer bool) *jen.Statement {
+	name := jen.Qual(t.Obj().Pkg().Path(), t.Obj().Name())
+	if pointer {
+		return jen.Op("*").Add(name)
+	}
+	return name
+}
+
+// signature writes the handler's function type; a method's receiver is
+// its first parameter, as in its method expression.
 func (e *emitter) signature(h *handler) *jen.Statement {
-	params := []jen.Code{jen.Qual(contextPath, "Context"), e.messageType(h)}
+	var params []jen.Code
+	if h.recv != nil {
+		params = append(params, e.recvType(h.recv, h.pointerRecv))
+	}
+	params = append(params, jen.Qual(contextPath, "Context"), e.messageType(h))
 	if h.shape.metadata {
 		params = append(params, jen.Qual(runtimePath, "Metadata"))
 	}
@@ -247,6 +279,10 @@ func (e *emitter) mount(f *jen.File) {
 		paramName[k] = freshName(brokerParam(k), local)
 		params = append(params, jen.Id(paramName[k]).Qual(runtimePath, "Broker"))
 	}
+	for _, r := range e.m.receivers {
+		e.recvParam[r.named] = freshName(recvParamName(r.named.Obj().Name()), local)
+		params = append(params, jen.Id(e.recvParam[r.named]).Add(e.recvType(r.named, r.pointer)))
+	}
 
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "// %s registers the subscriptions of package %s on %s:\n//\n", mountName, e.m.pkg.Name(), app)
@@ -260,6 +296,13 @@ func (e *emitter) mount(f *jen.File) {
 			hs = append(hs, fmt.Sprintf("%s (%s)", h.name(), t))
 		}
 		fmt.Fprintf(&doc, "//   - %q on %s: %s\n", s.name, brokerText(s.broker), strings.Join(hs, ", "))
+	}
+	for _, r := range e.m.receivers {
+		t := r.named.Obj().Name()
+		if r.pointer {
+			t = "*" + t
+		}
+		fmt.Fprintf(&doc, "//\n// %s is the %s whose %s %s.\n", e.recvParam[r.named], t, plural(len(r.methods), "method", "methods"), andList(r.methods)+plural(len(r.methods), " handles messages", " handle messages"))
 	}
 	doc.WriteString("//\n// App.Run checks each subscription against the broker it is mounted on.")
 	f.Line()
@@ -289,8 +332,8 @@ func (e *emitter) locals() nameSet {
 func (e *emitter) subscriptionLiteral(s *subscription) jen.Code {
 	v := reflect.ValueOf(s.rs).Elem()
 	var fields []jen.Code
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		fv := v.FieldByIndex(f.Index)
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
 		if !f.IsExported() || fv.IsZero() && f.Name != "Name" && f.Name != "Broker" {
 			continue
 		}
@@ -331,7 +374,7 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
 		jen.Lit(rh.MessageType),
 		e.policyLiteral(rh.Policy),
-		jen.Qual(runtimePath, adapterName(h.shape)).Call(jen.Id(h.name())),
+		jen.Qual(runtimePath, adapterName(h.shape)).Call(e.handlerValue(h)),
 	)
 }
 
@@ -340,8 +383,8 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 func (e *emitter) policyLiteral(p runtime.Policy) jen.Code {
 	v := reflect.ValueOf(p)
 	var fields []jen.Code
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if fv := v.FieldByIndex(f.Index); f.IsExported() && !fv.IsZero() {
+	for i := range v.NumField() {
+		if f, fv := v.Type().Field(i), v.Field(i); f.IsExported() && !fv.IsZero() {
 			c := e.literal(fv)
 			if f.Name == "OutRetry" && p.OutRetry == runtime.OutRetrySelf {
 				c = jen.Qual(runtimePath, "OutRetrySelf")
@@ -396,6 +439,15 @@ func constantCode[T comparable](v T, names map[T]string) (jen.Code, bool) {
 		return nil, false
 	}
 	return jen.Qual(runtimePath, name), true
+}
+
+// handlerValue writes the handler as Mount calls it: the function, or the
+// method value on Mount's parameter (service.Work).
+func (e *emitter) handlerValue(h *handler) *jen.Statement {
+	if h.recv == nil {
+		return jen.Id(h.fn.Name.Name)
+	}
+	return jen.Id(e.recvParam[h.recv]).Dot(h.fn.Name.Name)
 }
 
 // adapterName returns the name of the runtime adapter of a handler shape:

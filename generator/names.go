@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"go/token"
 	"go/types"
 	"strings"
 	"unicode"
@@ -12,7 +13,50 @@ const mountName = "Mount"
 
 // guardName is the name of the type that pins a handler's signature: a
 // compile error that mentions it tells the reader what to do.
-func guardName(fn string) string { return "streamgen_" + fn + "_changed_run_go_generate" }
+// streamgen_Work_changed_run_go_generate for the function Work,
+// streamgen_Service_Work_changed_run_go_generate for the method
+// Service.Work.
+func guardName(h *handler) string {
+	return "streamgen_" + strings.ReplaceAll(h.name(), ".", "_") + "_changed_run_go_generate"
+}
+
+// recvParamName is the name of Mount's parameter for a receiver type: the
+// type's name with its leading capitals in lower case (Service → service,
+// HTTPServer → httpServer), or recv and the name when that is a keyword.
+func recvParamName(typeName string) string {
+	runes := []rune(typeName)
+	n := 0
+	for n < len(runes) && unicode.IsUpper(runes[n]) {
+		n++
+	}
+	if n > 1 && n < len(runes) {
+		n-- // the last capital starts the next word
+	}
+	for i := range n {
+		runes[i] = unicode.ToLower(runes[i])
+	}
+	name := string(runes)
+	if token.IsKeyword(name) {
+		return "recv" + typeName
+	}
+	return name
+}
+
+// andList writes "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// plural returns one or many as n is 1 or not.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
 
 // camel turns a subscription or message type name into an identifier part:
 // "jobs.urgent" → "JobsUrgent", "order-events" → "OrderEvents".
@@ -136,12 +180,20 @@ func (m *model) checkCollisions(ds *diagnostics) {
 		clash(mountName, m.handlers[0], "the function")
 	}
 	seen := map[string]bool{}
+	guardOf := map[string]*handler{}
 	for _, h := range m.handlers {
 		if h.publisher != "" && !seen[h.publisher] {
 			seen[h.publisher] = true
 			clash(h.publisher, h, "the typed publisher")
 		}
-		if g := guardName(h.name()); !seen[g] {
+		g := guardName(h)
+		if prev := guardOf[g]; prev != nil && prev.fn != h.fn {
+			ds.addRelated(h.ann.namePos, prev.ann.namePos, "the other is for "+prev.name(),
+				"the signature guards of %s and %s would both be named %s: rename one of them", prev.name(), h.name(), g)
+		} else if prev == nil {
+			guardOf[g] = h
+		}
+		if !seen[g] {
 			seen[g] = true
 			clash(g, h, "the type")
 		}
@@ -154,7 +206,7 @@ func (m *model) checkCollisions(ds *diagnostics) {
 func (m *model) generatedNames() map[string]bool {
 	names := map[string]bool{mountName: true}
 	for _, h := range m.handlers {
-		names[guardName(h.name())] = true
+		names[guardName(h)] = true
 		if h.publisher != "" {
 			names[h.publisher] = true
 		}

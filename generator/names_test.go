@@ -1,6 +1,11 @@
 package generator
 
-import "testing"
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"testing"
+)
 
 func TestCamel(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -28,7 +33,24 @@ func TestFreshName(t *testing.T) {
 }
 
 func TestGuardNameTellsWhatToDo(t *testing.T) {
-	if got, want := guardName("Work"), "streamgen_Work_changed_run_go_generate"; got != want {
-		t.Errorf("guardName = %q, want %q", got, want)
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package p\nfunc Work() {}\nfunc (s *Service) Work() {}\nfunc (s Service) Bill() {}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"streamgen_Work_changed_run_go_generate", "streamgen_Service_Work_changed_run_go_generate", "streamgen_Service_Bill_changed_run_go_generate"} {
+		if got := guardName(&handler{fn: f.Decls[i].(*ast.FuncDecl)}); got != want {
+			t.Errorf("guardName = %q, want %q", got, want)
+		}
+	}
+}
+
+func TestRecvParamName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Service", "service"}, {"HTTPServer", "httpServer"}, {"URL", "url"}, {"ID", "id"},
+		{"A", "a"}, {"service", "service"}, {"Über", "über"}, {"Func", "recvFunc"}, {"Type", "recvType"},
+	} {
+		if got := recvParamName(tc.in); got != tc.want {
+			t.Errorf("recvParamName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagno
 	if !ok || hasInvalid(sig) {
 		return handlerShape{}, false
 	}
-	name := fd.Name.Name
+	name := handlerName(fd)
 	qual := qualifier(pkg)
 	if fd.Type.TypeParams != nil && len(fd.Type.TypeParams.List) > 0 {
 		ds.add(fd.Name.Pos(), "%s is generic: a handler cannot have type parameters; write one function per message type (%s)", name, acceptedShapes)

@@ -361,15 +361,17 @@ func (d *apiDoc) assignKeys() {
 		func(c *apiChannel, k string) { c.key = k },
 		func(c *apiChannel) string { return documentKey(c.address, ".-_") },
 		func(c *apiChannel) string { return documentKey(c.address, ".-_") + "." + brokerName(c.broker) })
-	assignUnique(d.operations, func(o *apiOperation) string { return o.sub.pkg.Path + "." + o.handler.Name },
+	// A handler annotated for several subscriptions has an operation on
+	// each: the subscription tells them apart.
+	opName := func(o *apiOperation) string { return documentKey(o.handler.Name, ".-_") }
+	inPkg := func(o *apiOperation) string { return documentKey(o.sub.pkg.Name, ".-_") + "." + opName(o) }
+	inPath := func(o *apiOperation) string { return documentKey(o.sub.pkg.Path, ".-_") + "." + opName(o) }
+	onSub := func(name func(*apiOperation) string) func(*apiOperation) string {
+		return func(o *apiOperation) string { return name(o) + "." + documentKey(o.sub.rs.Name, ".-_") }
+	}
+	assignUnique(d.operations, func(o *apiOperation) string { return o.sub.pkg.Path + "." + o.handler.Name + "\x00" + o.sub.rs.Name },
 		func(o *apiOperation, k string) { o.key = k },
-		func(o *apiOperation) string { return documentKey(o.handler.Name, ".-_") },
-		func(o *apiOperation) string {
-			return documentKey(o.sub.pkg.Name, ".-_") + "." + documentKey(o.handler.Name, ".-_")
-		},
-		func(o *apiOperation) string {
-			return documentKey(o.sub.pkg.Path, ".-_") + "." + documentKey(o.handler.Name, ".-_")
-		})
+		opName, inPkg, inPath, onSub(opName), onSub(inPkg), onSub(inPath))
 }
 
 // brokerName is the broker's name in the document: rabbitmq, zeromq, or

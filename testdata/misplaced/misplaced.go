@@ -5,14 +5,6 @@ import "context"
 // Job is work.
 type Job struct{ ID int }
 
-// Worker holds state.
-type Worker struct{}
-
-// Work is a method: it cannot be a handler.
-//
-//stream:subscriber "jobs"
-func (w *Worker) Work(ctx context.Context, j Job) error { return nil }
-
 // Queue is a type.
 //
 //stream:subscriber "queue"
