@@ -57,6 +57,7 @@ type Consumer struct {
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
 	once         sync.Map
+	poisonLogs   logLimiter
 }
 
 // NewConsumer returns the Consumer of sub on a broker that follows rules,
@@ -528,13 +529,24 @@ func (c *Consumer) logSettled(level slog.Level, msg string, d *Delivery, v Verdi
 	if !c.log.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]any, 0, 6+len(extra))
+	suppressed := 0
+	if v.Poison {
+		ok, n := c.poisonLogs.allow(c.clock.Now())
+		if !ok {
+			return
+		}
+		suppressed = n
+	}
+	attrs := make([]any, 0, 8+len(extra))
 	attrs = append(attrs, "message_id", d.MessageID)
 	if v.MessageType != "" {
 		attrs = append(attrs, "message_type", v.MessageType)
 	}
 	if v.Attempt > 0 { // 0: a malformed message, never counted
 		attrs = append(attrs, "attempt", v.Attempt, "max_attempts", v.MaxAttempts)
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, "poison_lines_left_out", suppressed)
 	}
 	c.log.Log(ctx, level, msg, append(attrs, extra...)...)
 }

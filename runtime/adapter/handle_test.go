@@ -272,3 +272,32 @@ func TestHandleAfterTheShutdownDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A flood of poison is counted in full, but logged at a bounded rate; the
+// first line after a quiet spell says how many were left out.
+func TestPoisonLogsAreRateLimited(t *testing.T) {
+	clock := streamtest.NewClock(time.Time{})
+	logs := newLogCapture()
+	c := adapter.NewConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+		runtime.Env{Logger: logs.logger(), Clock: clock}, adapter.Rules{Kind: runtime.ZeroMQ}, &recorder{})
+	for i := range 1000 {
+		d := delivery(1)
+		d.MessageID, d.Type = fmt.Sprint("bad-", i), "Refund"
+		c.Handle(t.Context(), d)
+	}
+	if n := c.Metrics().Rejected.Load(); n != 1000 {
+		t.Fatalf("rejected %d, want all 1000 counted", n)
+	}
+	lines := logs.find("message rejected without requeue")
+	if len(lines) != 100 {
+		t.Fatalf("%d poison lines for 1000 messages at once, want the burst of 100", len(lines))
+	}
+	clock.Advance(time.Second)
+	d := delivery(1)
+	d.MessageID, d.Type = "later", "Refund"
+	c.Handle(t.Context(), d)
+	lines = logs.find("message rejected without requeue")
+	if last := lines[len(lines)-1]; last.attrs["message_id"] != "later" || last.attrs["poison_lines_left_out"] != "900" {
+		t.Errorf("line after the quiet spell %v, want it to name later and 900 lines left out", last)
+	}
+}
