@@ -412,6 +412,16 @@ func (e *emitter) literal(v reflect.Value) jen.Code {
 		if c, ok := constantCode(x, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"}); ok {
 			return c
 		}
+	case runtime.ExchangeType:
+		if c, ok := constantCode(x, map[runtime.ExchangeType]string{runtime.TopicExchange: "TopicExchange", runtime.DirectExchange: "DirectExchange", runtime.FanoutExchange: "FanoutExchange"}); ok {
+			return c
+		}
+	case []string:
+		ss := make([]jen.Code, len(x))
+		for i, s := range x {
+			ss[i] = jen.Lit(s)
+		}
+		return jen.Index().String().Values(ss...)
 	case []time.Duration:
 		ds := make([]jen.Code, len(x))
 		for i, d := range x {

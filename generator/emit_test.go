@@ -254,6 +254,9 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 
 		"DeliveryLimit":        "20",
 		"SingleActiveConsumer": "true",
+		"Exchange":             `"orders"`,
+		"ExchangeType":         "runtime.TopicExchange",
+		"Bindings":             `[]string{"order.placed"}`,
 		"DeadLetter":           `"jobs.dead"`,
 		"OutRetry":             `"self"`,
 	}

@@ -114,6 +114,22 @@ func keySpecs() []keySpec {
 			sub.SingleActiveConsumer = true
 			return ""
 		}, ""},
+		{"exchange", queueLevel, runtime.RabbitMQ, "exchange=orders", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			sub.Exchange = v
+			return ""
+		}, ""},
+		{"exchange_type", queueLevel, runtime.RabbitMQ, "exchange_type=topic", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			switch t := runtime.ExchangeType(v); t {
+			case runtime.TopicExchange, runtime.DirectExchange, runtime.FanoutExchange:
+				sub.ExchangeType = t
+				return ""
+			}
+			return fmt.Sprintf("exchange_type=%s is not an exchange type: use exchange_type=topic (the default), direct or fanout", v)
+		}, string(runtime.TopicExchange)},
+		{"binding", queueLevel, runtime.RabbitMQ, "binding=order.placed", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			sub.Bindings = runtime.ParseBindings(v)
+			return ""
+		}, ""},
 	}
 }
 

@@ -34,7 +34,8 @@ func TestKeyTable(t *testing.T) {
 		}
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
-		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer"}
+		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer",
+		"exchange", "exchange_type", "binding"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
 		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
 	}
@@ -43,7 +44,8 @@ func TestKeyTable(t *testing.T) {
 	}
 	// Keys that tell the broker, as the inference rules say.
 	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ,
-		"delivery_limit": runtime.RabbitMQ, "single_active_consumer": runtime.RabbitMQ}
+		"delivery_limit": runtime.RabbitMQ, "single_active_consumer": runtime.RabbitMQ,
+		"exchange": runtime.RabbitMQ, "exchange_type": runtime.RabbitMQ, "binding": runtime.RabbitMQ}
 	for _, name := range keyNames() {
 		spec, _ := lookupKey(name)
 		if spec.only != only[name] {
@@ -60,6 +62,7 @@ func TestSetFields(t *testing.T) {
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
 		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
 		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
+		{"exchange", "orders"}, {"exchange_type", "direct"}, {"binding", "order.placed, order.cancelled"},
 	} {
 		if msg := f.set(kv[0], kv[1]); msg != "" {
 			t.Fatalf("%s=%s: %s", kv[0], kv[1], msg)
@@ -69,6 +72,7 @@ func TestSetFields(t *testing.T) {
 		sub: runtime.Subscription{
 			Broker: runtime.ZeroMQ, RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
 			Ack: runtime.AckAuto, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
+			Exchange: "orders", ExchangeType: runtime.DirectExchange, Bindings: []string{"order.placed", "order.cancelled"},
 		},
 		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"}},
 	}
@@ -92,6 +96,7 @@ func TestSetRefuses(t *testing.T) {
 		{"single_active_consumer", "false", "write single_active_consumer=true, or leave it out"},
 		{"max_payload_bytes", "64KB", "64KiB"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
+		{"exchange_type", "headers", "use exchange_type=topic (the default), direct or fanout"},
 	} {
 		var f fields
 		msg := f.set(tc.key, tc.value)

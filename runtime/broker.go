@@ -56,6 +56,17 @@ type Message struct {
 	Headers map[string]string
 	// Body is the encoded payload.
 	Body []byte
+	// Exchange (RabbitMQ) is the exchange the message is published
+	// through; "" is the default exchange, which routes by queue name.
+	// PublishTo sets it.
+	Exchange string
+	// RoutingKey, when set, is the routing key instead of the queue name
+	// the Publisher was given (WithRoutingKey sets it).
+	RoutingKey string
+	// AllowUnroutable (RabbitMQ) publishes the message without the
+	// mandatory flag: when no queue is bound for it, the broker drops it
+	// and the publish succeeds. By default such a message is an error.
+	AllowUnroutable bool
 }
 
 // Env is what an App hands to each Broker it starts, for the Consumers the

@@ -32,6 +32,57 @@ func WithHeaders(h map[string]string) PublishOption {
 	}
 }
 
+// WithRoutingKey publishes the message with routing key key instead of
+// the one the publisher names: the queue of the default exchange, or the
+// key given to Exchange.
+func WithRoutingKey(key string) PublishOption { return func(m *Message) { m.RoutingKey = key } }
+
+// AllowUnroutable lets a RabbitMQ publish succeed when no queue is bound
+// for the message, which the broker then drops. Without it such a publish
+// is an error wrapping the adapter's unroutable error, so nothing is lost
+// unseen.
+func AllowUnroutable() PublishOption { return func(m *Message) { m.AllowUnroutable = true } }
+
+// Destination is where PublishTo sends a message: a RabbitMQ exchange and
+// a routing key, or a queue by name (Exchange "").
+type Destination struct {
+	// Exchange is the exchange; "" is the default exchange, where Key is
+	// a queue name.
+	Exchange string
+	// Key is the routing key.
+	Key string
+}
+
+// Exchange is the destination of messages published to the RabbitMQ
+// exchange name with routingKey, which the exchange matches against its
+// bindings.
+func Exchange(name, routingKey string) Destination {
+	return Destination{Exchange: name, Key: routingKey}
+}
+
+// Queue is the destination of messages published to the queue (RabbitMQ)
+// or subscription (ZeroMQ) of that name.
+func Queue(name string) Destination { return Destination{Key: name} }
+
+func (d Destination) String() string {
+	if d.Exchange == "" {
+		return fmt.Sprintf("%q", d.Key)
+	}
+	return fmt.Sprintf("exchange %q with routing key %q", d.Exchange, d.Key)
+}
+
+// PublishTo encodes v and sends it to to as a message of type
+// messageType, as Publish does. Generated publishers of a
+// //stream:publisher type call it.
+func PublishTo(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) error {
+	m, err := newMessage(p, messageType, v, opts)
+	if err != nil {
+		return fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
+	}
+	m.Exchange = to.Exchange
+	return p.Publish(ctx, to.Key, m)
+}
+
 // CodecProvider is implemented by publishers that encode with a codec of
 // their own; Publish uses it instead of JSON.
 type CodecProvider interface {
@@ -42,19 +93,29 @@ type CodecProvider interface {
 // with a fresh message id. Generated typed publishers call it. The codec is
 // the publisher's own when it has one (CodecProvider), else JSON.
 func Publish(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) error {
+	m, err := newMessage(p, messageType, v, opts)
+	if err != nil {
+		return fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
+	}
+	return p.Publish(ctx, queue, m)
+}
+
+// newMessage encodes v with p's codec into a message of type messageType
+// with a fresh id, then applies opts.
+func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (Message, error) {
 	var codec Codec = JSON{}
 	if cp, ok := p.(CodecProvider); ok && cp.Codec() != nil {
 		codec = cp.Codec()
 	}
 	body, err := codec.Encode(v)
 	if err != nil {
-		return fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
+		return Message{}, err
 	}
 	m := Message{ID: NewMessageID(), Type: messageType, ContentType: codec.ContentType(), Body: body}
 	for _, o := range opts {
 		o(&m)
 	}
-	return p.Publish(ctx, queue, m)
+	return m, nil
 }
 
 // GeneratedCodeV1 is referenced by every generated file. When the contract

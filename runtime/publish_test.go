@@ -110,3 +110,26 @@ func TestPublishErrors(t *testing.T) {
 		t.Errorf("publisher error: %v, want it returned", err)
 	}
 }
+
+func TestPublishTo(t *testing.T) {
+	p := &publisher{}
+	err := runtime.PublishTo(context.Background(), p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", job{ID: 1},
+		runtime.WithMessageID("m-1"), runtime.WithRoutingKey("order.cancelled"), runtime.AllowUnroutable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.queue != "order.placed" || p.msg.Exchange != "orders" || p.msg.RoutingKey != "order.cancelled" || !p.msg.AllowUnroutable ||
+		p.msg.ID != "m-1" || p.msg.Type != "OrderPlaced" || string(p.msg.Body) != `{"id":1}` {
+		t.Errorf("published to %q: %+v", p.queue, p.msg)
+	}
+	if err := runtime.PublishTo(context.Background(), p, runtime.Queue("jobs"), "Job", job{ID: 2}); err != nil || p.queue != "jobs" || p.msg.Exchange != "" {
+		t.Errorf("PublishTo a queue: %v, %q %+v", err, p.queue, p.msg)
+	}
+	err = runtime.PublishTo(context.Background(), p, runtime.Exchange("orders", "order.placed"), "Bad", func() {})
+	if err == nil || !strings.HasPrefix(err.Error(), `runtime: publish Bad to exchange "orders" with routing key "order.placed": `) {
+		t.Errorf("an unencodable value: %v", err)
+	}
+	if s := runtime.Queue("jobs").String(); s != `"jobs"` {
+		t.Errorf("Queue.String() = %s", s)
+	}
+}

@@ -104,6 +104,19 @@ type Subscription struct {
 	// x-single-active-consumer: one consumer at a time gets its messages,
 	// the others stand by.
 	SingleActiveConsumer bool
+	// Exchange (RabbitMQ) is the exchange the queue is bound to, declared
+	// durable at startup; "" means the queue takes only what is published
+	// to it by name. Retry copies and dead letters never go through it:
+	// they go queue to queue, so other queues bound to the exchange do not
+	// see them.
+	Exchange string
+	// ExchangeType (RabbitMQ) is the type of Exchange; "" means
+	// TopicExchange.
+	ExchangeType ExchangeType
+	// Bindings (RabbitMQ) are the binding keys the queue is bound to
+	// Exchange with, one binding each: required for a topic or direct
+	// exchange, refused for fanout.
+	Bindings []string
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler
 }
@@ -426,6 +439,10 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		add(-1, "delivery_limit", "delivery_limit is %d: it must be 1 or more (or left out)", s.DeliveryLimit)
 	}
 
+	if kind != ZeroMQ {
+		s.validateExchange(add)
+	}
+
 	switch kind {
 	case RabbitMQ:
 		s.validateRabbitMQ(add)
@@ -477,6 +494,15 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 	}
 	if s.SingleActiveConsumer {
 		add(-1, "single_active_consumer", "single_active_consumer is for rabbitmq; remove it")
+	}
+	if s.Exchange != "" {
+		add(-1, "exchange", "exchange is for rabbitmq: a zeromq subscription is bound by its name; remove exchange")
+	}
+	if s.ExchangeType != "" {
+		add(-1, "exchange_type", "exchange_type is for rabbitmq; remove it")
+	}
+	if len(s.Bindings) > 0 {
+		add(-1, "binding", "binding is for rabbitmq; remove it")
 	}
 	for i, h := range s.Handlers {
 		switch {

@@ -1,12 +1,14 @@
 package rabbitmq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
@@ -140,10 +142,19 @@ func (b *Broker) Blocked() (reason string, blocked bool) {
 // the broker confirmed it, or an error wrapping ErrUnroutable (no such
 // queue), ErrNacked, ErrNoConfirm, ErrChannelClosed or ErrClosed.
 // Generated typed publishers call it through runtime.Publish.
+//
+// A message with an Exchange (runtime.PublishTo) goes through that
+// exchange, with queue as its routing key; msg.RoutingKey, when set,
+// replaces queue either way. It is mandatory too unless
+// msg.AllowUnroutable: a message no queue is bound for is an error
+// wrapping ErrUnroutable.
 func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
 	b.mu.Lock()
 	now := b.clock.Now()
 	b.mu.Unlock()
+	if msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable {
+		return b.publishTo(ctx, queue, msg, now)
+	}
 	if err := b.pub.publish(ctx, queue, publishingOf(msg, now)); err != nil {
 		if errors.Is(err, ErrUnroutable) {
 			return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, queue, err)
@@ -151,6 +162,22 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 		return fmt.Errorf("rabbitmq: publish %s to %q: %w", msg.Type, queue, err)
 	}
 	return nil
+}
+
+// publishTo publishes msg through its exchange (see Publish).
+func (b *Broker) publishTo(ctx context.Context, queue string, msg runtime.Message, now time.Time) error {
+	key := cmp.Or(msg.RoutingKey, queue)
+	to := runtime.Destination{Exchange: msg.Exchange, Key: key}
+	err := b.pub.publishTo(ctx, msg.Exchange, key, !msg.AllowUnroutable, publishingOf(msg, now))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnroutable) && msg.Exchange != "":
+		return fmt.Errorf("rabbitmq: publish %s to %s: %w: no queue is bound for the key (a subscription with exchange=%s and a binding that matches binds one when it starts); to let the broker drop it, publish with runtime.AllowUnroutable()", msg.Type, to, err, msg.Exchange)
+	case errors.Is(err, ErrUnroutable):
+		return fmt.Errorf("rabbitmq: publish %s to %s: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, to, err)
+	}
+	return fmt.Errorf("rabbitmq: publish %s to %s: %w", msg.Type, to, err)
 }
 
 // Start connects, declares every queue the subscriptions need, and starts

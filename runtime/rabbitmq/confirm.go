@@ -202,6 +202,14 @@ func (c *confirmChannel) usable() bool {
 // return it; else an error wrapping ErrUnroutable, ErrNacked, ErrNoConfirm,
 // ErrChannelClosed, the channel's send error, or ctx's error.
 func (c *confirmChannel) publish(ctx context.Context, queue string, msg amqp.Publishing) error {
+	return c.publishTo(ctx, "", queue, true, msg)
+}
+
+// publishTo is publish through exchange with routing key key, mandatory
+// or not: a message that is not mandatory and that no queue is bound for
+// is confirmed and dropped by the broker.
+func (c *confirmChannel) publishTo(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+	queue := key
 	p := &pendingPublish{messageID: msg.MessageId, key: queue, result: make(chan error, 1)}
 	c.send.Lock()
 	c.mu.Lock()
@@ -213,7 +221,7 @@ func (c *confirmChannel) publish(ctx context.Context, queue string, msg amqp.Pub
 	p.seq = c.ch.GetNextPublishSeqNo()
 	c.pending[p.seq] = p
 	c.mu.Unlock()
-	err := c.ch.PublishWithContext(ctx, "", queue, true, false, msg)
+	err := c.ch.PublishWithContext(ctx, exchange, queue, mandatory, false, msg)
 	c.send.Unlock()
 	if err != nil {
 		c.forget(p)

@@ -135,6 +135,16 @@ func (p *publisher) publish(ctx context.Context, queue string, msg amqp.Publishi
 	return ch.publish(ctx, queue, msg)
 }
 
+// publishTo sends msg through exchange with routing key key and waits for
+// the broker's confirm (see confirmChannel.publishTo).
+func (p *publisher) publishTo(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+	ch, err := p.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return ch.publishTo(ctx, exchange, key, mandatory, msg)
+}
+
 // close closes the channel and the connection; publish fails with
 // ErrClosed from now on. When ctx ends before the broker answered (it
 // reads nothing from a connection it blocks), the connection is dropped

@@ -56,6 +56,14 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 		_ = s.close(ctx)
 		return nil, err
 	}
+	xs, err := exchanges(subs)
+	if err == nil {
+		err = declareExchanges(conn, xs)
+	}
+	if err != nil {
+		_ = s.close(ctx)
+		return nil, err
+	}
 	for _, r := range b.runners {
 		c, err := s.consume(r)
 		if err != nil {

@@ -133,15 +133,20 @@ func declareTopology(conn channelOpener, specs []queueSpec, log *slog.Logger) er
 	return errors.Join(errs...)
 }
 
-// TopologyError is a queue that exists with other arguments than a
-// subscription declares it with (the broker's 406 PRECONDITION_FAILED).
-// RabbitMQ never changes the arguments of an existing queue, so the
-// Broker cannot start until the queue is deleted or the subscription is
-// changed to match; Fix says how.
+// TopologyError is a queue, or an exchange, that exists with other
+// arguments than a subscription declares it with (the broker's 406
+// PRECONDITION_FAILED). RabbitMQ never changes the arguments of an
+// existing queue or the type of an exchange, so the Broker cannot start
+// until it is deleted or the subscription is changed to match; Fix says
+// how.
 type TopologyError struct {
 	// Queue is the queue's name, Role what it is for ("queue", "wait queue",
-	// "dead-letter queue"), Subscription the subscription that declares it.
+	// "dead-letter queue", or "exchange" when the error is an exchange's),
+	// Subscription the subscription that declares it.
 	Queue, Role, Subscription string
+	// Exchange is the exchange's name when Role is "exchange"; Queue is
+	// "" then.
+	Exchange string
 	// Argument is the argument that differs ("x-message-ttl", "durable"...),
 	// or "" when the broker did not say.
 	Argument string
@@ -172,6 +177,12 @@ func newTopologyError(s queueSpec, m mismatch, err *amqp.Error) *TopologyError {
 }
 
 func (e *TopologyError) Error() string {
+	if e.Exchange != "" {
+		if e.Argument == "" {
+			return fmt.Sprintf("rabbitmq: exchange %s (subscription %s) exists with other arguments than it is declared with (%v): %s", e.Exchange, e.Subscription, e.Err, e.Fix)
+		}
+		return fmt.Sprintf("rabbitmq: exchange %s exists with %s %s but %s: %s", e.Exchange, e.Argument, e.Have, e.declared, e.Fix)
+	}
 	if e.Argument == "" {
 		return fmt.Sprintf("rabbitmq: %s %s (subscription %s) exists with other arguments than it is declared with (%v): %s", e.Role, e.Queue, e.Subscription, e.Err, e.Fix)
 	}

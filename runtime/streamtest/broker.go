@@ -39,7 +39,8 @@ type Broker struct {
 	waitQueues map[string]waitQueue // RabbitMQ: every subscription's, by name, built at Start
 	deliveries map[string][]Delivery
 	rejected   map[string][]runtime.Message
-	lost       int // ZeroMQ retry copies lost at shutdown
+	lost       int                     // ZeroMQ retry copies lost at shutdown
+	exchanges  map[string]*memExchange // RabbitMQ: by name, see Bind
 
 	retryCountHeader string
 	busy             int // messages taken by a worker and not yet settled
@@ -159,6 +160,11 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		for _, q := range sub.WaitQueues() {
 			b.waitQueues[q.Name] = waitQueue{ttl: q.TTL, target: sub.Name}
 		}
+		if sub.Exchange != "" && b.kind == runtime.RabbitMQ {
+			if err := b.bindLocked(sub.Exchange, sub.ExchangeKind(), sub.Name, sub.Bindings); err != nil {
+				return fmt.Errorf("%w (subscription %s)", err, sub.Name)
+			}
+		}
 	}
 	if env.Codec != nil {
 		b.codec = env.Codec
@@ -224,11 +230,20 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("streamtest: publish to %q: %w", queue, err)
 	}
-	if queue == "" {
-		return errors.New("streamtest: publish: the queue name is empty")
+	if msg.RoutingKey != "" {
+		queue = msg.RoutingKey
+	}
+	if (msg.Exchange != "" || msg.RoutingKey != "") && b.kind != runtime.RabbitMQ {
+		return fmt.Errorf("streamtest: publish to exchange %q with routing key %q: exchanges and routing keys are for rabbitmq", msg.Exchange, queue)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if msg.Exchange != "" {
+		return b.publishToExchangeLocked(queue, msg)
+	}
+	if queue == "" {
+		return errors.New("streamtest: publish: the queue name is empty")
+	}
 	b.enqueueLocked(queue, cloneMessage(msg))
 	return nil
 }

@@ -1,6 +1,7 @@
 package zeromq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -243,7 +244,13 @@ func (b *Broker) checkDestination(sub, key, queue string) error {
 // to one of the workers dialled in to this service's ventilator
 // (Ventilator). Like a ZeroMQ PUSH socket, it waits until the message can be
 // sent or ctx ends.
+//
+// ZeroMQ has no exchanges: a message with an Exchange or a RoutingKey
+// (runtime.PublishTo, runtime.WithRoutingKey) is an error.
 func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
+	if msg.Exchange != "" || msg.RoutingKey != "" {
+		return fmt.Errorf("zeromq: publish to exchange %q with routing key %q: exchanges and routing keys are for rabbitmq; publish to a subscription by name", msg.Exchange, cmp.Or(msg.RoutingKey, queue))
+	}
 	env, err := envelopeOf(queue, msg)
 	if err != nil {
 		return fmt.Errorf("zeromq: publish to %q: %w", queue, err)

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ExchangeType is the type of the RabbitMQ exchange a subscription's queue
+// is bound to: it decides which binding keys a routing key matches.
+type ExchangeType string
+
+const (
+	// TopicExchange (the default) matches routing keys against patterns of
+	// dot-separated words, where * stands for one word and # for zero or
+	// more.
+	TopicExchange ExchangeType = "topic"
+	// DirectExchange delivers a message to the queues bound with exactly
+	// its routing key.
+	DirectExchange ExchangeType = "direct"
+	// FanoutExchange delivers every message to every bound queue; it has
+	// no binding keys.
+	FanoutExchange ExchangeType = "fanout"
+)
+
+// maxShortString is the longest AMQP short string: exchange names,
+// routing keys and binding keys are short strings.
+const maxShortString = 255
+
+// ExchangeKind returns the type of the subscription's exchange:
+// ExchangeType, or TopicExchange when it is not set. It means nothing when
+// Exchange is "".
+func (s *Subscription) ExchangeKind() ExchangeType {
+	if s.ExchangeType == "" {
+		return TopicExchange
+	}
+	return s.ExchangeType
+}
+
+// ParseBindings reads a binding value: one key or a comma list, each
+// trimmed of spaces. Empty keys are kept, for Validate to report.
+func ParseBindings(s string) []string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
+}
+
+// validateExchange checks the exchange fields of s for any broker.
+func (s *Subscription) validateExchange(add func(int, string, string, ...any)) {
+	if s.Exchange == "" {
+		if s.ExchangeType != "" {
+			add(-1, "exchange_type", "exchange_type=%s needs an exchange: add exchange=<name>, or remove exchange_type", s.ExchangeType)
+		}
+		if len(s.Bindings) > 0 {
+			add(-1, "binding", "binding needs an exchange to bind the queue to: add exchange=<name>, or remove binding")
+		}
+		return
+	}
+	if len(s.Exchange) > maxShortString {
+		add(-1, "exchange", "the exchange name is %d bytes long: RabbitMQ allows at most %d", len(s.Exchange), maxShortString)
+	}
+	kind := s.ExchangeKind()
+	switch kind {
+	case TopicExchange, DirectExchange:
+		if len(s.Bindings) == 0 {
+			add(-1, "exchange", "exchange %s is a %s exchange, which delivers only what a binding key matches: add binding=<key>, such as binding=%s", s.Exchange, kind, bindingExample(kind))
+		}
+	case FanoutExchange:
+		if len(s.Bindings) > 0 {
+			add(-1, "binding", "exchange %s is a fanout exchange, which ignores binding keys and delivers every message to every queue: remove binding, or use exchange_type=topic or direct", s.Exchange)
+		}
+		return
+	default:
+		add(-1, "exchange_type", "exchange_type is %q: use topic, direct or fanout", s.ExchangeType)
+		return
+	}
+	seen := map[string]bool{}
+	for _, b := range s.Bindings {
+		if seen[b] {
+			add(-1, "binding", "binding key %q is listed twice: list each key once", b)
+			continue
+		}
+		seen[b] = true
+		if msg := bindingProblem(kind, b); msg != "" {
+			add(-1, "binding", "%s", msg)
+		}
+	}
+}
+
+func bindingExample(kind ExchangeType) string {
+	if kind == DirectExchange {
+		return "order.placed"
+	}
+	return "order.*"
+}
+
+// bindingProblem says what is wrong with the binding key b of an exchange
+// of type kind, or returns "".
+func bindingProblem(kind ExchangeType, b string) string {
+	if b == "" {
+		return "a binding key is empty: write binding=<key>[,<key>...] with no empty entry"
+	}
+	if len(b) > maxShortString {
+		return fmt.Sprintf("binding key %.20q... is %d bytes long: RabbitMQ allows at most %d", b, len(b), maxShortString)
+	}
+	if kind != TopicExchange {
+		return ""
+	}
+	for _, w := range strings.Split(b, ".") {
+		switch {
+		case w == "":
+			return fmt.Sprintf("binding key %q has an empty word: topic patterns are words separated by single dots, such as order.* or order.#", b)
+		case w != "*" && w != "#" && strings.ContainsAny(w, "*#"):
+			return fmt.Sprintf("binding key %q has %q: * and # stand for whole words only (order.* matches order.placed, order* matches only the word order*); write them between dots", b, w)
+		}
+	}
+	return ""
+}
+
+// TopicMatches reports whether routingKey matches the topic binding
+// pattern: words separated by dots, where * matches exactly one word and #
+// zero or more. It is the rule of RabbitMQ's topic exchange.
+func TopicMatches(pattern, routingKey string) bool {
+	return matchWords(strings.Split(pattern, "."), strings.Split(routingKey, "."))
+}
+
+// matchWords matches pattern words p against key words k in
+// O(len(p)·len(k)) time, whatever the pattern (no backtracking).
+func matchWords(p, k []string) bool {
+	// ok[j] reports whether p[:i] matches k[:j], for the current i.
+	ok := make([]bool, len(k)+1)
+	ok[0] = true
+	for _, w := range p {
+		switch w {
+		case "#":
+			// # matches zero or more words: k[:j] matches when some k[:j']
+			// with j' <= j did.
+			for j := 1; j <= len(k); j++ {
+				ok[j] = ok[j] || ok[j-1]
+			}
+		default:
+			for j := len(k); j >= 1; j-- {
+				ok[j] = ok[j-1] && (w == "*" || w == k[j-1])
+			}
+			ok[0] = false
+		}
+	}
+	return ok[len(k)]
+}
+
+// Routes reports whether an exchange of type kind delivers a message with
+// routingKey to a queue bound with bindingKey.
+func Routes(kind ExchangeType, bindingKey, routingKey string) bool {
+	switch kind {
+	case FanoutExchange:
+		return true
+	case DirectExchange:
+		return bindingKey == routingKey
+	}
+	return TopicMatches(bindingKey, routingKey)
+}
