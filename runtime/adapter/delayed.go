@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -20,6 +21,9 @@ type delayedCopies struct {
 	pending map[*pendingCopy]struct{}
 	closed  bool
 	running sync.WaitGroup
+	// busy counts what running counts, so that a wait on nothing returns
+	// at once whatever the context.
+	busy atomic.Int64
 }
 
 // pendingCopy is a copy waiting for its delay to pass.
@@ -42,6 +46,7 @@ func (s *delayedCopies) schedule(delay time.Duration, send, lost func()) {
 		return
 	}
 	s.running.Add(1)
+	s.busy.Add(1)
 	p := &pendingCopy{lost: lost}
 	s.pending[p] = struct{}{}
 	// The lock is held until p.timer is set, so the callback (which takes
@@ -54,7 +59,7 @@ func (s *delayedCopies) schedule(delay time.Duration, send, lost func()) {
 		if !ok {
 			return // stop took it
 		}
-		defer s.running.Done()
+		defer s.done()
 		send()
 	})
 	s.mu.Unlock()
@@ -74,7 +79,7 @@ func (s *delayedCopies) stop() int {
 	s.mu.Unlock()
 	for _, p := range lost {
 		p.lost()
-		s.running.Done()
+		s.done()
 	}
 	return len(lost)
 }
@@ -86,7 +91,15 @@ func (s *delayedCopies) waiting() int {
 	return len(s.pending)
 }
 
+func (s *delayedCopies) done() {
+	s.busy.Add(-1)
+	s.running.Done()
+}
+
 // wait waits until the copies being sent are sent, or ctx ends.
 func (s *delayedCopies) wait(ctx context.Context) error {
+	if s.busy.Load() == 0 {
+		return nil
+	}
 	return wait.Group(ctx, &s.running)
 }
