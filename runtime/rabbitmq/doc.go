@@ -92,7 +92,14 @@
 //
 // Each subscription has Concurrency workers and a channel whose prefetch
 // (basic.qos) is Prefetch, or the default (DefaultPrefetch, raised to the
-// concurrency). Consuming and publishing use separate connections. When
+// concurrency). Acks are coalesced per channel: one basic.ack with
+// multiple=true settles every delivery up to the highest tag below which
+// all handlers have finished, sent once a quarter of the prefetch waits,
+// a millisecond after the last settlement, before any nack on the
+// channel, and at shutdown. A delivery whose handler has not finished is
+// never acknowledged; when a slow handler holds back a quarter of the
+// prefetch, the acks behind it are sent one by one, so it never stalls
+// the channel. Consuming and publishing use separate connections. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by
@@ -121,7 +128,9 @@
 // Duplicates are possible: delivery is at least once. If the ack of the
 // original fails after its copy was confirmed (the connection dropped in
 // between), the broker redelivers the original and the message runs again;
-// a handler that was running when the connection dropped may run twice.
+// a handler that was running when the connection dropped may run twice,
+// and so may one whose ack was still waiting to be coalesced (a
+// millisecond, or a quarter of the prefetch, at most).
 // Handlers must be idempotent, and so must consumers of dead-letter
 // queues.
 //
