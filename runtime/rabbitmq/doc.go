@@ -78,7 +78,11 @@
 // broker's bookkeeping behind: x-death, x-first-death-*, x-last-death-*,
 // x-delivery-count and the original expiration. A copy is published with
 // publisher confirms and the mandatory flag on a connection of its own; it
-// counts as sent only when the broker acks it and did not return it. If
+// counts as sent only when the broker acks it and did not return it. The
+// handler's slot is free as soon as the copy is written: its original is
+// settled when the confirm arrives (or does not, within the confirm
+// timeout), and at most as many copies as the prefetch (or the
+// concurrency, when larger) await their confirm at once. If
 // the broker returns it (the queue is gone), the original is nacked
 // without requeue. If the broker nacks it, does not confirm it within the
 // confirm timeout, or the channel fails, the original is nacked with

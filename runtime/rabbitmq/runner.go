@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"context"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,6 +29,15 @@ type runner struct {
 	slots chan struct{}
 	// pumps are the pumps of every session, past and current.
 	pumps sync.WaitGroup
+	// copies holds a token per copy awaiting its confirm: as many as the
+	// prefetch (or the handler slots, when more), since each holds its
+	// original unacknowledged.
+	copies chan struct{}
+	// outcomes are the copies' outcomes the reporter has yet to hand
+	// their done (see Send).
+	outcomesMu sync.Mutex
+	outcomes   []outcome
+	reporting  bool
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
@@ -40,6 +50,7 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 		auto:     sub.AckMode() == runtime.AckAuto,
 		prefetch: prefetch,
 		slots:    make(chan struct{}, sub.Workers()),
+		copies:   make(chan struct{}, max(prefetch, sub.Workers())),
 	}
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
 	return r
@@ -70,6 +81,17 @@ func (r *runner) stopped() bool {
 	default:
 		return false
 	}
+}
+
+// waitCopies waits until the copies of every runner are confirmed (or
+// not) and their originals settled, or ctx ends.
+func waitCopies(ctx context.Context, runners []*runner) error {
+	for _, r := range runners {
+		if err := r.c.WaitCopies(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitPumps waits until the pumps of every session have returned: each
