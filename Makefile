@@ -46,14 +46,14 @@ demo:
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
-## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ; about 3 minutes)
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ; about 5 minutes)
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -eo pipefail -c
 bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
 bench: rabbitmq
 	@: > $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 60x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^Benchmark(Publish|Retry)$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 25x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^Benchmark(Publish|PublishWindow|Retry)$$' -benchtime 15x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)

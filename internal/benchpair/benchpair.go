@@ -1,6 +1,7 @@
 package benchpair
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -18,6 +19,10 @@ type Pair struct {
 	// Streamgen and Baseline each run one round and return the time its
 	// Units units took, setup left out. They fail b themselves.
 	Streamgen, Baseline func(b *testing.B) time.Duration
+	// StreamgenSample and BaselineSample, when set, run a round instead
+	// of Streamgen and Baseline, and also return the client CPU time the
+	// round cost (see CPUTime); Run then reports it per unit too.
+	StreamgenSample, BaselineSample func(b *testing.B) Sample
 	// Warmup is how many rounds of each side run before the measured
 	// ones, unreported.
 	Warmup int
@@ -26,10 +31,22 @@ type Pair struct {
 	TimeRatio bool
 }
 
+// Sample is what one round of one side measured: the time its Units took
+// and the CPU time this process spent on them.
+type Sample struct {
+	Time, CPU time.Duration
+}
+
 // Result is what Run measured.
 type Result struct {
 	// Streamgen and Baseline are the medians of each side's per-unit time.
 	Streamgen, Baseline time.Duration
+	// StreamgenCPU and BaselineCPU are the medians of each side's per-unit
+	// CPU time, and CPURatio the median of the per-round ratios of
+	// streamgen's CPU time over the baseline's; all 0 unless the pair
+	// measured CPU time.
+	StreamgenCPU, BaselineCPU time.Duration
+	CPURatio                  float64
 	// Ratio is the median of the per-round ratios; RatioLow and RatioHigh
 	// bound it with about 95% confidence (see MedianInterval).
 	Ratio, RatioLow, RatioHigh float64
@@ -45,37 +62,47 @@ func Run(b *testing.B, p Pair) Result {
 	if p.Units < 1 {
 		b.Fatal("benchpair: Units must be at least 1")
 	}
+	sgRound, baseRound, cpu := p.rounds(b)
 	for range p.Warmup {
-		p.Streamgen(b)
-		p.Baseline(b)
+		sgRound(b)
+		baseRound(b)
 	}
-	var sg, base, ratios []float64
+	var sg, base, ratios, sgCPU, baseCPU, cpuRatios []float64
 	round := 0
 	for b.Loop() {
-		var s, r time.Duration
+		var s, r Sample
 		if round%2 == 0 {
-			s = p.Streamgen(b)
-			r = p.Baseline(b)
+			s = sgRound(b)
+			r = baseRound(b)
 		} else {
-			r = p.Baseline(b)
-			s = p.Streamgen(b)
+			r = baseRound(b)
+			s = sgRound(b)
 		}
 		round++
-		if s <= 0 || r <= 0 {
-			b.Fatalf("benchpair: a round took no time (streamgen %v, baseline %v)", s, r)
+		if s.Time <= 0 || r.Time <= 0 {
+			b.Fatalf("benchpair: a round took no time (streamgen %v, baseline %v)", s.Time, r.Time)
 		}
-		sg = append(sg, float64(s)/float64(p.Units))
-		base = append(base, float64(r)/float64(p.Units))
-		ratios = append(ratios, ratio(s, r, p.TimeRatio))
+		sg = append(sg, float64(s.Time)/float64(p.Units))
+		base = append(base, float64(r.Time)/float64(p.Units))
+		ratios = append(ratios, ratio(s.Time, r.Time, p.TimeRatio))
+		if cpu {
+			sgCPU = append(sgCPU, float64(s.CPU)/float64(p.Units))
+			baseCPU = append(baseCPU, float64(r.CPU)/float64(p.Units))
+			cpuRatios = append(cpuRatios, float64(max(s.CPU, 1))/float64(max(r.CPU, 1)))
+		}
 		if testing.Verbose() {
-			b.Logf("round %d: streamgen %.0f ns/%s, baseline %.0f ns/%s, ratio %.3f", round, sg[len(sg)-1], p.unit(), base[len(base)-1], p.unit(), ratios[len(ratios)-1])
+			line := fmt.Sprintf("round %d: streamgen %.0f ns/%s, baseline %.0f ns/%s, ratio %.3f", round, sg[len(sg)-1], p.unit(), base[len(base)-1], p.unit(), ratios[len(ratios)-1])
+			if cpu {
+				line += fmt.Sprintf("; CPU streamgen %.0f ns/%s, baseline %.0f ns/%s", sgCPU[len(sgCPU)-1], p.unit(), baseCPU[len(baseCPU)-1], p.unit())
+			}
+			b.Log(line)
 		}
 	}
 	// Each list is sorted once, in place: nothing reads it in round order
 	// any more.
-	slices.Sort(sg)
-	slices.Sort(base)
-	slices.Sort(ratios)
+	for _, xs := range [][]float64{sg, base, ratios, sgCPU, baseCPU, cpuRatios} {
+		slices.Sort(xs)
+	}
 	sgMedian, baseMedian := sortedMedian(sg), sortedMedian(base)
 	res := Result{
 		Streamgen: time.Duration(sgMedian),
@@ -90,7 +117,40 @@ func Run(b *testing.B, p Pair) Result {
 	b.ReportMetric(res.Ratio, "ratio")
 	b.ReportMetric(res.RatioLow, "ratio-low")
 	b.ReportMetric(res.RatioHigh, "ratio-high")
+	if cpu {
+		res.StreamgenCPU = time.Duration(sortedMedian(sgCPU))
+		res.BaselineCPU = time.Duration(sortedMedian(baseCPU))
+		res.CPURatio = sortedMedian(cpuRatios)
+		b.ReportMetric(sortedMedian(sgCPU), "streamgen-cpu-ns/"+unit)
+		b.ReportMetric(sortedMedian(baseCPU), "baseline-cpu-ns/"+unit)
+		b.ReportMetric(res.CPURatio, "cpu-ratio")
+	}
 	return res
+}
+
+// rounds returns the two sides as functions of samples, and whether they
+// measure CPU time.
+func (p Pair) rounds(b *testing.B) (sg, base func(*testing.B) Sample, cpu bool) {
+	switch {
+	case p.StreamgenSample != nil && p.BaselineSample != nil:
+		return p.StreamgenSample, p.BaselineSample, true
+	case p.Streamgen != nil && p.Baseline != nil:
+		timed := func(f func(*testing.B) time.Duration) func(*testing.B) Sample {
+			return func(b *testing.B) Sample { return Sample{Time: f(b)} }
+		}
+		return timed(p.Streamgen), timed(p.Baseline), false
+	}
+	b.Fatal("benchpair: set Streamgen and Baseline, or StreamgenSample and BaselineSample")
+	return nil, nil, false
+}
+
+// Measure runs f and returns its wall-clock time and the CPU time this
+// process spent meanwhile (see CPUTime).
+func Measure(f func()) Sample {
+	cpu := CPUTime()
+	start := time.Now()
+	f()
+	return Sample{Time: time.Since(start), CPU: CPUTime() - cpu}
 }
 
 func (p Pair) unit() string {

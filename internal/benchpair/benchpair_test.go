@@ -168,3 +168,70 @@ func TestMedianInterval(t *testing.T) {
 		t.Error("MedianInterval changed its input")
 	}
 }
+
+// A pair of samples reports each side's CPU time per unit and the median
+// of the per-round CPU ratios.
+func TestRunReportsCPUTime(t *testing.T) {
+	var res Result
+	br := testing.Benchmark(func(b *testing.B) {
+		n := 0
+		res = Run(b, Pair{
+			Units: 10, Unit: "msg",
+			StreamgenSample: func(*testing.B) Sample {
+				cpu := []time.Duration{150, 450, 300}[n%3] * time.Microsecond
+				n++
+				return Sample{Time: time.Millisecond, CPU: cpu}
+			},
+			BaselineSample: func(*testing.B) Sample {
+				return Sample{Time: time.Millisecond, CPU: 150 * time.Microsecond}
+			},
+		})
+	})
+	if res.Rounds < 1 {
+		t.Fatalf("%d rounds", res.Rounds)
+	}
+	if got := br.Extra["baseline-cpu-ns/msg"]; got != 15000 {
+		t.Errorf("baseline-cpu-ns/msg = %v, want 15000", got)
+	}
+	var want []float64
+	for i := range res.Rounds {
+		want = append(want, []float64{1, 3, 2}[i%3])
+	}
+	if m := Median(want); res.CPURatio != m || br.Extra["cpu-ratio"] != m {
+		t.Errorf("cpu-ratio %v (metric %v) after %d rounds, want %v", res.CPURatio, br.Extra["cpu-ratio"], res.Rounds, m)
+	}
+	if _, ok := br.Extra["streamgen-cpu-ns/msg"]; !ok {
+		t.Error("no streamgen-cpu-ns/msg metric")
+	}
+}
+
+// A pair of plain durations reports no CPU metrics.
+func TestRunWithoutCPUReportsNone(t *testing.T) {
+	br := testing.Benchmark(func(b *testing.B) {
+		Run(b, Pair{Units: 1,
+			Streamgen: func(*testing.B) time.Duration { return time.Millisecond },
+			Baseline:  func(*testing.B) time.Duration { return time.Millisecond },
+		})
+	})
+	if _, ok := br.Extra["cpu-ratio"]; ok {
+		t.Errorf("metrics %v: a pair of durations reports a CPU ratio", br.Extra)
+	}
+}
+
+// Measure counts the CPU time a busy loop burns. The machine is shared,
+// so the loop runs until the process has used 5ms of CPU time, not for a
+// fixed time.
+func TestMeasureCountsCPUTime(t *testing.T) {
+	start := CPUTime()
+	deadline := time.Now().Add(10 * time.Second)
+	s := Measure(func() {
+		for CPUTime()-start < 5*time.Millisecond && time.Now().Before(deadline) {
+		}
+	})
+	if time.Now().After(deadline) {
+		t.Fatal("CPUTime did not advance by 5ms in 10s of a busy loop")
+	}
+	if s.CPU < 4*time.Millisecond || s.Time <= 0 {
+		t.Errorf("measured %+v, want about 5ms of CPU time", s)
+	}
+}

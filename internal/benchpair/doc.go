@@ -18,5 +18,12 @@
 // "streamgen-ns/<unit>", "baseline-ns/<unit>" and "ratio": baseline time
 // over streamgen time (a throughput ratio: above 1 means streamgen is
 // faster), or streamgen time over baseline time when Pair.TimeRatio is set.
+//
+// A pair whose sides return a Sample (StreamgenSample, BaselineSample; see
+// Measure) also reports the client CPU time per unit of each side,
+// "streamgen-cpu-ns/<unit>" and "baseline-cpu-ns/<unit>", and "cpu-ratio",
+// the median of the per-round ratios of streamgen's CPU time over the
+// baseline's (below 1 means streamgen spends less).
+//
 // internal/benchreport turns them into the table make bench prints.
 package benchpair

@@ -3,12 +3,16 @@
 // picks the benchmarks that compare streamgen with the client it is built
 // on, and writes one Markdown row per case: the streamgen figure, the
 // baseline figure, their ratio with its 95% confidence interval, the
-// target, and whether it is met.
+// client CPU time per message of both sides when measured, the target,
+// and whether it is met.
 //
 //	go test -run '^$' -bench . -benchtime 20x ./runtime/rabbitmq | go run ./internal/benchreport
 //
 // The pair benchmarks report streamgen-ns/<unit>, baseline-ns/<unit>,
-// ratio, ratio-low and ratio-high (see internal/benchpair); the memory
+// ratio, ratio-low and ratio-high, and those that measure CPU time also
+// streamgen-cpu-ns/msg, baseline-cpu-ns/msg and cpu-ratio (see
+// internal/benchpair); a case in CPUTargets is met only when its CPU ratio
+// is within its target too. The memory
 // benchmark reports heap-warm-B, heap-end-B, growth-% and growth-B/msg.
 // A case is met when its ratio meets the target; when it does not, but
 // the confidence interval reaches the target, it is "within noise". A

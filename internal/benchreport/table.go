@@ -21,7 +21,10 @@ type Machine struct {
 type Row struct {
 	Case                       Case
 	Streamgen, Baseline, Ratio string
-	Target, Met                string
+	// CPU is the client CPU time per message of each side and their
+	// ratio, or "—" when the case measured none.
+	CPU         string
+	Target, Met string
 	// Ran is false when the input holds no result of the case.
 	Ran bool
 }
@@ -34,26 +37,27 @@ func Write(w io.Writer, m Machine, res *Results, cases []Case) int {
 		cpu = "unknown CPU"
 	}
 	fmt.Fprintf(w, "Machine: %s, %d CPUs, %s, %s\n\n", cpu, m.CPUs, m.Go, m.Broker)
-	fmt.Fprintln(w, "| case | streamgen | baseline | ratio (95% CI) | target | met? |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---|---|")
+	fmt.Fprintln(w, "| case | streamgen | baseline | ratio (95% CI) | client CPU µs/msg: streamgen / baseline (ratio) | target | met? |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---|---|---|")
 	missing := 0
 	for _, c := range cases {
 		r := MakeRow(c, res.Metrics[c.Bench])
 		if !r.Ran {
 			missing++
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", c.Label, r.Streamgen, r.Baseline, r.Ratio, r.Target, r.Met)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Label, r.Streamgen, r.Baseline, r.Ratio, r.CPU, r.Target, r.Met)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Each figure is the median of its side over the rounds; the two sides alternate, round by round, in one run.")
 	fmt.Fprintln(w, "The ratio is the median of the per-round ratios (throughput: streamgen over baseline; generator: time over load time),")
 	fmt.Fprintln(w, "so it need not equal the ratio of the two medians. \"within noise\": the ratio misses the target, its 95% interval reaches it.")
+	fmt.Fprintln(w, "Client CPU is this process's user and system time over a round, per message; its ratio is the median of the per-round ratios.")
 	return missing
 }
 
 // MakeRow renders the metrics of case c.
 func MakeRow(c Case, metrics map[string]float64) Row {
-	r := Row{Case: c}
+	r := Row{Case: c, CPU: "—"}
 	if c.Kind == Memory {
 		r.Target = fmt.Sprintf("growth < %g%%", c.Target)
 		warm, okWarm := metrics["heap-warm-B"]
@@ -111,6 +115,23 @@ func MakeRow(c Case, metrics map[string]float64) Row {
 		r.Met = verdict(ratio <= c.Target, okLow && low <= c.Target)
 	} else {
 		r.Met = verdict(ratio >= c.Target, okHigh && high >= c.Target)
+	}
+	sgCPU, okSGCPU := metrics["streamgen-cpu-ns/msg"]
+	baseCPU, okBaseCPU := metrics["baseline-cpu-ns/msg"]
+	cpuRatio, okCPURatio := metrics["cpu-ratio"]
+	if okSGCPU && okBaseCPU && okCPURatio {
+		r.CPU = fmt.Sprintf("%.1f / %.1f (%.2f)", sgCPU/1000, baseCPU/1000, cpuRatio)
+	}
+	if target := CPUTargets[c.Bench]; target > 0 {
+		r.Target += fmt.Sprintf(", CPU ≤ %.2f", target)
+		switch {
+		case !okCPURatio:
+			r.Met = "no CPU figure"
+		case cpuRatio > target && r.Met == "yes":
+			r.Met = "no (CPU)"
+		case cpuRatio > target:
+			r.Met += " (CPU missed too)"
+		}
 	}
 	return r
 }

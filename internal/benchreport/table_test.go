@@ -13,10 +13,10 @@ const sample = `goos: linux
 goarch: amd64
 pkg: github.com/streamgen/streamgen/runtime/rabbitmq
 cpu: AMD EPYC
-BenchmarkConsume/payload=256B/prefetch=50
+BenchmarkConsume/payload=256B/prefetch=50/concurrency=1
     bench_test.go:181: round 1: streamgen 25872 ns/msg, baseline 26509 ns/msg, ratio 1.025
-BenchmarkConsume/payload=256B/prefetch=50-2   	      30	  79604653 ns/op	     20000 baseline-ns/msg	         0.8 ratio	0.7 ratio-low	0.95 ratio-high	     25000 streamgen-ns/msg
-BenchmarkRetry-2   	      10	 595907223 ns/op	    500000 baseline-ns/msg	         1.0 ratio	0.9 ratio-low	1.1 ratio-high	     500000 streamgen-ns/msg
+BenchmarkConsume/payload=256B/prefetch=50/concurrency=1-2   	      30	  79604653 ns/op	     20000 baseline-ns/msg	         0.8 ratio	0.7 ratio-low	0.95 ratio-high	     25000 streamgen-ns/msg	12000 streamgen-cpu-ns/msg	10000 baseline-cpu-ns/msg	1.2 cpu-ratio
+BenchmarkRetry/prefetch=50/concurrency=1-2   	      10	 595907223 ns/op	    500000 baseline-ns/msg	         1.0 ratio	0.9 ratio-low	1.1 ratio-high	     500000 streamgen-ns/msg
 BenchmarkDecode/payload=256B-2         	     100	  11856426 ns/op	      2982 baseline-ns/op	         0.5 ratio	0.4 ratio-low	0.6 ratio-high	      5964 streamgen-ns/op
 BenchmarkGenerateVsLoad/handlers=1000-2       	       3	 312869879 ns/op	 120000000 streamgen-ns/op	  100000000 baseline-ns/op	         1.2 ratio	1.1 ratio-low	1.3 ratio-high
 BenchmarkWorkerMemory-2                   	       1	 691415847 ns/op	        12.5 growth-%	    287008 heap-end-B	    255304 heap-warm-B	0.31 growth-B/msg
@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 	if res.CPU != "AMD EPYC" {
 		t.Errorf("cpu %q", res.CPU)
 	}
-	m := res.Metrics["BenchmarkConsume/payload=256B/prefetch=50"]
+	m := res.Metrics["BenchmarkConsume/payload=256B/prefetch=50/concurrency=1"]
 	if m["streamgen-ns/msg"] != 25000 || m["baseline-ns/msg"] != 20000 || m["ratio"] != 0.8 {
 		t.Errorf("consume metrics %v", m)
 	}
@@ -50,8 +50,9 @@ func TestRows(t *testing.T) {
 		streamgen, baseline, ratio string
 		met                        string
 	}{
-		{Case{"BenchmarkConsume/payload=256B/prefetch=50", "consume", Throughput, 0.9}, "40,000 msg/s", "50,000 msg/s", "0.800 (0.700–0.950)", "within noise"},
-		{Case{"BenchmarkRetry", "retry", Throughput, 0.8}, "2,000 msg/s", "2,000 msg/s", "1.000 (0.900–1.100)", "yes"},
+		{Case{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1", "consume", Throughput, 0.9}, "40,000 msg/s", "50,000 msg/s", "0.800 (0.700–0.950)", "within noise (CPU missed too)"},
+		{Case{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1", "consume", Throughput, 0.75}, "40,000 msg/s", "50,000 msg/s", "0.800 (0.700–0.950)", "no (CPU)"},
+		{Case{"BenchmarkRetry/prefetch=50/concurrency=1", "retry", Throughput, 0.8}, "2,000 msg/s", "2,000 msg/s", "1.000 (0.900–1.100)", "yes"},
 		{Case{"BenchmarkDecode/payload=256B", "decode", Speed, 1.0}, "5.96 µs", "2.98 µs", "0.500 (0.400–0.600)", "no"},
 		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.5}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "yes"},
 		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.15}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "within noise"},
@@ -93,5 +94,25 @@ func TestThousands(t *testing.T) {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A case with CPU figures shows them; one with a CPU target is met only
+// when both targets are.
+func TestRowsShowCPU(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Case{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1", "consume", Throughput, 0.75}
+	r := MakeRow(c, res.Metrics[c.Bench])
+	if r.CPU != "12.0 / 10.0 (1.20)" {
+		t.Errorf("CPU column %q", r.CPU)
+	}
+	if r.Target != "≥ 0.75, CPU ≤ 1.10" || r.Met != "no (CPU)" {
+		t.Errorf("target %q, met %q: the CPU ratio 1.2 misses 1.1", r.Target, r.Met)
+	}
+	if r := MakeRow(Case{"BenchmarkRetry/prefetch=50/concurrency=1", "retry", Throughput, 0.8}, res.Metrics["BenchmarkRetry/prefetch=50/concurrency=1"]); r.CPU != "—" {
+		t.Errorf("CPU column %q for a case without CPU figures", r.CPU)
 	}
 }

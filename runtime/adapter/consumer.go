@@ -56,8 +56,11 @@ type Consumer struct {
 	stopOnce sync.Once
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
-	once         sync.Map
-	poisonLogs   logLimiter
+	// copies counts the copies whose outcome the transport has yet to
+	// report.
+	copies     sync.WaitGroup
+	once       sync.Map
+	poisonLogs logLimiter
 }
 
 // NewConsumer returns the Consumer of sub on a broker that follows rules,
@@ -162,7 +165,9 @@ func (c *Consumer) WarnOnce(key, msg string, args ...any) {
 // no longer settled but left to the broker (or, where nothing can take it
 // back, reported lost). It returns the verdict and the error it was
 // settled with, for an adapter or harness that records them; a ZeroMQ
-// retry copy that waits for its delay is settled later.
+// retry copy that waits for its delay is settled later, and so is a copy
+// whose outcome the Transport reports after Send returned (RabbitMQ: once
+// the broker confirmed it). Then the error returned is nil.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	if ctx.Err() != nil {
 		if c.acks != nil && !c.auto {
@@ -327,7 +332,8 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 }
 
 // carryOut does what v says with d through the Transport, settles it, and
-// returns the error it was settled with.
+// returns the error it was settled with. A copy's original is settled once
+// the Transport reports the copy's outcome (see sendCopy).
 func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error {
 	var err error
 	switch v.Kind {
@@ -340,13 +346,13 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		if c.rules.delaysInMemory() && v.Delay > 0 {
 			verdict := *v
 			c.delayed.schedule(v.Delay,
-				func() { c.Settle(d, verdict, c.sendCopy(ctx, d, cp)) },
+				func() { c.sendCopy(ctx, d, cp, verdict) },
 				func() { c.Settle(d, verdict, ErrCopyLost) })
 			return nil
 		}
-		err = c.sendCopy(ctx, d, cp)
+		return c.sendCopy(ctx, d, cp, *v)
 	case VerdictPark:
-		err = c.sendCopy(ctx, d, c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now()))
+		return c.sendCopy(ctx, d, c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now()), *v)
 	default:
 		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
 	}
@@ -384,25 +390,72 @@ func (c *Consumer) reject(ctx context.Context, d *Delivery) error {
 	return nil
 }
 
-// sendCopy sends cp and then settles the original d: ack after a sent
-// copy; reject when the copy was unroutable (trying again cannot fix
-// that); requeue after any other failure, following a pause that grows
-// with each failure in a row, so that a broker that keeps refusing copies
-// (a full dead-letter queue, say) does not see the same delivery come back
-// at once, again and again.
-func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy) error {
-	what := fmt.Sprintf("%s to %q", cp.Kind, cp.Queue)
-	err := c.send.Send(ctx, d, cp)
+// sendCopy sends cp, and once the Transport reports its outcome settles
+// the original d (settleCopy) and records v. It returns the error d was
+// settled with when the outcome came before Send returned, else nil: d is
+// settled later, without holding the handler's slot.
+func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy, v Verdict) error {
+	s := &sending{c: c, ctx: ctx, d: d, cp: cp, v: v}
+	c.copies.Add(1)
+	c.send.Send(ctx, d, cp, s.done)
+	if s.state.CompareAndSwap(copySending, copyReturned) {
+		return nil // settled later, by done
+	}
+	return s.err
+}
+
+// sending is a copy whose outcome the Transport has yet to report.
+type sending struct {
+	c   *Consumer
+	ctx context.Context
+	d   *Delivery
+	cp  *Copy
+	v   Verdict
+	// state tells whether Send returned or done ran first; err, written
+	// by done before state, is what the original was settled with.
+	state  atomic.Int32
+	called atomic.Bool
+	err    error
+}
+
+// The states of a sending.
+const (
+	copySending  int32 = iota // Send has not returned, done has not run
+	copyReturned              // Send returned first: done settles later
+	copySettled               // done ran before Send returned
+)
+
+// done is the outcome the Transport reports: it settles the original and
+// records the verdict. A second call is a Transport's bug, and ignored.
+func (s *sending) done(err error) {
+	if s.called.Swap(true) {
+		return
+	}
+	s.err = s.c.settleCopy(s.ctx, s.d, s.cp, err)
+	s.c.Settle(s.d, s.v, s.err)
+	s.state.CompareAndSwap(copySending, copySettled)
+	s.c.copies.Done()
+}
+
+// settleCopy settles the original d once its copy cp was sent (err nil)
+// or not, and returns the error d was settled with: ack after a sent copy;
+// reject when the copy was unroutable (trying again cannot fix that);
+// requeue after any other failure, following a pause that grows with each
+// failure in a row, so that a broker that keeps refusing copies (a full
+// dead-letter queue, say) does not see the same delivery come back at
+// once, again and again.
+func (c *Consumer) settleCopy(ctx context.Context, d *Delivery, cp *Copy, err error) error {
 	if err == nil {
 		c.sendFailures.Store(0)
 		if c.acks == nil || c.auto {
 			return nil
 		}
 		if aerr := c.acks.Ack(ctx, d); aerr != nil {
-			return fmt.Errorf("%s sent, but the ack of the original failed: %w; the broker delivers it again, so it may be handled twice", what, aerr)
+			return fmt.Errorf("%s sent, but the ack of the original failed: %w; the broker delivers it again, so it may be handled twice", copyWhat(cp), aerr)
 		}
 		return nil
 	}
+	what := copyWhat(cp)
 	switch {
 	case c.acks == nil:
 		return fmt.Errorf("%s failed: %w; ZeroMQ cannot take the message back, so it is lost", what, err)
@@ -421,6 +474,9 @@ func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy) error {
 	}
 	return fmt.Errorf("%s failed: %w; nacked with requeue", what, err)
 }
+
+// copyWhat names cp for an error.
+func copyWhat(cp *Copy) string { return fmt.Sprintf("%s to %q", cp.Kind, cp.Queue) }
 
 // requeuePause is the pause before requeueing after n failed copies in a
 // row: 50ms, doubling, up to maxRequeuePause.
@@ -449,7 +505,7 @@ func (c *Consumer) pause(d time.Duration) {
 // Stop tells the Consumer that its broker is shutting down: pauses end,
 // and retry copies still waiting for their delay in memory are lost (each
 // is settled with ErrCopyLost). It returns how many were lost. Copies being
-// sent go on; WaitCopies waits for them.
+// sent, or awaiting their outcome, go on; WaitCopies waits for them.
 func (c *Consumer) Stop() int {
 	c.stopOnce.Do(func() { close(c.stopping) })
 	n := c.delayed.stop()
@@ -463,9 +519,14 @@ func (c *Consumer) Stop() int {
 // memory.
 func (c *Consumer) WaitingCopies() int { return c.delayed.waiting() }
 
-// WaitCopies waits until the retry copies being sent are sent, or ctx
-// ends.
-func (c *Consumer) WaitCopies(ctx context.Context) error { return c.delayed.wait(ctx) }
+// WaitCopies waits until the copies being sent are sent and their
+// originals settled, or ctx ends.
+func (c *Consumer) WaitCopies(ctx context.Context) error {
+	if err := c.delayed.wait(ctx); err != nil {
+		return err
+	}
+	return wait.Group(ctx, &c.copies)
+}
 
 // Settle records what became of d: err is nil when the verdict was carried
 // out, else the error that stopped it, saying what was done instead. It

@@ -84,12 +84,13 @@ type sentCopy struct {
 	headers map[string]string
 }
 
-func (r *recorder) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+func (r *recorder) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.did = append(r.did, "send "+cp.Queue)
 	r.copies = append(r.copies, sentCopy{kind: cp.Kind, queue: cp.Queue, id: cp.MessageID, headers: cp.Headers(d.Headers)})
-	return r.send
+	err := r.send
+	r.mu.Unlock()
+	done(err)
 }
 
 func (r *recorder) record(what string) error {

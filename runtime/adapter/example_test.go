@@ -13,9 +13,9 @@ import (
 // it says what the Consumer has it do.
 type printer struct{}
 
-func (printer) Send(_ context.Context, _ *adapter.Delivery, cp *adapter.Copy) error {
+func (printer) Send(_ context.Context, _ *adapter.Delivery, cp *adapter.Copy, done func(error)) {
 	fmt.Printf("  send %s to %s with %v\n", cp.Kind, cp.Queue, cp.Set[0])
-	return nil
+	done(nil)
 }
 func (printer) Ack(context.Context, *adapter.Delivery) error    { fmt.Println("  ack"); return nil }
 func (printer) Reject(context.Context, *adapter.Delivery) error { fmt.Println("  reject"); return nil }

@@ -10,10 +10,20 @@ import (
 // what to send where, and what to do with the original afterwards.
 type Transport interface {
 	// Send publishes cp, a copy of d, to cp.Queue, built from d.Raw with
-	// cp's header changes applied. It returns once the broker took the copy
-	// (RabbitMQ: confirmed it), or with the error that stopped it: one that
-	// wraps ErrUnroutable when nothing could take it.
-	Send(ctx context.Context, d *Delivery, cp *Copy) error
+	// cp's header changes applied, and calls done once with the outcome:
+	// nil once the broker took the copy (RabbitMQ: confirmed it), or the
+	// error that stopped it, one that wraps ErrUnroutable when nothing
+	// could take it.
+	//
+	// done may run before Send returns (a transport that sends
+	// synchronously), or later from another goroutine (RabbitMQ: when the
+	// confirm arrives), so that the handler's slot is free while the
+	// broker confirms. In done the Consumer settles the original, and it
+	// may block a while doing so (the pause before a requeue): a transport
+	// calls it where that holds up no delivery, only the outcomes of later
+	// copies. Send may block while as many copies await their outcome as
+	// the transport allows, which bounds them.
+	Send(ctx context.Context, d *Delivery, cp *Copy, done func(error))
 }
 
 // Acknowledger is what a Transport of a broker with acknowledgements

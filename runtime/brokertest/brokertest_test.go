@@ -130,10 +130,12 @@ func (b *naiveBroker) Publish(_ context.Context, queue string, m runtime.Message
 // losingTransport sends copies nowhere and settles nothing.
 type losingTransport struct{}
 
-func (losingTransport) Send(context.Context, *adapter.Delivery, *adapter.Copy) error { return nil }
-func (losingTransport) Ack(context.Context, *adapter.Delivery) error                 { return nil }
-func (losingTransport) Reject(context.Context, *adapter.Delivery) error              { return nil }
-func (losingTransport) Requeue(context.Context, *adapter.Delivery) error             { return nil }
+func (losingTransport) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.Copy, done func(error)) {
+	done(nil)
+}
+func (losingTransport) Ack(context.Context, *adapter.Delivery) error     { return nil }
+func (losingTransport) Reject(context.Context, *adapter.Delivery) error  { return nil }
+func (losingTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
 
 func naiveTransport(cancelOnStop bool) Transport {
 	return Transport{

@@ -98,10 +98,12 @@ func TestAttemptOfADelivery(t *testing.T) {
 // nopTransport sends and settles nothing.
 type nopTransport struct{}
 
-func (nopTransport) Send(context.Context, *adapter.Delivery, *adapter.Copy) error { return nil }
-func (nopTransport) Ack(context.Context, *adapter.Delivery) error                 { return nil }
-func (nopTransport) Reject(context.Context, *adapter.Delivery) error              { return nil }
-func (nopTransport) Requeue(context.Context, *adapter.Delivery) error             { return nil }
+func (nopTransport) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.Copy, done func(error)) {
+	done(nil)
+}
+func (nopTransport) Ack(context.Context, *adapter.Delivery) error     { return nil }
+func (nopTransport) Reject(context.Context, *adapter.Delivery) error  { return nil }
+func (nopTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
 
 // FuzzAttemptReader: whatever the retry count header and x-death hold, the
 // delivery's attempt is 1..max_attempts or the message is poison, and

@@ -363,6 +363,8 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		}
 	}) != nil {
 		errs = append(errs, errors.New("handlers still running were cancelled; their deliveries are left to the broker"))
+	} else if waitCopies(ctx, b.runners) != nil {
+		errs = append(errs, errors.New("copies still awaiting their confirm were given up; their originals are left to the broker"))
 	}
 	b.abort()
 	if sess != nil {

@@ -47,9 +47,11 @@ type publishChannel interface {
 // confirmChannel publishes mandatory messages on a channel in confirm mode
 // and tells each publisher whether its message landed: a broker ack with no
 // basic.return for it. Sends are serialised (a channel must not interleave
-// publishes); confirms are awaited concurrently. One goroutine drains the
+// publishes); confirms are awaited concurrently, by a publisher waiting
+// (publish) or by a callback (publishAsync). One goroutine drains the
 // channel's confirm, return and close notifications until the channel
-// closes, so the connection's reader never blocks on them.
+// closes, so the connection's reader never blocks on them. One timer for
+// the whole channel fails the publishes not confirmed in time.
 type confirmChannel struct {
 	ch      publishChannel
 	clock   runtime.Clock
@@ -62,6 +64,8 @@ type confirmChannel struct {
 	pending  map[uint64]*pendingPublish
 	closed   bool
 	closeErr error
+	expiry   runtime.Timer // set while publishes await their confirm
+	waiters  sync.Pool     // *pendingPublish of publish, with their result channel
 
 	done chan struct{} // closed when the drain goroutine returns
 }
@@ -70,9 +74,28 @@ type confirmChannel struct {
 type pendingPublish struct {
 	seq       uint64
 	messageID string
+	// exchange ("" for the default), the routing key (the queue, through
+	// the default exchange) and whether the publish is mandatory.
+	exchange  string
 	key       string
-	returned  *amqp.Return
-	result    chan error // buffered: the drain goroutine never blocks on it
+	mandatory bool
+	// deadline is when the publish fails with ErrNoConfirm; zero until
+	// the message is sent.
+	deadline time.Time
+	returned *amqp.Return
+	// The outcome goes to result (publish waits on it) or to done
+	// (publishAsync); result is buffered, so no sender ever blocks on it.
+	result chan error
+	done   func(error)
+}
+
+// finish reports the outcome.
+func (p *pendingPublish) finish(err error) {
+	if p.done != nil {
+		p.done(err)
+		return
+	}
+	p.result <- err
 }
 
 // newConfirmChannel takes over ch, which must already be in confirm mode.
@@ -85,6 +108,7 @@ func newConfirmChannel(ch publishChannel, clock runtime.Clock, timeout time.Dura
 		pending: map[uint64]*pendingPublish{},
 		done:    make(chan struct{}),
 	}
+	c.waiters.New = func() any { return &pendingPublish{result: make(chan error, 1)} }
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 256))
 	returns := ch.NotifyReturn(make(chan amqp.Return, 64))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -168,25 +192,29 @@ func (c *confirmChannel) settle(conf amqp.Confirmation) {
 	case p == nil:
 		// The publisher stopped waiting (timeout or cancelled context).
 	case !conf.Ack:
-		p.result <- ErrNacked
+		p.finish(ErrNacked)
 	case p.returned != nil:
-		p.result <- fmt.Errorf("%w (%d %s)", ErrUnroutable, p.returned.ReplyCode, p.returned.ReplyText)
+		p.finish(fmt.Errorf("%w (%d %s)", ErrUnroutable, p.returned.ReplyCode, p.returned.ReplyText))
 	default:
-		p.result <- nil
+		p.finish(nil)
 	}
 }
 
 // failAll fails every pending publish with err and refuses new ones.
 func (c *confirmChannel) failAll(err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	if c.closeErr != nil {
 		err = fmt.Errorf("%w: %v", err, c.closeErr)
 	}
+	failed := make([]*pendingPublish, 0, len(c.pending))
 	for seq, p := range c.pending {
-		p.result <- err
+		failed = append(failed, p)
 		delete(c.pending, seq)
+	}
+	c.mu.Unlock()
+	for _, p := range failed {
+		p.finish(err)
 	}
 }
 
@@ -209,8 +237,42 @@ func (c *confirmChannel) publish(ctx context.Context, queue string, msg amqp.Pub
 // or not: a message that is not mandatory and that no queue is bound for
 // is confirmed and dropped by the broker.
 func (c *confirmChannel) publishTo(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) error {
-	queue := key
-	p := &pendingPublish{messageID: msg.MessageId, key: queue, result: make(chan error, 1)}
+	p := c.waiters.Get().(*pendingPublish)
+	p.messageID, p.exchange, p.key, p.mandatory = msg.MessageId, exchange, key, mandatory
+	if err := c.start(ctx, p, msg); err != nil {
+		c.recycle(p)
+		return err
+	}
+	select {
+	case err := <-p.result:
+		c.recycle(p)
+		return err
+	case <-ctx.Done():
+		if c.forget(p) {
+			c.recycle(p)
+		} // else its outcome is on the way to p.result: p is left to the collector
+		return ctx.Err()
+	}
+}
+
+// recycle puts p, which nothing refers to any more, back for another
+// publish.
+func (c *confirmChannel) recycle(p *pendingPublish) {
+	*p = pendingPublish{result: p.result}
+	c.waiters.Put(p)
+}
+
+// publishAsync sends msg, mandatory, to queue through the default exchange
+// and returns once it is sent; done gets the outcome publish would have
+// returned, from the goroutine that learns it (it must not block). When
+// publishAsync returns an error, done is never called.
+func (c *confirmChannel) publishAsync(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
+	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, done: done}, msg)
+}
+
+// start sends msg for p and awaits its confirm from now on; the confirm
+// timeout starts once the message is sent. On error p is awaited no more.
+func (c *confirmChannel) start(ctx context.Context, p *pendingPublish, msg amqp.Publishing) error {
 	c.send.Lock()
 	c.mu.Lock()
 	if c.closed {
@@ -221,43 +283,87 @@ func (c *confirmChannel) publishTo(ctx context.Context, exchange, key string, ma
 	p.seq = c.ch.GetNextPublishSeqNo()
 	c.pending[p.seq] = p
 	c.mu.Unlock()
-	err := c.ch.PublishWithContext(ctx, exchange, queue, mandatory, false, msg)
-	c.send.Unlock()
-	if err != nil {
-		c.forget(p)
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
+	err := c.ch.PublishWithContext(ctx, p.exchange, p.key, p.mandatory, false, msg)
+	if err == nil {
+		c.mu.Lock()
+		if c.pending[p.seq] == p {
+			p.deadline = c.clock.Now().Add(c.timeout)
+			c.expireLaterLocked()
 		}
-		if errors.Is(err, amqp.ErrClosed) {
-			return fmt.Errorf("%w: %v", ErrChannelClosed, err)
-		}
-		return fmt.Errorf("send: %w", err)
+		c.mu.Unlock()
 	}
+	c.send.Unlock()
+	if err == nil {
+		return nil
+	}
+	if !c.forget(p) {
+		// The channel closed meanwhile and failAll reported it.
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, amqp.ErrClosed) {
+		return fmt.Errorf("%w: %v", ErrChannelClosed, err)
+	}
+	return fmt.Errorf("send: %w", err)
+}
 
-	timedOut := make(chan struct{})
-	t := c.clock.AfterFunc(c.timeout, func() { close(timedOut) })
-	defer t.Stop()
-	select {
-	case err := <-p.result:
-		return err
-	case <-timedOut:
-		c.forget(p)
-		return fmt.Errorf("%w (waited %s)", ErrNoConfirm, c.timeout)
-	case <-ctx.Done():
-		c.forget(p)
-		return ctx.Err()
+// expireLaterLocked sets the timer that fails the publishes not confirmed
+// in time, unless it is set. It fires every quarter of the timeout while
+// publishes await their confirm, so a publish fails between 1 and 1.25
+// timeouts after it was sent.
+func (c *confirmChannel) expireLaterLocked() {
+	if c.expiry == nil && !c.closed {
+		c.expiry = c.clock.AfterFunc(max(c.timeout/4, time.Millisecond), c.expire)
 	}
 }
 
-// forget stops awaiting p; a confirm arriving later is ignored.
-func (c *confirmChannel) forget(p *pendingPublish) {
+// expire fails the publishes whose deadline has passed.
+func (c *confirmChannel) expire() {
 	c.mu.Lock()
-	delete(c.pending, p.seq)
+	c.expiry = nil
+	now := c.clock.Now()
+	var expired []*pendingPublish
+	for seq, p := range c.pending {
+		if !p.deadline.IsZero() && !now.Before(p.deadline) {
+			expired = append(expired, p)
+			delete(c.pending, seq)
+		}
+	}
+	if len(c.pending) > 0 {
+		c.expireLaterLocked()
+	}
 	c.mu.Unlock()
+	if len(expired) > 0 {
+		err := fmt.Errorf("%w (waited %s)", ErrNoConfirm, c.timeout)
+		for _, p := range expired {
+			p.finish(err)
+		}
+	}
+}
+
+// forget stops awaiting p, and reports whether it was still awaited: when
+// not, its outcome was (or is being) reported. A confirm arriving later is
+// ignored.
+func (c *confirmChannel) forget(p *pendingPublish) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[p.seq] != p {
+		return false
+	}
+	delete(c.pending, p.seq)
+	return true
 }
 
 // close closes the channel and waits until its notifications are drained.
 func (c *confirmChannel) close() {
 	_ = c.ch.Close()
 	<-c.done
+	c.mu.Lock()
+	if c.expiry != nil {
+		c.expiry.Stop()
+		c.expiry = nil
+	}
+	c.mu.Unlock()
 }

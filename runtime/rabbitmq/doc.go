@@ -78,7 +78,11 @@
 // broker's bookkeeping behind: x-death, x-first-death-*, x-last-death-*,
 // x-delivery-count and the original expiration. A copy is published with
 // publisher confirms and the mandatory flag on a connection of its own; it
-// counts as sent only when the broker acks it and did not return it. If
+// counts as sent only when the broker acks it and did not return it. The
+// handler's slot is free as soon as the copy is written: its original is
+// settled when the confirm arrives (or does not, within the confirm
+// timeout), and at most as many copies as the prefetch (or the
+// concurrency, when larger) await their confirm at once. If
 // the broker returns it (the queue is gone), the original is nacked
 // without requeue. If the broker nacks it, does not confirm it within the
 // confirm timeout, or the channel fails, the original is nacked with
@@ -92,7 +96,14 @@
 //
 // Each subscription has Concurrency workers and a channel whose prefetch
 // (basic.qos) is Prefetch, or the default (DefaultPrefetch, raised to the
-// concurrency). Consuming and publishing use separate connections. When
+// concurrency). Acks are coalesced per channel: one basic.ack with
+// multiple=true settles every delivery up to the highest tag below which
+// all handlers have finished, sent once a quarter of the prefetch waits,
+// a millisecond after the last settlement, before any nack on the
+// channel, and at shutdown. A delivery whose handler has not finished is
+// never acknowledged; when a slow handler holds back a quarter of the
+// prefetch, the acks behind it are sent one by one, so it never stalls
+// the channel. Consuming and publishing use separate connections. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by
@@ -121,7 +132,9 @@
 // Duplicates are possible: delivery is at least once. If the ack of the
 // original fails after its copy was confirmed (the connection dropped in
 // between), the broker redelivers the original and the message runs again;
-// a handler that was running when the connection dropped may run twice.
+// a handler that was running when the connection dropped may run twice,
+// and so may one whose ack was still waiting to be coalesced (a
+// millisecond, or a quarter of the prefetch, at most).
 // Handlers must be idempotent, and so must consumers of dead-letter
 // queues.
 //

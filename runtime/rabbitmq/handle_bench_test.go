@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -26,11 +27,14 @@ func BenchmarkHandleDelivery(b *testing.B) {
 	br.handlerCtx = context.Background()
 	s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
 	r := newRunner(br, s, runtime.Env{})
+	c := &sessionConsumer{acks: newAcker(nopAcknowledger{}, r.prefetch, slog.New(slog.DiscardHandler))}
 	d := amqp.Delivery{Acknowledger: nopAcknowledger{}, Type: "Order", ContentType: "application/json", MessageId: "m", Body: benchpair.OrderJSON(benchpair.Small)}
 	b.ReportAllocs()
 	for b.Loop() {
-		r.handle(d)
+		d.DeliveryTag++
+		r.handle(c, &d)
 	}
+	c.acks.close()
 }
 
 func BenchmarkHandleDeliveryRaw(b *testing.B) {
@@ -58,13 +62,16 @@ func BenchmarkPumpDelivery(b *testing.B) {
 		s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
 		r := newRunner(br, s, runtime.Env{})
 		deliveries := make(chan amqp.Delivery)
-		r.startPumps(&session{lost: make(chan struct{})}, deliveries)
+		c := &sessionConsumer{deliveries: deliveries, acks: newAcker(nopAcknowledger{}, r.prefetch, slog.New(slog.DiscardHandler))}
+		r.startPumps(&session{lost: make(chan struct{})}, c)
 		b.ReportAllocs()
 		for b.Loop() {
+			d.DeliveryTag++
 			deliveries <- d
 		}
 		close(deliveries)
 		r.waitPumps()
+		c.acks.close()
 	})
 	b.Run("raw", func(b *testing.B) {
 		deliveries := make(chan amqp.Delivery)

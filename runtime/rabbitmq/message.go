@@ -15,6 +15,13 @@ import (
 // count header always, even when it has no text form, so that the Consumer
 // judges it), and the retry cycles the broker recorded in x-death.
 func delivery(d *amqp.Delivery, c *adapter.Consumer) *adapter.Delivery {
+	out := &adapter.Delivery{}
+	fillDelivery(out, d, c)
+	return out
+}
+
+// fillDelivery fills out with what delivery returns for d.
+func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) {
 	headers := textHeaders(d.Headers)
 	name := c.RetryCountHeader()
 	if v, ok := d.Headers[name]; ok {
@@ -22,7 +29,7 @@ func delivery(d *amqp.Delivery, c *adapter.Consumer) *adapter.Delivery {
 			headers[name] = fmt.Sprintf("%v (an AMQP %T)", v, v)
 		}
 	}
-	return &adapter.Delivery{
+	*out = adapter.Delivery{
 		MessageID:   d.MessageId,
 		Type:        d.Type,
 		ContentType: d.ContentType,

@@ -50,10 +50,10 @@ type capture struct {
 	n int
 }
 
-func (c *capture) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+func (c *capture) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
 	c.p = copyOf(raw(d), cp, "guest")
 	c.n++
-	return nil
+	done(nil)
 }
 
 // fixedClock is a runtime.Clock stopped at now.

@@ -41,6 +41,7 @@ type options struct {
 	logger         *slog.Logger
 	codec          runtime.Codec
 	inOrder        bool
+	ackIdle        time.Duration // see acker; tests lengthen it
 }
 
 func defaultOptions() options {
@@ -48,6 +49,7 @@ func defaultOptions() options {
 		backoff:        backoff{min: DefaultReconnectMin, max: DefaultReconnectMax, jitter: DefaultReconnectJitter},
 		confirmTimeout: DefaultConfirmTimeout,
 		prefetch:       DefaultPrefetch,
+		ackIdle:        ackIdle,
 	}
 }
 

@@ -145,6 +145,18 @@ func (p *publisher) publishTo(ctx context.Context, exchange, key string, mandato
 	return ch.publishTo(ctx, exchange, key, mandatory, msg)
 }
 
+// publishAsync sends msg to queue and returns once it is sent; done gets
+// the outcome from the goroutine that learns it, and must not block (see
+// confirmChannel.publishAsync). When it returns an error, done is never
+// called.
+func (p *publisher) publishAsync(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
+	ch, err := p.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return ch.publishAsync(ctx, queue, msg, done)
+}
+
 // close closes the channel and the connection; publish fails with
 // ErrClosed from now on. When ctx ends before the broker answered (it
 // reads nothing from a connection it blocks), the connection is dropped

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"context"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,6 +29,15 @@ type runner struct {
 	slots chan struct{}
 	// pumps are the pumps of every session, past and current.
 	pumps sync.WaitGroup
+	// copies holds a token per copy awaiting its confirm: as many as the
+	// prefetch (or the handler slots, when more), since each holds its
+	// original unacknowledged.
+	copies chan struct{}
+	// outcomes are the copies' outcomes the reporter has yet to hand
+	// their done (see Send).
+	outcomesMu sync.Mutex
+	outcomes   []outcome
+	reporting  bool
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
@@ -40,15 +50,16 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 		auto:     sub.AckMode() == runtime.AckAuto,
 		prefetch: prefetch,
 		slots:    make(chan struct{}, sub.Workers()),
+		copies:   make(chan struct{}, max(prefetch, sub.Workers())),
 	}
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
 	return r
 }
 
-// startPumps starts the pumps of a session's consumer.
-func (r *runner) startPumps(s *session, deliveries <-chan amqp.Delivery) {
+// startPumps starts the pumps of a session's consumer c.
+func (r *runner) startPumps(s *session, c *sessionConsumer) {
 	for range r.sub.Workers() {
-		r.pumps.Go(func() { r.pump(s, deliveries) })
+		r.pumps.Go(func() { r.pump(s, c) })
 	}
 }
 
@@ -72,6 +83,17 @@ func (r *runner) stopped() bool {
 	}
 }
 
+// waitCopies waits until the copies of every runner are confirmed (or
+// not) and their originals settled, or ctx ends.
+func waitCopies(ctx context.Context, runners []*runner) error {
+	for _, r := range runners {
+		if err := r.c.WaitCopies(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitPumps waits until the pumps of every session have returned: each
 // returns once its consumer's deliveries end (the consumer was cancelled or
 // the session closed) and its handler is done.
@@ -79,17 +101,17 @@ func (r *runner) waitPumps() {
 	r.pumps.Wait()
 }
 
-// pump runs a session's deliveries until the consumer ends, each in a
-// handler slot. Once the session is lost, deliveries waiting for a slot are
-// left alone (the broker requeues them with the channel). Once Shutdown
-// begins, deliveries not yet started go back to the broker (ack=manual),
-// or still run (ack=auto, where the broker already counts them as
-// delivered).
-func (r *runner) pump(s *session, deliveries <-chan amqp.Delivery) {
+// pump runs the deliveries of a session's consumer c until it ends, each
+// in a handler slot. Once the session is lost, deliveries waiting for a
+// slot are left alone (the broker requeues them with the channel). Once
+// Shutdown begins, deliveries not yet started go back to the broker
+// (ack=manual), or still run (ack=auto, where the broker already counts
+// them as delivered).
+func (r *runner) pump(s *session, c *sessionConsumer) {
 	stopping := r.stopping()
-	for d := range deliveries {
+	for d := range c.deliveries {
 		if r.stopped() {
-			r.release(&d)
+			r.release(c, &d)
 			continue
 		}
 		select {
@@ -97,32 +119,44 @@ func (r *runner) pump(s *session, deliveries <-chan amqp.Delivery) {
 		case <-s.lost:
 			continue
 		case <-stopping:
-			r.release(&d)
+			r.release(c, &d)
 			continue
 		}
 		if r.stopped() {
-			r.release(&d)
+			r.release(c, &d)
 		} else {
-			r.handle(d)
+			r.handle(c, &d)
 		}
 		<-r.slots
 	}
 }
 
 // release hands a delivery that was never started back to the broker.
-func (r *runner) release(d *amqp.Delivery) {
+func (r *runner) release(c *sessionConsumer, d *amqp.Delivery) {
 	if r.auto {
 		r.c.Logger().Warn("rabbitmq: message lost at shutdown: ack=auto had acknowledged it before it could run",
 			"message_id", d.MessageId, "message_type", d.Type)
 		return
 	}
-	if err := d.Nack(false, true); err != nil {
+	if err := c.acks.nack(d.DeliveryTag, true); err != nil {
 		r.c.Logger().Debug("rabbitmq: hand back an unstarted delivery", "message_id", d.MessageId, "err", err)
 	}
 }
 
-// handle runs one delivery through the subscription's Consumer, which
+// inbound is a delivery on its way through the runner, in one allocation:
+// the AMQP delivery, what the Consumer sees of it, and the acker of the
+// channel it came on (nil with ack=auto).
+type inbound struct {
+	amqp amqp.Delivery
+	d    adapter.Delivery
+	acks *acker
+}
+
+// handle runs one delivery of c through the subscription's Consumer, which
 // decides what becomes of it and has the runner carry that out.
-func (r *runner) handle(d amqp.Delivery) {
-	r.c.Handle(r.b.handlerCtx, delivery(&d, r.c))
+func (r *runner) handle(c *sessionConsumer, d *amqp.Delivery) {
+	in := &inbound{amqp: *d, acks: c.acks}
+	fillDelivery(&in.d, &in.amqp, r.c)
+	in.d.Source = in
+	r.c.Handle(r.b.handlerCtx, &in.d)
 }

@@ -35,6 +35,7 @@ type sessionConsumer struct {
 	ch         *amqp.Channel
 	tag        string
 	deliveries <-chan amqp.Delivery
+	acks       *acker // settles the channel's deliveries; nil with ack=auto
 }
 
 // openSession connects, declares the topology of every subscription and
@@ -98,7 +99,12 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)
 	}
-	return &sessionConsumer{runner: r, ch: ch, tag: tag, deliveries: deliveries}, nil
+	c := &sessionConsumer{runner: r, ch: ch, tag: tag, deliveries: deliveries}
+	if !r.auto {
+		c.acks = newAcker(ch, r.prefetch, r.c.Logger())
+		c.acks.idle = r.b.opts.ackIdle
+	}
+	return c, nil
 }
 
 // consumerTag names a consumer after the connection and the queue, as the
@@ -142,7 +148,7 @@ func (s *session) cause() error {
 // start starts the pumps that run the deliveries of every consumer.
 func (s *session) start() {
 	for _, c := range s.consumers {
-		c.runner.startPumps(s, c.deliveries)
+		c.runner.startPumps(s, c)
 	}
 }
 
@@ -155,22 +161,32 @@ func (s *session) cancelConsumers(log *slog.Logger) {
 		if err := c.ch.Cancel(c.tag, false); err != nil {
 			log.Debug("rabbitmq: cancel consumer", "queue", c.runner.sub.Name, "err", err)
 		}
-		c.runner.pumps.Go(func() { c.runner.pump(s, c.deliveries) })
+		c.runner.pumps.Go(func() { c.runner.pump(s, c) })
 	}
 }
 
-// close closes the connection, which requeues every delivery not yet
-// acknowledged and ends the consumers' deliveries, and waits for the
-// session's watchers. Its pumps return once their handlers are done; the
+// close sends the acks still waiting, then closes the connection, which
+// requeues every delivery not yet acknowledged and ends the consumers'
+// deliveries, and waits for the session's watchers. Its pumps return once their handlers are done; the
 // runners wait for them. When ctx ends before the broker answered, the
 // connection is dropped instead (the broker requeues the same), and close
 // returns an error saying so.
 func (s *session) close(ctx context.Context) error {
 	var err error
 	s.closeOnce.Do(func() {
+		for _, c := range s.consumers {
+			if c.acks != nil {
+				_ = c.acks.flush() // a lost channel fails at once, and logs what it drops
+			}
+		}
 		why := ""
 		if !s.conn.closeWithin(ctx, func() { why = blockedBecause(s.blocks) }) {
 			err = fmt.Errorf("the consuming connection did not close in time%s, so it was dropped; the broker requeues what it had not acknowledged", why)
+		}
+		for _, c := range s.consumers {
+			if c.acks != nil {
+				c.acks.close()
+			}
 		}
 		s.watchers.Wait()
 	})

@@ -11,23 +11,101 @@ import (
 // raw is the AMQP delivery behind d.
 func raw(d *adapter.Delivery) *amqp.Delivery { return d.Raw.(*amqp.Delivery) }
 
-// Send publishes cp, a copy of d, through the hardened publish: mandatory,
-// persistent, confirmed.
-func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
-	return r.b.pub.publish(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user))
+// Send publishes cp, a copy of d, through the hardened publish (mandatory,
+// persistent, confirmed) and returns once it is sent, so the handler's
+// slot is free while the broker confirms. done gets the outcome on the
+// runner's reporter (see report). At most cap(r.copies) copies await their
+// confirm: Send waits for a place first, or until ctx ends.
+func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
+	select {
+	case r.copies <- struct{}{}:
+	default:
+		select {
+		case r.copies <- struct{}{}:
+		case <-ctx.Done():
+			done(ctx.Err())
+			return
+		}
+	}
+	err := r.b.pub.publishAsync(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) { r.reported(done, err) })
+	if err != nil {
+		<-r.copies
+		done(err) // in the handler's slot, which pauses before the requeue
+	}
 }
 
-// Ack acknowledges d on its channel.
+// outcome is a copy's outcome, for its done.
+type outcome struct {
+	done func(error)
+	err  error
+}
+
+// reported queues a copy's outcome for the reporter, and starts it unless
+// it runs: the confirm's goroutine never waits for a done, which may pause
+// before a requeue.
+func (r *runner) reported(done func(error), err error) {
+	r.outcomesMu.Lock()
+	r.outcomes = append(r.outcomes, outcome{done, err})
+	if r.reporting {
+		r.outcomesMu.Unlock()
+		return
+	}
+	r.reporting = true
+	r.outcomesMu.Unlock()
+	go r.report()
+}
+
+// report calls the done of each outcome queued, in order, freeing the
+// copy's place after it, and returns once none is left.
+func (r *runner) report() {
+	var batch []outcome
+	for {
+		r.outcomesMu.Lock()
+		r.outcomes, batch = batch[:0], r.outcomes
+		if len(batch) == 0 {
+			r.reporting = false
+			r.outcomesMu.Unlock()
+			return
+		}
+		r.outcomesMu.Unlock()
+		for i, o := range batch {
+			o.done(o.err)
+			batch[i] = outcome{}
+			<-r.copies
+		}
+	}
+}
+
+// acksOf returns the acker of d's channel, or nil for a delivery the
+// runner did not take in (a test's).
+func acksOf(d *adapter.Delivery) *acker {
+	if in, ok := d.Source.(*inbound); ok {
+		return in.acks
+	}
+	return nil
+}
+
+// Ack acknowledges d on its channel, coalesced with the channel's other
+// acks (see acker).
 func (r *runner) Ack(_ context.Context, d *adapter.Delivery) error {
+	if a := acksOf(d); a != nil {
+		return a.ack(raw(d).DeliveryTag)
+	}
 	return raw(d).Ack(false)
 }
 
-// Reject nacks d without requeue.
+// Reject nacks d without requeue, after the acks waiting on its channel.
 func (r *runner) Reject(_ context.Context, d *adapter.Delivery) error {
+	if a := acksOf(d); a != nil {
+		return a.nack(raw(d).DeliveryTag, false)
+	}
 	return raw(d).Nack(false, false)
 }
 
-// Requeue nacks d with requeue.
+// Requeue nacks d with requeue, after the acks waiting on its channel.
 func (r *runner) Requeue(_ context.Context, d *adapter.Delivery) error {
+	if a := acksOf(d); a != nil {
+		return a.nack(raw(d).DeliveryTag, true)
+	}
 	return raw(d).Nack(false, true)
 }

@@ -466,10 +466,15 @@ type memTransport struct {
 	sub *runtime.Subscription
 }
 
-// Send puts the copy in its queue. On RabbitMQ a copy in a wait queue
-// returns to the subscription's queue when the TTL passes, unless a
-// subscription consumes the wait queue.
-func (t *memTransport) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+// Send puts the copy in its queue, and reports the outcome before it
+// returns. On RabbitMQ a copy in a wait queue returns to the
+// subscription's queue when the TTL passes, unless a subscription consumes
+// the wait queue.
+func (t *memTransport) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
+	done(t.send(ctx, d, cp))
+}
+
+func (t *memTransport) send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("streamtest: send to %q: %w", cp.Queue, err)
 	}

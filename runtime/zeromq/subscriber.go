@@ -121,8 +121,12 @@ func (s *subscriber) tooLarge(peer string, err error) {
 }
 
 // Send sends cp, a copy of d's envelope with cp's header changes, to the
-// subscription cp.Queue.
-func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+// subscription cp.Queue, and reports the outcome before it returns.
+func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
+	done(s.sendCopy(ctx, d, cp))
+}
+
+func (s *subscriber) sendCopy(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
 	env := d.Raw.(*Envelope).clone()
 	env.Subscription = cp.Queue
 	env.Headers = slices.DeleteFunc(env.Headers, func(h Header) bool {

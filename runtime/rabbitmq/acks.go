@@ -1,0 +1,254 @@
+package rabbitmq
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// ackIdle is how long the acks of a channel wait after its last
+// settlement before they are sent whatever their number.
+const ackIdle = time.Millisecond
+
+// errAcksClosed is what an acker whose channel is gone answers.
+var errAcksClosed = errors.New("the consuming channel is closed")
+
+// channelAcks is the part of *amqp091.Channel that settles deliveries;
+// tests put a fake in its place.
+type channelAcks interface {
+	Ack(tag uint64, multiple bool) error
+	Nack(tag uint64, multiple, requeue bool) error
+}
+
+// acker settles the deliveries of one consuming channel, and coalesces its
+// acks: an ack the Consumer asks for waits, and one basic.ack with
+// multiple=true settles many. Such an ack names the highest tag below
+// which every delivery is settled, so it never acknowledges a delivery
+// whose handler has not finished, and it always names a tag still
+// outstanding on the broker. The acks are sent
+//
+//   - once every tags wait (a quarter of the prefetch), up to the highest
+//     contiguous settled tag; when a delivery still running holds back as
+//     many acks again, those are sent one by one, so a slow handler never
+//     fills the prefetch window with settled deliveries;
+//   - ackIdle after the last settlement, all of them;
+//   - before a nack on the channel, all of them, so the broker sees the
+//     channel's settlements in order;
+//   - when the session closes (flush).
+//
+// Acks still waiting when the channel is lost are lost with it: the broker
+// delivers those messages again, as at-least-once delivery allows.
+type acker struct {
+	ch    channelAcks
+	every int
+	idle  time.Duration
+	log   *slog.Logger
+
+	mu sync.Mutex
+	// contig is the highest tag below which every delivery is settled.
+	contig uint64
+	// runs are the settled tags beyond contig+1: sorted, disjoint, and
+	// with a gap of at least one unsettled tag before each.
+	runs []tagRun
+	// pending are the tags acked here and not yet sent, sorted.
+	pending []uint64
+	err     error // why the channel takes no more settlements
+	timer   *time.Timer
+	armed   bool // the timer is set
+	busy    bool // a settlement came since the timer was set
+}
+
+// tagRun is the settled delivery tags lo to hi.
+type tagRun struct{ lo, hi uint64 }
+
+// newAcker returns the acker of a channel whose prefetch is prefetch.
+func newAcker(ch channelAcks, prefetch int, log *slog.Logger) *acker {
+	return &acker{ch: ch, every: max(prefetch/4, 1), idle: ackIdle, log: log}
+}
+
+// ack settles tag as done; the broker learns it within idle.
+func (a *acker) ack(tag uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	if !a.settle(tag) {
+		return fmt.Errorf("delivery tag %d is settled already", tag)
+	}
+	a.pending = insertTag(a.pending, tag)
+	a.busy = true
+	if len(a.pending) >= a.every {
+		if err := a.sendLocked(false); err != nil {
+			return err
+		}
+		if len(a.pending) >= a.every {
+			if err := a.sendLocked(true); err != nil {
+				return err
+			}
+		}
+	}
+	a.armLocked()
+	return nil
+}
+
+// nack sends every waiting ack, then a nack of tag, with requeue or not.
+func (a *acker) nack(tag uint64, requeue bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	if err := a.sendLocked(true); err != nil {
+		return err
+	}
+	if !a.settle(tag) {
+		return fmt.Errorf("delivery tag %d is settled already", tag)
+	}
+	if err := a.ch.Nack(tag, false, requeue); err != nil {
+		return a.failLocked(err)
+	}
+	return nil
+}
+
+// flush sends every waiting ack.
+func (a *acker) flush() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	return a.sendLocked(true)
+}
+
+// close marks the channel gone: settlements fail from now on, and acks
+// still waiting are dropped (the broker delivers those messages again).
+func (a *acker) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.dropLocked(errAcksClosed)
+	}
+}
+
+// waiting returns how many acks wait to be sent.
+func (a *acker) waiting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending)
+}
+
+// settle marks tag settled, and reports false when it was already.
+func (a *acker) settle(tag uint64) bool {
+	if tag <= a.contig {
+		return false
+	}
+	if tag == a.contig+1 {
+		a.contig = tag
+		if len(a.runs) > 0 && a.runs[0].lo == tag+1 {
+			a.contig = a.runs[0].hi
+			a.runs = slices.Delete(a.runs, 0, 1)
+		}
+		return true
+	}
+	// The first run that ends right before tag, or later.
+	i := sort.Search(len(a.runs), func(i int) bool { return a.runs[i].hi+1 >= tag })
+	switch {
+	case i < len(a.runs) && a.runs[i].lo <= tag && tag <= a.runs[i].hi:
+		return false
+	case i < len(a.runs) && a.runs[i].hi+1 == tag:
+		a.runs[i].hi = tag
+		if i+1 < len(a.runs) && a.runs[i+1].lo == tag+1 {
+			a.runs[i].hi = a.runs[i+1].hi
+			a.runs = slices.Delete(a.runs, i+1, i+2)
+		}
+	case i < len(a.runs) && a.runs[i].lo == tag+1:
+		a.runs[i].lo = tag
+	default:
+		a.runs = slices.Insert(a.runs, i, tagRun{tag, tag})
+	}
+	return true
+}
+
+// sendLocked sends the waiting acks up to contig in one basic.ack with
+// multiple=true, naming the highest of them (still outstanding on the
+// broker); with all, it then sends the others one by one.
+func (a *acker) sendLocked(all bool) error {
+	i := sort.Search(len(a.pending), func(i int) bool { return a.pending[i] > a.contig })
+	if i > 0 {
+		if err := a.ch.Ack(a.pending[i-1], true); err != nil {
+			return a.failLocked(err)
+		}
+		a.pending = a.pending[:copy(a.pending, a.pending[i:])]
+	}
+	if all {
+		for len(a.pending) > 0 {
+			if err := a.ch.Ack(a.pending[0], false); err != nil {
+				return a.failLocked(err)
+			}
+			a.pending = a.pending[:copy(a.pending, a.pending[1:])]
+		}
+	}
+	return nil
+}
+
+// armLocked sets the timer when acks wait and it is not set.
+func (a *acker) armLocked() {
+	if a.armed || len(a.pending) == 0 {
+		return
+	}
+	a.armed, a.busy = true, false
+	if a.timer == nil {
+		a.timer = time.AfterFunc(a.idle, a.tick)
+	} else {
+		a.timer.Reset(a.idle)
+	}
+}
+
+// tick runs idle after the timer was set. When settlements came since,
+// it sends what is contiguous and waits another idle; else it sends all.
+func (a *acker) tick() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.armed = false
+	if a.err != nil {
+		return
+	}
+	if err := a.sendLocked(!a.busy); err != nil {
+		return
+	}
+	a.armLocked()
+}
+
+// failLocked marks the channel gone after a failed send, and returns why.
+func (a *acker) failLocked(err error) error {
+	a.dropLocked(fmt.Errorf("%w: %w", errAcksClosed, err))
+	return a.err
+}
+
+func (a *acker) dropLocked(err error) {
+	a.err = err
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	if n := len(a.pending); n > 0 {
+		a.log.Warn("rabbitmq: acks not sent before the consuming channel closed; the broker delivers those messages again",
+			"messages", n, "err", err)
+	}
+	a.pending = nil
+	a.runs = nil
+}
+
+// insertTag inserts tag into the sorted tags. Tags mostly come in order,
+// so it looks from the end.
+func insertTag(tags []uint64, tag uint64) []uint64 {
+	i := len(tags)
+	for i > 0 && tags[i-1] > tag {
+		i--
+	}
+	return slices.Insert(tags, i, tag)
+}

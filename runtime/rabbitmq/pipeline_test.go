@@ -1,0 +1,155 @@
+package rabbitmq
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
+)
+
+// withheld is a publishing channel stand-in that confirms nothing until
+// released, then everything, in order.
+type withheld struct {
+	release   chan struct{}
+	once      sync.Once
+	published atomic.Int64
+}
+
+func newWithheld() *withheld { return &withheld{release: make(chan struct{})} }
+
+func (w *withheld) open(context.Context) (publishChannel, error) {
+	return countingChannel{newFakeChannel(func(seq uint64, _ string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+		<-w.release
+		return nil, ack(seq)
+	}), &w.published}, nil
+}
+
+// countingChannel counts the publishes that reach it.
+type countingChannel struct {
+	*fakeChannel
+	n *atomic.Int64
+}
+
+func (c countingChannel) PublishWithContext(ctx context.Context, exchange, key string, mandatory, immediate bool, msg amqp.Publishing) error {
+	err := c.fakeChannel.PublishWithContext(ctx, exchange, key, mandatory, immediate, msg)
+	if err == nil {
+		c.n.Add(1)
+	}
+	return err
+}
+
+func (w *withheld) confirm() { w.once.Do(func() { close(w.release) }) }
+
+// A retry copy frees the handler's slot as soon as it is sent: with one
+// handler and no confirm yet, every delivery of the prefetch window is
+// handled, and each original is acknowledged once its copy's confirm
+// arrives.
+func TestRetryCopiesDoNotHoldTheHandlerSlot(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("pipeline")
+	b := newTestBroker(WithConfirmTimeout(time.Minute))
+	w := newWithheld()
+	t.Cleanup(w.confirm)
+	b.pub.open = w.open
+	var c calls
+	s := sub(q, time.Minute, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysFail))
+	s.Prefetch = 5 // one handler at a time
+	a := runApp(t, b, s)
+
+	fillJobs(adm, q, 5)
+	testkit.Eventually(t, "five deliveries handled while no copy is confirmed", func() bool { return c.len() == 5 })
+	if n := w.published.Load(); n != 5 {
+		t.Errorf("%d copies published, want 5", n)
+	}
+	if n := adm.unacked(q); n != 5 {
+		t.Errorf("%d originals unacked before the confirms, want 5: an original is acked only once its copy is confirmed", n)
+	}
+	if st := a.stats(q); st.Retried != 0 {
+		t.Errorf("%d retries counted before any confirm", st.Retried)
+	}
+	w.confirm()
+	testkit.Eventually(t, "the five originals to be acked", func() bool { return adm.unacked(q) == 0 && adm.ready(q) == 0 })
+	testkit.Eventually(t, "five retries to be counted", func() bool { return a.stats(q).Retried == 5 })
+}
+
+// Shutdown waits for the copies still awaiting their confirm, and settles
+// their originals, before it closes the connections.
+func TestShutdownWaitsForCopiesAwaitingTheirConfirm(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("pipeline-shutdown")
+	b := newTestBroker(WithConfirmTimeout(time.Minute))
+	w := newWithheld()
+	t.Cleanup(w.confirm)
+	b.pub.open = w.open
+	var c calls
+	a := runApp(t, b, sub(q, time.Minute, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, alwaysFail)))
+	fillJobs(adm, q, 1)
+	testkit.Eventually(t, "the copy to be published", func() bool { return w.published.Load() == 1 })
+	stopped := make(chan error, 1)
+	go func() { stopped <- a.stop() }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("the App stopped (%v) while a copy awaited its confirm", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	w.confirm()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if n := adm.ready(q); n != 0 {
+		t.Errorf("%d messages back in the queue: the original of the confirmed copy was not acked", n)
+	}
+	if st := a.stats(q); st.Retried != 1 || st.Failed != 0 {
+		t.Errorf("stats %+v, want one retry", st)
+	}
+}
+
+// No more copies await their confirm at once than the runner allows: a
+// further Send waits for a place, and takes it once a confirm frees one.
+func TestCopiesAwaitingAConfirmAreBounded(t *testing.T) {
+	testkit.NoLeaks(t)
+	b := newTestBroker(WithConfirmTimeout(time.Minute))
+	w := newWithheld()
+	b.pub.open = w.open
+	t.Cleanup(func() {
+		w.confirm()
+		_ = b.Close()
+	})
+	s := sub("q", time.Minute, handler("Job", runtime.Policy{MaxAttempts: 2}, &calls{}, alwaysFail))
+	s.Prefetch = 3
+	r := newRunner(b, s, runtime.Env{})
+	var outcomes sync.WaitGroup
+	var sent atomic.Int64
+	for i := range 5 {
+		outcomes.Add(1)
+		go func() {
+			d := &adapter.Delivery{Raw: &amqp.Delivery{MessageId: itoa(i), Body: []byte("{}")}}
+			r.Send(t.Context(), d, &adapter.Copy{Kind: adapter.RetryCopy, Queue: "q.retry", MessageID: itoa(i)}, func(err error) {
+				if err != nil {
+					t.Errorf("copy %d: %v", i, err)
+				}
+				outcomes.Done()
+			})
+			sent.Add(1)
+		}()
+	}
+	testkit.Eventually(t, "three copies to be published", func() bool { return w.published.Load() == 3 })
+	time.Sleep(50 * time.Millisecond)
+	if n := sent.Load(); n != 3 {
+		t.Errorf("%d Sends returned while three copies await their confirm, want 3", n)
+	}
+	w.confirm()
+	outcomes.Wait()
+	if n := w.published.Load(); n != 5 {
+		t.Errorf("%d copies published in the end, want 5", n)
+	}
+}
