@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
+	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
 // Broker runs subscriptions on ZeroMQ sockets and publishes to ZeroMQ
@@ -21,19 +22,17 @@ type Broker struct {
 	cfg    config
 	cfgErr error // every error of the options, joined
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	log     *slog.Logger
-	clock   runtime.Clock
-	codec   runtime.Codec // WithCodec's, else the App's once started
-	subs    map[string]*subscriber
-	senders map[string]sender
-	copies  *copyScheduler
+	mu       sync.Mutex
+	started  bool
+	stopping bool // Shutdown began: no Start, no Listen
+	closed   bool // the senders are closed: nothing is sent any more
+	log      *slog.Logger
+	clock    runtime.Clock
+	codec    runtime.Codec // WithCodec's, else the App's once started
+	subs     map[string]*subscriber
+	senders  map[string]sender
+	copies   *copyScheduler
 
-	// life ends when the broker is shut down; sockets live within it.
-	life    context.Context
-	endLife context.CancelFunc
 	// work is the context of handlers and of the copies they cause; it ends
 	// when Shutdown's context ends, or when Shutdown returns.
 	work    context.Context
@@ -59,7 +58,6 @@ func New(opts ...Option) *Broker {
 		b.log = b.cfg.logger
 	}
 	b.codec = b.cfg.codec
-	b.life, b.endLife = context.WithCancel(context.Background())
 	return b
 }
 
@@ -87,7 +85,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.stopping {
 		return errClosed
 	}
 	if b.started {
@@ -119,14 +117,18 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, consumers []*runtim
 		for _, s := range started {
 			s.stopReceiving()
 		}
-		for _, s := range b.senders {
-			s.close()
+		// What Publish accepted for a ventilator is lost with it.
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		for name, s := range b.senders {
+			if err := s.close(gone); err != nil {
+				b.log.Warn("zeromq: a queue was closed because the broker did not start", "queue", name, "err", err)
+			}
 		}
 		clear(b.subs)
 		clear(b.senders)
-		b.closed = true
+		b.stopping, b.closed = true, true
 		b.endWork()
-		b.endLife()
 		return err
 	}
 	for _, c := range consumers {
@@ -161,7 +163,7 @@ func (b *Broker) Listen() error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.stopping {
 		return errClosed
 	}
 	return b.listenVentilators()
@@ -174,13 +176,26 @@ func (b *Broker) listenVentilators() error {
 		if q.ep.role != roleVentilator || b.senders[name] != nil {
 			continue
 		}
-		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		v, err := b.listenVentilator(q)
 		if err != nil {
 			return err
 		}
 		b.senders[name] = v
 	}
 	return nil
+}
+
+// listenVentilator binds the ventilator of queue q.
+func (b *Broker) listenVentilator(q *queueConfig) (ventSender, error) {
+	v, err := zmtp.ListenVentilator(zmtp.VentilatorConfig{
+		Name: q.name, Network: q.network, Address: q.address, Endpoint: q.ep.addr,
+		QueueSize: q.outboxLimit(), MaxConnections: q.connectionLimit(), Hint: "raise it with zeromq.MaxConnections",
+		Clock: b.clock, Log: b.log,
+	})
+	if err != nil {
+		return ventSender{}, fmt.Errorf("zeromq: queue %q: bind ventilator at %s: %w", q.name, q.ep.addr, err)
+	}
+	return ventSender{v}, nil
 }
 
 // check returns every startup error of the subscriptions, each naming its
@@ -272,7 +287,9 @@ func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
 	return env, nil
 }
 
-// sendEnvelope frames env and sends it to queue.
+// sendEnvelope frames env and sends it to queue: it returns once the
+// message is written to a connection (a bound queue) or handed to a worker
+// (a ventilator), which Shutdown then flushes.
 func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) error {
 	frames, err := env.Frames()
 	if err != nil {
@@ -282,7 +299,7 @@ func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) 
 	if err != nil {
 		return err
 	}
-	return s.send(ctx, frames)
+	return s.send(ctx, frames, nil)
 }
 
 // senderFor returns the sender of queue, making it on first use.
@@ -292,6 +309,11 @@ func (b *Broker) senderFor(queue string) (sender, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.senderLocked(queue)
+}
+
+// senderLocked is senderFor with b.mu held.
+func (b *Broker) senderLocked(queue string) (sender, error) {
 	if b.closed {
 		return nil, errClosed
 	}
@@ -309,14 +331,18 @@ func (b *Broker) senderFor(queue string) (sender, error) {
 			b.mu.Lock()
 			local := b.subs[queue]
 			b.mu.Unlock()
-			if local != nil {
-				return local.target()
+			if local == nil {
+				return q.network, q.address, nil
 			}
-			return q.network, q.address, nil
+			network, address, err := local.target()
+			if err != nil {
+				return "", "", errReaderStopped
+			}
+			return network, address, nil
 		}
-		s = newPusher(b.life, queue, target, b.clock, b.log)
+		s = pushSender{zmtp.NewPusher(queue, target, b.clock, b.log)}
 	case roleVentilator:
-		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		v, err := b.listenVentilator(q)
 		if err != nil {
 			return nil, err
 		}
@@ -337,13 +363,13 @@ func (b *Broker) Addr(queue string) string {
 	var a net.Addr
 	if s := b.subs[queue]; s != nil {
 		a = s.addr()
-	} else if v, ok := b.senders[queue].(*ventilator); ok {
-		a = v.addr()
+	} else if v, ok := b.senders[queue].(ventSender); ok {
+		a = v.v.Addr()
 	}
 	if a == nil {
 		return ""
 	}
-	return endpointString(a)
+	return zmtp.Endpoint(a)
 }
 
 // Connections returns how many peers are connected to queue's sockets in
@@ -363,34 +389,42 @@ func (b *Broker) Connections(queue string) int {
 	return n
 }
 
-// Shutdown stops gracefully: it stops receiving, lets the workers finish
-// the messages already received (in-flight handlers included) while ctx
-// lasts, then cancels the handlers' context, reports the retry copies still
-// waiting for their delay (ZeroMQ stores nothing: they are lost), waits for
-// the copies being sent, and closes every socket. It returns ctx's error
-// when ctx ended first. Shutdown may be called without Start, to close the
+// Shutdown stops gracefully, everything while ctx lasts: it stops
+// receiving, lets the workers finish the messages already received
+// (in-flight handlers included), reports the retry copies still waiting for
+// their delay (ZeroMQ stores nothing: they are lost), waits for the copies
+// being sent, and flushes what Publish handed to a ventilator. When ctx
+// ends first, it cancels the handlers' context, counts what a ventilator
+// could not write in a warning, and returns an error saying so. Then it
+// closes every socket. Shutdown may be called without Start, to close the
 // sockets of a service that only publishes.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	if b.closed {
+	if b.stopping {
 		b.mu.Unlock()
 		return nil
 	}
-	b.closed = true
+	b.stopping = true
 	started := b.started
 	subs := slices.Collect(maps.Values(b.subs))
 	b.mu.Unlock()
 
 	var errs []error
 	if started {
+		stop := context.AfterFunc(ctx, b.endWork)
+		defer stop()
 		errs = b.stopSubscriptions(ctx, subs)
+		b.endWork()
 	}
-	b.endLife()
 	b.mu.Lock()
-	senders := slices.Collect(maps.Values(b.senders))
+	b.closed = true
+	names := slices.Sorted(maps.Keys(b.senders))
+	senders := b.senders
 	b.mu.Unlock()
-	for _, s := range senders {
-		s.close()
+	for _, name := range names {
+		if err := senders[name].close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -398,9 +432,6 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 // stopSubscriptions stops receiving, waits for the workers and the retry
 // copies while ctx lasts, and reports the copies that are lost.
 func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []error {
-	stop := context.AfterFunc(ctx, b.endWork)
-	defer stop()
-	defer b.endWork()
 	for _, s := range subs {
 		s.stopReceiving()
 	}
