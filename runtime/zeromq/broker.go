@@ -31,6 +31,8 @@ type Broker struct {
 	codec    runtime.Codec // WithCodec's, else the App's once started
 	subs     map[string]*subscriber
 	senders  map[string]sender
+	outboxes map[string]*outbox // of the queues copies are sent to
+	flushing bool               // Shutdown flushes the outboxes: no new ones
 	copies   *copyScheduler
 
 	// work is the context of handlers and of the copies they cause; it ends
@@ -44,11 +46,12 @@ type Broker struct {
 // returned by Start and Publish.
 func New(opts ...Option) *Broker {
 	b := &Broker{
-		cfg:     config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
-		log:     slog.New(slog.DiscardHandler),
-		clock:   runtime.SystemClock{},
-		subs:    map[string]*subscriber{},
-		senders: map[string]sender{},
+		cfg:      config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
+		log:      slog.New(slog.DiscardHandler),
+		clock:    runtime.SystemClock{},
+		subs:     map[string]*subscriber{},
+		senders:  map[string]sender{},
+		outboxes: map[string]*outbox{},
 	}
 	for _, o := range opts {
 		o(&b.cfg)
@@ -302,6 +305,53 @@ func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) 
 	return s.send(ctx, frames, nil)
 }
 
+// sendCopy frames env, a retry copy or a dead letter, and puts it in the
+// outbox of queue, so that a queue that does not answer holds back no
+// subscription. It returns at once unless the outbox is full: then it warns
+// and waits for room until ctx ends. A copy to a queue this service reads
+// itself does not wait: the subscriptions that would wait for room are the
+// ones that make it, so it waits for room in a goroutine of its own. done
+// is called once: with nil when the copy is written (or handed to a worker
+// of this service's ventilator), or with the error that lost it, such as a
+// shutdown deadline passed while it still waited in the outbox.
+func (b *Broker) sendCopy(ctx context.Context, queue string, env *Envelope, done func(error)) {
+	frames, err := env.Frames()
+	if err != nil {
+		done(fmt.Errorf("zeromq: send to %q: %w", queue, err))
+		return
+	}
+	o, local, err := b.outboxFor(queue)
+	if err != nil {
+		done(err)
+		return
+	}
+	o.put(ctx, copyItem{frames: frames, done: done}, !local)
+}
+
+// outboxFor returns the outbox of queue, making it on first use, and
+// whether a subscription of this broker reads the queue.
+func (b *Broker) outboxFor(queue string) (*outbox, bool, error) {
+	if b.cfgErr != nil {
+		return nil, false, b.cfgErr
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	local := b.subs[queue] != nil
+	if o := b.outboxes[queue]; o != nil {
+		return o, local, nil
+	}
+	if b.flushing {
+		return nil, local, errClosed
+	}
+	s, err := b.senderLocked(queue)
+	if err != nil {
+		return nil, local, err
+	}
+	o := newOutbox(queue, s, b.cfg.queues[queue].outboxLimit(), b.log)
+	b.outboxes[queue] = o
+	return o, local, nil
+}
+
 // senderFor returns the sender of queue, making it on first use.
 func (b *Broker) senderFor(queue string) (sender, error) {
 	if b.cfgErr != nil {
@@ -392,12 +442,13 @@ func (b *Broker) Connections(queue string) int {
 // Shutdown stops gracefully, everything while ctx lasts: it stops
 // receiving, lets the workers finish the messages already received
 // (in-flight handlers included), reports the retry copies still waiting for
-// their delay (ZeroMQ stores nothing: they are lost), waits for the copies
-// being sent, and flushes what Publish handed to a ventilator. When ctx
-// ends first, it cancels the handlers' context, counts what a ventilator
-// could not write in a warning, and returns an error saying so. Then it
-// closes every socket. Shutdown may be called without Start, to close the
-// sockets of a service that only publishes.
+// their delay (ZeroMQ stores nothing: they are lost), sends the copies in
+// the outboxes, and flushes what Publish handed to a ventilator. When ctx
+// ends first, it cancels the handlers' context, reports each copy still in
+// an outbox as lost, counts what is lost per queue in a warning, and
+// returns an error saying so. Then it closes every socket. Shutdown may be
+// called without Start, to close the sockets of a service that only
+// publishes.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	if b.stopping {
@@ -414,6 +465,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		stop := context.AfterFunc(ctx, b.endWork)
 		defer stop()
 		errs = b.stopSubscriptions(ctx, subs)
+	}
+	errs = append(errs, b.flushOutboxes(ctx)...)
+	if started {
 		b.endWork()
 	}
 	b.mu.Lock()
@@ -446,6 +500,26 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 	}
 	if err := b.copies.wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("zeromq: retry copies were still being sent: %w", err))
+	}
+	return errs
+}
+
+// flushOutboxes waits while ctx lasts for the copies in every outbox to be
+// sent, then gives up on the rest: each is reported lost to its sender,
+// and one warning per queue counts them.
+func (b *Broker) flushOutboxes(ctx context.Context) []error {
+	b.mu.Lock()
+	b.flushing = true
+	names := slices.Sorted(maps.Keys(b.outboxes))
+	outboxes := b.outboxes
+	b.mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		if lost := outboxes[name].flush(ctx); lost > 0 {
+			b.log.Warn("zeromq: copies were still in the outbox of a queue that did not take them in time; they are lost (ZeroMQ stores nothing)",
+				"queue", name, "lost", lost, "err", ctx.Err())
+			errs = append(errs, fmt.Errorf("zeromq: queue %q: %d copies were still in its outbox when the shutdown deadline passed; they are lost: %w", name, lost, ctx.Err()))
+		}
 	}
 	return errs
 }

@@ -85,11 +85,15 @@ func MaxMessageBytes(n int64) QueueOption {
 const DefaultOutboxSize = 1000
 
 // OutboxSize bounds how many messages may wait in memory to be sent to the
-// queue (DefaultOutboxSize when 0): when this service is the queue's
-// Ventilator, the messages waiting for each worker's connection. A
-// ventilator skips a worker whose queue is full. Messages still waiting
-// when the shutdown deadline passes are lost: Shutdown counts them in a
-// warning and returns an error.
+// queue (DefaultOutboxSize when 0): the copies this service sends there
+// (retry copies, dead letters) while the queue does not take them, and, when
+// this service is the queue's Ventilator, the messages waiting for each
+// worker's connection. While the copies' outbox is full, a subscription
+// sending one waits for room (a warning names the queue) and so holds back
+// its own senders; a ventilator skips a worker whose queue is full.
+// Messages still waiting when the shutdown deadline passes are lost:
+// Shutdown reports each copy to the runtime, which logs it, counts them per
+// queue, and returns an error.
 func OutboxSize(n int) QueueOption {
 	return func(q *queueConfig) { q.outboxSize = n }
 }

@@ -154,27 +154,31 @@ func (s *subscriber) carryOut(ctx context.Context, env *Envelope, d *runtime.Del
 		s.nackUnsupported()
 		s.c.Settle(d, v, nil)
 	case runtime.VerdictRetry:
-		s.retry(env, d, v)
+		s.retry(ctx, env, d, v)
 		s.ackUnsupported()
 	case runtime.VerdictPark:
-		err := s.b.sendEnvelope(ctx, v.Queue, s.parked(env, v))
+		s.b.sendCopy(ctx, v.Queue, s.parked(env, v), func(err error) { s.c.Settle(d, v, err) })
 		s.ackUnsupported()
-		s.c.Settle(d, v, err)
 	default:
 		s.c.Settle(d, v, fmt.Errorf("zeromq: unknown verdict %v", v.Kind))
 	}
 }
 
 // retry sends a copy of env (body and headers as they arrived, the retry
-// count one more) to the verdict's queue once its delay has passed. The
-// copy is settled when sent, or when it is lost at shutdown.
-func (s *subscriber) retry(env *Envelope, d *runtime.Delivery, v runtime.Verdict) {
+// count one more) to the verdict's queue once its delay has passed, through
+// the queue's outbox; with no delay the worker puts it there itself (see
+// Broker.sendCopy). The copy is settled when sent, or when it is lost at
+// shutdown.
+func (s *subscriber) retry(ctx context.Context, env *Envelope, d *runtime.Delivery, v runtime.Verdict) {
 	cp := env.clone() // v.Queue is out_retry, self already resolved by the Consumer
 	cp.Subscription = v.Queue
 	cp.SetHeader(s.b.cfg.retryCountHeader, strconv.Itoa(d.Attempt)) // count + 1
-	s.b.copies.schedule(v.Delay,
-		func(ctx context.Context) { s.c.Settle(d, v, s.b.sendEnvelope(ctx, v.Queue, cp)) },
-		func() { s.c.Settle(d, v, errCopyLost) })
+	send := func(ctx context.Context) { s.b.sendCopy(ctx, v.Queue, cp, func(err error) { s.c.Settle(d, v, err) }) }
+	if v.Delay <= 0 {
+		send(ctx)
+		return
+	}
+	s.b.copies.schedule(v.Delay, send, func() { s.c.Settle(d, v, errCopyLost) })
 }
 
 // parked is the copy of env for the dead-letter queue: framed with that
