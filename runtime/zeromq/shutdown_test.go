@@ -121,12 +121,18 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 	noLeaks(t)
 	started := make(chan struct{})
+	cancelled := make(chan error, 1)
+	release := make(chan struct{})
 	finished := make(chan struct{})
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		runtime.Handle("job", runtime.Policy{}, func(ctx context.Context, _ *Job, _ runtime.Metadata) runtime.Outcome {
 			close(started)
 			<-ctx.Done()
+			cancelled <- ctx.Err()
+			// Still running when Shutdown looks: a handler that
+			// returned at once when cancelled could be done by then.
+			<-release
 			close(finished)
 			return runtime.Retry().Because(ctx.Err())
 		}),
@@ -141,8 +147,12 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the deadline has passed already
 	err := zq.Shutdown(ctx)
+	close(release)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "in-flight handlers did not finish") {
 		t.Fatalf("Shutdown = %v", err)
+	}
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the handler's context ended with %v, want context.Canceled", err)
 	}
 	<-finished
 }
