@@ -192,10 +192,11 @@ func benchSubscribe(b *testing.B, size int) {
 // collections) once a first 100,000 messages of the same mix warmed the
 // worker up, and after the next 100,000, and the growth between the two
 // (target: under 10%), also per message. The warm-up is as long as the
-// measured run because the heap has high-water marks that are not leaks:
-// every retry copy is sent from a goroutine of its own, and the Go runtime
-// keeps the descriptor of every goroutine it ever ran at once; a short
-// warm-up leaves the measured run more chances to reach a new peak.
+// measured run because the heap has high-water marks that are not leaks
+// (buffers, and the outbox's copies when the queue's own reader falls
+// behind: they then wait in goroutines, and the Go runtime keeps the
+// descriptor of every goroutine it ever ran at once); a short warm-up
+// leaves the measured run more chances to reach a new peak.
 func BenchmarkWorkerMemory(b *testing.B) {
 	const warmup, total = 100_000, 100_000
 	ep := freeEndpoint(b)
