@@ -4,7 +4,7 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all test test-cluster vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all test test-cluster fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
@@ -27,6 +27,17 @@ fmt-check:
 
 rabbitmq:
 	@.ci/ensure-rabbitmq
+
+## fuzz: run each fuzz function for FUZZTIME (5s: under a minute in all); for a longer hunt, make fuzz FUZZTIME=10m
+## (make test runs their seed corpora, testdata/fuzz, as plain tests)
+FUZZTIME ?= 5s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./runtime/zeromq
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./runtime/zeromq
+	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(FUZZTIME) ./runtime/zeromq/internal/zmtp
+	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeGuard$$' -fuzztime $(FUZZTIME) ./runtime/zeromq/internal/zmtp
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryCount$$' -fuzztime $(FUZZTIME) ./runtime
+	$(GO) test -run '^$$' -fuzz '^FuzzAttemptReader$$' -fuzztime $(FUZZTIME) ./runtime/rabbitmq
 
 ## generate: regenerate the examples' generated files
 generate:

@@ -151,6 +151,8 @@ func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
 	if len(invoices) != 2 {
 		t.Fatalf("%d invoice deliveries, want 2 (one each)", len(invoices))
 	}
+	// The counter moves just before the line is logged.
+	testkit.Eventually(t, "the park line", func() bool { return len(logs.Containing("message parked")) > 0 })
 	if len(logs.Containing("message parked")) != 1 {
 		t.Fatalf("logs:\n%s", logs)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
+	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
 // Broker runs subscriptions on ZeroMQ sockets and publishes to ZeroMQ
@@ -23,18 +24,18 @@ type Broker struct {
 	cfg    config
 	cfgErr error // every error of the options, joined
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	log     *slog.Logger
-	clock   runtime.Clock
-	codec   runtime.Codec // WithCodec's, else the App's once started
-	subs    map[string]*subscriber
-	senders map[string]sender
+	mu       sync.Mutex
+	started  bool
+	stopping bool // Shutdown began: no Start, no Listen
+	closed   bool // the senders are closed: nothing is sent any more
+	log      *slog.Logger
+	clock    runtime.Clock
+	codec    runtime.Codec // WithCodec's, else the App's once started
+	subs     map[string]*subscriber
+	senders  map[string]sender
+	outboxes map[string]*outbox // of the queues copies are sent to
+	flushing bool               // Shutdown flushes the outboxes: no new ones
 
-	// life ends when the broker is shut down; sockets live within it.
-	life    context.Context
-	endLife context.CancelFunc
 	// work is the context of handlers and of the copies they cause; it ends
 	// when Shutdown's context ends, or when Shutdown returns.
 	work    context.Context
@@ -46,11 +47,12 @@ type Broker struct {
 // returned by Start and Publish.
 func New(opts ...Option) *Broker {
 	b := &Broker{
-		cfg:     config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
-		log:     slog.New(slog.DiscardHandler),
-		clock:   runtime.SystemClock{},
-		subs:    map[string]*subscriber{},
-		senders: map[string]sender{},
+		cfg:      config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
+		log:      slog.New(slog.DiscardHandler),
+		clock:    runtime.SystemClock{},
+		subs:     map[string]*subscriber{},
+		senders:  map[string]sender{},
+		outboxes: map[string]*outbox{},
 	}
 	for _, o := range opts {
 		o(&b.cfg)
@@ -60,7 +62,6 @@ func New(opts ...Option) *Broker {
 		b.log = b.cfg.logger
 	}
 	b.codec = b.cfg.codec
-	b.life, b.endLife = context.WithCancel(context.Background())
 	return b
 }
 
@@ -88,7 +89,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.stopping {
 		return errClosed
 	}
 	if b.started {
@@ -119,14 +120,18 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		for _, s := range started {
 			s.stopReceiving()
 		}
-		for _, s := range b.senders {
-			s.close()
+		// What Publish accepted for a ventilator is lost with it.
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		for name, s := range b.senders {
+			if err := s.close(gone); err != nil {
+				b.log.Warn("zeromq: a queue was closed because the broker did not start", "queue", name, "err", err)
+			}
 		}
 		clear(b.subs)
 		clear(b.senders)
-		b.closed = true
+		b.stopping, b.closed = true, true
 		b.endWork()
-		b.endLife()
 		return err
 	}
 	if env.Clock == nil {
@@ -164,7 +169,7 @@ func (b *Broker) Listen() error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.stopping {
 		return errClosed
 	}
 	return b.listenVentilators()
@@ -177,13 +182,26 @@ func (b *Broker) listenVentilators() error {
 		if q.ep.role != roleVentilator || b.senders[name] != nil {
 			continue
 		}
-		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		v, err := b.listenVentilator(q)
 		if err != nil {
 			return err
 		}
 		b.senders[name] = v
 	}
 	return nil
+}
+
+// listenVentilator binds the ventilator of queue q.
+func (b *Broker) listenVentilator(q *queueConfig) (ventSender, error) {
+	v, err := zmtp.ListenVentilator(zmtp.VentilatorConfig{
+		Name: q.name, Network: q.network, Address: q.address, Endpoint: q.ep.addr,
+		QueueSize: q.outboxLimit(), MaxConnections: q.connectionLimit(), Hint: "raise it with zeromq.MaxConnections",
+		Clock: b.clock, Log: b.log,
+	})
+	if err != nil {
+		return ventSender{}, fmt.Errorf("zeromq: queue %q: bind ventilator at %s: %w", q.name, q.ep.addr, err)
+	}
+	return ventSender{v}, nil
 }
 
 // check returns every startup error of the subscriptions, each naming its
@@ -280,7 +298,9 @@ func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
 	return env, nil
 }
 
-// sendEnvelope frames env and sends it to queue.
+// sendEnvelope frames env and sends it to queue: it returns once the
+// message is written to a connection (a bound queue) or handed to a worker
+// (a ventilator), which Shutdown then flushes.
 func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) error {
 	frames, err := env.Frames()
 	if err != nil {
@@ -290,7 +310,54 @@ func (b *Broker) sendEnvelope(ctx context.Context, queue string, env *Envelope) 
 	if err != nil {
 		return err
 	}
-	return s.send(ctx, frames)
+	return s.send(ctx, frames, nil)
+}
+
+// sendCopy frames env, a retry copy or a dead letter, and puts it in the
+// outbox of queue, so that a queue that does not answer holds back no
+// subscription. It returns at once unless the outbox is full: then it warns
+// and waits for room until ctx ends. A copy to a queue this service reads
+// itself does not wait: the subscriptions that would wait for room are the
+// ones that make it, so it waits for room in a goroutine of its own. done
+// is called once: with nil when the copy is written (or handed to a worker
+// of this service's ventilator), or with the error that lost it, such as a
+// shutdown deadline passed while it still waited in the outbox.
+func (b *Broker) sendCopy(ctx context.Context, queue string, env *Envelope, done func(error)) {
+	frames, err := env.Frames()
+	if err != nil {
+		done(fmt.Errorf("zeromq: send to %q: %w", queue, err))
+		return
+	}
+	o, local, err := b.outboxFor(queue)
+	if err != nil {
+		done(err)
+		return
+	}
+	o.put(ctx, copyItem{frames: frames, done: done}, !local)
+}
+
+// outboxFor returns the outbox of queue, making it on first use, and
+// whether a subscription of this broker reads the queue.
+func (b *Broker) outboxFor(queue string) (*outbox, bool, error) {
+	if b.cfgErr != nil {
+		return nil, false, b.cfgErr
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	local := b.subs[queue] != nil
+	if o := b.outboxes[queue]; o != nil {
+		return o, local, nil
+	}
+	if b.flushing {
+		return nil, local, errClosed
+	}
+	s, err := b.senderLocked(queue)
+	if err != nil {
+		return nil, local, err
+	}
+	o := newOutbox(queue, s, b.cfg.queues[queue].outboxLimit(), b.log)
+	b.outboxes[queue] = o
+	return o, local, nil
 }
 
 // senderFor returns the sender of queue, making it on first use.
@@ -300,6 +367,11 @@ func (b *Broker) senderFor(queue string) (sender, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.senderLocked(queue)
+}
+
+// senderLocked is senderFor with b.mu held.
+func (b *Broker) senderLocked(queue string) (sender, error) {
 	if b.closed {
 		return nil, errClosed
 	}
@@ -317,14 +389,18 @@ func (b *Broker) senderFor(queue string) (sender, error) {
 			b.mu.Lock()
 			local := b.subs[queue]
 			b.mu.Unlock()
-			if local != nil {
-				return local.target()
+			if local == nil {
+				return q.network, q.address, nil
 			}
-			return q.network, q.address, nil
+			network, address, err := local.target()
+			if err != nil {
+				return "", "", errReaderStopped
+			}
+			return network, address, nil
 		}
-		s = newPusher(b.life, queue, target, b.clock, b.log)
+		s = pushSender{zmtp.NewPusher(queue, target, b.clock, b.log)}
 	case roleVentilator:
-		v, err := listenVentilator(b.life, q, b.clock, b.log)
+		v, err := b.listenVentilator(q)
 		if err != nil {
 			return nil, err
 		}
@@ -345,13 +421,13 @@ func (b *Broker) Addr(queue string) string {
 	var a net.Addr
 	if s := b.subs[queue]; s != nil {
 		a = s.addr()
-	} else if v, ok := b.senders[queue].(*ventilator); ok {
-		a = v.addr()
+	} else if v, ok := b.senders[queue].(ventSender); ok {
+		a = v.v.Addr()
 	}
 	if a == nil {
 		return ""
 	}
-	return endpointString(a)
+	return zmtp.Endpoint(a)
 }
 
 // Connections returns how many peers are connected to queue's sockets in
@@ -371,34 +447,46 @@ func (b *Broker) Connections(queue string) int {
 	return n
 }
 
-// Shutdown stops gracefully: it stops receiving, lets the workers finish
-// the messages already received (in-flight handlers included) while ctx
-// lasts, then cancels the handlers' context, reports the retry copies still
-// waiting for their delay (ZeroMQ stores nothing: they are lost), waits for
-// the copies being sent, and closes every socket. It returns ctx's error
-// when ctx ended first. Shutdown may be called without Start, to close the
-// sockets of a service that only publishes.
+// Shutdown stops gracefully, everything while ctx lasts: it stops
+// receiving, lets the workers finish the messages already received
+// (in-flight handlers included), reports the retry copies still waiting for
+// their delay (ZeroMQ stores nothing: they are lost), sends the copies in
+// the outboxes, and flushes what Publish handed to a ventilator. When ctx
+// ends first, it cancels the handlers' context, reports each copy still in
+// an outbox as lost, counts what is lost per queue in a warning, and
+// returns an error saying so. Then it closes every socket. Shutdown may be
+// called without Start, to close the sockets of a service that only
+// publishes.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	if b.closed {
+	if b.stopping {
 		b.mu.Unlock()
 		return nil
 	}
-	b.closed = true
+	b.stopping = true
 	started := b.started
 	subs := slices.Collect(maps.Values(b.subs))
 	b.mu.Unlock()
 
 	var errs []error
 	if started {
+		stop := context.AfterFunc(ctx, b.endWork)
+		defer stop()
 		errs = b.stopSubscriptions(ctx, subs)
 	}
-	b.endLife()
+	errs = append(errs, b.flushOutboxes(ctx)...)
+	if started {
+		b.endWork()
+	}
 	b.mu.Lock()
-	senders := slices.Collect(maps.Values(b.senders))
+	b.closed = true
+	names := slices.Sorted(maps.Keys(b.senders))
+	senders := b.senders
 	b.mu.Unlock()
-	for _, s := range senders {
-		s.close()
+	for _, name := range names {
+		if err := senders[name].close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -406,9 +494,6 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 // stopSubscriptions stops receiving, waits for the workers and the retry
 // copies while ctx lasts, and reports the copies that are lost.
 func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []error {
-	stop := context.AfterFunc(ctx, b.endWork)
-	defer stop()
-	defer b.endWork()
 	for _, s := range subs {
 		s.stopReceiving()
 	}
@@ -422,6 +507,26 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 		s.c.Stop() // each copy still waiting for its delay is settled as lost, and logged
 		if err := s.c.WaitCopies(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("zeromq: subscription %q: retry copies were still being sent: %w", s.name, err))
+		}
+	}
+	return errs
+}
+
+// flushOutboxes waits while ctx lasts for the copies in every outbox to be
+// sent, then gives up on the rest: each is reported lost to its sender,
+// and one warning per queue counts them.
+func (b *Broker) flushOutboxes(ctx context.Context) []error {
+	b.mu.Lock()
+	b.flushing = true
+	names := slices.Sorted(maps.Keys(b.outboxes))
+	outboxes := b.outboxes
+	b.mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		if lost := outboxes[name].flush(ctx); lost > 0 {
+			b.log.Warn("zeromq: copies were still in the outbox of a queue that did not take them in time; they are lost (ZeroMQ stores nothing)",
+				"queue", name, "lost", lost, "err", ctx.Err())
+			errs = append(errs, fmt.Errorf("zeromq: queue %q: %d copies were still in its outbox when the shutdown deadline passed; they are lost: %w", name, lost, ctx.Err()))
 		}
 	}
 	return errs

@@ -128,6 +128,18 @@ func TestStartupErrors(t *testing.T) {
 			want:   []string{`subscription "jobs"`, "zeromq.Ventilator"},
 		},
 		{
+			name:   "a negative outbox size",
+			queues: []zeromq.Option{zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0"), zeromq.OutboxSize(-1))},
+			sub:    &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}},
+			want:   []string{`queue "jobs"`, "OutboxSize is -1"},
+		},
+		{
+			name:   "a negative connection limit",
+			queues: []zeromq.Option{zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0"), zeromq.MaxConnections(-1))},
+			sub:    &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}},
+			want:   []string{`queue "jobs"`, "MaxConnections is -1"},
+		},
+		{
 			name:   "an endpoint that does not parse",
 			queues: []zeromq.Option{zeromq.Queue("jobs", zeromq.Bind("udp://127.0.0.1:5"))},
 			sub:    &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}},

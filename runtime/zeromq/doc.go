@@ -27,18 +27,25 @@
 //     mounted on it connects its PULL there and takes its share.
 //   - Ventilator(ep): this service feeds the queue: it binds a PUSH at ep,
 //     workers dial in (with Dial, or any libzmq PULL that connects), and
-//     each message published to the queue goes to exactly one live worker,
-//     round-robin among those whose connection has room. With no worker
-//     connected, Publish waits for one. (zmq4's own PUSH socket writes every
+//     each message published to the queue goes to exactly one live worker:
+//     the next one in turn whose queue has room, as libzmq's PUSH hands a
+//     message to the next peer below its high-water mark. Each worker's
+//     queue holds OutboxSize messages (DefaultOutboxSize, 1,000, libzmq's
+//     default), so a burst is shared round-robin and a worker that falls
+//     behind is skipped once its queue is full. With no worker connected, or
+//     every queue full, Publish waits. (zmq4's own PUSH socket writes every
 //     message to every peer, so the runtime accepts the workers itself and
 //     speaks ZMTP to each.)
 //
 // Publish, like a ZeroMQ PUSH socket, waits while the queue cannot be
 // reached, redialling with backoff on the runtime's clock, until the
-// message is written or its context ends. runtime.Publish encodes with the
-// Broker's codec: WithCodec's, else the App's once started, else JSON. Connections are ZMTP 3.0 with the
-// NULL mechanism (no authentication, no encryption: keep the sockets on a
-// trusted network); libzmq 4.x peers (pyzmq, czmq, cppzmq) interoperate.
+// message is written to the queue's connection (Bind) or queued for a
+// worker (Ventilator), or its context ends. What it accepted, Shutdown
+// flushes while its context lasts (see below). runtime.Publish encodes with
+// the Broker's codec: WithCodec's, else the App's once started, else JSON.
+// Connections are ZMTP 3.0 with the NULL mechanism (no authentication, no
+// encryption: keep the sockets on a trusted network); libzmq 4.x peers
+// (pyzmq, czmq, cppzmq) interoperate.
 //
 // # Framing
 //
@@ -55,10 +62,13 @@
 // (ASCII letters, digits and !#$%&'*+-.^_`|~), and is case-insensitive: it is
 // read, matched and written in lower case. The value is everything after the
 // first colon, without surrounding spaces or tabs (so it may hold colons,
-// but not line breaks, and its own surrounding whitespace is not kept). A
-// name may appear once: a header frame that repeats one is malformed. This
-// package writes "name: value" with one space, names in lower case, and no
-// trailing line break.
+// but not line breaks: a "\r" anywhere but at the end of a line makes the
+// frame malformed, and its own surrounding whitespace is not kept). A name
+// may appear once: a header frame that repeats one is malformed. A message
+// has at most MaxHeaders (256) headers and a header frame at most
+// MaxHeaderBytes (64 KiB); one over either is malformed. This package writes
+// "name: value" with one space, names in lower case, and no trailing line
+// break, and refuses to write what it would refuse to read.
 //
 // The headers with a meaning:
 //
@@ -93,10 +103,10 @@
 //
 // A bound queue takes only messages framed with its own subscription name.
 // A malformed message — not three frames, a header frame that does not
-// parse, a retry count that is not a non-negative decimal, another
-// subscription's name — is dropped with a warning ("message dropped")
-// naming the subscription, the message id when it could be read, and the
-// reason; the worker goes on with the next message. A message the handlers
+// parse or is over its limits, a retry count that is not a non-negative
+// decimal, another subscription's name — is dropped with a warning
+// ("message dropped") naming the subscription, the message id when it could
+// be read, and the reason; the worker goes on with the next message. A message the handlers
 // cannot take (a body over max_payload_bytes, an unknown or missing type, a
 // body that does not decode) is poison: the runtime parks it on the
 // dead-letter queue, or drops it when there is none.
@@ -113,9 +123,9 @@
 // queue, another name is a queue declared on the broker (framed with that
 // name, since a bound queue takes only its own). max_attempts caps the
 // deliveries, the first included: with 5, the fifth delivery is not
-// retried, and its copy carried the count 4. A worker never waits for a
-// copy: each is sent from its own goroutine. A copy still waiting when the
-// service stops is lost; Shutdown logs each one and their number.
+// retried, and its copy carried the count 4. A copy still waiting for its
+// delay when the service stops is lost; Shutdown logs each one and their
+// number.
 //
 // A subscription declared with Dial cannot send back to its ventilator:
 // out_retry=self is refused at startup. It names a queue it binds itself,
@@ -131,6 +141,21 @@
 // own subscription applies its own max_attempts; the attempts made are in
 // x-streamgen-attempts. Without max_attempts every failure goes straight
 // there. A mount may have both retries and a dead-letter queue.
+//
+// # Outboxes
+//
+// Every copy the service sends (retry copies once their delay has passed,
+// dead letters) goes through the outbox of its destination queue: one
+// goroutine per queue sends them in order, so a queue that does not answer
+// (its reader is down) holds back none of the others, and no subscription,
+// while its outbox has room. An outbox holds OutboxSize copies
+// (DefaultOutboxSize, 1,000, when 0), counting the one being sent. When it
+// is full, the worker with the next copy waits for room, so the subscription
+// stops taking messages and TCP holds its senders back; a warning names the
+// queue (once, until the outbox empties again). A copy to a queue this
+// service reads itself (out_retry=self) waits for room in memory instead:
+// the worker that would wait is the one that has to read it. A copy is
+// settled (counted as retried or parked) once it is written.
 //
 // # Acknowledgements
 //
@@ -150,10 +175,27 @@
 // with a warning, as libzmq does with ZMQ_MAXMSGSIZE. The frames a peer
 // sends in the ZMTP handshake are bounded too.
 //
-// Shutdown stops receiving (listeners and connections close), lets the
-// workers finish the messages already received while its context lasts,
-// then ends the handlers' context, reports the copies still waiting, waits
-// for copies being sent, and closes the sockets. Messages still in the
-// network when a worker stops — in its kernel buffers, or written by a
-// ventilator and not yet read — are lost, as with any ZeroMQ socket.
+// A queue this service binds (a subscription's Bind queue, a Ventilator)
+// takes at most MaxConnections connections at once (DefaultMaxConnections,
+// 1,024, when 0); a peer over it is hung up on. A frame's buffer grows as its
+// bytes arrive, so a peer that announces a large message and sends little of
+// it costs little memory. A connection that does not open with a ZMTP
+// greeting (a port scanner, an HTTP probe) is hung up on at its first byte.
+// A failed handshake and a refused connection are warned about at most once
+// a minute per socket, with the count so far; the others are logged at
+// debug level.
+//
+// Shutdown does everything while its context lasts. It stops receiving
+// (listeners and connections close), lets the workers finish the messages
+// already received, reports the copies still waiting for their delay, sends
+// what is in the outboxes, and writes what Publish queued for a ventilator's
+// workers, handing the queue of a worker that leaves to the others. It
+// returns promptly when nothing is in flight. When its context ends first,
+// it ends the handlers' context, gives up on what is left and reports it:
+// each copy still in an outbox to the runtime, which logs it with its
+// message id and verdict; a warning per queue with the number lost (copies,
+// or messages Publish had accepted for a ventilator); and an error saying
+// so. Then it closes the sockets. Messages still in the network when a
+// worker stops — in its kernel buffers, or written by a ventilator and not
+// yet read — are lost, as with any ZeroMQ socket.
 package zeromq

@@ -23,6 +23,24 @@ const (
 // name, the headers, the body.
 const FrameCount = 3
 
+// Limits of the header frame. A header frame over either is malformed:
+// ParseHeaders refuses to read it and FormatHeaders to write it, so what is
+// read can be written again. The runtime's copies carry a few headers more
+// than the message they copy (the retry count, the dead-letter headers), so
+// a message that uses all of either limit may not be copied: its copy is
+// refused, and the runtime logs that it could not retry or park it.
+const (
+	// MaxHeaders is the most headers a message may have.
+	MaxHeaders = 256
+	// MaxHeaderBytes is the most bytes a header frame may have, as it
+	// arrives and as FormatHeaders writes it.
+	MaxHeaderBytes = 64 << 10
+)
+
+// linearScan is how many headers are checked for a repeated name by
+// comparing names; beyond it, a set of the names is built.
+const linearScan = 16
+
 // Header is one line of the header frame.
 type Header struct {
 	Name  string
@@ -85,8 +103,8 @@ func (e *Envelope) clone() *Envelope {
 }
 
 // Frames returns the three frames of e. It fails, wrapping ErrMalformed,
-// when the subscription name is empty or not UTF-8, a header name is not a
-// token, a header value holds a line break, or two headers share a name.
+// when the subscription name is empty or not UTF-8, or the headers cannot
+// be written (see FormatHeaders).
 func (e *Envelope) Frames() ([][]byte, error) {
 	if e.Subscription == "" || !utf8.ValidString(e.Subscription) {
 		return nil, fmt.Errorf("%w: the subscription name %q is empty or not UTF-8", ErrMalformed, e.Subscription)
@@ -99,34 +117,74 @@ func (e *Envelope) Frames() ([][]byte, error) {
 }
 
 // FormatHeaders writes the header frame: one "name: value" line per header,
-// joined by "\n", names in lower case, no trailing line break. No headers
-// make an empty frame.
+// joined by "\n", names in lower case, values without their surrounding
+// spaces and tabs, no trailing line break. No headers make an empty frame.
+// It fails, wrapping ErrMalformed, when a name is not a token, a value
+// holds a line break or is not UTF-8, two headers share a name, or the
+// frame would be over MaxHeaders or MaxHeaderBytes.
 func FormatHeaders(headers []Header) ([]byte, error) {
+	if len(headers) > MaxHeaders {
+		return nil, fmt.Errorf("%w: %d headers, over the limit of %d", ErrMalformed, len(headers), MaxHeaders)
+	}
+	var names nameSet
 	var b strings.Builder
-	seen := make(map[string]bool, len(headers))
 	for i, h := range headers {
 		name := strings.ToLower(h.Name)
 		if !isToken(name) {
 			return nil, fmt.Errorf("%w: header name %q is not a token (letters, digits and !#$%%&'*+-.^_`|~)", ErrMalformed, h.Name)
 		}
-		if seen[name] {
+		if !names.add(headers[:i], name) {
 			return nil, fmt.Errorf("%w: header %q appears twice", ErrMalformed, name)
 		}
-		seen[name] = true
 		if strings.ContainsAny(h.Value, "\r\n") {
 			return nil, fmt.Errorf("%w: the value of header %q holds a line break", ErrMalformed, name)
 		}
 		if !utf8.ValidString(h.Value) {
 			return nil, fmt.Errorf("%w: the value of header %q is not UTF-8", ErrMalformed, name)
 		}
+		value := strings.Trim(h.Value, " \t")
 		if i > 0 {
 			b.WriteByte('\n')
 		}
+		if b.Len()+len(name)+len(": ")+len(value) > MaxHeaderBytes {
+			return nil, fmt.Errorf("%w: the header frame would be over the limit of %d bytes", ErrMalformed, MaxHeaderBytes)
+		}
 		b.WriteString(name)
 		b.WriteString(": ")
-		b.WriteString(strings.Trim(h.Value, " \t"))
+		b.WriteString(value)
 	}
 	return []byte(b.String()), nil
+}
+
+// nameSet tells whether a header name was seen: by comparing it with the
+// names before it while there are few, with a set beyond that, so that
+// checking n headers costs O(n).
+type nameSet struct {
+	set map[string]struct{}
+}
+
+// add reports whether name, the name of the header after before, is new,
+// and records it. before holds the earlier headers, names in lower case.
+func (s *nameSet) add(before []Header, name string) bool {
+	if len(before) < linearScan {
+		for _, h := range before {
+			if strings.EqualFold(h.Name, name) {
+				return false
+			}
+		}
+		return true
+	}
+	if s.set == nil {
+		s.set = make(map[string]struct{}, 2*linearScan)
+		for _, h := range before {
+			s.set[strings.ToLower(h.Name)] = struct{}{}
+		}
+	}
+	if _, ok := s.set[name]; ok {
+		return false
+	}
+	s.set[name] = struct{}{}
+	return true
 }
 
 // ParseEnvelope reads a message of three frames. It fails, wrapping
@@ -152,36 +210,62 @@ func ParseEnvelope(frames [][]byte) (*Envelope, error) {
 // lines). Each line is "name: value": the name is everything before the
 // first colon, a token, matched case-insensitively and returned in lower
 // case; the value is the rest, without its surrounding spaces and tabs. A
-// line without a colon, a name that is not a token and a name given twice
-// make the frame malformed.
+// line without a colon, a name that is not a token, a name given twice, a
+// "\r" anywhere but at the end of a line, more than MaxHeaders headers and
+// a frame over MaxHeaderBytes (as it arrives, or as FormatHeaders would
+// write it) make the frame malformed. Reading a frame costs time in
+// proportion to its size.
 func ParseHeaders(frame []byte) ([]Header, error) {
 	if len(frame) == 0 {
 		return nil, nil
 	}
+	if len(frame) > MaxHeaderBytes {
+		return nil, fmt.Errorf("%w: the header frame has %d bytes, over the limit of %d", ErrMalformed, len(frame), MaxHeaderBytes)
+	}
 	if !utf8.Valid(frame) {
 		return nil, fmt.Errorf("%w: the header frame is not UTF-8", ErrMalformed)
 	}
-	lines := strings.Split(string(frame), "\n")
-	headers := make([]Header, 0, len(lines))
-	for i, line := range lines {
+	var (
+		headers []Header
+		names   nameSet
+		size    int // of the frame as FormatHeaders writes it
+	)
+	rest := string(frame)
+	for n := 1; rest != ""; n++ {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
 		line = strings.TrimSuffix(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		if strings.IndexByte(line, '\r') >= 0 {
+			return nil, fmt.Errorf("%w: header line %d holds a carriage return that does not end it", ErrMalformed, n)
+		}
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
-			return nil, fmt.Errorf("%w: header line %d %q has no colon (want \"name: value\")", ErrMalformed, i+1, line)
+			return nil, fmt.Errorf("%w: header line %d %q has no colon (want \"name: value\")", ErrMalformed, n, line)
 		}
 		name = strings.ToLower(strings.Trim(name, " \t"))
 		if !isToken(name) {
-			return nil, fmt.Errorf("%w: header line %d: name %q is not a token", ErrMalformed, i+1, name)
+			return nil, fmt.Errorf("%w: header line %d: name %q is not a token", ErrMalformed, n, name)
 		}
-		for _, h := range headers {
-			if h.Name == name {
-				return nil, fmt.Errorf("%w: header %q appears twice", ErrMalformed, name)
-			}
+		if len(headers) == MaxHeaders {
+			return nil, fmt.Errorf("%w: more than %d headers, over the limit", ErrMalformed, MaxHeaders)
 		}
-		headers = append(headers, Header{Name: name, Value: strings.Trim(value, " \t")})
+		if !names.add(headers, name) {
+			return nil, fmt.Errorf("%w: header %q appears twice", ErrMalformed, name)
+		}
+		value = strings.Trim(value, " \t")
+		if len(headers) > 0 {
+			size++ // the line break before this line
+		}
+		if size += len(name) + len(": ") + len(value); size > MaxHeaderBytes {
+			return nil, fmt.Errorf("%w: the header frame, written as name: value lines, is over the limit of %d bytes", ErrMalformed, MaxHeaderBytes)
+		}
+		if headers == nil {
+			headers = make([]Header, 0, min(strings.Count(rest, "\n")+1, MaxHeaders))
+		}
+		headers = append(headers, Header{Name: name, Value: value})
 	}
 	return headers, nil
 }

@@ -152,3 +152,69 @@ func TestInteropWithLibzmq(t *testing.T) {
 		t.Fatalf("ventilated job read by libzmq: %q", vent)
 	}
 }
+
+// startPeer runs testdata/peer.py with plan and waits until its sockets are
+// set up. It returns the peer's output lines, and wait, which waits for the
+// peer to exit and fails the test when it failed.
+func startPeer(t *testing.T, plan map[string]any) (*bufio.Scanner, func()) {
+	t.Helper()
+	planJSON, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLimit)
+	cmd := exec.CommandContext(ctx, python, "testdata/peer.py", string(planJSON))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	waited := false
+	wait := func() {
+		t.Helper()
+		if waited {
+			return
+		}
+		waited = true
+		defer cancel()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("peer: %v\n%s", err, stderr.String())
+		}
+	}
+	t.Cleanup(func() {
+		if !waited {
+			cancel()
+			_ = cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("the peer did not get ready: %q\n%s", lines.Text(), stderr.String())
+	}
+	return lines, wait
+}
+
+// peerCounts reads the summary line of a peer run with "summary": the
+// messages each of its sockets read.
+func peerCounts(t *testing.T, lines *bufio.Scanner) map[string]int {
+	t.Helper()
+	var got struct {
+		Counts map[string]int `json:"counts"`
+	}
+	for lines.Scan() {
+		if err := json.Unmarshal(lines.Bytes(), &got); err != nil {
+			t.Fatalf("peer printed %q: %v", lines.Text(), err)
+		}
+	}
+	if got.Counts == nil {
+		t.Fatal("the peer printed no counts")
+	}
+	return got.Counts
+}

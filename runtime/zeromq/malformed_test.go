@@ -3,6 +3,9 @@ package zeromq_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +76,9 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 				if g := got[len(got)-1]; g.MD.MessageID != fmt.Sprint("good-", i) {
 					t.Fatalf("%s: handled %+v, want only the good message", bad.name, g)
 				}
+				// A dead letter is settled once written, which may come
+				// after the good message is handled.
+				testkit.Eventually(t, fmt.Sprintf("%s: a %q line", bad.name, bad.log), func() bool { return len(logs.Containing(bad.log)) > before })
 				lines := logs.Containing(bad.log)
 				if len(lines) != before+1 {
 					t.Fatalf("%s: want one more %q line; logs:\n%s", bad.name, bad.log, logs)
@@ -185,4 +191,37 @@ func rawPull(t *testing.T, ep string) func() [][]byte {
 			return nil
 		}
 	}
+}
+
+// TestConnectionLimitOfABoundQueue: with room for two senders, a third
+// is hung up on, with a warning naming the subscription and the limit; the
+// two are still served.
+func TestConnectionLimitOfABoundQueue(t *testing.T) {
+	testkit.NoLeaks(t)
+	ep := freeEndpoint(t)
+	rec := newRecorder()
+	logs := streamtest.NewLogRecorder(nil)
+	app := runtime.NewApp("limits", runtime.WithLogger(logs.Logger()))
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep), zeromq.MaxConnections(2)))
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
+	streamtest.RunApp(t, app)
+
+	first, second := rawPush(t, ep), rawPush(t, ep)
+	testkit.Eventually(t, "two senders connected", func() bool { return zq.Connections("jobs") == 2 })
+	raw, err := net.Dial("tcp", strings.TrimPrefix(ep, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_ = raw.SetReadDeadline(time.Now().Add(waitLimit))
+	if n, err := io.Copy(io.Discard, raw); n != 0 || err != nil {
+		t.Fatalf("the third connection read %d bytes, %v: want it closed at once", n, err)
+	}
+	lines := logs.Containing("connection refused")
+	if len(lines) != 1 || lines[0].Level != slog.LevelWarn || lines[0].Attrs["subscription"] != "jobs" || lines[0].Attrs["max_connections"] != "2" {
+		t.Fatalf("logs:\n%s", logs)
+	}
+	send(t, first, "jobs", "type: job", `{"id":1}`)
+	send(t, second, "jobs", "type: job", `{"id":2}`)
+	rec.waitFor(t, "jobs", 2)
 }

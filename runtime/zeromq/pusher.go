@@ -4,186 +4,64 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"sync"
-	"time"
 
-	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
-// sender sends messages to one queue.
+// sender sends messages to one queue: a PUSH that dials the queue's bound
+// reader, or this service's ventilator of the queue.
 type sender interface {
-	send(ctx context.Context, frames [][]byte) error
+	// send hands frames to the queue's socket, waiting while it cannot
+	// take them until ctx ends. Once send returns nil, done (unless nil)
+	// is called once: with nil when the message is written, or with the
+	// error that lost it.
+	send(ctx context.Context, frames [][]byte, done func(error)) error
 	// connections returns how many peers are connected.
 	connections() int
-	// close closes the connections and waits for the sender's goroutines.
-	close()
+	// close flushes what the sender accepted while ctx lasts, then closes
+	// its connections and waits for its goroutines. It returns an error
+	// when it lost something.
+	close(ctx context.Context) error
 }
-
-// handshakeTimeout bounds the ZMTP handshake with a peer.
-const handshakeTimeout = 10 * time.Second
 
 // errClosed is returned by a sender or Publish after Shutdown.
 var errClosed = errors.New("zeromq: the broker is shut down")
 
-// pusher is a PUSH socket that dials a bound queue over one connection,
-// redialling when the connection is lost. Like a ZeroMQ PUSH with no peer,
-// send waits (retrying) until the queue can be reached or ctx ends.
-type pusher struct {
-	queue  string
-	target func() (network, address string, err error)
-	clock  runtime.Clock
-	log    *slog.Logger
-	life   context.Context
+// errReaderStopped is what sending to a queue bound in this service fails
+// with once its subscription stopped receiving.
+var errReaderStopped = errors.New("the queue's reader in this service has stopped receiving")
 
-	turn chan struct{} // one send at a time
+// pushSender sends to a bound queue: Send returns once the message is
+// written, so it keeps nothing in memory.
+type pushSender struct{ p *zmtp.Pusher }
 
-	mu     sync.Mutex
-	c      *conn
-	lost   <-chan struct{} // closed when c is lost
-	closed bool
-	wg     sync.WaitGroup
+func (s pushSender) send(ctx context.Context, frames [][]byte, done func(error)) error {
+	if err := s.p.Send(ctx, frames); err != nil {
+		return prefixed(err)
+	}
+	if done != nil {
+		done(nil)
+	}
+	return nil
 }
 
-func newPusher(life context.Context, queue string, target func() (string, string, error), clock runtime.Clock, log *slog.Logger) *pusher {
-	return &pusher{queue: queue, target: target, clock: clock, log: log, life: life, turn: make(chan struct{}, 1)}
+func (s pushSender) connections() int                { return s.p.Connections() }
+func (s pushSender) close(ctx context.Context) error { return prefixed(s.p.Close(ctx)) }
+
+// ventSender sends through this service's ventilator of a queue.
+type ventSender struct{ v *zmtp.Ventilator }
+
+func (s ventSender) send(ctx context.Context, frames [][]byte, done func(error)) error {
+	return prefixed(s.v.Send(ctx, frames, done))
 }
 
-func (p *pusher) send(ctx context.Context, frames [][]byte) error {
-	select {
-	case p.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-p.turn }()
-	for tries := 0; ; tries++ {
-		c, err := p.current(ctx)
-		if err != nil {
-			return err
-		}
-		err = c.writeMessage(ctx, frames)
-		if err == nil {
-			return nil
-		}
-		p.drop(c)
-		// A message cut short is discarded by the peer, so one more try
-		// on a fresh connection cannot deliver it twice.
-		if ctx.Err() != nil || tries > 0 {
-			return fmt.Errorf("zeromq: send to queue %q: %w", p.queue, err)
-		}
-	}
-}
+func (s ventSender) connections() int                { return s.v.Connections() }
+func (s ventSender) close(ctx context.Context) error { return prefixed(s.v.Close(ctx)) }
 
-// current returns the live connection, dialling one when there is none.
-func (p *pusher) current(ctx context.Context) (*conn, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, errClosed
+// prefixed gives an error of the transport this package's prefix.
+func prefixed(err error) error {
+	if err == nil {
+		return nil
 	}
-	if p.c != nil {
-		select {
-		case <-p.lost:
-			p.c.Close()
-			p.c = nil
-		default:
-			c := p.c
-			p.mu.Unlock()
-			return c, nil
-		}
-	}
-	p.mu.Unlock()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(p.life, cancel)
-	defer stop()
-	var backoff redialBackoff
-	for attempt := 1; ; attempt++ {
-		c, addr, err := p.dial(ctx)
-		if err == nil {
-			if attempt > 1 {
-				p.log.Info("zeromq: reached queue", "queue", p.queue, "endpoint", addr)
-			}
-			return p.keep(c)
-		}
-		if errors.Is(err, errQueueClosing) || p.life.Err() != nil {
-			return nil, fmt.Errorf("zeromq: send to queue %q: %w", p.queue, errors.Join(err, p.life.Err()))
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("zeromq: send to queue %q: %w", p.queue, errors.Join(ctx.Err(), err))
-		}
-		if attempt == 1 {
-			p.log.Warn("zeromq: cannot reach queue; retrying until it answers", "queue", p.queue, "endpoint", addr, "err", err)
-		}
-		if err := backoff.wait(ctx, p.clock); err != nil {
-			return nil, fmt.Errorf("zeromq: send to queue %q: %w", p.queue, err)
-		}
-	}
-}
-
-func (p *pusher) dial(ctx context.Context) (*conn, string, error) {
-	network, address, err := p.target()
-	if err != nil {
-		return nil, "", err
-	}
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, network, address)
-	if err != nil {
-		return nil, address, err
-	}
-	c, err := handshake(raw, zmq4.Push, false, handshakeTimeout)
-	if err != nil {
-		raw.Close()
-		return nil, address, err
-	}
-	return c, address, nil
-}
-
-// keep makes c the live connection and watches it for its loss.
-func (p *pusher) keep(c *conn) (*conn, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		c.Close()
-		return nil, errClosed
-	}
-	p.c, p.lost = c, watchGone(&p.wg, c)
-	return c, nil
-}
-
-// drop closes c after a failed write.
-func (p *pusher) drop(c *conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c.Close()
-	if p.c == c {
-		p.c = nil
-	}
-}
-
-func (p *pusher) connections() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.c == nil {
-		return 0
-	}
-	select {
-	case <-p.lost:
-		return 0
-	default:
-		return 1
-	}
-}
-
-func (p *pusher) close() {
-	p.mu.Lock()
-	p.closed = true
-	if p.c != nil {
-		p.c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
+	return fmt.Errorf("zeromq: %w", err)
 }

@@ -79,6 +79,41 @@ func MaxMessageBytes(n int64) QueueOption {
 	return func(q *queueConfig) { q.maxMessageBytes = n }
 }
 
+// DefaultOutboxSize is how many messages may wait in memory for one queue
+// when OutboxSize does not say otherwise: 1,000, libzmq's default send
+// high-water mark.
+const DefaultOutboxSize = 1000
+
+// OutboxSize bounds how many messages may wait in memory to be sent to the
+// queue (DefaultOutboxSize when 0): the copies this service sends there
+// (retry copies, dead letters) while the queue does not take them, and, when
+// this service is the queue's Ventilator, the messages waiting for each
+// worker's connection. While the copies' outbox is full, a subscription
+// sending one waits for room (a warning names the queue) and so holds back
+// its own senders; a ventilator skips a worker whose queue is full.
+// Messages still waiting when the shutdown deadline passes are lost:
+// Shutdown reports each copy to the runtime, which logs it, counts them per
+// queue, and returns an error.
+func OutboxSize(n int) QueueOption {
+	return func(q *queueConfig) { q.outboxSize = n }
+}
+
+// DefaultMaxConnections bounds the connections to a queue this service
+// binds (a subscription's queue declared with Bind, or a Ventilator) when
+// MaxConnections does not say otherwise.
+const DefaultMaxConnections = 1024
+
+// MaxConnections bounds the connections at once to the queue's endpoint
+// when this service binds it (DefaultMaxConnections when 0): senders of a
+// queue declared with Bind, workers of a Ventilator. A peer over the bound
+// is hung up on, with a warning at most once a minute. Each connection
+// costs memory only as its bytes arrive (a frame's buffer grows with the
+// frame), so the memory held for messages still arriving is at most about
+// MaxConnections × MaxMessageBytes.
+func MaxConnections(n int) QueueOption {
+	return func(q *queueConfig) { q.maxConnections = n }
+}
+
 // Queue declares the endpoint of a queue (a subscription name).
 // Subscriptions mounted on the broker read their queue there; Publish sends
 // there.
@@ -146,6 +181,24 @@ type queueConfig struct {
 	network         string // "tcp" or "unix"
 	address         string // host:port or a path
 	maxMessageBytes int64
+	outboxSize      int
+	maxConnections  int
+}
+
+// outboxLimit is the queue's OutboxSize, or its default.
+func (q *queueConfig) outboxLimit() int {
+	if q.outboxSize == 0 {
+		return DefaultOutboxSize
+	}
+	return q.outboxSize
+}
+
+// connectionLimit is the queue's MaxConnections, or its default.
+func (q *queueConfig) connectionLimit() int {
+	if q.maxConnections == 0 {
+		return DefaultMaxConnections
+	}
+	return q.maxConnections
 }
 
 // check parses the endpoint address.
@@ -158,6 +211,12 @@ func (q *queueConfig) check() error {
 	}
 	if q.maxMessageBytes < 0 {
 		return fmt.Errorf("zeromq: queue %q: MaxMessageBytes is %d: it must be 0 (the default) or more", q.name, q.maxMessageBytes)
+	}
+	if q.outboxSize < 0 {
+		return fmt.Errorf("zeromq: queue %q: OutboxSize is %d: it must be 0 (the default, %d) or more", q.name, q.outboxSize, DefaultOutboxSize)
+	}
+	if q.maxConnections < 0 {
+		return fmt.Errorf("zeromq: queue %q: MaxConnections is %d: it must be 0 (the default, %d) or more", q.name, q.maxConnections, DefaultMaxConnections)
 	}
 	network, address, err := parseAddr(q.ep.addr, q.ep.role != roleDial)
 	if err != nil {
@@ -208,12 +267,4 @@ func dialAddress(a net.Addr) string {
 		return net.JoinHostPort(ip.String(), fmt.Sprint(t.Port))
 	}
 	return a.String()
-}
-
-// endpointString is the ZeroMQ endpoint of a listener's address.
-func endpointString(a net.Addr) string {
-	if a.Network() == "unix" {
-		return "ipc://" + a.String()
-	}
-	return "tcp://" + a.String()
 }

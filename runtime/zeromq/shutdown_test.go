@@ -3,6 +3,7 @@ package zeromq_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -121,12 +122,18 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 	testkit.NoLeaks(t)
 	started := make(chan struct{})
+	cancelled := make(chan error, 1)
+	release := make(chan struct{})
 	finished := make(chan struct{})
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		runtime.Handle("job", runtime.Policy{}, func(ctx context.Context, _ *Job, _ runtime.Metadata) runtime.Outcome {
 			close(started)
 			<-ctx.Done()
+			cancelled <- ctx.Err()
+			// Still running when Shutdown looks: a handler that
+			// returned at once when cancelled could be done by then.
+			<-release
 			close(finished)
 			return runtime.Retry().Because(ctx.Err())
 		}),
@@ -141,8 +148,12 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the deadline has passed already
 	err := zq.Shutdown(ctx)
+	close(release)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "in-flight handlers did not finish") {
 		t.Fatalf("Shutdown = %v", err)
+	}
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the handler's context ended with %v, want context.Canceled", err)
 	}
 	<-finished
 }
@@ -186,5 +197,91 @@ func TestShutdownAfterARefusedStart(t *testing.T) {
 	shutdown(t, zq)
 	if err := zq.Publish(context.Background(), "jobs", runtime.Message{Type: "job", Body: []byte("{}")}); err == nil || !strings.Contains(err.Error(), "shut down") {
 		t.Errorf("Publish after Shutdown = %v, want it refused", err)
+	}
+}
+
+// TestPublishedMessagesReachALibzmqReaderAfterShutdown: Publish returns
+// once a message is written, so what it accepted reaches a libzmq PULL
+// even when Shutdown follows at once.
+func TestPublishedMessagesReachALibzmqReaderAfterShutdown(t *testing.T) {
+	testkit.NoLeaks(t)
+	requirePyzmq(t)
+	const jobs = 2500
+	ep := freeEndpoint(t)
+	lines, wait := startPeer(t, map[string]any{
+		"bind":         map[string]string{"jobs": ep},
+		"expect_total": jobs,
+		"idle_exit":    3,
+		"summary":      true,
+	})
+	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	for i := range jobs {
+		if err := zq.Publish(ctx, "jobs", runtime.Message{ID: fmt.Sprint(i), Type: "job", Body: []byte(`{"id":1}`)}); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	err := zq.Shutdown(ctx)
+	counts := peerCounts(t, lines)
+	wait()
+	if err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if counts["jobs"] != jobs {
+		t.Fatalf("the reader read %d of the %d jobs Publish accepted", counts["jobs"], jobs)
+	}
+}
+
+// failZero fails the job with id 0 and acks the others.
+func failZero(j *Job, _ runtime.Metadata) error {
+	if j.ID == 0 {
+		return errors.New("job 0 fails")
+	}
+	return nil
+}
+
+// TestIdleServiceStopsWithoutWaiting: a service with every kind of socket
+// connected and nothing in flight (a bound queue with a sender, a dialing
+// worker, a ventilator with a worker, the outbox of a dead-letter queue
+// that took its copy) stops without waiting for its shutdown deadline of an
+// hour, or for its clock, which never moves. The time it took is logged.
+func TestIdleServiceStopsWithoutWaiting(t *testing.T) {
+	testkit.NoLeaks(t)
+	jobsEP, deadEP, ventEP := freeEndpoint(t), freeEndpoint(t), freeEndpoint(t)
+	rec := newRecorder()
+	app := runtime.NewApp("idle", runtime.WithClock(newClock()), runtime.WithShutdownTimeout(time.Hour))
+	zq := zeromq.New(
+		zeromq.Queue("jobs", zeromq.Bind(jobsEP)),
+		zeromq.Queue("jobs.dead", zeromq.Bind(deadEP)),
+		zeromq.Queue("work", zeromq.Ventilator(ventEP)),
+	)
+	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		jobHandler(rec, runtime.Policy{DeadLetter: "jobs.dead"}, failZero),
+	}})
+	dead := rawPull(t, deadEP)
+	stop := streamtest.RunAppWithin(t, app, waitLimit)
+
+	worker := runtime.NewApp("worker")
+	worker.Mount(zeromq.New(zeromq.Queue("work", zeromq.Dial(ventEP))),
+		&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
+	stopWorker := streamtest.RunAppWithin(t, worker, waitLimit)
+
+	sender := rawPush(t, jobsEP)
+	send(t, sender, "jobs", "type: job", `{"id":0}`) // parked
+	dead()
+	publishJob(t, zq, "work", Job{ID: 1})
+	rec.waitFor(t, "work", 1)
+	testkit.Eventually(t, "the dead letter settled", func() bool { return app.Metrics().Snapshot()[0].Parked == 1 })
+
+	for _, s := range []struct {
+		name string
+		stop func() error
+	}{{"the service", stop}, {"the worker", stopWorker}} {
+		start := time.Now()
+		if err := s.stop(); err != nil {
+			t.Fatalf("%s stopped with %v", s.name, err)
+		}
+		t.Logf("%s stopped in %v", s.name, time.Since(start))
 	}
 }

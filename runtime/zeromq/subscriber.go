@@ -120,13 +120,17 @@ func (s *subscriber) tooLarge(peer string, err error) {
 	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
 }
 
-// Send sends cp, a copy of d's envelope with cp's header changes, to the
-// subscription cp.Queue, and reports the outcome before it returns.
+// Send puts cp, a copy of d's envelope with cp's header changes, in the
+// outbox of the subscription cp.Queue (Broker.sendCopy): a destination
+// that does not answer holds back no worker. done gets the outcome once
+// the copy is written, or lost.
 func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
-	done(s.sendCopy(ctx, d, cp))
+	s.b.sendCopy(ctx, cp.Queue, s.copyEnvelope(d, cp), done)
 }
 
-func (s *subscriber) sendCopy(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
+// copyEnvelope is cp as an envelope: d's, framed for cp.Queue, with cp's
+// header changes.
+func (s *subscriber) copyEnvelope(d *adapter.Delivery, cp *adapter.Copy) *Envelope {
 	env := d.Raw.(*Envelope).clone()
 	env.Subscription = cp.Queue
 	env.Headers = slices.DeleteFunc(env.Headers, func(h Header) bool {
@@ -136,5 +140,5 @@ func (s *subscriber) sendCopy(ctx context.Context, d *adapter.Delivery, cp *adap
 	for _, h := range cp.Set {
 		env.SetHeader(h.Name, h.Value)
 	}
-	return s.b.sendEnvelope(ctx, cp.Queue, env)
+	return env
 }

@@ -9,8 +9,14 @@ Usage: peer.py '<json plan>'. The plan names endpoints:
   "send_to": "tcp://..."             where a PUSH socket sends "messages"
   "messages": [[name, headers, body], ...]
   "expect": {"label": n}             messages to read from each PULL
+  "expect_total": n                  messages to read from all PULLs together
+  "idle_exit": seconds               after the first message, give up once no
+                                     message came for this long (exit status 0;
+                                     the counts tell what came)
+  "summary": true                    print only the counts, not each message
 It prints "ready" once every socket is set up, then one JSON line per
-message read: {"socket": label, "frames": [name, headers, body]}.
+message read: {"socket": label, "frames": [name, headers, body]}, or with
+"summary" one line at the end: {"counts": {label: n}}.
 """
 
 import json
@@ -45,17 +51,32 @@ def main():
             push.send_multipart([name.encode(), headers.encode(), body.encode()])
 
     want = dict(plan.get("expect", {}))
+    total = plan.get("expect_total", 0)
+    idle = plan.get("idle_exit")
+    summary = plan.get("summary", False)
+    counts = {label: 0 for label in labels.values()}
     deadline = time.monotonic() + 25
-    while any(n > 0 for n in want.values()):
-        left = deadline - time.monotonic()
+    last = None  # when the last message came
+    while any(n > 0 for n in want.values()) or sum(counts.values()) < total:
+        now = time.monotonic()
+        if idle is not None and last is not None and now - last >= idle:
+            break
+        left = deadline - now
         if left <= 0:
-            print("timed out; still expected: %s" % want, file=sys.stderr)
+            print("timed out; still expected: %s, %d of %d in all" % (want, sum(counts.values()), total), file=sys.stderr)
             sys.exit(1)
-        for s, _ in poller.poll(int(left * 1000)):
+        if idle is not None and last is not None:
+            left = min(left, idle - (now - last))
+        for s, _ in poller.poll(max(1, int(left * 1000))):
             frames = s.recv_multipart()
+            last = time.monotonic()
             label = labels[s]
             want[label] = want.get(label, 0) - 1
-            print(json.dumps({"socket": label, "frames": [f.decode("utf-8") for f in frames]}), flush=True)
+            counts[label] += 1
+            if not summary:
+                print(json.dumps({"socket": label, "frames": [f.decode("utf-8") for f in frames]}), flush=True)
+    if summary:
+        print(json.dumps({"counts": counts}), flush=True)
     ctx.destroy(linger=10000)
 
 

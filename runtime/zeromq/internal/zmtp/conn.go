@@ -1,0 +1,271 @@
+package zmtp
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/go-zeromq/zmq4/security/null"
+)
+
+// ZMTP 3.0 frame flags.
+const (
+	flagMore    = 0x01
+	flagLong    = 0x02
+	flagCommand = 0x04
+)
+
+const (
+	// greetingSize is the size of the ZMTP greeting.
+	greetingSize = 64
+	// MaxHandshakeFrame bounds the frames a peer may send during the
+	// handshake (its READY command with the socket metadata), and the
+	// commands it may send later.
+	MaxHandshakeFrame = 64 << 10
+	// firstChunk is the most a frame's buffer holds before the frame's
+	// bytes arrive; it then doubles as they do, up to the frame's size, so
+	// a peer that announces a large frame and sends little costs little.
+	firstChunk = 64 << 10
+)
+
+// ErrTooLarge is wrapped by ReadMessage's error for a message larger than
+// its limit. The connection must then be closed: its stream cannot be
+// resumed without reading the message.
+var ErrTooLarge = errors.New("message exceeds the size limit")
+
+// Conn is one ZMTP connection with NULL security, after the handshake.
+type Conn struct {
+	raw  net.Conn
+	r    *bufio.Reader
+	peer string
+
+	writeMu sync.Mutex
+}
+
+// Handshake performs the ZMTP greeting and NULL handshake on raw as a socket
+// of type typ, within timeout. The frames the peer sends during the
+// handshake are bounded, so a hostile peer cannot make zmq4 allocate an
+// arbitrary amount of memory, and a peer that does not open with a ZMTP
+// greeting is refused at its first bytes.
+func Handshake(raw net.Conn, typ zmq4.SocketType, server bool, timeout time.Duration) (*Conn, error) {
+	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, fmt.Errorf("handshake with %s: %w", raw.RemoteAddr(), err)
+	}
+	if _, err := zmq4.Open(&handshakeGuard{Conn: raw}, null.Security(), typ, nil, server, nil); err != nil {
+		return nil, &HandshakeError{Peer: raw.RemoteAddr().String(), Err: err}
+	}
+	if err := raw.SetDeadline(time.Time{}); err != nil {
+		return nil, fmt.Errorf("handshake with %s: %w", raw.RemoteAddr(), err)
+	}
+	return NewConn(raw), nil
+}
+
+// HandshakeError is a failed handshake. Its message is the cause, without
+// the chain of zmq4's own context around it; Unwrap returns the whole.
+type HandshakeError struct {
+	Peer string
+	Err  error
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("handshake with %s: %s", e.Peer, Cause(e.Err))
+}
+
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// Cause is the innermost error of err's chain, in a few words, without the
+// "zmq4: " prefix of zmq4's errors.
+func Cause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	msg := err.Error()
+	for {
+		rest, ok := strings.CutPrefix(msg, "zmq4: ")
+		if !ok {
+			return msg
+		}
+		msg = rest
+	}
+}
+
+// NewConn returns the connection of raw, whose handshake is done.
+func NewConn(raw net.Conn) *Conn {
+	return &Conn{raw: raw, r: bufio.NewReader(raw), peer: raw.RemoteAddr().String()}
+}
+
+// Peer returns the peer's address.
+func (c *Conn) Peer() string { return c.peer }
+
+// Close closes the connection; a blocked read or write returns.
+func (c *Conn) Close() error { return c.raw.Close() }
+
+// ReadMessage reads the next message and returns its frames. Commands are
+// skipped. At most keep frames are kept; the bodies of the others are read
+// and discarded (they are returned as nil), so the stream stays in step and
+// the caller sees how many there were. A message whose frames add up to
+// more than limit bytes fails with ErrTooLarge before its bodies are read:
+// limit must be more than 0. A frame's buffer grows as its bytes arrive.
+func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
+	var (
+		frames [][]byte
+		total  int64
+		hdr    [8]byte
+	)
+	for {
+		flags, err := c.r.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		var size uint64
+		if flags&flagLong != 0 {
+			if _, err := io.ReadFull(c.r, hdr[:8]); err != nil {
+				return nil, err
+			}
+			size = binary.BigEndian.Uint64(hdr[:8])
+		} else {
+			b, err := c.r.ReadByte()
+			if err != nil {
+				return nil, err
+			}
+			size = uint64(b)
+		}
+		if flags&flagCommand != 0 {
+			// A command between messages (ZMTP 3.1 heartbeats, which
+			// peers do not send to our 3.0 greeting): skip it.
+			if size > MaxHandshakeFrame {
+				return nil, fmt.Errorf("a command of %d bytes from %s: %w", size, c.peer, ErrTooLarge)
+			}
+			if _, err := c.r.Discard(int(size)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if size > uint64(limit) || total+int64(size) > limit {
+			return nil, fmt.Errorf("a message of more than %d bytes from %s: %w", limit, c.peer, ErrTooLarge)
+		}
+		total += int64(size)
+		if len(frames) < keep {
+			body, err := readBody(c.r, size)
+			if err != nil {
+				return nil, err
+			}
+			frames = append(frames, body)
+		} else {
+			if _, err := io.CopyN(io.Discard, c.r, int64(size)); err != nil {
+				return nil, err
+			}
+			frames = append(frames, nil)
+		}
+		if flags&flagMore == 0 {
+			return frames, nil
+		}
+	}
+}
+
+// readBody reads a frame body of size bytes. Its buffer starts at
+// firstChunk at most and doubles as the bytes arrive, so it is never more
+// than twice what was read, plus firstChunk.
+func readBody(r io.Reader, size uint64) ([]byte, error) {
+	if size > math.MaxInt {
+		return nil, ErrTooLarge
+	}
+	n := int(size)
+	buf := make([]byte, 0, min(n, firstChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(len(buf), n-len(buf)))
+		}
+		end := min(cap(buf), n)
+		k, err := io.ReadFull(r, buf[len(buf):end])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// WriteMessage writes frames as one message. It returns when the message is
+// in the kernel's send buffer, or fails when ctx ends first; the connection
+// must then be closed, since part of a message may have been written.
+func (c *Conn) WriteMessage(ctx context.Context, frames [][]byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.raw.SetWriteDeadline(time.Unix(1, 0))
+		close(cut)
+	})
+	_, err := c.raw.Write(Encode(frames))
+	if !stop() {
+		// ctx ended during the write; its deadline may have cut it.
+		<-cut
+		if err == nil {
+			_ = c.raw.SetWriteDeadline(time.Time{})
+		} else {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+	}
+	return err
+}
+
+// Encode returns the wire form of a message made of frames.
+func Encode(frames [][]byte) []byte {
+	n := 0
+	for _, f := range frames {
+		n += 9 + len(f)
+	}
+	buf := make([]byte, 0, n)
+	for i, f := range frames {
+		var flags byte
+		if i < len(frames)-1 {
+			flags |= flagMore
+		}
+		if len(f) > 255 {
+			buf = append(buf, flags|flagLong)
+			buf = binary.BigEndian.AppendUint64(buf, uint64(len(f)))
+		} else {
+			buf = append(buf, flags, byte(len(f)))
+		}
+		buf = append(buf, f...)
+	}
+	return buf
+}
+
+// WatchGone watches c, a connection to a PULL peer. Such a peer sends
+// nothing after the handshake, so a read returns only when the connection
+// is lost: the returned channel is closed then. The read runs in a
+// goroutine of wg; closing c ends it.
+func WatchGone(wg *sync.WaitGroup, c *Conn) <-chan struct{} {
+	gone := make(chan struct{})
+	wg.Go(func() {
+		defer close(gone)
+		for {
+			if _, err := c.ReadMessage(MaxHandshakeFrame, 0); err != nil {
+				return
+			}
+		}
+	})
+	return gone
+}
