@@ -84,6 +84,8 @@ type model struct {
 	// receivers are the types whose methods are handlers, by name: Mount
 	// takes a value of each after the brokers.
 	receivers []*receiver
+	// declared are the //stream:publisher directives, in source order.
+	declared []*declared
 }
 
 // receiver is a type whose methods are handlers.
@@ -101,6 +103,7 @@ type receiver struct {
 func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []*ast.File, ds *diagnostics) *model {
 	m := &model{pkg: pkg}
 	for _, f := range files {
+		m.declared = append(m.declared, scanPublishers(f, ds)...)
 		for _, af := range scanFile(f, ds) {
 			if af.fn.Name.Name == "_" {
 				ds.add(af.fn.Name.Pos(), "a handler needs a name the generated code can call: rename func _")
@@ -128,6 +131,11 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 		pa, pb := fset.Position(a.ann.slash), fset.Position(b.ann.slash)
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
+	slices.SortStableFunc(m.declared, func(a, b *declared) int {
+		pa, pb := fset.Position(a.slash), fset.Position(b.slash)
+		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
+	})
+	m.checkDeclared(info, ds)
 	m.collectReceivers()
 	m.group(ds)
 	m.resolveBrokers(ds)

@@ -4,16 +4,21 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 )
 
-// The directive streamgen reads: //stream:subscriber.
+// The directives streamgen reads: //stream:subscriber on a function or
+// method, //stream:publisher on a type declaration.
 const (
 	directiveTool = "stream"
 	directiveName = "subscriber"
 	directive     = directiveTool + ":" + directiveName
+
+	publisherName      = "publisher"
+	publisherDirective = directiveTool + ":" + publisherName
 )
 
 // annotation is one //stream:subscriber directive, parsed.
@@ -104,26 +109,33 @@ func scanFile(file *ast.File, ds *diagnostics) []annotatedFunc {
 }
 
 // checkDirectiveName reports a //stream: directive other than
-// //stream:subscriber, and a //xxx:subscriber whose tool looks like a typo of
-// stream. It returns true for //stream:subscriber.
+// //stream:subscriber and //stream:publisher, and a //xxx:subscriber or
+// //xxx:publisher whose tool looks like a typo of stream. It returns true
+// for //stream:subscriber; scanPublishers reads //stream:publisher.
 func checkDirectiveName(d ast.Directive, ds *diagnostics) bool {
+	names := []string{directiveName, publisherName}
 	if d.Tool == directiveTool {
-		if d.Name == directiveName {
+		switch {
+		case d.Name == directiveName:
 			return true
-		}
-		if strings.HasPrefix(d.Name, directiveName) {
+		case d.Name == publisherName:
+			return false
+		case strings.HasPrefix(d.Name, directiveName):
 			ds.add(d.Slash, "//%s must be followed by a space and the quoted subscription name: //%s \"jobs\"", directive, directive)
 			return false
+		case strings.HasPrefix(d.Name, publisherName):
+			ds.add(d.Slash, "//%s must be followed by a space and its keys: //%s exchange=orders routing_key=order.placed", publisherDirective, publisherDirective)
+			return false
 		}
-		if closest(d.Name, []string{directiveName}) != "" {
-			ds.add(d.Slash, "unknown directive %s:%s; did you mean %s?", d.Tool, d.Name, directive)
+		if guess := closest(d.Name, names); guess != "" {
+			ds.add(d.Slash, "unknown directive %s:%s; did you mean %s:%s?", d.Tool, d.Name, directiveTool, guess)
 		} else {
-			ds.add(d.Slash, "unknown directive %s:%s: the only streamgen directive is //%s", d.Tool, d.Name, directive)
+			ds.add(d.Slash, "unknown directive %s:%s: the streamgen directives are //%s and //%s", d.Tool, d.Name, directive, publisherDirective)
 		}
 		return false
 	}
-	if d.Name == directiveName && closest(d.Tool, []string{directiveTool}) != "" {
-		ds.add(d.Slash, "unknown directive %s:%s; did you mean %s?", d.Tool, d.Name, directive)
+	if slices.Contains(names, d.Name) && closest(d.Tool, []string{directiveTool}) != "" {
+		ds.add(d.Slash, "unknown directive %s:%s; did you mean %s:%s?", d.Tool, d.Name, directiveTool, d.Name)
 	}
 	return false
 }
@@ -136,8 +148,11 @@ func checkSpacedDirective(c *ast.Comment, ds *diagnostics) {
 		return
 	}
 	text = strings.TrimLeft(text, " \t")
-	if text == directive || strings.HasPrefix(text, directive+" \"") {
+	switch {
+	case text == directive || strings.HasPrefix(text, directive+" \""):
 		ds.add(c.Slash, "a directive has no space after //: write //%s", directive)
+	case strings.HasPrefix(text, publisherDirective+" ") && strings.Contains(text, "="):
+		ds.add(c.Slash, "a directive has no space after //: write //%s", publisherDirective)
 	}
 }
 

@@ -9,17 +9,19 @@ import (
 	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
-// TestGoldenOutputsRunEndToEnd copies three golden cases with their wanted
+// TestGoldenOutputsRunEndToEnd copies four golden cases with their wanted
 // output into a module of their own, vets it, and runs tests there that
 // drive the generated Mount and publishers on runtime/streamtest: the
 // reference's failing job on ZeroMQ (five deliveries, the last with retry
 // count 4, then dropped), every handler shape on RabbitMQ, and handler
-// methods called on the values Mount was given.
+// methods called on the values Mount was given, and the publishers that
+// //stream:publisher declares routing through an exchange.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
 	copyCase(t, "shapes", dir, "shapes")
 	copyCase(t, "methods", dir, "methods")
+	copyCase(t, "publisher_directive", dir, "publisher")
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -28,9 +30,10 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	write("billing/billing_test.go", billingTest)
 	write("shapes/shapes_test.go", shapesTest)
 	write("methods/methods_test.go", methodsTest)
+	write("publisher/publisher_test.go", publisherTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -174,6 +177,84 @@ func TestMethodsAreCalledOnTheValuesMountTakes(t *testing.T) {
 	}
 	if line := <-out; line != "audit: checked" {
 		t.Errorf("the ledger wrote %q", line)
+	}
+}
+`
+
+const publisherTest = `package orders
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestDeclaredPublishersRoute(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker())
+	// Another service's queue on the same exchange, not consumed here.
+	if err := h.Broker().Bind("orders", runtime.TopicExchange, "audit", "order.#"); err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	ctx := context.Background()
+	p := h.Broker()
+	if err := PublishOrderPlaced(ctx, p, OrderPlaced{ID: "o1", Amount: 5}, runtime.WithMessageID("placed-1")); err != nil {
+		t.Fatal(err)
+	}
+	// The routing key of one message, overridden: audit gets it, billing
+	// (bound to order.placed only) does not.
+	if err := PublishOrderPlaced(ctx, p, OrderPlaced{ID: "o2"}, runtime.WithRoutingKey("order.refunded"), runtime.WithMessageID("refunded-2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := PublishOrderCancelled(ctx, p, OrderCancelled{ID: "o3"}, runtime.WithMessageID("cancelled-3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := PublishReceipt(ctx, p, Receipt{ID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	// No queue is bound to ticks: the publisher sees it, unless allowed.
+	if err := PublishTick(ctx, p, Tick{N: 1}); err == nil {
+		t.Error("a tick no queue is bound for was published without an error")
+	}
+	if err := h.Broker().Bind("ticks", runtime.FanoutExchange, "tocks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := PublishOrderCancelled(ctx, p, OrderCancelled{ID: "o4"}, runtime.WithRoutingKey("nobody.listens")); !errors.Is(err, streamtest.ErrUnroutable) {
+		t.Errorf("unroutable publish: %v, want ErrUnroutable", err)
+	}
+	if err := PublishOrderCancelled(ctx, p, OrderCancelled{ID: "o5"}, runtime.WithRoutingKey("nobody.listens"), runtime.AllowUnroutable()); err != nil {
+		t.Errorf("unroutable publish that allows it: %v", err)
+	}
+	if err := PublishTick(ctx, p, Tick{N: 2}); err != nil {
+		t.Error(err)
+	}
+	h.Wait()
+	bills := h.Deliveries("billing")
+	if len(bills) != 1 || bills[0].MessageID != "placed-1" || bills[0].MessageType != "OrderPlaced" || bills[0].Verdict.Kind != streamtest.VerdictAck {
+		t.Errorf("billing: %+v, want one OrderPlaced placed-1, acked", bills)
+	}
+	if rs := h.Deliveries("receipts"); len(rs) != 1 || rs[0].MessageType != "Receipt" {
+		t.Errorf("receipts: %+v, want one Receipt", rs)
+	}
+	var audit []string
+	for _, m := range h.Queue("audit") {
+		audit = append(audit, m.ID+" "+m.Type)
+	}
+	want := []string{"placed-1 OrderPlaced", "refunded-2 OrderPlaced", "cancelled-3 order.cancelled.v1"}
+	if len(audit) != len(want) {
+		t.Fatalf("audit queue holds %q, want %q", audit, want)
+	}
+	for i := range want {
+		if audit[i] != want[i] {
+			t.Errorf("audit queue holds %q, want %q", audit, want)
+		}
+	}
+	if n := len(h.Queue("tocks")); n != 1 {
+		t.Errorf("tocks holds %d ticks, want 1", n)
 	}
 }
 `

@@ -50,9 +50,12 @@ func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
 	f := e.newFile()
 	e.versionGuard(f)
-	e.signatureGuards(f)
-	e.mount(f)
-	e.publishers(f, m.handlers)
+	if len(m.handlers) > 0 {
+		e.signatureGuards(f)
+		e.mount(f)
+		e.publishers(f, m.handlers)
+	}
+	e.declaredPublishers(f)
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -496,6 +499,38 @@ func (e *emitter) publishers(f *jen.File, hs []*handler) {
 			jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
 		).Error().Block(
 			jen.Return(jen.Qual(runtimePath, "Publish").Call(jen.Id(ctx), jen.Id(p), jen.Lit(h.ann.name), jen.Lit(h.wire), value, jen.Id(opts).Op("..."))),
+		)
+	}
+}
+
+// declaredPublishers writes the typed publisher of each
+// //stream:publisher directive: runtime.PublishTo with its destination.
+func (e *emitter) declaredPublishers(f *jen.File) {
+	for _, d := range e.m.usableDeclared() {
+		local := e.locals()
+		ctx, p, msg, opts := freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)
+		var to jen.Code
+		var doc string
+		switch {
+		case d.to.Exchange == "":
+			to = jen.Qual(runtimePath, "Queue").Call(jen.Lit(d.to.Key))
+			doc = fmt.Sprintf("%s publishes %s to %q as message type %q.", d.name, msg, d.to.Key, d.wire)
+		case d.to.Key == "":
+			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(""))
+			doc = fmt.Sprintf("%s publishes %s to exchange %q with an empty routing key as message type %q;\n// runtime.WithRoutingKey gives a message its routing key.", d.name, msg, d.to.Exchange, d.wire)
+		default:
+			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(d.to.Key))
+			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, msg, d.to.Exchange, d.to.Key, d.wire)
+		}
+		f.Line()
+		f.Comment("// " + doc)
+		f.Func().Id(d.name).Params(
+			jen.Id(ctx).Qual(contextPath, "Context"),
+			jen.Id(p).Qual(runtimePath, "Publisher"),
+			jen.Id(msg).Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name()),
+			jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
+		).Error().Block(
+			jen.Return(jen.Qual(runtimePath, "PublishTo").Call(jen.Id(ctx), jen.Id(p), to, jen.Lit(d.wire), jen.Op("&").Id(msg), jen.Id(opts).Op("..."))),
 		)
 	}
 }

@@ -54,12 +54,15 @@ type Package struct {
 	// Diagnostics lists every problem found, sorted by position. A package
 	// with diagnostics has no Source.
 	Diagnostics []Diagnostic
-	// Annotated is false when the package has no //stream:subscriber
-	// annotation (and no problems either).
+	// Annotated is false when the package has no //stream:subscriber and
+	// no //stream:publisher directive (and no problems either).
 	Annotated bool
 	// Subscriptions are the subscriptions Mount registers, in its order;
 	// set with Source.
 	Subscriptions []Subscription
+	// Publishers are the typed publishers //stream:publisher declares, in
+	// source order; set with Source.
+	Publishers []Publisher
 	// Syntax holds the package's files, parsed with their comments.
 	Syntax []*ast.File
 	// Config is the configuration the package was loaded with, its Dir
@@ -90,6 +93,35 @@ type Handler struct {
 	Doc string
 	// Message is the type of the messages it handles.
 	Message *types.Named
+}
+
+// Publisher is a typed publisher that a //stream:publisher directive
+// declares, for a message type the package sends.
+type Publisher struct {
+	// Name is the generated function: PublishOrderPlaced.
+	Name string
+	// Message is the Go type it sends; Doc the text of its doc comment.
+	Message *types.Named
+	Doc     string
+	// MessageType is the message type name on the wire.
+	MessageType string
+	// To is where it sends: an exchange and routing key, or a queue.
+	To runtime.Destination
+	// Broker is the broker it is for; AnyBroker when either.
+	Broker runtime.BrokerKind
+}
+
+// publishers describes the declared publishers of m.
+func (m *model) publishers() []Publisher {
+	var out []Publisher
+	for _, p := range m.usableDeclared() {
+		doc := ""
+		if p.spec.Doc != nil {
+			doc = p.spec.Doc.Text()
+		}
+		out = append(out, Publisher{Name: p.name, Message: p.named, Doc: doc, MessageType: p.wire, To: p.to, Broker: p.broker})
+	}
+	return out
 }
 
 // subscriptions describes the subscriptions of m.
@@ -301,7 +333,7 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	p.Syntax, p.Config = lp.Syntax, cfg
 	c.m.namePublishers(ds)
 	c.m.checkCollisions(ds)
-	p.Annotated = len(c.m.handlers) > 0
+	p.Annotated = len(c.m.handlers) > 0 || len(c.m.declared) > 0
 	p.generated = c.m.generatedNames()
 	if hasOld && !old.ours {
 		ds.list = append(ds.list, Diagnostic{
@@ -346,6 +378,7 @@ func (c *checked) finish(own generatedNames) *Package {
 	}
 	p.Source = src
 	p.Subscriptions = c.m.subscriptions()
+	p.Publishers = c.m.publishers()
 	return p
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"go/ast"
 	"go/format"
 	"os"
 	"path/filepath"
@@ -204,8 +205,26 @@ func TestGoldenOutputsCompile(t *testing.T) {
 		if !slices.Contains(names, DefaultOutput) {
 			t.Errorf("%s: the wanted file was not part of the package (files %v)", p.PkgPath, names)
 		}
-		if p.Types != nil && p.Types.Scope().Lookup(mountName) == nil {
-			t.Errorf("%s: no Mount declared with the wanted file in place", p.PkgPath)
+		// A package with subscribers gets Mount; one that only declares
+		// publishers gets none.
+		subscribes := false
+		for _, f := range p.Syntax {
+			for _, g := range f.Comments {
+				subscribes = subscribes || strings.Contains(commentText(g), "//"+directive+" ")
+			}
+		}
+		if declared := p.Types != nil && p.Types.Scope().Lookup(mountName) != nil; declared != subscribes {
+			t.Errorf("%s: Mount declared %v with the wanted file in place, want %v", p.PkgPath, declared, subscribes)
 		}
 	}
+}
+
+// commentText returns the comments of g as written, directives included.
+func commentText(g *ast.CommentGroup) string {
+	var b strings.Builder
+	for _, c := range g.List {
+		b.WriteString(c.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
 }

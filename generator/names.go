@@ -136,8 +136,17 @@ func (m *model) namePublishers(ds *diagnostics) {
 			level[i] = 1
 		}
 	}
+	// The publishers //stream:publisher declares keep Publish<Type>; the
+	// publishers of consumed types move away from their names.
+	declaredAs := map[string]*declared{}
+	for _, p := range m.usableDeclared() {
+		declaredAs[p.name] = p
+	}
 	for {
 		count := map[string]int{}
+		for name := range declaredAs {
+			count[name]++
+		}
 		for i := range hs {
 			count[cands[i][level[i]]]++
 		}
@@ -155,6 +164,11 @@ func (m *model) namePublishers(ds *diagnostics) {
 	first := map[string]*handler{}
 	for i, h := range hs {
 		h.publisher = cands[i][level[i]]
+		if p := declaredAs[h.publisher]; p != nil {
+			ds.addRelated(h.ann.namePos, p.slash, "the directive is",
+				"the typed publisher of %s would be named %s, as is the one //%s declares for %s: give the handler another type=, or rename one of the types", h.name(), h.publisher, publisherDirective, p.named.Obj().Name())
+			continue
+		}
 		if prev := first[h.publisher]; prev != nil {
 			ds.addRelated(h.ann.namePos, prev.ann.namePos, "the other is for "+prev.name(),
 				"two typed publishers would be named %s: give one handler another type=", h.publisher)
@@ -178,6 +192,12 @@ func (m *model) checkCollisions(ds *diagnostics) {
 	}
 	if len(m.handlers) > 0 {
 		clash(mountName, m.handlers[0], "the function")
+	}
+	for _, p := range m.usableDeclared() {
+		if obj := scope.Lookup(p.name); obj != nil {
+			ds.addRelated(p.slash, obj.Pos(), "yours is declared",
+				"streamgen generates the typed publisher %s for this //%s, and the package declares %s already: rename yours", p.name, publisherDirective, p.name)
+		}
 	}
 	seen := map[string]bool{}
 	guardOf := map[string]*handler{}
@@ -205,6 +225,9 @@ func (m *model) checkCollisions(ds *diagnostics) {
 // reported while the old file is left out of the load.
 func (m *model) generatedNames() map[string]bool {
 	names := map[string]bool{mountName: true}
+	for _, p := range m.usableDeclared() {
+		names[p.name] = true
+	}
 	for _, h := range m.handlers {
 		names[guardName(h)] = true
 		if h.publisher != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 )
 
 // PublishOption adjusts a message before Publish sends it.
@@ -42,6 +43,31 @@ func WithRoutingKey(key string) PublishOption { return func(m *Message) { m.Rout
 // is an error wrapping the adapter's unroutable error, so nothing is lost
 // unseen.
 func AllowUnroutable() PublishOption { return func(m *Message) { m.AllowUnroutable = true } }
+
+// WithCorrelationID sets the correlation id, which ties a reply to its
+// request.
+func WithCorrelationID(id string) PublishOption { return func(m *Message) { m.CorrelationID = id } }
+
+// WithReplyTo names where a reply to the message goes, usually a queue.
+func WithReplyTo(address string) PublishOption { return func(m *Message) { m.ReplyTo = address } }
+
+// WithPriority sets the message priority. On RabbitMQ it orders delivery
+// only on a queue declared with x-max-priority; elsewhere it is carried
+// for the handler to read.
+func WithPriority(p uint8) PublishOption { return func(m *Message) { m.Priority = p } }
+
+// WithExpiration gives a RabbitMQ message a TTL: the broker discards it
+// when it has waited d in a queue. Retry copies and dead letters do not
+// keep it. ZeroMQ has no expiration: publishing such a message there is an
+// error.
+func WithExpiration(d time.Duration) PublishOption { return func(m *Message) { m.Expiration = d } }
+
+// WithTimestamp sets when the message was made, instead of now (RabbitMQ)
+// or none (ZeroMQ).
+func WithTimestamp(t time.Time) PublishOption { return func(m *Message) { m.Timestamp = t } }
+
+// WithAppID names the application that sends the message.
+func WithAppID(id string) PublishOption { return func(m *Message) { m.AppID = id } }
 
 // Destination is where PublishTo sends a message: a RabbitMQ exchange and
 // a routing key, or a queue by name (Exchange "").

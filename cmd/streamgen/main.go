@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case p.Annotated:
 			annotated = append(annotated, p)
 		case !wildcard:
-			fmt.Fprintf(stderr, "streamgen: package %s has no //stream:subscriber annotations\n", p.Path)
+			fmt.Fprintf(stderr, "streamgen: package %s has no //stream:subscriber or //stream:publisher directives\n", p.Path)
 			status = 1
 		}
 	}

@@ -288,7 +288,7 @@ func TestRun(t *testing.T) {
 		{"check stale", []string{"-check", "../../testdata/stale_file"}, 1, "testdata/stale_file/streamgen_gen.go is stale: run go generate"},
 		{"check stale with the build constraint", []string{"-check", "../../testdata/stale_tagged"}, 1, "testdata/stale_tagged/streamgen_gen.go is stale: run go generate"},
 		{"diagnostics", []string{"-check", "../../testdata/unknown_key"}, 1, "testdata/unknown_key/keys.go:8:28: unknown key max_attemps; did you mean max_attempts?"},
-		{"no annotations", []string{"../../generator/testdata/noannotations"}, 1, "streamgen: package github.com/streamgen/streamgen/generator/testdata/noannotations has no //stream:subscriber annotations"},
+		{"no annotations", []string{"../../generator/testdata/noannotations"}, 1, "streamgen: package github.com/streamgen/streamgen/generator/testdata/noannotations has no //stream:subscriber or //stream:publisher directives"},
 		{"bad output", []string{"-o", "x/y.go", "."}, 1, "streamgen: output \"x/y.go\" must be a file name"},
 		{"no package", []string{"./does-not-exist"}, 1, "streamgen: ./does-not-exist: stat "},
 		{"wildcard without annotations", []string{"../../internal/brokerurl/..."}, 1, "streamgen: no package matched by ../../internal/brokerurl/... has //stream:subscriber annotations"},

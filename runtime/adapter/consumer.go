@@ -223,6 +223,13 @@ func (c *Consumer) process(ctx context.Context, d *Delivery) Verdict {
 		Headers:      d.Headers,
 		Redelivered:  d.Redelivered,
 		Raw:          d.Raw,
+
+		CorrelationID: d.CorrelationID,
+		ReplyTo:       d.ReplyTo,
+		Priority:      d.Priority,
+		Expiration:    d.Expiration,
+		Timestamp:     d.Timestamp,
+		AppID:         d.AppID,
 	}
 	return c.decide(d, h, c.call(ctx, h, v, md))
 }

@@ -1,5 +1,7 @@
 package adapter
 
+import "time"
+
 // Delivery is one received message, as a broker adapter read it off the
 // wire. The adapter fills in what the broker told it; the Consumer decides
 // everything else.
@@ -18,6 +20,14 @@ type Delivery struct {
 	Body []byte
 	// Redelivered reports a broker redelivery (RabbitMQ).
 	Redelivered bool
+	// The message properties the sender set, zero when it set none (see
+	// runtime.Message); handlers see them in runtime.Metadata.
+	CorrelationID string
+	ReplyTo       string
+	Priority      uint8
+	Expiration    time.Duration
+	Timestamp     time.Time
+	AppID         string
 	// RetryCycles is how many retry cycles the broker itself recorded for
 	// the message (RabbitMQ: the x-death counts of the subscription's wait
 	// queues, see Consumer.IsWaitQueue), 0 where the broker records none.

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -38,11 +39,41 @@ func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) 
 		Redelivered: d.Redelivered,
 		RetryCycles: retryCycles(d.Headers, c.IsWaitQueue),
 		Raw:         d,
+
+		CorrelationID: d.CorrelationId,
+		ReplyTo:       d.ReplyTo,
+		Priority:      d.Priority,
+		Expiration:    expirationOf(d.Expiration),
+		Timestamp:     d.Timestamp,
+		AppID:         d.AppId,
 	}
 }
 
-// copyOf is the copy cp of d to publish: the same body and properties,
-// persistent, the headers cp keeps and sets, and no expiration. The
+// expirationOf reads the expiration property, a TTL in milliseconds as
+// decimal text; anything else is no expiration.
+func expirationOf(s string) time.Duration {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// expirationText writes a TTL as the expiration property: whole
+// milliseconds, at least 1 (0 would discard the message at once unless a
+// consumer is waiting); "" for none.
+func expirationText(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(max(1, d.Milliseconds()), 10)
+}
+
+// copyOf is the copy cp of d to publish: the same body and properties
+// (correlation id, reply-to, priority, timestamp and app id included),
+// persistent, the headers cp keeps and sets, and no expiration: a TTL of
+// the message's own would expire it in the wait queue before its retry,
+// and the copy is a new stay in a queue. The
 // user-id property is kept only when it is user's, the user the copy is
 // published as: RabbitMQ refuses a user-id that is not the connection's.
 func copyOf(d *amqp.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
@@ -76,7 +107,8 @@ func copyOf(d *amqp.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
 }
 
 // publishingOf turns an outgoing runtime message into an AMQP publishing:
-// persistent, with its type, content type, message id and headers.
+// persistent, with its type, content type, message id, headers and
+// properties; its timestamp is now unless the message has its own.
 func publishingOf(m runtime.Message, now time.Time) amqp.Publishing {
 	var headers amqp.Table
 	if len(m.Headers) > 0 {
@@ -89,14 +121,22 @@ func publishingOf(m runtime.Message, now time.Time) amqp.Publishing {
 	if id == "" {
 		id = runtime.NewMessageID()
 	}
+	if !m.Timestamp.IsZero() {
+		now = m.Timestamp
+	}
 	return amqp.Publishing{
-		Headers:      headers,
-		ContentType:  m.ContentType,
-		DeliveryMode: amqp.Persistent,
-		MessageId:    id,
-		Timestamp:    now,
-		Type:         m.Type,
-		Body:         m.Body,
+		Headers:       headers,
+		ContentType:   m.ContentType,
+		DeliveryMode:  amqp.Persistent,
+		MessageId:     id,
+		Timestamp:     now,
+		Type:          m.Type,
+		Body:          m.Body,
+		CorrelationId: m.CorrelationID,
+		ReplyTo:       m.ReplyTo,
+		Priority:      m.Priority,
+		Expiration:    expirationText(m.Expiration),
+		AppId:         m.AppID,
 	}
 }
 

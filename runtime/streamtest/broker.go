@@ -236,6 +236,9 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	if (msg.Exchange != "" || msg.RoutingKey != "") && b.kind != runtime.RabbitMQ {
 		return fmt.Errorf("streamtest: publish to exchange %q with routing key %q: exchanges and routing keys are for rabbitmq", msg.Exchange, queue)
 	}
+	if msg.Expiration != 0 && b.kind != runtime.RabbitMQ {
+		return fmt.Errorf("streamtest: publish to %q: expiration is for rabbitmq, as on ZeroMQ", queue)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if msg.Exchange != "" {
@@ -439,6 +442,13 @@ func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 		Body:        raw.Body,
 		Raw:         raw,
 		Source:      m,
+
+		CorrelationID: m.CorrelationID,
+		ReplyTo:       m.ReplyTo,
+		Priority:      m.Priority,
+		Expiration:    m.Expiration,
+		Timestamp:     m.Timestamp,
+		AppID:         m.AppID,
 	}
 	v, err := c.Handle(b.handlerCtx, d)
 	b.mu.Lock()
@@ -481,6 +491,7 @@ func (t *memTransport) send(ctx context.Context, d *adapter.Delivery, cp *adapte
 	m := d.Source.(runtime.Message) // shares the body, which nobody changes
 	m.ID = cp.MessageID
 	m.Headers = cp.Headers(m.Headers)
+	m.Expiration = 0 // as on RabbitMQ: a copy's stay in a queue is a new one
 	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()

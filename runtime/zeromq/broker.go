@@ -9,8 +9,10 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
@@ -276,19 +278,31 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	return b.sendEnvelope(ctx, queue, env)
 }
 
-// envelopeOf frames a message for queue: the headers type, content-type and
-// message-id (when set), then the application headers sorted by name.
+// envelopeOf frames a message for queue: the headers type, content-type,
+// message-id and the message properties (when set), then the application
+// headers sorted by name. ZeroMQ has no expiration: a message with one is
+// an error.
 func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
+	if msg.Expiration != 0 {
+		return nil, fmt.Errorf("expiration is for rabbitmq: ZeroMQ keeps no message waiting in a broker to expire it; publish without runtime.WithExpiration")
+	}
 	env := &Envelope{Subscription: queue, Body: msg.Body}
-	for _, h := range []Header{{HeaderType, msg.Type}, {HeaderContentType, msg.ContentType}, {HeaderMessageID, msg.ID}} {
+	props := []Header{{HeaderType, msg.Type}, {HeaderContentType, msg.ContentType}, {HeaderMessageID, msg.ID},
+		{HeaderCorrelationID, msg.CorrelationID}, {HeaderReplyTo, msg.ReplyTo}, {HeaderAppID, msg.AppID}}
+	if msg.Priority != 0 {
+		props = append(props, Header{HeaderPriority, strconv.Itoa(int(msg.Priority))})
+	}
+	if !msg.Timestamp.IsZero() {
+		props = append(props, Header{HeaderTimestamp, msg.Timestamp.UTC().Format(time.RFC3339Nano)})
+	}
+	for _, h := range props {
 		if h.Value != "" {
 			env.Headers = append(env.Headers, h)
 		}
 	}
 	app := make([]Header, 0, len(msg.Headers))
 	for name, value := range msg.Headers {
-		switch strings.ToLower(name) {
-		case HeaderType, HeaderContentType, HeaderMessageID:
+		if slices.Contains(propertyHeaders, strings.ToLower(name)) {
 			return nil, fmt.Errorf("header %q is set from the message's own field; remove it from Headers", name)
 		}
 		app = append(app, Header{Name: strings.ToLower(name), Value: value})

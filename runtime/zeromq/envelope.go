@@ -17,7 +17,27 @@ const (
 	HeaderContentType = "content-type"
 	// HeaderMessageID carries the message id.
 	HeaderMessageID = "message-id"
+
+	// The message properties (runtime.WithCorrelationID and the like),
+	// each written only when set. They are headers like any other on a
+	// copy, which keeps them.
+
+	// HeaderCorrelationID carries the correlation id.
+	HeaderCorrelationID = "correlation-id"
+	// HeaderReplyTo carries where a reply goes.
+	HeaderReplyTo = "reply-to"
+	// HeaderPriority carries the priority as decimal text, 0 to 255.
+	HeaderPriority = "priority"
+	// HeaderTimestamp carries when the message was made, in RFC 3339 in
+	// UTC (2026-12-01T10:00:00.5Z).
+	HeaderTimestamp = "timestamp"
+	// HeaderAppID carries the name of the sending application.
+	HeaderAppID = "app-id"
 )
+
+// propertyHeaders lists the header names set from a runtime.Message's
+// own fields, which its Headers may not set.
+var propertyHeaders = []string{HeaderType, HeaderContentType, HeaderMessageID, HeaderCorrelationID, HeaderReplyTo, HeaderPriority, HeaderTimestamp, HeaderAppID}
 
 // FrameCount is the number of frames of every message: the subscription
 // name, the headers, the body.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
@@ -104,7 +106,9 @@ func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
 		case HeaderMessageID:
 			d.MessageID = h.Value
 		default:
-			d.Headers[h.Name] = h.Value
+			if !setProperty(d, h) {
+				d.Headers[h.Name] = h.Value
+			}
 		}
 	}
 	if env.Subscription != s.name {
@@ -141,4 +145,34 @@ func (s *subscriber) copyEnvelope(d *adapter.Delivery, cp *adapter.Copy) *Envelo
 		env.SetHeader(h.Name, h.Value)
 	}
 	return env
+}
+
+// setProperty fills the message property of d that header h carries and
+// returns true, or returns false when h is an application header. A
+// priority or timestamp that does not parse is left an application header,
+// for the handler to see as it came.
+func setProperty(d *adapter.Delivery, h Header) bool {
+	switch h.Name {
+	case HeaderCorrelationID:
+		d.CorrelationID = h.Value
+	case HeaderReplyTo:
+		d.ReplyTo = h.Value
+	case HeaderAppID:
+		d.AppID = h.Value
+	case HeaderPriority:
+		p, err := strconv.ParseUint(h.Value, 10, 8)
+		if err != nil {
+			return false
+		}
+		d.Priority = uint8(p)
+	case HeaderTimestamp:
+		t, err := time.Parse(time.RFC3339Nano, h.Value)
+		if err != nil {
+			return false
+		}
+		d.Timestamp = t
+	default:
+		return false
+	}
+	return true
 }

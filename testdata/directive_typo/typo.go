@@ -22,7 +22,7 @@ func Spaced(ctx context.Context, j Job) error { return nil }
 
 // Unknown uses a directive that does not exist.
 //
-//stream:publisher "out"
+//stream:emitter "out"
 func Unknown(ctx context.Context, j Job) error { return nil }
 
 //stream:subscriber "fine"

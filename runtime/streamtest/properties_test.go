@@ -1,0 +1,89 @@
+package streamtest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+// propertyOptions sets every message property.
+func propertyOptions(ts time.Time) []runtime.PublishOption {
+	return []runtime.PublishOption{
+		runtime.WithMessageID("p-1"), runtime.WithCorrelationID("corr-1"), runtime.WithReplyTo("replies"),
+		runtime.WithPriority(7), runtime.WithTimestamp(ts), runtime.WithAppID("checkout"),
+	}
+}
+
+// checkProperties reports the properties of md that differ from those
+// propertyOptions sets.
+func checkProperties(t *testing.T, what string, md runtime.Metadata, ts time.Time) {
+	t.Helper()
+	if md.CorrelationID != "corr-1" || md.ReplyTo != "replies" || md.Priority != 7 || !md.Timestamp.Equal(ts) || md.AppID != "checkout" {
+		t.Errorf("%s: correlation %q reply-to %q priority %d timestamp %v app %q; want corr-1, replies, 7, %v, checkout",
+			what, md.CorrelationID, md.ReplyTo, md.Priority, md.Timestamp, md.AppID, ts)
+	}
+}
+
+// Message properties reach the handler's metadata and stay on retry
+// copies and dead letters, except the expiration, which a copy drops.
+func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
+	ts := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, kind := range []runtime.BrokerKind{runtime.RabbitMQ, runtime.ZeroMQ} {
+		t.Run(string(kind), func(t *testing.T) {
+			h := streamtest.New(t, kind, streamtest.WithQuietLogs())
+			var seen calls
+			sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+				recorder(&seen, runtime.Policy{MaxAttempts: 2, DeadLetter: "jobs.dead"}, runtime.Retry().Because(errJobFailed)),
+			}}
+			if kind == runtime.RabbitMQ {
+				sub.RetryDelays = []time.Duration{time.Second}
+			} else {
+				sub.Handlers[0].Policy.OutRetry = runtime.OutRetrySelf
+			}
+			h.App().Mount(h.Broker(), sub)
+			h.Start()
+			opts := propertyOptions(ts)
+			if kind == runtime.RabbitMQ {
+				opts = append(opts, runtime.WithExpiration(time.Minute))
+			}
+			if err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, opts...); err != nil {
+				t.Fatal(err)
+			}
+			h.Wait()
+			h.Advance(time.Second)
+			h.Advance(time.Second)
+			got := seen.list()
+			if len(got) != 2 {
+				t.Fatalf("%d deliveries, want 2", len(got))
+			}
+			checkProperties(t, "first delivery", got[0], ts)
+			checkProperties(t, "retry copy", got[1], ts)
+			if kind == runtime.RabbitMQ && got[0].Expiration != time.Minute {
+				t.Errorf("first delivery: expiration %v, want 1m", got[0].Expiration)
+			}
+			if got[1].Expiration != 0 {
+				t.Errorf("retry copy: expiration %v, want none", got[1].Expiration)
+			}
+			dl := h.Queue("jobs.dead")
+			if len(dl) != 1 {
+				t.Fatalf("jobs.dead holds %d messages, want 1", len(dl))
+			}
+			if m := dl[0]; m.CorrelationID != "corr-1" || m.ReplyTo != "replies" || m.Priority != 7 || !m.Timestamp.Equal(ts) || m.AppID != "checkout" || m.Expiration != 0 {
+				t.Errorf("dead letter: %+v, want the properties without expiration", m)
+			}
+		})
+	}
+}
+
+// ZeroMQ has no expiration: the harness refuses it as the adapter does.
+func TestHarnessZeroMQRefusesExpiration(t *testing.T) {
+	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
+	err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithExpiration(time.Second))
+	if err == nil || !strings.Contains(err.Error(), "expiration is for rabbitmq") {
+		t.Errorf("publish with an expiration on zeromq: %v", err)
+	}
+}
