@@ -135,13 +135,15 @@ func TestCoalescedAcksLoseNothingWhenTheConnectionDiesMidBatch(t *testing.T) {
 	name := "streamgen-test-coalesce-" + randomHex(4)
 	b := New(brokerURL(), WithConnectionName(name), WithReconnectBackoff(50*time.Millisecond, time.Second, 0.2))
 	seen := newSightings()
-	// Until the connection is closed, each handler takes 10ms, so that
-	// messages still flow when it closes.
+	// Once 200 jobs are handled, the handlers wait until the connection is
+	// closed, so that it closes mid-batch however slow the machine (and the
+	// command that closes it) is.
 	var closed atomic.Bool
+	gate := make(chan struct{})
 	s := sub(q, 0, runtime.Handle("Job", runtime.Policy{}, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {
 		seen.add(j.ID, md.Redelivered)
-		if !closed.Load() {
-			time.Sleep(10 * time.Millisecond)
+		if !closed.Load() && seen.distinct() > 200 {
+			<-gate
 		}
 		return runtime.Ack()
 	}))
@@ -151,10 +153,12 @@ func TestCoalescedAcksLoseNothingWhenTheConnectionDiesMidBatch(t *testing.T) {
 
 	fillJobs(adm, q, total)
 	testkit.Eventually(t, "200 jobs to be handled", func() bool { return seen.distinct() >= 200 })
-	if n := closeConnections(t, name); n < 1 {
+	n := closeConnections(t, name)
+	closed.Store(true)
+	close(gate)
+	if n < 1 {
 		t.Fatalf("closed %d connections named %s", n, name)
 	}
-	closed.Store(true)
 	if n := seen.distinct(); n == total {
 		t.Fatal("every job was handled before the connection closed: the test closed it too late")
 	}
