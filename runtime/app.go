@@ -33,6 +33,8 @@ type App struct {
 	shutdownTimeout time.Duration
 	metrics         *Metrics
 	ready           chan struct{}
+	middleware      []Middleware
+	observer        Observer
 
 	mu      sync.Mutex
 	mounts  []mount
@@ -166,7 +168,10 @@ func (a *App) Run(ctx context.Context) error {
 // env is what the App hands its brokers, but for Fail, which
 // only Run can set.
 func (a *App) env() Env {
-	return Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
+	return Env{
+		App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics,
+		Middleware: a.middleware, Observer: a.observer,
+	}
 }
 
 // prepare validates the mounts and groups their consumers by broker, in

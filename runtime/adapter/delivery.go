@@ -1,5 +1,11 @@
 package adapter
 
+import (
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
 // Delivery is one received message, as a broker adapter read it off the
 // wire. The adapter fills in what the broker told it; the Consumer decides
 // everything else.
@@ -33,6 +39,12 @@ type Delivery struct {
 
 	// attempt is the delivery number the Consumer computed.
 	attempt int
+	// obs follows the delivery for the App's Observer until it ends; nil
+	// without an Observer, and once told.
+	obs runtime.DeliveryObservation
+	// handled and took say whether and how long a handler ran, for obs.
+	handled bool
+	took    time.Duration
 }
 
 // Attempt returns the 1-based delivery number the Consumer computed for d,
