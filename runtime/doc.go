@@ -64,4 +64,12 @@
 // headers to the copies the runtime sends (a trace context), and hears
 // what brokers report through Env.Report: runtime/otelstream is one, with
 // OpenTelemetry. Without either, a delivery costs nothing more.
+//
+// # Lifecycle and health
+//
+// OnStart hooks run before any broker starts, and the first error stops
+// startup; OnStop hooks run after every broker has stopped. App.Health
+// serves a readiness probe: 200 with each broker ready, 503 with the reason
+// while the App starts or stops, or while a broker that reports its state
+// (ReadinessReporter; runtime/rabbitmq while it reconnects) is not ready.
 package runtime
