@@ -14,7 +14,7 @@ func raw(d *adapter.Delivery) *amqp.Delivery { return d.Raw.(*amqp.Delivery) }
 // Send publishes cp, a copy of d, through the hardened publish: mandatory,
 // persistent, confirmed.
 func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy) error {
-	return r.b.pub.publish(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user))
+	return r.b.publishConfirmed(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user))
 }
 
 // Ack acknowledges d on its channel.
