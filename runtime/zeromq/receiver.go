@@ -33,6 +33,9 @@ type receiver struct {
 	// tooLarge reports a message over the size limit; its connection is
 	// then closed.
 	tooLarge func(peer string, err error)
+	// reconnected, when set, is called each time the dial loop reaches the
+	// ventilator again after losing it.
+	reconnected func()
 
 	ctx   context.Context
 	end   context.CancelFunc
@@ -84,7 +87,7 @@ func (r *receiver) serve(raw net.Conn) {
 // when it cannot be reached or is lost.
 func (r *receiver) dialLoop() {
 	var backoff redialBackoff
-	failing := false
+	failing, connected := false, false
 	for r.ctx.Err() == nil {
 		var d net.Dialer
 		raw, err := d.DialContext(r.ctx, r.q.network, r.q.address)
@@ -114,7 +117,10 @@ func (r *receiver) dialLoop() {
 		}
 		r.conns.ready(raw)
 		r.log.Info("zeromq: connected to the ventilator", "endpoint", r.q.ep.addr)
-		failing = false
+		if connected && r.reconnected != nil {
+			r.reconnected()
+		}
+		failing, connected = false, true
 		backoff.reset()
 		r.read(c)
 		r.conns.remove(raw)
