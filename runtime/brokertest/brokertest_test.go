@@ -159,6 +159,10 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"MultiLineReasonIsParkedAsTheBrokerCarriesIt",
 		"CountAboveTheCapIsTheLastAttempt",
 		"UnreadableCountIsPoison",
+		"MiddlewareWrapsEveryCallAndMayChangeTheOutcome",
+		"MiddlewarePanicIsRecoveredAndRetried",
+		"HandlerTimeoutIsAFailure",
+		"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {
