@@ -221,7 +221,7 @@ func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) con
 		RetryCount:   retryCount,
 		Headers:      d.Headers,
 	})
-	d.obs = obs
+	d.obs = &observation{DeliveryObservation: obs}
 	if octx == nil {
 		return ctx
 	}
@@ -307,7 +307,7 @@ func (c *Consumer) call(ctx context.Context, d *Delivery, i int, h *runtime.Hand
 	}
 	start := time.Now()
 	out := c.invoke(ctx, i, h, v, md)
-	d.handled, d.took = true, time.Since(start)
+	d.obs.handled, d.obs.took = true, time.Since(start)
 	return out
 }
 
@@ -513,7 +513,7 @@ func (c *Consumer) end(d *Delivery, v Verdict, err error) {
 	obs.End(runtime.Settlement{
 		Verdict: v.Kind.String(), MessageType: v.MessageType, Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
 		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay,
-		Handled: d.handled, HandlerDuration: d.took, Err: err,
+		Handled: obs.handled, HandlerDuration: obs.took, Err: err,
 	})
 }
 

@@ -40,9 +40,16 @@ type Delivery struct {
 	// attempt is the delivery number the Consumer computed.
 	attempt int
 	// obs follows the delivery for the App's Observer until it ends; nil
-	// without an Observer, and once told.
-	obs runtime.DeliveryObservation
-	// handled and took say whether and how long a handler ran, for obs.
+	// without an Observer (so that a Delivery stays as small), and once
+	// told.
+	obs *observation
+}
+
+// observation is what the Consumer keeps of a delivery for the App's
+// Observer.
+type observation struct {
+	runtime.DeliveryObservation
+	// handled and took say whether and how long a handler ran.
 	handled bool
 	took    time.Duration
 }
