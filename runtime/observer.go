@@ -19,8 +19,9 @@ type Observer interface {
 	// adapter.Consumer takes, once its attempt number is known and before
 	// its body is decoded. It returns the context the rest of the delivery
 	// runs in (the middleware and the handler get it, or one made from it)
-	// and the DeliveryObservation that learns how the delivery ends. Both
-	// must be non-nil.
+	// and the DeliveryObservation that learns how the delivery ends. A nil
+	// context keeps ctx; a nil DeliveryObservation follows nothing more of
+	// the delivery.
 	StartDelivery(ctx context.Context, d DeliveryStart) (context.Context, DeliveryObservation)
 	// StartConsumer is called when a broker starts a subscription's
 	// Consumer; the function it returns is called when the Consumer stops.

@@ -221,7 +221,9 @@ func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) con
 		RetryCount:   retryCount,
 		Headers:      d.Headers,
 	})
-	d.obs = &observation{DeliveryObservation: obs}
+	if obs != nil {
+		d.obs = &observation{DeliveryObservation: obs}
+	}
 	if octx == nil {
 		return ctx
 	}

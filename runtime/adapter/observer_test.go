@@ -239,3 +239,21 @@ func TestObserverAndZeroMQDelayedCopies(t *testing.T) {
 	}
 	c.Stop()
 }
+
+// nilObserver returns nil for both results of StartDelivery.
+type nilObserver struct{ recordingObserver }
+
+func (*nilObserver) StartDelivery(context.Context, runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+	return nil, nil
+}
+
+// An Observer that follows nothing of a delivery (nil results) does not
+// stop it: the handler runs with the Consumer's context and copies go out.
+func TestObserverMayFollowNothing(t *testing.T) {
+	p := &probe{outcome: returning(runtime.Retry().Because(errBoom))}
+	c, tr := newObserved(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 2})}}, runtime.RabbitMQ, &nilObserver{}, nil)
+	v, err := c.Handle(t.Context(), delivery(1))
+	if v.Kind != adapter.VerdictRetry || err != nil || tr.actions() != "send jobs.retry, ack" || p.ctxs[0] == nil {
+		t.Errorf("verdict %+v, err %v, actions %q", v, err, tr.actions())
+	}
+}
