@@ -369,6 +369,8 @@ func (e *emitter) literal(v reflect.Value) jen.Code {
 		if c, ok := constantCode(x, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"}); ok {
 			return c
 		}
+	case time.Duration:
+		return durationCode(x)
 	case []time.Duration:
 		ds := make([]jen.Code, len(x))
 		for i, d := range x {

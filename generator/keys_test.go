@@ -34,7 +34,7 @@ func TestKeyTable(t *testing.T) {
 		}
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
-		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer"}
+		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer", "timeout"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
 		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
 	}
@@ -59,7 +59,7 @@ func TestSetFields(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
 		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
-		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
+		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"}, {"timeout", "1m30s"},
 	} {
 		if msg := f.set(kv[0], kv[1]); msg != "" {
 			t.Fatalf("%s=%s: %s", kv[0], kv[1], msg)
@@ -70,7 +70,7 @@ func TestSetFields(t *testing.T) {
 			Broker: runtime.ZeroMQ, RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
 			Ack: runtime.AckAuto, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
 		},
-		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"}},
+		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 90 * time.Second}},
 	}
 	if !reflect.DeepEqual(f, want) {
 		t.Errorf("fields %+v, want %+v", f, want)
@@ -92,6 +92,9 @@ func TestSetRefuses(t *testing.T) {
 		{"single_active_consumer", "false", "write single_active_consumer=true, or leave it out"},
 		{"max_payload_bytes", "64KB", "64KiB"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
+		{"timeout", "2x", `bad timeout: "2x" is not a duration`},
+		{"timeout", "-1s", "timeout=-1s: it must be a positive duration such as timeout=30s"},
+		{"timeout", "0s", "timeout=0s: it must be a positive duration"},
 	} {
 		var f fields
 		msg := f.set(tc.key, tc.value)
