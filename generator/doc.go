@@ -39,6 +39,7 @@
 //	concurrency        ≥ 1                                     subscription
 //	max_payload_bytes  ≥ 1, optionally 64KiB or 2MiB           subscription
 //	queue_type         classic | quorum                        subscription (rabbitmq)
+//	timeout            30s: the handler call's budget          message type
 //
 // Several handlers may name the same subscription with different message
 // types; the runtime dispatches on the message type. A subscription-level

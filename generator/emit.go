@@ -425,6 +425,8 @@ func (e *emitter) literal(v reflect.Value) jen.Code {
 			ss[i] = jen.Lit(s)
 		}
 		return jen.Index().String().Values(ss...)
+	case time.Duration:
+		return durationCode(x)
 	case []time.Duration:
 		ds := make([]jen.Code, len(x))
 		for i, d := range x {

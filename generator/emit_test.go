@@ -259,6 +259,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		"Bindings":             `[]string{"order.placed"}`,
 		"DeadLetter":           `"jobs.dead"`,
 		"OutRetry":             `"self"`,
+		"Timeout":              "30 * time.Second",
 	}
 	written := 0
 	for _, v := range []reflect.Value{reflect.ValueOf(f.sub), reflect.ValueOf(f.handler.Policy)} {
@@ -280,7 +281,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 	if written != len(want) {
 		t.Errorf("%d fields written, want %d", written, len(want))
 	}
-	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: runtime.OutRetrySelf}` {
+	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: runtime.OutRetrySelf, Timeout: 30 * time.Second}` {
 		t.Errorf("policy literal %s", policy)
 	}
 	e.literal(reflect.ValueOf(runtime.AckMode("sometimes")))

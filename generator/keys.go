@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
@@ -128,6 +129,17 @@ func keySpecs() []keySpec {
 		}, string(runtime.TopicExchange)},
 		{"binding", queueLevel, runtime.RabbitMQ, "binding=order.placed", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
 			sub.Bindings = runtime.ParseBindings(v)
+			return ""
+		}, ""},
+		{"timeout", typeLevel, runtime.AnyBroker, "timeout=30s", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Sprintf("bad timeout: %q is not a duration: write it as 500ms, 10s, 1m or 1h", v)
+			}
+			if d <= 0 {
+				return fmt.Sprintf("timeout=%s: it must be a positive duration such as timeout=30s; remove it for no timeout", v)
+			}
+			h.Policy.Timeout = d
 			return ""
 		}, ""},
 	}

@@ -35,7 +35,7 @@ func TestKeyTable(t *testing.T) {
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
 		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer",
-		"exchange", "exchange_type", "binding"}
+		"exchange", "exchange_type", "binding", "timeout"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
 		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
 	}
@@ -61,7 +61,7 @@ func TestSetFields(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
 		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
-		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"},
+		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"}, {"timeout", "1m30s"},
 		{"exchange", "orders"}, {"exchange_type", "direct"}, {"binding", "order.placed, order.cancelled"},
 	} {
 		if msg := f.set(kv[0], kv[1]); msg != "" {
@@ -74,7 +74,7 @@ func TestSetFields(t *testing.T) {
 			Ack: runtime.AckAuto, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
 			Exchange: "orders", ExchangeType: runtime.DirectExchange, Bindings: []string{"order.placed", "order.cancelled"},
 		},
-		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"}},
+		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 90 * time.Second}},
 	}
 	if !reflect.DeepEqual(f, want) {
 		t.Errorf("fields %+v, want %+v", f, want)
@@ -97,6 +97,9 @@ func TestSetRefuses(t *testing.T) {
 		{"max_payload_bytes", "64KB", "64KiB"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
 		{"exchange_type", "headers", "use exchange_type=topic (the default), direct or fanout"},
+		{"timeout", "2x", `bad timeout: "2x" is not a duration`},
+		{"timeout", "-1s", "timeout=-1s: it must be a positive duration such as timeout=30s"},
+		{"timeout", "0s", "timeout=0s: it must be a positive duration"},
 	} {
 		var f fields
 		msg := f.set(tc.key, tc.value)

@@ -33,12 +33,35 @@ type App struct {
 	shutdownTimeout time.Duration
 	metrics         *Metrics
 	ready           chan struct{}
+	middleware      []Middleware
+	observer        Observer
+	startHooks      []func(context.Context) error
+	stopHooks       []stopHook
 
 	mu      sync.Mutex
 	mounts  []mount
 	errs    []error
 	started bool
+	phase   appPhase
 }
+
+// stopHook is an OnStop hook, and how many OnStart hooks were given
+// before it.
+type stopHook struct {
+	fn    func(context.Context) error
+	after int
+}
+
+// appPhase is where an App is in its one run.
+type appPhase uint8
+
+const (
+	phaseNew appPhase = iota
+	phaseStarting
+	phaseRunning
+	phaseStopping
+	phaseStopped
+)
 
 type mount struct {
 	broker Broker
@@ -60,6 +83,37 @@ func WithClock(c Clock) Option { return func(a *App) { a.clock = c } }
 // WithShutdownTimeout bounds how long a graceful stop waits for in-flight
 // handlers; when it passes, their contexts are cancelled.
 func WithShutdownTimeout(d time.Duration) Option { return func(a *App) { a.shutdownTimeout = d } }
+
+// OnStart adds a hook that Run calls before any broker starts, so before
+// anything is consumed, with Run's context: to open what the handlers
+// need, or check that it answers. Hooks run in the order given; the first
+// error stops startup: Run starts no broker and returns the error,
+// wrapped. A nil hook is ignored.
+func OnStart(fn func(ctx context.Context) error) Option {
+	return func(a *App) {
+		if fn != nil {
+			a.startHooks = append(a.startHooks, fn)
+		}
+	}
+}
+
+// OnStop adds a hook that Run calls after every broker has stopped, so
+// after the last handler returned, with a context bounded by the shutdown
+// timeout: to close what the handlers used. Hooks run in the reverse of
+// the order given, as deferred calls do, each even when another failed;
+// their errors are joined into Run's. They run at the end of every Run
+// whose start hooks all succeeded, a failed broker start or a broker
+// failure included. When a start hook fails, the stop hooks given before
+// it run, and those given after it do not, so that a pair written
+// OnStart(open), OnStop(close) closes only what was opened. A nil hook is
+// ignored.
+func OnStop(fn func(ctx context.Context) error) Option {
+	return func(a *App) {
+		if fn != nil {
+			a.stopHooks = append(a.stopHooks, stopHook{fn: fn, after: len(a.startHooks)})
+		}
+	}
+}
 
 // NewApp returns an App named name.
 func NewApp(name string, opts ...Option) *App {
@@ -142,11 +196,19 @@ func (a *App) Run(ctx context.Context) error {
 			cancel(err)
 		})
 	}
+	if n, err := a.runStartHooks(runCtx); err != nil {
+		stopErr := a.runStopHooks(ctx, n)
+		a.setPhase(phaseStopped)
+		return errors.Join(err, stopErr)
+	}
 	var started []Broker
 	for _, g := range groups {
 		if err := g.broker.Start(runCtx, env, g.subs); err != nil {
+			a.setPhase(phaseStopping)
 			a.shutdown(started)
-			return brokerError("start", g.broker.Kind(), err)
+			stopErr := a.runStopHooks(ctx, len(a.startHooks))
+			a.setPhase(phaseStopped)
+			return errors.Join(brokerError("start", g.broker.Kind(), err), stopErr)
 		}
 		started = append(started, g.broker)
 	}
@@ -155,18 +217,64 @@ func (a *App) Run(ctx context.Context) error {
 		n += len(g.subs)
 	}
 	a.logger.Info("app running", "app", a.name, "subscriptions", n)
+	a.setPhase(phaseRunning)
 	close(a.ready)
 	<-runCtx.Done()
 	a.logger.Info("app stopping", "app", a.name, "timeout", a.shutdownTimeout)
+	a.setPhase(phaseStopping)
 	err = a.shutdown(started)
 	failOnce.Do(func() {}) // no failure may be recorded from now on
-	return errors.Join(failure, err)
+	stopErr := a.runStopHooks(ctx, len(a.startHooks))
+	a.setPhase(phaseStopped)
+	return errors.Join(failure, err, stopErr)
+}
+
+// runStartHooks runs the OnStart hooks in order until one fails. It
+// returns how many succeeded, and the error of the one that failed.
+func (a *App) runStartHooks(ctx context.Context) (int, error) {
+	for i, fn := range a.startHooks {
+		if err := fn(ctx); err != nil {
+			return i, fmt.Errorf("runtime: start hook %d of %d: %w", i+1, len(a.startHooks), err)
+		}
+	}
+	return len(a.startHooks), nil
+}
+
+// runStopHooks runs, in reverse order, the OnStop hooks given before the
+// (succeeded+1)-th OnStart hook, within the shutdown timeout, and joins
+// their errors.
+func (a *App) runStopHooks(parent context.Context, succeeded int) error {
+	if len(a.stopHooks) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), a.shutdownTimeout)
+	defer cancel()
+	var errs []error
+	for i := len(a.stopHooks) - 1; i >= 0; i-- {
+		h := a.stopHooks[i]
+		if h.after > succeeded {
+			continue
+		}
+		if err := h.fn(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("runtime: stop hook %d of %d: %w", i+1, len(a.stopHooks), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *App) setPhase(p appPhase) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.phase = p
 }
 
 // env is what the App hands its brokers, but for Fail, which
 // only Run can set.
 func (a *App) env() Env {
-	return Env{App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics}
+	return Env{
+		App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics,
+		Middleware: a.middleware, Observer: a.observer,
+	}
 }
 
 // prepare validates the mounts and groups their consumers by broker, in
@@ -178,6 +286,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 		return nil, errors.New("runtime: App.Run called twice")
 	}
 	a.started = true
+	a.phase = phaseStarting
 	errs := append([]error(nil), a.errs...)
 	if len(a.mounts) == 0 && len(errs) == 0 {
 		return nil, errors.New("runtime: no subscriptions are mounted: call the generated Mount before Run")
@@ -207,6 +316,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 		groups[i].subs = append(groups[i].subs, m.sub)
 	}
 	if len(errs) > 0 {
+		a.phase = phaseStopped
 		return nil, errors.Join(errs...)
 	}
 	return groups, nil

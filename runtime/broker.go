@@ -106,6 +106,12 @@ type Env struct {
 	Clock Clock
 	// Metrics counts what happens to deliveries.
 	Metrics *Metrics
+	// Middleware wraps every handler call, outside each subscription's own
+	// (WithMiddleware).
+	Middleware []Middleware
+	// Observer watches deliveries and what the broker reports (Report);
+	// nil when the App has none (WithObserver).
+	Observer Observer
 
 	fail func(error)
 }

@@ -49,5 +49,27 @@
 // decode) is poison: it skips the retry budget and is parked, or rejected
 // when there is no dead-letter queue. Every retry copy carries the retry
 // count in RetryCountHeader, so the count survives restarts and is shared by
-// all workers.
+// all workers. Policy.Timeout bounds each handler call: its context is
+// cancelled after that long, and the call is a failure ("handler timed out
+// after 2s", a TimeoutError).
+//
+// # Middleware and observers
+//
+// A Middleware wraps each handler call: it sees the context, the decoded
+// message, the Metadata and the resulting Outcome, and may change the
+// Outcome. The App's (WithMiddleware) run outermost, then the
+// subscription's (Subscription.Middleware), each in the order given; a
+// panic in one is recovered like a handler's. An Observer (WithObserver)
+// follows every delivery, from before its decoding to its settlement, adds
+// headers to the copies the runtime sends (a trace context), and hears
+// what brokers report through Env.Report: runtime/otelstream is one, with
+// OpenTelemetry. Without either, a delivery costs nothing more.
+//
+// # Lifecycle and health
+//
+// OnStart hooks run before any broker starts, and the first error stops
+// startup; OnStop hooks run after every broker has stopped. App.Health
+// serves a readiness probe: 200 with each broker ready, 503 with the reason
+// while the App starts or stops, or while a broker that reports its state
+// (ReadinessReporter; runtime/rabbitmq while it reconnects) is not ready.
 package runtime

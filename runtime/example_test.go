@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // A handler returns an error or an Outcome; OutcomeOf shows what the
@@ -97,4 +98,54 @@ func ExampleMetrics_WritePrometheus() {
 	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="rejected"} 0
 	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="dropped"} 1
 	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="failed"} 0
+}
+
+// Middleware wraps each handler call: the App's outermost, then the
+// subscription's, each in the order given. Here the subscription's
+// middleware forgives a failure the handler reports.
+func ExampleMiddleware() {
+	named := func(name string) runtime.Middleware {
+		return func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
+			fmt.Println(name, "before")
+			out := next(ctx, msg, md)
+			fmt.Println(name, "after:", out)
+			return out
+		}
+	}
+	forgive := func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
+		out := next(ctx, msg, md)
+		if out.Action() == runtime.ActionRetry {
+			fmt.Println("forgiven:", out.Err())
+			return runtime.Ack()
+		}
+		return out
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Middleware: []runtime.Middleware{named("subscription"), forgive}, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
+			fmt.Println("handler")
+			return runtime.Retry().Because(errors.New("flaky"))
+		}),
+	}}
+
+	clock := streamtest.NewClock(time.Time{})
+	broker := streamtest.NewBroker(runtime.RabbitMQ, clock)
+	app := runtime.NewApp("billing", runtime.WithClock(clock), runtime.WithMiddleware(named("app")))
+	app.Mount(broker, jobs)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- app.Run(ctx) }()
+	<-app.Ready()
+	_ = runtime.Publish(ctx, broker, "jobs", "Job", struct{}{})
+	_ = broker.Wait(ctx)
+	stop()
+	<-done
+	fmt.Println("verdict:", broker.Deliveries("jobs")[0].Verdict.Kind)
+	// Output:
+	// app before
+	// subscription before
+	// handler
+	// forgiven: flaky
+	// subscription after: ack
+	// app after: ack
+	// verdict: ack
 }

@@ -46,6 +46,14 @@ type Policy struct {
 	// OutRetry (ZeroMQ) is where retry copies go: OutRetrySelf or a
 	// subscription name.
 	OutRetry string
+	// Timeout bounds each handler call: its context is cancelled after
+	// that long, and a call that returns after it counts as a failure with
+	// the reason "handler timed out after 2s" (a TimeoutError), whatever
+	// the handler returned. The handler must honour its context: the
+	// runtime cannot stop a call that ignores it, it waits for its return.
+	// Middleware runs outside the timeout and sees the failure. 0 means no
+	// timeout.
+	Timeout time.Duration
 }
 
 // OutRetrySelf sends ZeroMQ retry copies back into the subscription's own
@@ -119,6 +127,9 @@ type Subscription struct {
 	Bindings []string
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler
+	// Middleware wraps each handler call of this subscription, inside the
+	// App's (WithMiddleware), in the order given; see Middleware.
+	Middleware []Middleware
 }
 
 // Handler handles one message type of a subscription. Make one with Handle.
@@ -405,8 +416,16 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		if h.Policy.DeadLetter != "" && h.Policy.DeadLetter == s.Name {
 			add(i, "dead_letter", "dead_letter %q is the subscription's own queue: name another queue", h.Policy.DeadLetter)
 		}
+		if h.Policy.Timeout < 0 {
+			add(i, "timeout", "timeout is %v: it must be a positive duration such as timeout=30s, or not set", h.Policy.Timeout)
+		}
 		if h.decode == nil || h.call == nil {
 			add(i, "", "handler for %q was not made with runtime.Handle", h.MessageType)
+		}
+	}
+	for i, m := range s.Middleware {
+		if m == nil {
+			add(-1, "", "middleware %d of %d is nil", i+1, len(s.Middleware))
 		}
 	}
 	for i, d := range s.RetryDelays {

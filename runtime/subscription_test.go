@@ -72,6 +72,15 @@ func TestValidate(t *testing.T) {
 		{"unknown ack and queue_type", anyKind, runtime.Subscription{Name: "jobs", Ack: "sometimes", QueueType: "stream", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "ack", `ack is "sometimes"`}, {-1, "queue_type", `queue_type is "stream"`}}},
 
+		{"a negative timeout", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{Timeout: -time.Second})}},
+			[]problem{{0, "timeout", "timeout is -1s: it must be a positive duration"}}},
+		{"a timeout and middleware", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{Timeout: time.Second})},
+			Middleware: []runtime.Middleware{func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
+				return next(ctx, msg, md)
+			}}}, nil},
+		{"a nil middleware", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}, Middleware: []runtime.Middleware{nil}},
+			[]problem{{-1, "", "middleware 1 of 1 is nil"}}},
+
 		// RabbitMQ rules.
 		{"out_retry on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "self"})}},
 			[]problem{{0, "out_retry", "out_retry is for zeromq"}}},

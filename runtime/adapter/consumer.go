@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,12 @@ type Consumer struct {
 	waitQueues []runtime.WaitQueue
 	isWait     map[string]bool
 	delayed    *delayedCopies
+	// chains holds, per handler, its call wrapped in the middleware; nil
+	// when there is no middleware, and the handler is called directly.
+	chains []runtime.Next
+	// obs is the App's Observer, nil without one; obsStop ends its watch.
+	obs     runtime.Observer
+	obsStop func()
 
 	stopping chan struct{} // closed by Stop
 	stopOnce sync.Once
@@ -67,7 +74,10 @@ type Consumer struct {
 // sending copies through tr. On a broker with acknowledgements (RabbitMQ)
 // tr must also be an Acknowledger. env is what the App handed the broker's
 // Start; its zero fields get defaults (JSON, no logging, fresh metrics, the
-// system clock).
+// system clock, no middleware, no Observer). The handlers are called
+// through env.Middleware and then sub.Middleware, chained here once; with
+// env.Observer set, the Consumer tells it of itself (StartConsumer) and of
+// every delivery.
 func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Transport) *Consumer {
 	if env.Codec == nil {
 		env.Codec = runtime.JSON{}
@@ -99,6 +109,16 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 			panic(fmt.Sprintf("adapter: the transport of %s subscription %q does not acknowledge (it is no adapter.Acknowledger)", rules.Kind, sub.Name))
 		}
 		c.acks = a
+	}
+	if mws := middlewareOf(env, sub); len(mws) > 0 {
+		c.chains = make([]runtime.Next, len(sub.Handlers))
+		for i := range sub.Handlers {
+			c.chains[i] = c.chain(&sub.Handlers[i], mws)
+		}
+	}
+	if env.Observer != nil {
+		c.obs = env.Observer
+		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
 		c.waitQueues = sub.WaitQueues()
@@ -178,7 +198,15 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		}
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
 	}
-	v := c.process(ctx, d)
+	c.metrics.Delivered.Add(1)
+	d.Headers = c.rules.Headers(d.Headers)
+	count, countErr := runtime.ParseRetryCount(d.Headers[c.rules.retryCountHeader()])
+	d.attempt = attemptOf(count, d.RetryCycles)
+	hctx := ctx
+	if c.obs != nil {
+		hctx = c.observe(ctx, d, count)
+	}
+	v := c.process(hctx, d, countErr)
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
 		c.Settle(d, v, ErrLeftToBroker)
 		return v, ErrLeftToBroker
@@ -187,25 +215,44 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	return v, err
 }
 
-// process decodes d, calls its handler and decides what happens to it.
-func (c *Consumer) process(ctx context.Context, d *Delivery) Verdict {
-	c.metrics.Delivered.Add(1)
-	d.Headers = c.rules.Headers(d.Headers)
-	count, err := runtime.ParseRetryCount(d.Headers[c.rules.retryCountHeader()])
-	d.attempt = attemptOf(count, d.RetryCycles)
-	if err != nil {
-		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.rules.retryCountHeader(), err))
+// observe tells the Observer that d starts, and returns the context d's
+// handler runs in.
+func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) context.Context {
+	octx, obs := c.obs.StartDelivery(ctx, runtime.DeliveryStart{
+		Broker:       c.rules.Kind,
+		Subscription: c.sub.Name,
+		MessageID:    d.MessageID,
+		MessageType:  d.Type,
+		Attempt:      d.attempt,
+		RetryCount:   retryCount,
+		Headers:      d.Headers,
+	})
+	if obs != nil {
+		d.obs = &observation{DeliveryObservation: obs}
+	}
+	if octx == nil {
+		return ctx
+	}
+	return octx
+}
+
+// process decodes d, calls its handler and decides what happens to it;
+// countErr is why d's retry count could not be read.
+func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Verdict {
+	if countErr != nil {
+		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.rules.retryCountHeader(), countErr))
 	}
 	if max := c.sub.MaxPayloadBytes; max > 0 && len(d.Body) > max {
 		return c.poison(d, d.Type, fmt.Sprintf("payload of %d bytes exceeds max_payload_bytes=%d", len(d.Body), max))
 	}
-	h := c.handlerFor(d.Type)
-	if h == nil {
+	i := c.handlerIndex(d.Type)
+	if i < 0 {
 		if d.Type == "" {
 			return c.poison(d, "", "the message has no type, so no handler can take it")
 		}
 		return c.poison(d, d.Type, fmt.Sprintf("no handler for message type %q (this subscription handles %s)", d.Type, c.typeList()))
 	}
+	h := &c.sub.Handlers[i]
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
 	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
@@ -231,19 +278,32 @@ func (c *Consumer) process(ctx context.Context, d *Delivery) Verdict {
 		Timestamp:     d.Timestamp,
 		AppID:         d.AppID,
 	}
-	return c.decide(d, h, c.call(ctx, h, v, md))
+	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }
 
-func (c *Consumer) handlerFor(messageType string) *runtime.Handler {
+// handlerIndex returns the index of the handler of messageType, or -1.
+func (c *Consumer) handlerIndex(messageType string) int {
 	if messageType == "" {
 		// ZeroMQ senders in other languages may omit the type header; a
 		// subscription with one handler knows what they mean.
 		if c.rules.Kind == runtime.ZeroMQ && len(c.sub.Handlers) == 1 {
-			return &c.sub.Handlers[0]
+			return 0
 		}
-		return nil
+		return -1
 	}
-	return c.sub.Handler(messageType)
+	for i := range c.sub.Handlers {
+		if c.sub.Handlers[i].MessageType == messageType {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *Consumer) handlerFor(messageType string) *runtime.Handler {
+	if i := c.handlerIndex(messageType); i >= 0 {
+		return &c.sub.Handlers[i]
+	}
+	return nil
 }
 
 func (c *Consumer) typeList() string {
@@ -254,16 +314,90 @@ func (c *Consumer) typeList() string {
 	return strings.Join(names, ", ")
 }
 
-func (c *Consumer) call(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) (out runtime.Outcome) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.log.Error("handler panicked; treating it as a failure",
-				"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			out = runtime.Retry().Because(fmt.Errorf("handler panicked: %v", r))
+// call calls handler i, h, with v through its middleware, and times the
+// call for the Observer.
+func (c *Consumer) call(ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+	if d.obs == nil {
+		return c.invoke(ctx, i, h, v, md)
+	}
+	start := time.Now()
+	out := c.invoke(ctx, i, h, v, md)
+	d.obs.handled, d.obs.took = true, time.Since(start)
+	return out
+}
+
+func (c *Consumer) invoke(ctx context.Context, i int, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+	if c.chains != nil {
+		return c.chains[i](ctx, v, md)
+	}
+	return c.callHandler(ctx, h, v, md)
+}
+
+// callHandler calls h, within its timeout, and makes a panic a failure.
+func (c *Consumer) callHandler(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) (out runtime.Outcome) {
+	defer c.recoverPanic(&out, "handler", md)
+	if h.Policy.Timeout <= 0 {
+		return h.Call(ctx, v, md)
+	}
+	return callWithin(ctx, h, v, md)
+}
+
+// callWithin calls h with a context that ends after h's timeout. A call
+// that returns once its timeout has passed is a failure, whatever it
+// returned. The timeout runs on the wall clock, not the App's: the
+// handler's own I/O honours the context's deadline in real time.
+func callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+	timeout := h.Policy.Timeout
+	cause := &runtime.TimeoutError{After: timeout}
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
+	defer cancel()
+	out := h.Call(tctx, v, md)
+	if ctx.Err() == nil && context.Cause(tctx) == error(cause) {
+		return runtime.Retry().Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+	}
+	return out
+}
+
+// chain returns h's call wrapped in mws, the first outermost. Each layer
+// makes a panic of its own a failure, which the layer around it sees as
+// the Outcome of next.
+func (c *Consumer) chain(h *runtime.Handler, mws []runtime.Middleware) runtime.Next {
+	next := runtime.Next(func(ctx context.Context, v any, md runtime.Metadata) runtime.Outcome {
+		return c.callHandler(ctx, h, v, md)
+	})
+	for i := len(mws) - 1; i >= 0; i-- {
+		mw, inner := mws[i], next
+		next = func(ctx context.Context, v any, md runtime.Metadata) (out runtime.Outcome) {
+			defer c.recoverPanic(&out, "middleware", md)
+			return mw(ctx, v, md, inner)
 		}
-	}()
-	return h.Call(ctx, v, md)
+	}
+	return next
+}
+
+// middlewareOf returns the middleware of sub's calls: env's, then sub's,
+// without nil ones (Check reports those).
+func middlewareOf(env runtime.Env, sub *runtime.Subscription) []runtime.Middleware {
+	var mws []runtime.Middleware
+	for _, m := range slices.Concat(env.Middleware, sub.Middleware) {
+		if m != nil {
+			mws = append(mws, m)
+		}
+	}
+	return mws
+}
+
+// recoverPanic, deferred by a call of what ("handler", "middleware"),
+// makes its panic a failure Outcome, and logs it with its stack.
+func (c *Consumer) recoverPanic(out *runtime.Outcome, what string, md runtime.Metadata) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	c.log.Error(what+" panicked; treating it as a failure",
+		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
+		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	*out = runtime.Retry().Because(fmt.Errorf("%s panicked: %v", what, r))
 }
 
 // poison is the verdict for a delivery that cannot reach any handler.
@@ -350,8 +484,12 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		err = c.reject(ctx, d)
 	case VerdictRetry:
 		cp := c.rules.retryCopy(d, v.Queue)
+		c.observedHeaders(d, cp)
 		if c.rules.delaysInMemory() && v.Delay > 0 {
 			verdict := *v
+			if d.obs != nil {
+				c.end(d, verdict, nil)
+			}
 			c.delayed.schedule(v.Delay,
 				func() { c.sendCopy(ctx, d, cp, verdict) },
 				func() { c.Settle(d, verdict, ErrCopyLost) })
@@ -359,12 +497,40 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		}
 		return c.sendCopy(ctx, d, cp, *v)
 	case VerdictPark:
-		return c.sendCopy(ctx, d, c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now()), *v)
+		cp := c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now())
+		c.observedHeaders(d, cp)
+		return c.sendCopy(ctx, d, cp, *v)
 	default:
 		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
 	}
 	c.Settle(d, *v, err)
 	return err
+}
+
+// observedHeaders adds the headers d's observation sets to cp. It cannot
+// set the runtime's own: the retry count, and x-streamgen-* headers.
+func (c *Consumer) observedHeaders(d *Delivery, cp *Copy) {
+	if d.obs == nil {
+		return
+	}
+	d.obs.CopyHeaders(func(name, value string) {
+		if name == "" || strings.EqualFold(name, c.rules.retryCountHeader()) ||
+			len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
+			return
+		}
+		cp.set(c.rules.headerName(name), c.rules.headerValue(value))
+	})
+}
+
+// end tells d's observation how d ended; it is told once.
+func (c *Consumer) end(d *Delivery, v Verdict, err error) {
+	obs := d.obs
+	d.obs = nil
+	obs.End(runtime.Settlement{
+		Verdict: v.Kind.String(), MessageType: v.MessageType, Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
+		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay,
+		Handled: obs.handled, HandlerDuration: obs.took, Err: err,
+	})
 }
 
 // ack acknowledges d where the broker can.
@@ -514,7 +680,12 @@ func (c *Consumer) pause(d time.Duration) {
 // is settled with ErrCopyLost). It returns how many were lost. Copies being
 // sent, or awaiting their outcome, go on; WaitCopies waits for them.
 func (c *Consumer) Stop() int {
-	c.stopOnce.Do(func() { close(c.stopping) })
+	c.stopOnce.Do(func() {
+		close(c.stopping)
+		if c.obsStop != nil {
+			c.obsStop()
+		}
+	})
 	n := c.delayed.stop()
 	if n > 0 {
 		c.log.Warn("retry copies still waiting for their delay in memory are lost at shutdown (ZeroMQ stores nothing)", "lost", n)
@@ -541,6 +712,9 @@ func (c *Consumer) WaitCopies(ctx context.Context) error {
 // id and reason, and counts it. Handle calls it; an adapter calls it only
 // for what it settles itself.
 func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
+	if d.obs != nil {
+		c.end(d, v, err)
+	}
 	if err != nil {
 		c.metrics.Failed.Add(1)
 		c.logSettled(slog.LevelError, "could not "+v.Kind.String()+" the message", d, v, "reason", v.Reason, "err", err)
@@ -584,6 +758,9 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 			v.MaxAttempts = h.Policy.Attempts()
 			v.MessageType = h.MessageType
 		}
+	}
+	if c.obs != nil && d.obs == nil {
+		c.observe(context.Background(), d, 0)
 	}
 	c.Settle(d, v, err)
 	return v

@@ -48,7 +48,9 @@ type Copy struct {
 	// when it had none.
 	MessageID string
 	// Set are the headers the copy carries in addition to the original's
-	// that Keep keeps, in name order, as the broker writes them.
+	// that Keep keeps, in name order, as the broker writes them: the
+	// runtime's own, and those the App's Observer adds (a trace context,
+	// runtime.DeliveryObservation.CopyHeaders).
 	Set []Header
 
 	rules Rules
@@ -57,7 +59,8 @@ type Copy struct {
 // Keep reports whether the copy carries the original's header name.
 // Dropped are: the retry count (a retry copy sets it anew, a dead letter
 // starts counting afresh), on a dead letter every x-streamgen-* header in
-// any case (it gets the runtime's own), and the broker's bookkeeping.
+// any case (it gets the runtime's own), the broker's bookkeeping, and any
+// header Set replaces, in any case.
 func (c *Copy) Keep(name string) bool {
 	if strings.EqualFold(name, c.rules.retryCountHeader()) || c.rules.bookkeeping(name) {
 		return false
@@ -65,7 +68,26 @@ func (c *Copy) Keep(name string) bool {
 	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
 		return false
 	}
+	for _, h := range c.Set {
+		if strings.EqualFold(name, h.Name) {
+			return false
+		}
+	}
 	return true
+}
+
+// set sets header name to value in Set, in name order, replacing a header
+// of that name in any case.
+func (c *Copy) set(name, value string) {
+	for i, h := range c.Set {
+		if strings.EqualFold(h.Name, name) {
+			c.Set[i] = Header{Name: name, Value: value}
+			slices.SortFunc(c.Set, func(a, b Header) int { return strings.Compare(a.Name, b.Name) })
+			return
+		}
+	}
+	i, _ := slices.BinarySearchFunc(c.Set, name, func(h Header, n string) int { return strings.Compare(h.Name, n) })
+	c.Set = slices.Insert(c.Set, i, Header{Name: name, Value: value})
 }
 
 // Headers returns the copy's text headers, made from the original's h.

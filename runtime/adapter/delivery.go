@@ -1,6 +1,10 @@
 package adapter
 
-import "time"
+import (
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
 
 // Delivery is one received message, as a broker adapter read it off the
 // wire. The adapter fills in what the broker told it; the Consumer decides
@@ -43,6 +47,19 @@ type Delivery struct {
 
 	// attempt is the delivery number the Consumer computed.
 	attempt int
+	// obs follows the delivery for the App's Observer until it ends; nil
+	// without an Observer (so that a Delivery stays as small), and once
+	// told.
+	obs *observation
+}
+
+// observation is what the Consumer keeps of a delivery for the App's
+// Observer.
+type observation struct {
+	runtime.DeliveryObservation
+	// handled and took say whether and how long a handler ran.
+	handled bool
+	took    time.Duration
 }
 
 // Attempt returns the 1-based delivery number the Consumer computed for d,

@@ -7,9 +7,14 @@
 //     forged count makes the delivery the last attempt, never one beyond;
 //     an unreadable count is poison);
 //   - decoding, poison (too large, no or unknown type, an unreadable content
-//     type, a body that does not decode or is null), the handler call and
-//     its recovered panic, and the policy that turns the outcome into a
+//     type, a body that does not decode or is null), the handler call
+//     through the App's and the subscription's middleware (the chain is
+//     built once, in NewConsumer), within the policy's timeout, with each
+//     panic recovered, and the policy that turns the outcome into a
 //     Verdict;
+//   - what the App's Observer (runtime.Env.Observer) learns: each delivery
+//     as it starts and as it ends, the headers it adds to each copy, and
+//     the Consumer itself (its copies waiting in memory);
 //   - every copy, fully built: destination (the RabbitMQ wait queue the
 //     ladder picks, the ZeroMQ out_retry destination, the dead-letter
 //     queue), the headers it keeps and sets, normalised to the broker's

@@ -161,6 +161,10 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"MultiLineReasonIsParkedAsTheBrokerCarriesIt",
 		"CountAboveTheCapIsTheLastAttempt",
 		"UnreadableCountIsPoison",
+		"MiddlewareWrapsEveryCallAndMayChangeTheOutcome",
+		"MiddlewarePanicIsRecoveredAndRetried",
+		"HandlerTimeoutIsAFailure",
+		"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {

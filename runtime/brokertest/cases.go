@@ -48,6 +48,10 @@ var cases = []testCase{
 	{"MultiLineReasonIsParkedAsTheBrokerCarriesIt", multiLineReasonIsParked},
 	{"CountAboveTheCapIsTheLastAttempt", countAboveTheCapIsTheLastAttempt},
 	{"UnreadableCountIsPoison", unreadableCountIsPoison},
+	{"MiddlewareWrapsEveryCallAndMayChangeTheOutcome", middlewareWrapsEveryCall},
+	{"MiddlewarePanicIsRecoveredAndRetried", middlewarePanicIsRecovered},
+	{"HandlerTimeoutIsAFailure", handlerTimeoutIsAFailure},
+	{"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies", observerHeadersTravelOnCopies},
 }
 
 var errFailed = errors.New("brokertest: the handler failed on purpose")

@@ -119,6 +119,17 @@
 //   - With Transport.RetryCountHeader set, the count travels in that
 //     header.
 //
+//   - Middleware wraps every call, the App's outside the subscription's,
+//     and the Outcome it returns is carried out; a panicking middleware is
+//     a failure, retried.
+//
+//   - A handler that outlives Policy.Timeout fails with "handler timed out
+//     after 50ms", retried, then parked with that reason.
+//
+//   - The App's Observer hears of every delivery and how it ended, and the
+//     headers it sets on a delivery's copies reach the next delivery: a
+//     transport sends each copy with Copy.Set.
+//
 // All of it follows when an adapter hands each delivery to an
 // adapter.Consumer and does what its Transport is told — the suite checks
 // the counters and log lines the Consumer produces, so a transport that

@@ -32,6 +32,12 @@ type fixture struct {
 // transport's own cleanup runs.
 func newFixture(t testing.TB, tr Transport, queues ...string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, tr, nil, queues...)
+}
+
+// newFixtureWith is newFixture with more options for the App.
+func newFixtureWith(t testing.TB, tr Transport, opts []runtime.Option, queues ...string) *fixture {
+	t.Helper()
 	inst := tr.New(t, slices.Clone(queues))
 	if inst.Broker == nil {
 		t.Fatal("brokertest: Transport.New returned no Broker")
@@ -47,11 +53,11 @@ func newFixture(t testing.TB, tr Transport, queues ...string) *fixture {
 	f := &fixture{
 		t: t, tr: tr, inst: inst, logs: logs,
 		spy: &shutdownSpy{Broker: inst.Broker, called: make(chan struct{})},
-		app: runtime.NewApp("brokertest",
+		app: runtime.NewApp("brokertest", append([]runtime.Option{
 			runtime.WithLogger(logs.Logger()),
 			runtime.WithClock(clock),
 			runtime.WithShutdownTimeout(tr.Timeout),
-		),
+		}, opts...)...),
 	}
 	return f
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
@@ -46,6 +48,9 @@ type Broker struct {
 	abort      context.CancelFunc // cancels the handlers' context
 	handlerCtx context.Context
 	supervised chan struct{} // closed when the reconnect supervisor returns
+	// notReady says why the Broker does not consume while it reconnects;
+	// "" while a session is installed.
+	notReady string
 }
 
 type brokerState uint8
@@ -60,6 +65,7 @@ var _ interface {
 	runtime.Broker
 	runtime.Publisher
 	runtime.CodecProvider
+	runtime.ReadinessReporter
 } = (*Broker)(nil)
 
 // New returns a Broker for the broker at url (amqp:// or amqps://), or for
@@ -155,7 +161,7 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	if msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable {
 		return b.publishTo(ctx, queue, msg, now)
 	}
-	if err := b.pub.publish(ctx, queue, publishingOf(msg, now)); err != nil {
+	if err := b.publishConfirmed(ctx, queue, publishingOf(msg, now)); err != nil {
 		if errors.Is(err, ErrUnroutable) {
 			return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, queue, err)
 		}
@@ -178,6 +184,48 @@ func (b *Broker) publishTo(ctx context.Context, queue string, msg runtime.Messag
 		return fmt.Errorf("rabbitmq: publish %s to %s: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, to, err)
 	}
 	return fmt.Errorf("rabbitmq: publish %s to %s: %w", msg.Type, to, err)
+}
+
+// publishConfirmed publishes msg through the hardened publish and, when
+// the App that started the Broker has an Observer, reports how long the
+// broker took to confirm it.
+func (b *Broker) publishConfirmed(ctx context.Context, queue string, msg amqp.Publishing) error {
+	b.mu.Lock()
+	env := b.env
+	b.mu.Unlock()
+	if !env.Observing() {
+		return b.pub.publish(ctx, queue, msg)
+	}
+	start := time.Now()
+	err := b.pub.publish(ctx, queue, msg)
+	env.Report(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Since(start), Err: err})
+	return err
+}
+
+// Ready reports whether the Broker consumes: not before Start, not while
+// it reconnects after its consuming connection was lost (the reason then
+// says why), and not once it stops. App.Health asks it.
+func (b *Broker) Ready() (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.state == stateNew:
+		return false, "not started"
+	case b.state == stateStopped:
+		return false, "stopped"
+	case b.notReady != "":
+		return false, b.notReady
+	case b.sess == nil:
+		return false, "connecting"
+	}
+	return true, ""
+}
+
+// setNotReady records why the Broker does not consume.
+func (b *Broker) setNotReady(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.notReady = reason
 }
 
 // Start connects, declares every queue the subscriptions need, and starts
@@ -261,6 +309,7 @@ func (b *Broker) install(s *session) bool {
 	default:
 	}
 	b.sess = s
+	b.notReady = ""
 	s.start()
 	return true
 }
@@ -276,6 +325,7 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 		case <-sess.lost:
 		}
 		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
+		b.setNotReady(fmt.Sprintf("consuming was interrupted; reconnecting: %v", sess.cause()))
 		closeCtx, cancel := context.WithTimeout(runCtx, handshakeTimeout)
 		_ = sess.close(closeCtx)
 		cancel()
@@ -302,6 +352,7 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 				return nil, ErrClosed
 			}
 			b.log.Info("rabbitmq: reconnected; consuming again", "url", s.conn.addr, "attempts", n)
+			b.env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
 			return s, nil
 		}
 		if runCtx.Err() != nil {
@@ -313,6 +364,7 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 			return nil, err
 		}
 		b.log.Warn("rabbitmq: reconnect failed; trying again", "url", b.dialer.redacted, "attempt", n, "err", err)
+		b.setNotReady(fmt.Sprintf("reconnecting: attempt %d failed: %v", n, err))
 	}
 }
 

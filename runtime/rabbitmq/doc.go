@@ -119,6 +119,14 @@
 // and each connection.blocked and connection.unblocked is logged with the
 // broker's reason.
 //
+// Broker.Ready (a runtime.ReadinessReporter, which App.Health asks) is
+// false before Start, while the Broker reconnects after losing its
+// consuming connection (the reason says why and what the last attempt
+// met), and after Shutdown. When the App has an Observer
+// (runtime.WithObserver), the Broker reports each reconnect, and how long
+// the broker took to confirm each publish (Publish, retry copies, dead
+// letters), through runtime.Env.Report.
+//
 // # Operational caveats
 //
 // Wait queue arguments are frozen. RabbitMQ never changes the arguments of

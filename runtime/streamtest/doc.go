@@ -27,6 +27,9 @@
 // ends. The test's cleanup waits until the broker is idle, stops the App
 // gracefully, and fails the test when a handler is still busy or Run ended
 // with an error. Stop stops it earlier, returning Run's error.
+// WithAppOptions gives the App the service's own options, such as its
+// middleware (runtime.WithMiddleware), hooks and Observer: they run on
+// the harness as on a broker, in the same adapter.Consumer.
 //
 // Time only moves when the test says so. Wait returns once the broker is
 // idle: no message waiting in a consumed queue, no handler running. Timers

@@ -40,6 +40,7 @@ type config struct {
 	shutdownTimeout time.Duration
 	name            string
 	broker          []BrokerOption
+	app             []runtime.Option
 }
 
 // WithLogger sends every log record to l's handler as well (the Harness
@@ -76,6 +77,13 @@ func WithRetryCountHeader(name string) Option {
 	return func(c *config) { c.broker = append(c.broker, RetryCountHeader(name)) }
 }
 
+// WithAppOptions gives the App more options, after the Harness's own:
+// runtime.WithMiddleware, runtime.WithObserver, runtime.OnStart and the
+// like, so that a test runs its handlers as the service does.
+func WithAppOptions(opts ...runtime.Option) Option {
+	return func(c *config) { c.app = append(c.app, opts...) }
+}
+
 // WithAppName sets the App's name; the default is "streamtest".
 func WithAppName(name string) Option { return func(c *config) { c.name = name } }
 
@@ -105,12 +113,12 @@ func New(t testing.TB, kind runtime.BrokerKind, opts ...Option) *Harness {
 		waitTimeout: cfg.waitTimeout,
 	}
 	h.broker.setCodec(cfg.codec)
-	h.app = runtime.NewApp(cfg.name,
+	h.app = runtime.NewApp(cfg.name, append([]runtime.Option{
 		runtime.WithLogger(h.logs.Logger()),
 		runtime.WithClock(clock),
 		runtime.WithCodec(cfg.codec),
 		runtime.WithShutdownTimeout(cfg.shutdownTimeout),
-	)
+	}, cfg.app...)...)
 	t.Cleanup(h.cleanup)
 	return h
 }

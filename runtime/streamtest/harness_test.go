@@ -259,6 +259,28 @@ func TestHarnessOptions(t *testing.T) {
 	}
 }
 
+// WithAppOptions reaches the App: here a middleware and a start hook run
+// on the harness as they would in the service.
+func TestHarnessAppOptions(t *testing.T) {
+	var started atomic.Bool
+	var wrapped atomic.Int32
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithAppOptions(
+		runtime.OnStart(func(context.Context) error { started.Store(true); return nil }),
+		runtime.WithMiddleware(func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
+			wrapped.Add(1)
+			return next(ctx, msg, md)
+		}),
+	))
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1})
+	h.Wait()
+	if !started.Load() || wrapped.Load() != 1 {
+		t.Errorf("start hook ran: %v; middleware calls: %d; want true and 1", started.Load(), wrapped.Load())
+	}
+}
+
 // Misuse fails the test with a message saying what went wrong.
 func TestHarnessMisuseFailsTheTest(t *testing.T) {
 	for _, tc := range []struct {

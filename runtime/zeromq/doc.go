@@ -24,7 +24,9 @@
 //     socket. A service that only sends declares the queue and publishes;
 //     it needs no App (Shutdown closes its sockets).
 //   - Dial(ep): the queue's readers dial a ventilator at ep. A subscription
-//     mounted on it connects its PULL there and takes its share.
+//     mounted on it connects its PULL there and takes its share; it
+//     redials when the connection is lost, and reports each reconnect to
+//     the App's Observer (runtime.WithObserver) through runtime.Env.Report.
 //   - Ventilator(ep): this service feeds the queue: it binds a PUSH at ep,
 //     workers dial in (with Dial, or any libzmq PULL that connects), and
 //     each message published to the queue goes to exactly one live worker:

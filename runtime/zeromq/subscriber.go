@@ -51,6 +51,9 @@ func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *que
 	s := &subscriber{b: b, name: sub.Name, incoming: make(chan inbound, prefetch)}
 	s.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.ZeroMQ, RetryCountHeader: b.cfg.retryCountHeader}, s)
 	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, s.c.Logger(), s.tooLarge)
+	if env.Observing() {
+		s.recv.cfg.Reconnected = func() { env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.ZeroMQ}) }
+	}
 	return s
 }
 

@@ -13,3 +13,9 @@ func Ladder(ctx context.Context, j Job) error { return nil }
 
 //stream:subscriber "nothing" retry_delay=1m
 func Nothing(ctx context.Context, j Job) error { return nil }
+
+//stream:subscriber "slow" timeout=2x
+func Slow(ctx context.Context, j Job) error { return nil }
+
+//stream:subscriber "never" timeout=-1s
+func Never(ctx context.Context, j Job) error { return nil }

@@ -38,6 +38,9 @@ type PullConfig struct {
 	// TooLarge reports a message over Limit; its connection is then
 	// closed.
 	TooLarge func(peer string, err error)
+	// Reconnected, when set, is called each time a dialling Puller reaches
+	// the ventilator again after losing it.
+	Reconnected func()
 }
 
 // Puller is the PULL side of a queue: it binds, or dials a ventilator, and
@@ -76,7 +79,7 @@ func StartPuller(cfg PullConfig) (*Puller, error) {
 // when it cannot be reached or is lost.
 func (p *Puller) dialLoop() {
 	var backoff Backoff
-	failing := false
+	failing, connected := false, false
 	for p.ctx.Err() == nil {
 		var d net.Dialer
 		raw, err := d.DialContext(p.ctx, p.cfg.Network, p.cfg.Address)
@@ -106,7 +109,10 @@ func (p *Puller) dialLoop() {
 		}
 		p.conns.Ready(raw)
 		p.cfg.Log.Info("zeromq: connected to the ventilator", "endpoint", p.cfg.Endpoint)
-		failing = false
+		if connected && p.cfg.Reconnected != nil {
+			p.cfg.Reconnected()
+		}
+		failing, connected = false, true
 		backoff.Reset()
 		p.read(c)
 		p.conns.Remove(raw)

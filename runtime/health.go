@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// ReadinessReporter is a Broker that says whether it is ready to consume:
+// runtime/rabbitmq is not while it reconnects. Health asks every broker
+// that implements it; a broker that does not is ready while the App runs.
+type ReadinessReporter interface {
+	// Ready reports whether the broker consumes, and when it does not,
+	// why, in a sentence for a person.
+	Ready() (ready bool, reason string)
+}
+
+// HealthReport is the App's readiness, as Health serves it.
+type HealthReport struct {
+	App string `json:"app"`
+	// Ready is set when the App runs and every broker is ready.
+	Ready bool `json:"ready"`
+	// Reason says why the App is not ready, "" when it is.
+	Reason  string         `json:"reason,omitempty"`
+	Brokers []BrokerHealth `json:"brokers"`
+}
+
+// BrokerHealth is one broker's readiness.
+type BrokerHealth struct {
+	Broker BrokerKind `json:"broker"`
+	// Subscriptions are the subscriptions mounted on it, in mount order.
+	Subscriptions []string `json:"subscriptions"`
+	Ready         bool     `json:"ready"`
+	// Reason says why it is not ready, "" when it is.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Readiness reports whether the App and each of its brokers, in mount
+// order, are ready: the App is from the moment Run has started every
+// broker (Ready is closed) until it begins to stop, while every broker
+// is ready (see ReadinessReporter).
+func (a *App) Readiness() HealthReport {
+	a.mu.Lock()
+	phase := a.phase
+	var brokers []BrokerHealth
+	var reporters []Broker
+	index := map[Broker]int{}
+	for _, m := range a.mounts {
+		i, ok := index[m.broker]
+		if !ok {
+			i = len(brokers)
+			index[m.broker] = i
+			brokers = append(brokers, BrokerHealth{Broker: m.broker.Kind()})
+			reporters = append(reporters, m.broker)
+		}
+		brokers[i].Subscriptions = append(brokers[i].Subscriptions, m.sub.Name)
+	}
+	a.mu.Unlock()
+
+	r := HealthReport{App: a.name, Brokers: brokers}
+	var why string
+	switch phase {
+	case phaseNew:
+		why = "the app has not been started"
+	case phaseStarting:
+		why = "the app is starting"
+	case phaseStopping:
+		why = "the app is stopping"
+	case phaseStopped:
+		why = "the app has stopped"
+	}
+	notReady := 0
+	for i := range r.Brokers {
+		b := &r.Brokers[i]
+		switch rr, ok := reporters[i].(ReadinessReporter); {
+		case why != "":
+			b.Reason = why
+		case ok:
+			b.Ready, b.Reason = rr.Ready()
+			if b.Ready {
+				b.Reason = ""
+			} else if b.Reason == "" {
+				b.Reason = "the broker is not ready"
+			}
+		default:
+			b.Ready = true
+		}
+		if !b.Ready {
+			notReady++
+		}
+	}
+	switch {
+	case why != "":
+		r.Reason = why
+	case notReady > 0:
+		r.Reason = fmt.Sprintf("%d of %d brokers not ready", notReady, len(r.Brokers))
+	default:
+		r.Ready = true
+	}
+	return r
+}
+
+// Health returns an http.Handler for a readiness probe: it serves
+// Readiness as JSON, with status 200 when the App is ready and 503 when
+// it is not:
+//
+//	http.Handle("/readyz", app.Health())
+//
+//	{"app":"billing","ready":false,"reason":"1 of 1 brokers not ready",
+//	 "brokers":[{"broker":"rabbitmq","subscriptions":["invoices"],"ready":false,
+//	   "reason":"reconnecting: rabbitmq: connection closed: ..."}]}
+func (a *App) Health() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r := a.Readiness()
+		body, err := json.Marshal(r)
+		if err != nil { // a HealthReport always encodes
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if r.Ready {
+			w.WriteHeader(http.StatusOK)
+		} else {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = w.Write(append(body, '\n'))
+	})
+}
