@@ -202,6 +202,22 @@ func (b *Broker) publishConfirmed(ctx context.Context, queue string, msg amqp.Pu
 	return err
 }
 
+// confirmReporter returns what reports how long the broker took to
+// confirm a publish started now, for the App's Observer; nil when the App
+// has none.
+func (b *Broker) confirmReporter() func(error) {
+	b.mu.Lock()
+	env := b.env
+	b.mu.Unlock()
+	if !env.Observing() {
+		return nil
+	}
+	start := time.Now()
+	return func(err error) {
+		env.Report(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Since(start), Err: err})
+	}
+}
+
 // Ready reports whether the Broker consumes: not before Start, not while
 // it reconnects after its consuming connection was lost (the reason then
 // says why), and not once it stops. App.Health asks it.

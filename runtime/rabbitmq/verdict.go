@@ -27,7 +27,13 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 			return
 		}
 	}
-	err := r.b.pub.publishAsync(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) { r.reported(done, err) })
+	confirmed := r.b.confirmReporter()
+	err := r.b.pub.publishAsync(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) {
+		if confirmed != nil {
+			confirmed(err)
+		}
+		r.reported(done, err)
+	})
 	if err != nil {
 		<-r.copies
 		done(err) // in the handler's slot, which pauses before the requeue
