@@ -147,10 +147,7 @@ func exhaustedMessageIsParked(t testing.TB, tr Transport) {
 			work.add(ctx, j, md)
 			return f.retryLater(errFailed)
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 3}, runtime.WithMessageID("m-3"), runtime.WithHeader("x-tenant", "acme"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
@@ -260,10 +257,7 @@ func deadLetterSkipsRemainingAttempts(t testing.TB, tr Transport) {
 			work.add(ctx, j, md)
 			return runtime.OutcomeOf(runtime.DeadLetter(errFailed))
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 6}, runtime.WithMessageID("m-6"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
@@ -301,10 +295,7 @@ func dropForgetsTheMessage(t testing.TB, tr Transport) {
 			}
 			return runtime.OutcomeOf(runtime.DeadLetter(errFailed))
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 7}, runtime.WithMessageID("m-dropped"))
 	f.waitFor("the dropped message to be settled", func() bool { return f.stats(q).Dropped >= 1 })
@@ -489,10 +480,7 @@ func multiLineReasonIsParked(t testing.TB, tr Transport) {
 		f.subscription(q, runtime.Handle("Job", f.policy(0, dl), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(errors.New("line one\nline two\r\nline three"))
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 12}, runtime.WithMessageID("m-12"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
@@ -519,10 +507,7 @@ func countAboveTheCapIsTheLastAttempt(t testing.TB, tr Transport) {
 			work.add(ctx, j, md)
 			return f.retryLater(errFailed)
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 13}, runtime.WithMessageID("m-13"), runtime.WithHeader(tr.retryCountHeader(), "99999999999999999999"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
@@ -551,10 +536,7 @@ func unreadableCountIsPoison(t testing.TB, tr Transport) {
 			work.add(ctx, j, md)
 			return runtime.Ack()
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	for i, bad := range []string{"abc", "-1", "1.5", "+1"} {
 		f.publish(q, "Job", Job{ID: uint64(20 + i)}, runtime.WithMessageID(fmt.Sprint("m-bad-", i)), runtime.WithHeader(tr.retryCountHeader(), bad))

@@ -225,3 +225,12 @@ func attemptsOf(mds []runtime.Metadata) []int {
 	}
 	return out
 }
+
+// reader is a subscription on queue whose handler acknowledges every Job
+// and records it in got: what the suite reads a dead-letter queue with.
+func (f *fixture) reader(queue string, got *handlerCalls[Job]) *runtime.Subscription {
+	return f.subscription(queue, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+		got.add(ctx, j, md)
+		return runtime.Ack()
+	}))
+}

@@ -133,10 +133,7 @@ func handlerTimeoutIsAFailure(t testing.TB, tr Transport) {
 			work.add(ctx, j, md)
 			return runtime.OutcomeOf(ctx.Err())
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 23}, runtime.WithMessageID("m-23"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
@@ -214,10 +211,7 @@ func observerHeadersTravelOnCopies(t testing.TB, tr Transport) {
 		f.subscription(q, runtime.Handle("Job", f.policy(2, dl), func(context.Context, *Job, runtime.Metadata) runtime.Outcome {
 			return f.retryLater(errFailed)
 		})),
-		f.subscription(dl, runtime.Handle("Job", f.policy(0, ""), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			dead.add(ctx, j, md)
-			return runtime.Ack()
-		})),
+		f.reader(dl, &dead),
 	)
 	f.publish(q, "Job", Job{ID: 24}, runtime.WithMessageID("m-24"), runtime.WithHeader("x-trace", "from the publisher"))
 	f.eventually("the dead letter to be read back", func() bool { return dead.len() >= 1 })
