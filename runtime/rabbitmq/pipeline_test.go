@@ -31,16 +31,19 @@ func (w *withheld) open(context.Context) (publishChannel, error) {
 	}), &w.published}, nil
 }
 
-// countingChannel counts the publishes that reach it.
+// countingChannel counts the publishes that reach it. A publish is
+// counted before it is handed on, since its confirm may arrive (and the
+// test go on) before the call returns.
 type countingChannel struct {
 	*fakeChannel
 	n *atomic.Int64
 }
 
 func (c countingChannel) PublishWithContext(ctx context.Context, exchange, key string, mandatory, immediate bool, msg amqp.Publishing) error {
+	c.n.Add(1)
 	err := c.fakeChannel.PublishWithContext(ctx, exchange, key, mandatory, immediate, msg)
-	if err == nil {
-		c.n.Add(1)
+	if err != nil {
+		c.n.Add(-1)
 	}
 	return err
 }
