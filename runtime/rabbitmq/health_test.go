@@ -80,8 +80,10 @@ func TestHealthAndEventsAcrossAReconnect(t *testing.T) {
 	adm := newAdmin(t)
 	q := adm.queue("health")
 	name := "streamgen-test-health-" + randomHex(4)
-	// A slow first reconnect, so that the probe sees the broker down.
-	b := New(brokerURL(), WithConnectionName(name), WithReconnectBackoff(time.Second, 2*time.Second, 0))
+	// A slow first reconnect, so that the probe sees the broker down even
+	// when the command that closes the connection returns late (it takes
+	// seconds on a loaded machine).
+	b := New(brokerURL(), WithConnectionName(name), WithReconnectBackoff(8*time.Second, 8*time.Second, 0))
 	if ready, why := b.Ready(); ready || why != "not started" {
 		t.Errorf("Ready() before Start = %v, %q", ready, why)
 	}
