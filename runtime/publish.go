@@ -42,19 +42,110 @@ type CodecProvider interface {
 // with a fresh message id. Generated typed publishers call it. The codec is
 // the publisher's own when it has one (CodecProvider), else JSON.
 func Publish(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) error {
+	m, err := encode(p, queue, messageType, v, opts)
+	if err != nil {
+		return err
+	}
+	return p.Publish(ctx, queue, m)
+}
+
+// encode makes the message Publish sends.
+func encode(p Publisher, queue, messageType string, v any, opts []PublishOption) (Message, error) {
 	var codec Codec = JSON{}
 	if cp, ok := p.(CodecProvider); ok && cp.Codec() != nil {
 		codec = cp.Codec()
 	}
 	body, err := codec.Encode(v)
 	if err != nil {
-		return fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
+		return Message{}, fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
 	}
 	m := Message{ID: NewMessageID(), Type: messageType, ContentType: codec.ContentType(), Body: body}
 	for _, o := range opts {
 		o(&m)
 	}
-	return p.Publish(ctx, queue, m)
+	return m, nil
+}
+
+// AsyncPublisher is a Publisher that keeps many messages awaiting the
+// broker's confirmation at once, up to a window of its own. The rabbitmq
+// Broker is one; PublishAsync sends through it.
+type AsyncPublisher interface {
+	Publisher
+	// PublishAsync sends msg to queue and returns without waiting for the
+	// broker's confirmation. done gets, once, the outcome Publish would
+	// have returned: from another goroutine when the broker answers, or
+	// before PublishAsync returns when msg could not be sent. While the
+	// window is full, PublishAsync first waits for a confirmation to free
+	// a place, or for ctx to end. done must not block.
+	PublishAsync(ctx context.Context, queue string, msg Message, done func(error))
+}
+
+// Confirmation is the outcome of a message PublishAsync sent: nil once the
+// broker confirmed it, else why it did not land (the rabbitmq package's
+// errors say which: unroutable, refused by the broker, no confirm in
+// time, channel closed).
+type Confirmation struct {
+	done chan struct{}
+	err  error
+}
+
+// Done is closed once the outcome is known.
+func (c *Confirmation) Done() <-chan struct{} { return c.done }
+
+// Err returns the outcome once Done is closed, and nil before.
+func (c *Confirmation) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// Wait waits for the outcome and returns it, or ctx's error when ctx ends
+// first (the message may still land).
+func (c *Confirmation) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Confirmation) settle(err error) {
+	c.err = err
+	close(c.done)
+}
+
+// PublishAsync encodes v and sends it as Publish does, but returns once it
+// is sent, with the Confirmation to wait on, so that one goroutine can
+// keep many messages awaiting the broker's confirmation:
+//
+//	confs := make([]*runtime.Confirmation, len(orders))
+//	for i := range orders {
+//		confs[i] = runtime.PublishAsync(ctx, p, "orders", "Order", &orders[i])
+//	}
+//	for i, c := range confs {
+//		if err := c.Wait(ctx); err != nil { ... orders[i] did not land ... }
+//	}
+//
+// The publisher bounds how many await their confirmation (rabbitmq:
+// WithPublishWindow): PublishAsync waits while that many do. A publisher
+// that is no AsyncPublisher publishes synchronously, and the Confirmation
+// it returns is done already. Generated typed publishers call it.
+func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
+	c := &Confirmation{done: make(chan struct{})}
+	m, err := encode(p, queue, messageType, v, opts)
+	switch ap, ok := p.(AsyncPublisher); {
+	case err != nil:
+		c.settle(err)
+	case ok:
+		ap.PublishAsync(ctx, queue, m, c.settle)
+	default:
+		c.settle(p.Publish(ctx, queue, m))
+	}
+	return c
 }
 
 // GeneratedCodeV1 is referenced by every generated file. When the contract

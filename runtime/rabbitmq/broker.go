@@ -95,7 +95,7 @@ func New(url string, opts ...Option) *Broker {
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user
-	b.pub = newPublisher(b.dial, o.confirmTimeout, b.blocks, log)
+	b.pub = newPublisher(b.dial, o.confirmTimeout, o.publishWindow, b.blocks, log)
 	return b
 }
 
@@ -144,13 +144,7 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	b.mu.Lock()
 	now := b.clock.Now()
 	b.mu.Unlock()
-	if err := b.pub.publish(ctx, queue, publishingOf(msg, now)); err != nil {
-		if errors.Is(err, ErrUnroutable) {
-			return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, queue, err)
-		}
-		return fmt.Errorf("rabbitmq: publish %s to %q: %w", msg.Type, queue, err)
-	}
-	return nil
+	return publishError(msg.Type, queue, b.pub.publish(ctx, queue, publishingOf(msg, now)))
 }
 
 // Start connects, declares every queue the subscriptions need, and starts
