@@ -105,9 +105,9 @@
 // all handlers have finished, sent once a quarter of the prefetch waits,
 // a millisecond after the last settlement, before any nack on the
 // channel, and at shutdown. A delivery whose handler has not finished is
-// never acknowledged; when a slow handler holds back a quarter of the
-// prefetch, the acks behind it are sent one by one, so it never stalls
-// the channel. Consuming and publishing use separate connections. When
+// never acknowledged; when a handler stuck for a few milliseconds holds
+// back half the prefetch, the acks behind it are sent one by one, so it
+// never stalls the channel. Consuming and publishing use separate connections. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by
