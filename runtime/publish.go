@@ -144,6 +144,91 @@ func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (M
 	return m, nil
 }
 
+// AsyncPublisher is a Publisher that keeps many messages awaiting the
+// broker's confirmation at once, up to a window of its own. The rabbitmq
+// Broker is one; PublishAsync sends through it.
+type AsyncPublisher interface {
+	Publisher
+	// PublishAsync sends msg to queue and returns without waiting for the
+	// broker's confirmation. done gets, once, the outcome Publish would
+	// have returned: from another goroutine when the broker answers, or
+	// before PublishAsync returns when msg could not be sent. While the
+	// window is full, PublishAsync first waits for a confirmation to free
+	// a place, or for ctx to end. done must not block.
+	PublishAsync(ctx context.Context, queue string, msg Message, done func(error))
+}
+
+// Confirmation is the outcome of a message PublishAsync sent: nil once the
+// broker confirmed it, else why it did not land (the rabbitmq package's
+// errors say which: unroutable, refused by the broker, no confirm in
+// time, channel closed).
+type Confirmation struct {
+	done chan struct{}
+	err  error
+}
+
+// Done is closed once the outcome is known.
+func (c *Confirmation) Done() <-chan struct{} { return c.done }
+
+// Err returns the outcome once Done is closed, and nil before.
+func (c *Confirmation) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// Wait waits for the outcome and returns it, or ctx's error when ctx ends
+// first (the message may still land).
+func (c *Confirmation) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Confirmation) settle(err error) {
+	c.err = err
+	close(c.done)
+}
+
+// PublishAsync encodes v and sends it as Publish does, but returns once it
+// is sent, with the Confirmation to wait on, so that one goroutine can
+// keep many messages awaiting the broker's confirmation:
+//
+//	confs := make([]*runtime.Confirmation, len(orders))
+//	for i := range orders {
+//		confs[i] = runtime.PublishAsync(ctx, p, "orders", "Order", &orders[i])
+//	}
+//	for i, c := range confs {
+//		if err := c.Wait(ctx); err != nil { ... orders[i] did not land ... }
+//	}
+//
+// The publisher bounds how many await their confirmation (rabbitmq:
+// WithPublishWindow): PublishAsync waits while that many do. A publisher
+// that is no AsyncPublisher publishes synchronously, and the Confirmation
+// it returns is done already. Generated typed publishers call it.
+func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
+	c := &Confirmation{done: make(chan struct{})}
+	m, err := newMessage(p, messageType, v, opts)
+	if err != nil {
+		err = fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
+	}
+	switch ap, ok := p.(AsyncPublisher); {
+	case err != nil:
+		c.settle(err)
+	case ok:
+		ap.PublishAsync(ctx, queue, m, c.settle)
+	default:
+		c.settle(p.Publish(ctx, queue, m))
+	}
+	return c
+}
+
 // GeneratedCodeV1 is referenced by every generated file. When the contract
 // between generated code and this package changes, the name changes too, so
 // a stale file fails to compile with "undefined: runtime.GeneratedCodeV1":

@@ -52,7 +52,7 @@ var Cases = []Case{
 	{"BenchmarkRetry/prefetch=50/concurrency=1", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 1", Throughput, 0.85},
 	{"BenchmarkRetry/prefetch=50/concurrency=4", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 4", Throughput, 0.85},
 	{"BenchmarkPublish", "RabbitMQ publish, waiting for each confirm, vs raw", Throughput, 0.9},
-	{"BenchmarkPublishWindow", "RabbitMQ publish, 256 confirms outstanding, vs a raw one-goroutine window", Throughput, 0.95},
+	{"BenchmarkPublishWindow", "RabbitMQ PublishAsync from one goroutine vs a raw window of 256 confirms", Throughput, 0.95},
 	{"BenchmarkSubscribe/payload=256B", "ZeroMQ PUSH/PULL subscriber, 256 B", Throughput, 0.9},
 	{"BenchmarkSubscribe/payload=16KiB", "ZeroMQ PUSH/PULL subscriber, 16 KiB", Throughput, 0.9},
 	{"BenchmarkDecode/payload=256B", "Typed decode vs json.Unmarshal, 256 B", Speed, 1.0},

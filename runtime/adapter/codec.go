@@ -10,8 +10,8 @@ import (
 // empty or c's own ContentType (parameters and case aside), or when c's
 // Reads method, if it has one, says so.
 func codecReads(c runtime.Codec, contentType string) bool {
-	if contentType == "" {
-		return true
+	if contentType == "" || contentType == c.ContentType() {
+		return true // the usual case, without parsing
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {

@@ -14,6 +14,12 @@ import (
 // settlement before they are sent whatever their number.
 const ackIdle = time.Millisecond
 
+// stuckTicks is how many idles in a row a delivery still running must
+// hold the contiguous tag back before the acks behind it are sent one by
+// one (when they are half the prefetch). Shorter, a handler merely
+// descheduled on a busy machine would cost a frame per message.
+const stuckTicks = 5
+
 // errAcksClosed is what an acker whose channel is gone answers.
 var errAcksClosed = errors.New("the consuming channel is closed")
 
@@ -32,10 +38,15 @@ type channelAcks interface {
 // outstanding on the broker. The acks are sent
 //
 //   - once every tags wait (a quarter of the prefetch), up to the highest
-//     contiguous settled tag; when a delivery still running holds back as
-//     many acks again, those are sent one by one, so a slow handler never
-//     fills the prefetch window with settled deliveries;
-//   - ackIdle after the last settlement, all of them;
+//     contiguous settled tag;
+//   - idle after the last settlement, all of them, those behind a
+//     delivery still running one by one;
+//   - when a delivery still running has held the contiguous tag back for
+//     stuckTicks idles and holds back half the prefetch, all of them too,
+//     even while settlements go on: so a slow handler never fills the
+//     prefetch window with settled deliveries, while handlers that finish
+//     a little out of order, or are descheduled for a few milliseconds,
+//     still share one ack;
 //   - before a nack on the channel, all of them, so the broker sees the
 //     channel's settlements in order;
 //   - when the session closes (flush).
@@ -60,6 +71,10 @@ type acker struct {
 	timer   *time.Timer
 	armed   bool // the timer is set
 	busy    bool // a settlement came since the timer was set
+	// stuck counts the ticks in a row at which contig was held at
+	// stuckAt.
+	stuck   int
+	stuckAt uint64
 }
 
 // tagRun is the settled delivery tags lo to hi.
@@ -85,11 +100,6 @@ func (a *acker) ack(tag uint64) error {
 	if len(a.pending) >= a.every {
 		if err := a.sendLocked(false); err != nil {
 			return err
-		}
-		if len(a.pending) >= a.every {
-			if err := a.sendLocked(true); err != nil {
-				return err
-			}
 		}
 	}
 	a.armLocked()
@@ -209,8 +219,11 @@ func (a *acker) armLocked() {
 	}
 }
 
-// tick runs idle after the timer was set. When settlements came since,
-// it sends what is contiguous and waits another idle; else it sends all.
+// tick runs idle after the timer was set. When no settlement came since,
+// it sends every waiting ack; when some did, it sends them only if a
+// delivery still running has held the contiguous tag back for stuckTicks
+// ticks and holds back half the prefetch. While acks wait, it waits
+// another idle.
 func (a *acker) tick() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -218,8 +231,15 @@ func (a *acker) tick() {
 	if a.err != nil {
 		return
 	}
-	if err := a.sendLocked(!a.busy); err != nil {
-		return
+	if a.contig == a.stuckAt {
+		a.stuck++
+	} else {
+		a.stuck, a.stuckAt = 0, a.contig
+	}
+	if !a.busy || a.stuck >= stuckTicks && len(a.pending) >= 2*a.every {
+		if err := a.sendLocked(true); err != nil {
+			return
+		}
 	}
 	a.armLocked()
 }

@@ -148,22 +148,45 @@ func TestAckerNeverAcksADeliveryStillRunning(t *testing.T) {
 	}
 }
 
-// When a running delivery holds back a quarter of the prefetch, those
-// acks go out one by one, so the prefetch window does not fill up with
-// settled deliveries behind a slow handler.
+// Acks held back behind a delivery still running wait for it, until it
+// has held them back for stuckTicks idles and they are half the prefetch:
+// then the tick sends them one by one, so a slow handler never fills the
+// prefetch window with settled deliveries.
+// Deliveries that only finish out of order share a multiple ack.
 func TestAckerSendsAcksHeldBackByASlowHandlerOneByOne(t *testing.T) {
-	b := newBrokerAcks(t, 12)
-	a := testAcker(b)
-	ackAll(t, a, b, 2, 3, 4, 5, 6) // 1 runs
-	if got := b.sent(); got != "ack 2 multiple=false, ack 3 multiple=false, ack 4 multiple=false, ack 5 multiple=false, ack 6 multiple=false" {
-		t.Fatalf("sent %q, want each of 2 to 6 alone", got)
+	b := newBrokerAcks(t, 30)
+	a := testAcker(b)                               // prefetch 20; the test ticks itself
+	ackAll(t, a, b, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) // 1 runs; half the prefetch is held back
+	next := uint64(12)
+	for range stuckTicks - 1 {
+		a.tick()
+		ackAll(t, a, b, next)
+		next++
 	}
-	ackAll(t, a, b, 1, 7, 8, 9, 10)
-	if got := b.sent(); !strings.HasSuffix(got, ", ack 10 multiple=true") {
-		t.Errorf("sent %q, want one multiple ack up to 10 once 1 is done", got)
+	if got := b.sent(); got != "" {
+		t.Fatalf("sent %q after %d ticks, want nothing: 1 may just be descheduled", got, stuckTicks-1)
 	}
-	if b.left() != 2 {
-		t.Errorf("%d deliveries outstanding, want 2 (11 and 12 were never settled)", b.left())
+	a.tick()
+	want := ""
+	for tag := uint64(2); tag < next; tag++ {
+		want += fmt.Sprintf(", ack %d multiple=false", tag)
+	}
+	if got := b.sent(); got != want[2:] {
+		t.Fatalf("sent %q, want each of 2 to %d alone once 1 held them back for %d ticks", got, next-1, stuckTicks)
+	}
+	ackAll(t, a, b, 1, next, next+2) // next+1 runs
+	a.tick()
+	ackAll(t, a, b, next+1)
+	a.tick()
+	if got := b.sent(); got != want[2:] {
+		t.Errorf("sent %q, want nothing more while settlements go on and few are held back", got)
+	}
+	a.tick() // idle
+	if got := b.sent(); got != want[2:]+fmt.Sprintf(", ack %d multiple=true", next+2) {
+		t.Errorf("sent %q, want one multiple ack up to %d once idle", got, next+2)
+	}
+	if b.left() != int(30-next-2) {
+		t.Errorf("%d deliveries outstanding, want %d (those never settled)", b.left(), 30-next-2)
 	}
 }
 

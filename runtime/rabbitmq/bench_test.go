@@ -3,9 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -659,9 +657,10 @@ func BenchmarkPublish(b *testing.B) {
 }
 
 // BenchmarkPublishWindow measures publishing from one goroutine with up to
-// 256 confirms outstanding: the streamgen side sends through
-// runtime.Publish from 64 goroutines (today's way to keep confirms
-// outstanding), the baseline keeps a window of 256 deferred confirms.
+// 256 confirms outstanding: runtime.PublishAsync through the Broker (its
+// publish window is 256 by default), waiting for every confirmation at
+// the end of the round, against a raw window of 256 deferred confirms
+// (rawPublisher.window).
 func BenchmarkPublishWindow(b *testing.B) {
 	const window = 256
 	adm := newAdmin(b)
@@ -670,47 +669,31 @@ func BenchmarkPublishWindow(b *testing.B) {
 	adm.declare(rawQueue, nil)
 	order := benchpair.NewOrder(benchpair.Small)
 	ctx := context.Background()
-	br := New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4)))
+	br := New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4)), WithPublishWindow(window))
 	b.Cleanup(func() { _ = br.Close() })
 	if err := runtime.Publish(ctx, br, sgQueue, "Order", &order); err != nil { // connect
 		b.Fatal(err)
 	}
 	raw := newRawPublisher(b, rawQueue)
 	n := publishBatch(window)
+	confs := make([]*runtime.Confirmation, n)
 	benchpair.Run(b, benchpair.Pair{
 		Units: n, Unit: "msg",
 		StreamgenSample: func(b *testing.B) benchpair.Sample {
 			return publishRound(b, adm, sgQueue, func() error {
-				const goroutines = 64
-				var wg sync.WaitGroup
-				errs := make(chan error, goroutines)
-				for g := range goroutines {
-					wg.Go(func() {
-						for i := g; i < n; i += goroutines {
-							if err := runtime.Publish(ctx, br, sgQueue, "Order", &order); err != nil {
-								errs <- err
-								return
-							}
-						}
-					})
+				for i := range confs {
+					confs[i] = runtime.PublishAsync(ctx, br, sgQueue, "Order", &order)
 				}
-				wg.Wait()
-				close(errs)
-				return errors.Join(slices.Collect(chanValues(errs))...)
+				for _, c := range confs {
+					if err := c.Wait(ctx); err != nil {
+						return err
+					}
+				}
+				return nil
 			})
 		},
 		BaselineSample: func(b *testing.B) benchpair.Sample {
 			return publishRound(b, adm, rawQueue, func() error { return raw.window(ctx, &order, n, window) })
 		},
 	})
-}
-
-func chanValues[T any](c <-chan T) func(func(T) bool) {
-	return func(yield func(T) bool) {
-		for v := range c {
-			if !yield(v) {
-				return
-			}
-		}
-	}
 }

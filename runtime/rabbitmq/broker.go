@@ -103,7 +103,7 @@ func New(url string, opts ...Option) *Broker {
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user
-	b.pub = newPublisher(b.dial, o.confirmTimeout, b.blocks, log)
+	b.pub = newPublisher(b.dial, o.confirmTimeout, o.publishWindow, b.blocks, log)
 	return b
 }
 
@@ -161,13 +161,7 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	if msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable {
 		return b.publishTo(ctx, queue, msg, now)
 	}
-	if err := b.publishConfirmed(ctx, queue, publishingOf(msg, now)); err != nil {
-		if errors.Is(err, ErrUnroutable) {
-			return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, queue, err)
-		}
-		return fmt.Errorf("rabbitmq: publish %s to %q: %w", msg.Type, queue, err)
-	}
-	return nil
+	return publishError(msg.Type, queue, b.publishConfirmed(ctx, queue, publishingOf(msg, now)))
 }
 
 // publishTo publishes msg through its exchange (see Publish).

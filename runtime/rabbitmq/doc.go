@@ -16,12 +16,16 @@
 // connects on first use. Generated typed publishers call runtime.Publish,
 // which sets the message type, content type and a message id; the Broker
 // sends it persistent and mandatory, and returns once the broker confirmed
-// it. A Broker used only to publish is closed with Close.
+// it. The Broker is also a runtime.AsyncPublisher: runtime.PublishAsync
+// returns once the message is sent, with a runtime.Confirmation to wait
+// on, so that one goroutine keeps many messages awaiting their confirm (up
+// to WithPublishWindow, 256 by default), each with its own outcome. A
+// Broker used only to publish is closed with Close.
 //
 // Options: WithConnectionName (how the broker lists the connections, with
 // " (consume)" and " (publish)" appended), WithTLSConfig (for amqps://
 // URLs), WithAddressesInOrder, WithReconnectBackoff, WithConfirmTimeout,
-// WithDefaultPrefetch, WithLogger and WithCodec. The password of every
+// WithPublishWindow, WithDefaultPrefetch, WithLogger and WithCodec. The password of every
 // address is redacted from every log line and error (RedactURL).
 //
 // # Clusters
@@ -101,9 +105,9 @@
 // all handlers have finished, sent once a quarter of the prefetch waits,
 // a millisecond after the last settlement, before any nack on the
 // channel, and at shutdown. A delivery whose handler has not finished is
-// never acknowledged; when a slow handler holds back a quarter of the
-// prefetch, the acks behind it are sent one by one, so it never stalls
-// the channel. Consuming and publishing use separate connections. When
+// never acknowledged; when a handler stuck for a few milliseconds holds
+// back half the prefetch, the acks behind it are sent one by one, so it
+// never stalls the channel. Consuming and publishing use separate connections. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by

@@ -17,6 +17,9 @@ const (
 	// DefaultConfirmTimeout bounds the wait for the broker's publisher
 	// confirm of a retry copy, a dead letter or a published message.
 	DefaultConfirmTimeout = 10 * time.Second
+	// DefaultPublishWindow is how many messages sent with PublishAsync may
+	// await their confirm at once.
+	DefaultPublishWindow = 256
 	// DefaultReconnectMin and DefaultReconnectMax bound the delay between
 	// two attempts to reconnect after the broker connection is lost.
 	DefaultReconnectMin = 100 * time.Millisecond
@@ -37,6 +40,7 @@ type options struct {
 	tls            *tls.Config
 	backoff        backoff
 	confirmTimeout time.Duration
+	publishWindow  int
 	prefetch       int
 	logger         *slog.Logger
 	codec          runtime.Codec
@@ -48,6 +52,7 @@ func defaultOptions() options {
 	return options{
 		backoff:        backoff{min: DefaultReconnectMin, max: DefaultReconnectMax, jitter: DefaultReconnectJitter},
 		confirmTimeout: DefaultConfirmTimeout,
+		publishWindow:  DefaultPublishWindow,
 		prefetch:       DefaultPrefetch,
 		ackIdle:        ackIdle,
 	}
@@ -88,6 +93,17 @@ func WithConfirmTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {
 			o.confirmTimeout = d
+		}
+	}
+}
+
+// WithPublishWindow sets how many messages sent with PublishAsync (and
+// runtime.PublishAsync) may await their confirm at once; PublishAsync
+// waits while that many do. The default is DefaultPublishWindow.
+func WithPublishWindow(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.publishWindow = n
 		}
 	}
 }

@@ -23,6 +23,9 @@ type publisher struct {
 	blocks  *blockState
 	// open opens a confirm-mode channel; tests replace it.
 	open func(ctx context.Context) (publishChannel, error)
+	// window holds a token per message of PublishAsync awaiting its
+	// confirm.
+	window chan struct{}
 
 	mu     sync.Mutex
 	clock  runtime.Clock
@@ -34,8 +37,8 @@ type publisher struct {
 	drains sync.WaitGroup
 }
 
-func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, blocks *blockState, log *slog.Logger) *publisher {
-	p := &publisher{dial: dial, timeout: timeout, blocks: blocks, clock: runtime.SystemClock{}, log: log}
+func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, window int, blocks *blockState, log *slog.Logger) *publisher {
+	p := &publisher{dial: dial, timeout: timeout, window: make(chan struct{}, window), blocks: blocks, clock: runtime.SystemClock{}, log: log}
 	p.open = p.openAMQP
 	return p
 }

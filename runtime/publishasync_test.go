@@ -1,0 +1,92 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// asyncPublisher holds the outcome of each message until the test reports
+// it.
+type asyncPublisher struct {
+	publisher
+	msgs []runtime.Message
+	done []func(error)
+}
+
+func (p *asyncPublisher) PublishAsync(_ context.Context, queue string, msg runtime.Message, done func(error)) {
+	p.queue = queue
+	p.msgs = append(p.msgs, msg)
+	p.done = append(p.done, done)
+}
+
+// The Confirmation of an asynchronous publisher is done once the
+// publisher reports the outcome, and carries it.
+func TestPublishAsyncWaitsForTheOutcome(t *testing.T) {
+	p := &asyncPublisher{}
+	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 7}, runtime.WithMessageID("m-7"))
+	if len(p.msgs) != 1 || p.queue != "jobs" || p.msgs[0].Type != "Job" || p.msgs[0].ID != "m-7" || string(p.msgs[0].Body) != `{"id":7}` {
+		t.Fatalf("sent to %q: %+v", p.queue, p.msgs)
+	}
+	select {
+	case <-c.Done():
+		t.Fatal("done before the publisher reported the outcome")
+	default:
+	}
+	if c.Err() != nil {
+		t.Errorf("Err = %v before the outcome, want nil", c.Err())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if err := c.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait before the outcome = %v, want the context's deadline", err)
+	}
+	refused := errors.New("refused")
+	p.done[0](refused)
+	<-c.Done()
+	if err := c.Wait(t.Context()); err != refused || c.Err() != refused {
+		t.Errorf("Wait = %v, Err = %v; want the publisher's outcome", err, c.Err())
+	}
+}
+
+// A publisher that is no AsyncPublisher publishes at once: the
+// Confirmation is done with what Publish returned.
+func TestPublishAsyncFallsBackToPublish(t *testing.T) {
+	gone := errors.New("gone")
+	p := &publisher{err: gone}
+	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 1})
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("not done after a synchronous publish")
+	}
+	if c.Err() != gone || p.msg.Type != "Job" {
+		t.Errorf("Err = %v, published %+v", c.Err(), p.msg)
+	}
+}
+
+// A value the codec cannot encode is never sent; its Confirmation says
+// why.
+func TestPublishAsyncReportsAnEncodingError(t *testing.T) {
+	p := &asyncPublisher{}
+	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", make(chan int))
+	if err := c.Wait(t.Context()); err == nil || len(p.msgs) != 0 {
+		t.Errorf("Wait = %v after %d sends, want an encoding error and no send", err, len(p.msgs))
+	}
+}
+
+// PublishAsync encodes with the publisher's codec.
+func TestPublishAsyncUsesThePublishersCodec(t *testing.T) {
+	p := &asyncCodecPublisher{asyncPublisher: &asyncPublisher{}}
+	runtime.PublishAsync(t.Context(), p, "notes", "Note", "hello")
+	if m := p.msgs[0]; m.ContentType != "text/plain" || string(m.Body) != "HELLO" {
+		t.Errorf("sent %+v", m)
+	}
+}
+
+type asyncCodecPublisher struct{ *asyncPublisher }
+
+func (asyncCodecPublisher) Codec() runtime.Codec { return textCodec{} }

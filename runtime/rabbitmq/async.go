@@ -1,0 +1,65 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+var _ runtime.AsyncPublisher = (*Broker)(nil)
+
+// PublishAsync sends msg to the queue of that name as Publish does
+// (persistent, mandatory, confirmed), but returns once it is sent: done
+// gets the outcome Publish would have returned, once, from the goroutine
+// that reads the broker's confirms (so done must not block), or before
+// PublishAsync returns when msg could not be sent. Up to the publish
+// window (WithPublishWindow) of messages await their confirm at once;
+// while that many do, PublishAsync waits for a confirm first, or for ctx
+// to end. A message to an exchange (runtime.PublishTo's) is published as
+// Publish does, done getting the outcome before PublishAsync returns.
+// Generated typed publishers call it through runtime.PublishAsync.
+func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Message, done func(error)) {
+	if msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable {
+		// Through an exchange the publish waits for its confirm, as
+		// Publish does.
+		done(b.Publish(ctx, queue, msg))
+		return
+	}
+	w := b.pub.window
+	select {
+	case w <- struct{}{}:
+	default:
+		select {
+		case w <- struct{}{}:
+		case <-ctx.Done():
+			done(publishError(msg.Type, queue, ctx.Err()))
+			return
+		}
+	}
+	b.mu.Lock()
+	now := b.clock.Now()
+	b.mu.Unlock()
+	msgType := msg.Type
+	err := b.pub.publishAsync(ctx, queue, publishingOf(msg, now), func(err error) {
+		<-w
+		done(publishError(msgType, queue, err))
+	})
+	if err != nil {
+		<-w
+		done(publishError(msgType, queue, err))
+	}
+}
+
+// publishError is what Publish returns for the outcome err of a message of
+// type msgType sent to queue.
+func publishError(msgType, queue string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnroutable):
+		return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msgType, queue, err)
+	}
+	return fmt.Errorf("rabbitmq: publish %s to %q: %w", msgType, queue, err)
+}

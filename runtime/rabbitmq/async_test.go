@@ -1,0 +1,132 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// Each message sent with PublishAsync gets its own outcome: those to a
+// queue that exists land, the one to a queue that does not is reported
+// unroutable, all from one goroutine.
+func TestPublishAsyncReportsEachMessagesOutcome(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("async")
+	adm.declare(q, nil)
+	b := newTestBroker(WithPublishWindow(16))
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := t.Context()
+	const n = 200
+	confs := make([]*runtime.Confirmation, 0, n+1)
+	for i := range n {
+		queue := q
+		if i == 120 {
+			queue = q + ".missing"
+		}
+		confs = append(confs, runtime.PublishAsync(ctx, b, queue, "Job", job{ID: i}))
+	}
+	for i, c := range confs {
+		err := c.Wait(ctx)
+		switch {
+		case i == 120 && (!errors.Is(err, ErrUnroutable) || !strings.Contains(err.Error(), "declare the queue first")):
+			t.Errorf("message %d to a missing queue: %v, want ErrUnroutable saying to declare it", i, err)
+		case i != 120 && err != nil:
+			t.Errorf("message %d: %v", i, err)
+		}
+	}
+	if got := adm.ready(q); got != n-1 {
+		t.Errorf("%d messages in the queue, want %d", got, n-1)
+	}
+}
+
+// A message the broker refuses (a full queue that rejects publishes) is
+// reported nacked.
+func TestPublishAsyncReportsANack(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("async-nack")
+	adm.declare(q, nil)
+	setPolicy(t, q, `{"max-length":0,"overflow":"reject-publish"}`)
+	testkit.Eventually(t, "the policy to make the broker refuse publishes", func() bool {
+		return !adm.tryPublish(q, amqp.Publishing{Body: []byte("probe")})
+	})
+	b := newTestBroker()
+	t.Cleanup(func() { _ = b.Close() })
+	if err := runtime.PublishAsync(t.Context(), b, q, "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNacked) {
+		t.Errorf("outcome %v, want ErrNacked", err)
+	}
+}
+
+// A message not confirmed within the confirm timeout is reported so, and
+// frees its place in the window.
+func TestPublishAsyncReportsAMissingConfirm(t *testing.T) {
+	testkit.NoLeaks(t)
+	b := newTestBroker(WithConfirmTimeout(100*time.Millisecond), WithPublishWindow(1))
+	w := newWithheld()
+	b.pub.open = w.open
+	t.Cleanup(func() {
+		w.confirm()
+		_ = b.Close()
+	})
+	for range 2 { // the second needs the place the first held
+		if err := runtime.PublishAsync(t.Context(), b, "q", "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNoConfirm) {
+			t.Errorf("outcome %v, want ErrNoConfirm", err)
+		}
+	}
+}
+
+// No more messages await their confirm than the window holds: the next
+// PublishAsync waits, and gives up with the context's error when it ends
+// first. Closing the Broker fails the messages still awaited.
+func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
+	testkit.NoLeaks(t)
+	b := newTestBroker(WithConfirmTimeout(time.Minute), WithPublishWindow(3))
+	var published atomic.Int64
+	b.pub.open = func(context.Context) (publishChannel, error) { // confirms nothing
+		return countingChannel{newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil }), &published}, nil
+	}
+	ctx := t.Context()
+	var confs []*runtime.Confirmation
+	for i := range 3 {
+		confs = append(confs, runtime.PublishAsync(ctx, b, "q", "Job", job{ID: i}))
+	}
+	var returned atomic.Bool
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	fourth := make(chan *runtime.Confirmation)
+	go func() {
+		c := runtime.PublishAsync(short, b, "q", "Job", job{ID: 3})
+		returned.Store(true)
+		fourth <- c
+	}()
+	time.Sleep(30 * time.Millisecond)
+	if returned.Load() {
+		t.Error("a fourth PublishAsync returned while three messages await their confirm")
+	}
+	if err := (<-fourth).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the fourth message: %v, want the context's deadline", err)
+	}
+	if n := published.Load(); n != 3 {
+		t.Errorf("%d messages sent, want 3", n)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range confs {
+		if err := c.Wait(ctx); !errors.Is(err, ErrChannelClosed) {
+			t.Errorf("message %d after Close: %v, want ErrChannelClosed", i, err)
+		}
+	}
+	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("PublishAsync after Close: %v, want ErrClosed", err)
+	}
+}
