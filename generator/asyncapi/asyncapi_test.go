@@ -428,8 +428,8 @@ func TestAsyncAPIDeterministic(t *testing.T) {
 		}
 		return doc
 	}
-	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic")
-	b := gen("./testdata/zeromq_basic", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
+	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic", "./testdata/asyncapi_exchange", "./testdata/publisher_only")
+	b := gen("./testdata/publisher_only", "./testdata/zeromq_basic", "./testdata/asyncapi_exchange", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
 	if !bytes.Equal(a, b) {
 		t.Errorf("two runs differ:\n%s", gentest.LineDiff(string(a), string(b)))
 	}
@@ -570,6 +570,9 @@ func TestAsyncAPIExchanges(t *testing.T) {
 		{"channels/receipts.exchange/address", "receipts"},
 		{"channels/receipts.exchange/bindings/amqp/is", "routingKey"},
 		{"operations/PublishRefund/channel/$ref", "#/channels/receipts.exchange"},
+		// A publisher for either broker, to a queue no one here consumes.
+		{"operations/PublishNote/channel/$ref", "#/channels/notes"},
+		{"channels/notes/x-streamgen-broker", "any"},
 		// Retry copies go to the wait queues, dead letters to the
 		// dead-letter queue, never to the exchange.
 		{"operations/send.shipping.orders.retry.1s/action", "send"},
@@ -598,8 +601,8 @@ func TestAsyncAPIExchanges(t *testing.T) {
 			}
 		}
 	}
-	if sends != 6 {
-		t.Errorf("%d send operations, want 6 (three publishers, two wait queues, one dead-letter queue)", sends)
+	if sends != 7 {
+		t.Errorf("%d send operations, want 7 (four publishers, two wait queues, one dead-letter queue)", sends)
 	}
 
 	only, err := Generate(context.Background(), goldenPackages(t, "publisher_only"), Options{Format: JSON})

@@ -55,3 +55,10 @@ func Keep(ctx context.Context, r Receipt) error { return nil }
 type Refund struct {
 	ID string `json:"id"`
 }
+
+// Note goes to a queue by name on whichever broker the publisher is given.
+//
+//stream:publisher queue=notes
+type Note struct {
+	Text string `json:"text"`
+}

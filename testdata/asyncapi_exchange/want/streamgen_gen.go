@@ -103,3 +103,8 @@ func PublishReceipt(ctx context.Context, p runtime.Publisher, msg Receipt, opts 
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
 }
+
+// PublishNote publishes msg to "notes" as message type "Note".
+func PublishNote(ctx context.Context, p runtime.Publisher, msg Note, opts ...runtime.PublishOption) error {
+	return runtime.PublishTo(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
+}
