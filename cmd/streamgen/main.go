@@ -37,9 +37,11 @@
 //		(default streamgen_gen.go).
 //	-asyncapi file
 //		Instead of the Go files, write one AsyncAPI 3.0 document that
-//		describes every subscription of the packages: a channel per queue
-//		(wait and dead-letter queues included), a receive operation per
-//		handler with its policy as x-streamgen-* fields, and a message per
+//		describes every subscription and publisher of the packages: a
+//		channel per queue (wait and dead-letter queues included) and per
+//		RabbitMQ exchange, a receive operation per handler with its policy
+//		as x-streamgen-* fields, a send operation per publisher and per
+//		kind of retry or dead-letter copy, and a message per
 //		message type with the JSON Schema of its Go type. A .yaml or .yml
 //		file gets YAML, a .json file JSON, - writes YAML to standard output.
 //		With -check, compare the document with the file instead.

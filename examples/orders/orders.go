@@ -19,7 +19,11 @@ var ErrPaymentUnavailable = errors.New("the payment service is unavailable")
 // ErrNoTotal is why an order without a total can never be confirmed.
 var ErrNoTotal = errors.New("the order has no total")
 
-// OrderPlaced says a customer placed an order.
+// OrderPlaced says a customer placed an order. It is published to the
+// topic exchange orders with the routing key order.placed, and every queue
+// bound for it gets a copy.
+//
+//stream:publisher exchange=orders routing_key=order.placed
 type OrderPlaced struct {
 	ID         string `json:"id"`
 	Customer   string `json:"customer"`
@@ -30,7 +34,10 @@ type OrderPlaced struct {
 	PaymentFailures int `json:"payment_failures,omitempty"`
 }
 
-// OrderCancelled says a customer cancelled an order.
+// OrderCancelled says a customer cancelled an order. It is published to
+// the orders exchange with the routing key order.cancelled.
+//
+//stream:publisher exchange=orders routing_key=order.cancelled
 type OrderCancelled struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason"`
@@ -38,9 +45,10 @@ type OrderCancelled struct {
 
 // Place confirms a placed order once its payment goes through. A failed
 // payment is retried along the ladder; an order without a total is parked
-// at once.
+// at once. Its queue, orders.received, is bound to the orders exchange for
+// the placed and the cancelled orders.
 //
-//stream:subscriber "orders.received" broker=rabbitmq max_attempts=5 retry_delay=500ms,1s,2s dead_letter=orders.parked
+//stream:subscriber "orders.received" broker=rabbitmq exchange=orders binding=order.placed,order.cancelled max_attempts=5 retry_delay=500ms,1s,2s dead_letter=orders.parked
 func Place(ctx context.Context, order OrderPlaced, md runtime.Metadata) error {
 	if order.TotalCents <= 0 {
 		return runtime.DeadLetter(fmt.Errorf("order %s: %w", order.ID, ErrNoTotal))
@@ -62,6 +70,27 @@ func Place(ctx context.Context, order OrderPlaced, md runtime.Metadata) error {
 func Cancel(ctx context.Context, c OrderCancelled, md runtime.Metadata) error {
 	slog.LogAttrs(ctx, slog.LevelInfo, "order cancelled", messageAttrs(md,
 		slog.String("order", c.ID), slog.String("reason", c.Reason))...)
+	return nil
+}
+
+// AuditPlaced records a placed order for the audit trail. The audit has a
+// queue of its own, bound to the orders exchange for every order event
+// (order.#): it gets its own copy of each, whatever the other queues do
+// with theirs, and never sees their retries.
+//
+//stream:subscriber "orders.audit" broker=rabbitmq exchange=orders binding=order.#
+func AuditPlaced(ctx context.Context, order OrderPlaced, md runtime.Metadata) error {
+	slog.LogAttrs(ctx, slog.LevelInfo, "audited", messageAttrs(md,
+		slog.String("event", md.MessageType), slog.String("order", order.ID))...)
+	return nil
+}
+
+// AuditCancelled records a cancellation for the audit trail.
+//
+//stream:subscriber "orders.audit"
+func AuditCancelled(ctx context.Context, c OrderCancelled, md runtime.Metadata) error {
+	slog.LogAttrs(ctx, slog.LevelInfo, "audited", messageAttrs(md,
+		slog.String("event", md.MessageType), slog.String("order", c.ID))...)
 	return nil
 }
 

@@ -244,3 +244,36 @@ func TestHandlersDeriveNoLoggerPerMessage(t *testing.T) {
 		t.Errorf("%d loggers derived and %d records handled, want none derived and only the failed payment's warning handled", counter.Derived(), counter.Handled())
 	}
 }
+
+// An event is published once, to the orders exchange: orders.received and
+// orders.audit each get a copy. The retries of orders.received go back
+// only to it, so the audit sees the order once.
+func TestEachBoundQueueGetsItsOwnCopy(t *testing.T) {
+	h := start(t)
+	if err := orders.PublishOrderPlaced(t.Context(), h.Broker(), orders.OrderPlaced{ID: "o-3", TotalCents: 4200, PaymentFailures: 99}, runtime.WithMessageID("o-3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := orders.PublishOrderCancelled(t.Context(), h.Broker(), orders.OrderCancelled{ID: "o-3", Reason: "too slow"}, runtime.WithMessageID("c-3")); err != nil {
+		t.Fatal(err)
+	}
+	h.Wait()
+	h.Advance(time.Hour)
+	if n := len(h.Deliveries("orders.received")); n != 5+1 {
+		t.Errorf("%d deliveries on orders.received, want 5 of o-3 and 1 of c-3", n)
+	}
+	var audited []string
+	for _, d := range h.Deliveries("orders.audit") {
+		if d.Verdict.Kind != streamtest.VerdictAck {
+			t.Errorf("the audit's delivery of %s: %v", d.MessageID, d.Verdict.Kind)
+		}
+		audited = append(audited, d.MessageID)
+	}
+	if want := []string{"o-3", "c-3"}; !slices.Equal(audited, want) {
+		t.Errorf("the audit got %v, want %v", audited, want)
+	}
+	// A routing key no queue is bound for is the publisher's error.
+	err := orders.PublishOrderPlaced(t.Context(), h.Broker(), orders.OrderPlaced{ID: "o-9", TotalCents: 1}, runtime.WithRoutingKey("refund.placed"))
+	if err == nil {
+		t.Error("an order published with a routing key nothing is bound for was accepted")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 	"github.com/streamgen/streamgen/runtime/streamtest"
@@ -40,6 +41,8 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	prefix := "test-orders-" + rand.Text()[:10] + "."
 	b := demo.Prefix(rabbitmq.New(url, rabbitmq.WithConnectionName("orders-test")), prefix)
 	logs := streamtest.NewLogRecorder(nil)
+	testkit.RestoreDefaultLogger(t)
+	slog.SetDefault(logs.Logger()) // the handlers log through slog.Default
 	app := runtime.NewApp("orders-test", runtime.WithLogger(logs.Logger()))
 	orders.Mount(app, b)
 
@@ -59,6 +62,9 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	t.Cleanup(func() {
 		stop()
 		if err := demo.Delete(url, rabbitmq.QueueNames(b.Subscriptions()...)); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		if err := demo.DeleteExchanges(url, b.Exchanges()); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
@@ -96,13 +102,29 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
 	defer waitCancel()
-	received := b.Name("orders.received")
+	received, audit := b.Name("orders.received"), b.Name("orders.audit")
 	if err := demo.WaitFor(waitCtx, app.Metrics(), map[string]runtime.SubscriptionStats{
 		received: {Delivered: 1 + 3 + 5 + 1 + 1 + 1, Acked: 3, Retried: 2 + 4, Parked: 3},
+		// Each event published to the exchange once, and only those: not
+		// r-1, sent to orders.received by name, nor the retry copies.
+		audit: {Delivered: 5, Acked: 5},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
+
+	// The audit got its own copy of each event, once.
+	var audited []string
+	for _, r := range logs.Find(slog.LevelInfo, "audited") {
+		if r.Attr("subscription") != audit {
+			t.Errorf("an audit line from %s", r.Attr("subscription"))
+		}
+		audited = append(audited, r.Attr("message_id"))
+	}
+	slices.Sort(audited)
+	if want := []string{"c-1", "o-1", "o-2", "o-3", "o-4"}; !slices.Equal(audited, want) {
+		t.Errorf("audited %v, want %v", audited, want)
+	}
 
 	// o-3 walked the ladder: 500ms, 1s, 2s, 2s.
 	var via []string

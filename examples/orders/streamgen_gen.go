@@ -17,18 +17,23 @@ const _ = runtime.GeneratedCodeV1
 // The handler signatures this file was generated for. A compile error here
 // means a handler changed since: run go generate.
 type (
-	streamgen_Place_changed_run_go_generate  func(context.Context, OrderPlaced, runtime.Metadata) error
-	streamgen_Cancel_changed_run_go_generate func(context.Context, OrderCancelled, runtime.Metadata) error
+	streamgen_Place_changed_run_go_generate          func(context.Context, OrderPlaced, runtime.Metadata) error
+	streamgen_Cancel_changed_run_go_generate         func(context.Context, OrderCancelled, runtime.Metadata) error
+	streamgen_AuditPlaced_changed_run_go_generate    func(context.Context, OrderPlaced, runtime.Metadata) error
+	streamgen_AuditCancelled_changed_run_go_generate func(context.Context, OrderCancelled, runtime.Metadata) error
 )
 
 var (
-	_ streamgen_Place_changed_run_go_generate  = Place
-	_ streamgen_Cancel_changed_run_go_generate = Cancel
+	_ streamgen_Place_changed_run_go_generate          = Place
+	_ streamgen_Cancel_changed_run_go_generate         = Cancel
+	_ streamgen_AuditPlaced_changed_run_go_generate    = AuditPlaced
+	_ streamgen_AuditCancelled_changed_run_go_generate = AuditCancelled
 )
 
 // Mount registers the subscriptions of package orders on app:
 //
 //   - "orders.received" on rabbitmq: Place (OrderPlaced), Cancel (OrderCancelled)
+//   - "orders.audit" on rabbitmq: AuditPlaced (OrderPlaced), AuditCancelled (OrderCancelled)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
@@ -36,19 +41,53 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:        "orders.received",
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
+		Exchange:    "orders",
+		Bindings:    []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
 			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Place)),
 			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Cancel)),
 		},
 	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:     "orders.audit",
+		Broker:   runtime.RabbitMQ,
+		Exchange: "orders",
+		Bindings: []string{"order.#"},
+		Handlers: []runtime.Handler{
+			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{}, runtime.ValueMetaFunc(AuditPlaced)),
+			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{}, runtime.ValueMetaFunc(AuditCancelled)),
+		},
+	})
 }
 
-// PublishOrderPlaced publishes msg to "orders.received" as message type "OrderPlaced", which Place handles.
-func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
+// PublishOrderPlacedToOrdersReceived publishes msg to "orders.received" as message type "OrderPlaced", which Place handles.
+func PublishOrderPlacedToOrdersReceived(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders.received", "OrderPlaced", &msg, opts...)
 }
 
-// PublishOrderCancelled publishes msg to "orders.received" as message type "OrderCancelled", which Cancel handles.
-func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
+// PublishOrderCancelledToOrdersReceived publishes msg to "orders.received" as message type "OrderCancelled", which Cancel handles.
+func PublishOrderCancelledToOrdersReceived(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders.received", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderPlacedToOrdersAudit publishes msg to "orders.audit" as message type "OrderPlaced", which AuditPlaced handles.
+func PublishOrderPlacedToOrdersAudit(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "orders.audit", "OrderPlaced", &msg, opts...)
+}
+
+// PublishOrderCancelledToOrdersAudit publishes msg to "orders.audit" as message type "OrderCancelled", which AuditCancelled handles.
+func PublishOrderCancelledToOrdersAudit(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "orders.audit", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
+// runtime.WithRoutingKey gives one message another routing key.
+func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
+	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+}
+
+// PublishOrderCancelled publishes msg to exchange "orders" with routing key "order.cancelled" as message type "OrderCancelled";
+// runtime.WithRoutingKey gives one message another routing key.
+func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
+	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
 }

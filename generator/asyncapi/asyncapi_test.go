@@ -197,10 +197,32 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 		}
 		if b, ok := ch["bindings"].(map[string]any); ok {
 			amqp := obj(b["amqp"], "channels."+id+".bindings.amqp")
-			queue := obj(amqp["queue"], "channels."+id+".bindings.amqp.queue")
-			if amqp["is"] != "queue" || amqp["bindingVersion"] != amqpBindingVersion || queue["name"] != ch["address"] ||
-				queue["durable"] != true || queue["exclusive"] != false || queue["autoDelete"] != false || queue["vhost"] != "/" {
+			if amqp["bindingVersion"] != amqpBindingVersion {
 				t.Errorf("channels.%s.bindings.amqp is %v", id, amqp)
+			}
+			switch amqp["is"] {
+			case "queue":
+				queue := obj(amqp["queue"], "channels."+id+".bindings.amqp.queue")
+				if amqp["exchange"] != nil || queue["name"] != ch["address"] || queue["durable"] != true ||
+					queue["exclusive"] != false || queue["autoDelete"] != false || queue["vhost"] != "/" {
+					t.Errorf("channels.%s.bindings.amqp is %v", id, amqp)
+				}
+			case "routingKey":
+				// An exchange: its type, when known, is one the bindings
+				// allow.
+				x := obj(amqp["exchange"], "channels."+id+".bindings.amqp.exchange")
+				typ, typed := x["type"]
+				if amqp["queue"] != nil || x["name"] != ch["address"] || x["vhost"] != "/" ||
+					(typed && !slices.Contains([]any{"topic", "direct", "fanout"}, typ)) {
+					t.Errorf("channels.%s.bindings.amqp is %v", id, amqp)
+				}
+			default:
+				t.Errorf("channels.%s.bindings.amqp.is is %v", id, amqp["is"])
+			}
+			for k := range amqp {
+				if !strings.HasPrefix(k, "x-") && !slices.Contains([]string{"is", "queue", "exchange", "bindingVersion"}, k) {
+					t.Errorf("channels.%s.bindings.amqp has the field %s", id, k)
+				}
 			}
 		}
 	}
@@ -209,8 +231,25 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 			t.Errorf("operation name %q", id)
 		}
 		op := obj(o, "operation "+id)
-		if op["action"] != "receive" {
+		if op["action"] != "receive" && op["action"] != "send" {
 			t.Errorf("operations.%s.action is %v", id, op["action"])
+		}
+		if b, ok := op["bindings"].(map[string]any); ok {
+			// The fields of an AMQP operation binding, 0.3.0: ack only on
+			// receive, mandatory and deliveryMode only on send.
+			amqp := obj(b["amqp"], "operations."+id+".bindings.amqp")
+			allowed := []string{"bindingVersion", "ack"}
+			if op["action"] == "send" {
+				allowed = []string{"bindingVersion", "cc", "deliveryMode", "mandatory"}
+			}
+			for k := range amqp {
+				if !slices.Contains(allowed, k) {
+					t.Errorf("operations.%s.bindings.amqp has the field %s", id, k)
+				}
+			}
+			if amqp["bindingVersion"] != amqpBindingVersion {
+				t.Errorf("operations.%s.bindings.amqp is %v", id, amqp)
+			}
 		}
 		chRef := str(obj(op["channel"], "operations."+id+".channel")["$ref"], "operations."+id+".channel.$ref")
 		msgs, _ := op["messages"].([]any)
@@ -389,8 +428,8 @@ func TestAsyncAPIDeterministic(t *testing.T) {
 		}
 		return doc
 	}
-	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic")
-	b := gen("./testdata/zeromq_basic", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
+	a := gen("./testdata/asyncapi_types", "./testdata/multi_type_queue", "./testdata/zeromq_basic", "./testdata/asyncapi_exchange", "./testdata/publisher_only")
+	b := gen("./testdata/publisher_only", "./testdata/zeromq_basic", "./testdata/asyncapi_exchange", "./testdata/asyncapi_types", "./testdata/multi_type_queue")
 	if !bytes.Equal(a, b) {
 		t.Errorf("two runs differ:\n%s", gentest.LineDiff(string(a), string(b)))
 	}
@@ -471,7 +510,7 @@ func TestAsyncAPIErrors(t *testing.T) {
 	if _, err := Generate(ctx, goldenPackages(t, "unknown_key"), Options{}); err == nil || !strings.Contains(err.Error(), "has problems") {
 		t.Errorf("a package with diagnostics: %v", err)
 	}
-	if _, err := Generate(ctx, nil, Options{}); err == nil || !strings.Contains(err.Error(), "no package with //stream:subscriber annotations") {
+	if _, err := Generate(ctx, nil, Options{}); err == nil || !strings.Contains(err.Error(), "no package with //stream:subscriber or //stream:publisher annotations") {
 		t.Errorf("no packages: %v", err)
 	}
 }
@@ -493,5 +532,88 @@ func TestFormatFor(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && f != tc.format) {
 			t.Errorf("FormatFor(%q) = %v, %v", tc.name, f, err)
 		}
+	}
+}
+
+// TestAsyncAPIExchanges checks what the document says about two queues
+// bound to one topic exchange, the declared publishers, and the copies a
+// subscription sends itself; and that a package that only publishes still
+// gets channels.
+func TestAsyncAPIExchanges(t *testing.T) {
+	doc, err := Generate(context.Background(), goldenPackages(t, "asyncapi_exchange"), Options{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := checkDocument(t, doc, JSON)
+	for _, tc := range []struct {
+		path string
+		want string // %v of the value
+	}{
+		{"channels/orders/address", "orders"},
+		{"channels/orders/bindings/amqp/is", "routingKey"},
+		{"channels/orders/bindings/amqp/exchange/name", "orders"},
+		{"channels/orders/bindings/amqp/exchange/type", "topic"},
+		{"channels/orders/bindings/amqp/exchange/durable", "true"},
+		{"channels/orders/x-streamgen-bindings", "[map[bindingKeys:[order.placed order.cancelled] queue:shipping.orders] map[bindingKeys:[order.#] queue:audit]]"},
+		{"channels/shipping.orders/bindings/amqp/is", "queue"},
+		{"channels/shipping.orders/x-streamgen-exchange", "orders"},
+		{"channels/shipping.orders/x-streamgen-binding-keys", "[order.placed order.cancelled]"},
+		{"channels/audit/x-streamgen-binding-keys", "[order.#]"},
+		// Publishers send to their exchange or queue.
+		{"operations/PublishShipped/action", "send"},
+		{"operations/PublishShipped/channel/$ref", "#/channels/shipping"},
+		{"operations/PublishShipped/bindings/amqp/cc", "[parcel.shipped]"},
+		{"operations/PublishShipped/bindings/amqp/mandatory", "true"},
+		{"operations/PublishReceipt/channel/$ref", "#/channels/receipts"},
+		// An exchange named like a queue: the queue keeps its key.
+		{"channels/receipts/bindings/amqp/is", "queue"},
+		{"channels/receipts.exchange/address", "receipts"},
+		{"channels/receipts.exchange/bindings/amqp/is", "routingKey"},
+		{"operations/PublishRefund/channel/$ref", "#/channels/receipts.exchange"},
+		// A publisher for either broker, to a queue no one here consumes.
+		{"operations/PublishNote/channel/$ref", "#/channels/notes"},
+		{"channels/notes/x-streamgen-broker", "any"},
+		// Retry copies go to the wait queues, dead letters to the
+		// dead-letter queue, never to the exchange.
+		{"operations/send.shipping.orders.retry.1s/action", "send"},
+		{"operations/send.shipping.orders.retry.1s/messages", "[map[$ref:#/channels/shipping.orders.retry.1s/messages/OrderPlaced]]"},
+		{"operations/send.shipping.orders.retry.10s/x-streamgen-copy", "retry"},
+		{"operations/send.shipping.dead/x-streamgen-copy", "dead-letter"},
+		{"operations/send.shipping.dead/x-streamgen-copies-of", "shipping.orders"},
+	} {
+		v := resolve(d, "#/"+tc.path)
+		if got := fmt.Sprint(v); v == nil || got != tc.want {
+			t.Errorf("%s = %v, want %s", tc.path, v, tc.want)
+		}
+	}
+	// The exchange that only a publisher names has no type or durability
+	// the document could know.
+	if x := resolve(d, "#/channels/shipping/bindings/amqp/exchange").(map[string]any); x["type"] != nil || x["durable"] != nil {
+		t.Errorf("the publisher's exchange: %v", x)
+	}
+	sends := 0
+	for id, o := range d["operations"].(map[string]any) {
+		op := o.(map[string]any)
+		if op["action"] == "send" {
+			sends++
+			if ref := op["channel"].(map[string]any)["$ref"]; ref == "#/channels/orders" {
+				t.Errorf("operation %s sends to the exchange the service consumes from", id)
+			}
+		}
+	}
+	if sends != 7 {
+		t.Errorf("%d send operations, want 7 (four publishers, two wait queues, one dead-letter queue)", sends)
+	}
+
+	only, err := Generate(context.Background(), goldenPackages(t, "publisher_only"), Options{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = checkDocument(t, only, JSON)
+	if got := sortedKeys(d["channels"].(map[string]any)); !slices.Equal(got, []string{"pings", "shipping"}) {
+		t.Errorf("a package that only publishes: channels %v", got)
+	}
+	if got := sortedKeys(d["operations"].(map[string]any)); !slices.Equal(got, []string{"PublishPing", "PublishShipped"}) {
+		t.Errorf("a package that only publishes: operations %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,5 +76,46 @@ func TestPrefixedRenamesEveryQueue(t *testing.T) {
 	}
 	if b.Kind() != runtime.ZeroMQ || b.Codec() == nil {
 		t.Errorf("Kind() = %v, Codec() = %v; want the inner broker's", b.Kind(), b.Codec())
+	}
+}
+
+// A prefixed broker binds the queue to the prefixed exchange and publishes
+// through it, with the routing key as it is: the unprefixed exchange is
+// never used.
+func TestPrefixedRenamesExchanges(t *testing.T) {
+	clock := streamtest.NewClock(time.Time{})
+	inner := streamtest.NewBroker(runtime.RabbitMQ, clock)
+	b := Prefix(inner, "t2.")
+	var seen []runtime.Metadata
+	app := runtime.NewApp("prefix-test", runtime.WithClock(clock))
+	app.Mount(b, &runtime.Subscription{Name: "notes", Exchange: "events", Bindings: []string{"note.#"}, Handlers: []runtime.Handler{
+		runtime.Handle("Note", runtime.Policy{}, func(_ context.Context, n *note, md runtime.Metadata) runtime.Outcome {
+			seen = append(seen, md)
+			return runtime.Ack()
+		}),
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	<-app.Ready()
+	if err := runtime.PublishTo(ctx, b, runtime.Exchange("events", "note.new"), "Note", note{"hi"}, runtime.WithMessageID("n-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The inner broker knows only the prefixed exchange.
+	if err := runtime.PublishTo(ctx, inner, runtime.Exchange("events", "note.new"), "Note", note{"lost"}); err == nil {
+		t.Error("the unprefixed exchange took a message: the queue was bound to it")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].Subscription != "t2.notes" || seen[0].MessageID != "n-1" {
+		t.Fatalf("handler calls %+v, want n-1 on t2.notes", seen)
+	}
+	if got := b.Exchanges(); !slices.Equal(got, []string{"t2.events"}) {
+		t.Errorf("Exchanges() = %v, want [t2.events]", got)
 	}
 }

@@ -97,6 +97,22 @@ func Delete(url string, queues []string) error {
 	return nil
 }
 
+// DeleteExchanges deletes the exchanges, whether or not queues are still
+// bound to them; one that does not exist is no error.
+func DeleteExchanges(url string, exchanges []string) error {
+	conn, ch, err := open(url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, x := range exchanges {
+		if err := ch.ExchangeDelete(x, false, false); err != nil {
+			return fmt.Errorf("demo: delete exchange %s: %w", x, err)
+		}
+	}
+	return nil
+}
+
 // open connects to url and opens a channel.
 func open(url string) (*amqp.Connection, *amqp.Channel, error) {
 	props := amqp.NewConnectionProperties()

@@ -156,3 +156,17 @@ func TestAnUnreachableBrokerIsAnErrorWithoutThePassword(t *testing.T) {
 		t.Fatalf("Peek on a closed port = %v, want an error naming the broker without its password", err)
 	}
 }
+
+func TestDeleteExchangesRemovesThem(t *testing.T) {
+	url, ch := broker(t)
+	x := "streamgen-demo-test-" + rand.Text()[:10]
+	if err := ch.ExchangeDeclare(x, "topic", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := DeleteExchanges(url, []string{x, x + ".missing"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.ExchangeDeclarePassive(x, "topic", true, false, false, false, nil); err == nil {
+		t.Fatalf("%s still exists after DeleteExchanges", x)
+	}
+}

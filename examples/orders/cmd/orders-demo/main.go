@@ -2,7 +2,10 @@
 // the local RabbitMQ, sends it orders, and tells what happens as it
 // happens: each delivery with its attempt out of the maximum, each retry
 // with the wait queue of the ladder it waits in, each parked message with
-// its reason. It ends with the service's counters and with what sits in
+// its reason. The orders are published once, to the topic exchange orders;
+// two queues are bound to it, orders.received and orders.audit, and each
+// gets its own copy: the audit sees every event once, however often
+// orders.received retries it. It ends with the service's counters and with what sits in
 // orders.parked, read with basic.get: the x-streamgen-* headers say why
 // each message is there.
 //
@@ -11,8 +14,8 @@
 // first when it is installed and not running.
 //
 // The demo starts from empty queues: before the service consumes, it
-// purges orders.received, its wait queues and orders.parked of whatever an
-// earlier run left. What it parks stays in orders.parked afterwards, for a
+// purges orders.received, orders.audit, the wait queues and orders.parked
+// of whatever an earlier run left. What it parks stays in orders.parked afterwards, for a
 // person to look at; the next run empties it again. It exits with status 1
 // when what it expects does not happen, so it is a smoke test too.
 package main
@@ -47,8 +50,8 @@ func main() {
 // settings are what a run of the demo does and expects.
 type settings struct {
 	url string
-	// prefix goes before every queue name; tests set one of their own so
-	// that they do not meet other runs on the broker.
+	// prefix goes before every queue and exchange name; tests set one of
+	// their own so that they do not meet other runs on the broker.
 	prefix string
 	// timeout bounds the real time the demo waits for each step.
 	timeout time.Duration
@@ -59,11 +62,12 @@ type settings struct {
 }
 
 // step is one part of the demo: what it sends, and the counters of
-// orders.received expected once it is over.
+// orders.received and orders.audit expected once it is over.
 type step struct {
 	title string
 	send  func(ctx context.Context, p runtime.Publisher) error
 	want  runtime.SubscriptionStats
+	audit runtime.SubscriptionStats
 }
 
 func defaultSettings() settings {
@@ -82,7 +86,8 @@ func defaultSettings() settings {
 func defaultSteps() []step {
 	return []step{
 		{
-			title: "Three orders: o-1 is paid at once, o-2's payment fails twice, o-3's always fails.",
+			title: "Three orders, each published once to the exchange orders (routing key order.placed): orders.received and orders.audit each get a copy. " +
+				"o-1 is paid at once, o-2's payment fails twice, o-3's always fails; the audit sees each order once, not the retries.",
 			send: func(ctx context.Context, p runtime.Publisher) error {
 				for _, o := range []orders.OrderPlaced{
 					{ID: "o-1", Customer: "ada", TotalCents: 1250},
@@ -95,10 +100,12 @@ func defaultSteps() []step {
 				}
 				return nil
 			},
-			want: runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Parked: 1},
+			want:  runtime.SubscriptionStats{Delivered: 1 + 3 + 5, Acked: 2, Retried: 2 + 4, Parked: 1},
+			audit: runtime.SubscriptionStats{Delivered: 3, Acked: 3},
 		},
 		{
-			title: "On the same queue: a cancellation (c-1), an order without a total (o-4), and r-1, an OrderRefunded that no handler takes.",
+			title: "Through the exchange: a cancellation (c-1, routing key order.cancelled) and an order without a total (o-4). " +
+				"Straight to orders.received: r-1, an OrderRefunded that no handler takes.",
 			send: func(ctx context.Context, p runtime.Publisher) error {
 				if err := orders.PublishOrderCancelled(ctx, p, orders.OrderCancelled{ID: "o-1", Reason: "changed my mind"}, runtime.WithMessageID("c-1")); err != nil {
 					return err
@@ -108,7 +115,8 @@ func defaultSteps() []step {
 				}
 				return runtime.Publish(ctx, p, "orders.received", "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
 			},
-			want: runtime.SubscriptionStats{Delivered: 9 + 3, Acked: 2 + 1, Retried: 6, Parked: 1 + 2},
+			want:  runtime.SubscriptionStats{Delivered: 9 + 3, Acked: 2 + 1, Retried: 6, Parked: 1 + 2},
+			audit: runtime.SubscriptionStats{Delivered: 3 + 2, Acked: 3 + 2},
 		},
 	}
 }
@@ -142,11 +150,12 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	defer slog.SetDefault(previous)
 
 	b := demo.Prefix(&purgingBroker{Broker: rabbitmq.New(s.url, rabbitmq.WithConnectionName("orders-demo")), url: s.url}, s.prefix)
-	received, parkedQueue := b.Name("orders.received"), b.Name("orders.parked")
+	received, audit, parkedQueue := b.Name("orders.received"), b.Name("orders.audit"), b.Name("orders.parked")
 
 	fmt.Fprintf(out, "streamgen demo: the orders service (examples/orders) on RabbitMQ at %s.\n", rabbitmq.RedactURL(s.url))
 	fmt.Fprintf(out, "Each line is one log record of the runtime or of a handler, told as a sentence;\n")
-	fmt.Fprintf(out, "times are real. %s: max_attempts=5, retry_delay=500ms,1s,2s, dead_letter=%s.\n\n", received, parkedQueue)
+	fmt.Fprintf(out, "times are real. %s: max_attempts=5, retry_delay=500ms,1s,2s, dead_letter=%s.\n", received, parkedQueue)
+	fmt.Fprintf(out, "Both %s (order.placed, order.cancelled) and %s (order.#) are bound to the topic exchange %s.\n\n", received, audit, b.Name("orders"))
 
 	app := runtime.NewApp("orders", runtime.WithLogger(logger), runtime.WithShutdownTimeout(10*time.Second))
 	orders.Mount(app, b)
@@ -162,7 +171,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 
 	steps := make([]demo.Step, len(s.steps))
 	for i, st := range s.steps {
-		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]runtime.SubscriptionStats{received: st.want}}
+		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]runtime.SubscriptionStats{received: st.want, audit: st.audit}}
 	}
 	if err := demo.Play(ctx, narrator, b, app.Metrics(), steps, s.timeout); err != nil {
 		return err
@@ -178,7 +187,8 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 		return err
 	}
 	if len(s.steps) > 0 {
-		if err := demo.Check(stats, map[string]runtime.SubscriptionStats{received: s.steps[len(s.steps)-1].want}); err != nil {
+		last := s.steps[len(s.steps)-1]
+		if err := demo.Check(stats, map[string]runtime.SubscriptionStats{received: last.want, audit: last.audit}); err != nil {
 			return fmt.Errorf("after the stop: %w", err)
 		}
 	}

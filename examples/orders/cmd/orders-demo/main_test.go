@@ -25,11 +25,14 @@ func testSettings(t *testing.T) settings {
 	s.prefix = "test-orders-demo-" + rand.Text()[:10] + "."
 	s.timeout = time.Minute
 	t.Cleanup(func() {
-		queues := []string{"orders.received", "orders.received.retry.500ms", "orders.received.retry.1s", "orders.received.retry.2s", "orders.parked"}
+		queues := []string{"orders.received", "orders.audit", "orders.received.retry.500ms", "orders.received.retry.1s", "orders.received.retry.2s", "orders.parked"}
 		for i := range queues {
 			queues[i] = s.prefix + queues[i]
 		}
 		if err := demo.Delete(s.url, queues); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		if err := demo.DeleteExchanges(s.url, []string{s.prefix + "orders"}); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
@@ -67,6 +70,9 @@ func TestDemoRunsTwiceInARow(t *testing.T) {
 			{"o-4 parked by its handler", `o-4\s+1/5  PARKED on ` + p + `orders.parked: dead-lettered by the handler: order o-4: the order has no total`, 1},
 			{"r-1 poison", `r-1\s+1/1  PARKED on ` + p + `orders.parked: no handler for message type "OrderRefunded" .*\(poison: it never reached a handler\)`, 1},
 			{"the counters", `(?m)^` + p + `orders.received\s+12\s+3\s+6\s+3\s+0$`, 1},
+			{"the exchange both queues are bound to", `Both ` + p + `orders.received \(order.placed, order.cancelled\) and ` + p + `orders.audit \(order.#\) are bound to the topic exchange ` + p + `orders\.`, 1},
+			{"each event audited once", p + `orders.audit (o-[1-4]|c-1)\s+1/1  audited \(event=Order(Placed|Cancelled), order=o-[1-4]\)`, 5},
+			{"the audit's counters", `(?m)^` + p + `orders.audit\s+5\s+5\s+0\s+0\s+0$`, 1},
 			{"the parked messages", `(?m)^  (o-3|o-4|r-1) \((OrderPlaced|OrderRefunded)\) \{`, 3},
 			{"their reasons", `(?m)^    x-streamgen-reason: +\S`, 3},
 			{"their attempts", `(?m)^    x-streamgen-attempts: +[15]$`, 3},

@@ -1,6 +1,7 @@
 // Command orders runs the orders service of package orders on RabbitMQ: it
-// declares orders.received, the wait queues of its retry ladder and
-// orders.parked, and consumes orders.received.
+// declares the topic exchange orders, orders.received and orders.audit
+// bound to it, the wait queues of the retry ladder and orders.parked, and
+// consumes orders.received and orders.audit.
 //
 // Usage:
 //

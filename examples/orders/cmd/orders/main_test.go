@@ -36,6 +36,9 @@ func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 		if err := demo.Delete(url, rabbitmq.QueueNames(b.Subscriptions()...)); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
+		if err := demo.DeleteExchanges(url, b.Exchanges()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
 	})
 	svc := testkit.Start(t, func(ctx context.Context) error { return serve(ctx, config{metrics: "127.0.0.1:0"}, b, logger) })
 	testkit.Eventually(t, "the service consuming", func() bool { return strings.Contains(logs.String(), `msg="rabbitmq: consuming"`) })
