@@ -121,8 +121,11 @@ func (c *Conn) Close() error { return c.raw.Close() }
 // more than limit bytes fails with ErrTooLarge before its bodies are read:
 // limit must be more than 0. A frame's buffer grows as its bytes arrive.
 func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
+	if frames, ok := c.readBuffered(limit, keep); ok {
+		return frames, nil
+	}
 	var (
-		frames [][]byte
+		frames = make([][]byte, 0, min(max(keep, 1), 8))
 		total  int64
 		hdr    [8]byte
 	)
@@ -175,6 +178,67 @@ func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
 			return frames, nil
 		}
 	}
+}
+
+// readBuffered reads the next message when all of it is already in the
+// read buffer, and is made of at most keep frames and no command, within
+// limit: then its frames share one allocation, the size of the message.
+// It returns false, having read nothing, otherwise.
+func (c *Conn) readBuffered(limit int64, keep int) ([][]byte, bool) {
+	buf, _ := c.r.Peek(c.r.Buffered())
+	// First pass: the frames' sizes, and where the message ends.
+	var (
+		n, off, total int
+		last          bool
+	)
+	for !last {
+		if n == keep || off+2 > len(buf) {
+			return nil, false
+		}
+		flags := buf[off]
+		if flags&flagCommand != 0 {
+			return nil, false
+		}
+		size, head := int(buf[off+1]), 2
+		if flags&flagLong != 0 {
+			if off+9 > len(buf) {
+				return nil, false
+			}
+			long := binary.BigEndian.Uint64(buf[off+1 : off+9])
+			if long > uint64(len(buf)) {
+				return nil, false
+			}
+			size, head = int(long), 9
+		}
+		off += head + size
+		if off > len(buf) {
+			return nil, false
+		}
+		total += size
+		n++
+		last = flags&flagMore == 0
+	}
+	if int64(total) > limit {
+		return nil, false // the slow path reports it
+	}
+	// Second pass: copy the bodies out.
+	frames := make([][]byte, n)
+	bodies := make([]byte, total)
+	off = 0
+	at := 0
+	for i := range frames {
+		size, head := int(buf[off+1]), 2
+		if buf[off]&flagLong != 0 {
+			size, head = int(binary.BigEndian.Uint64(buf[off+1:off+9])), 9
+		}
+		off += head
+		frames[i] = bodies[at : at+size : at+size]
+		copy(frames[i], buf[off:off+size])
+		off += size
+		at += size
+	}
+	_, _ = c.r.Discard(off) // buffered: cannot fail
+	return frames, true
 }
 
 // readBody reads a frame body of size bytes. Its buffer starts at
