@@ -271,17 +271,27 @@ func readBody(r io.Reader, size uint64) ([]byte, error) {
 // in the kernel's send buffer, or fails when ctx ends first; the connection
 // must then be closed, since part of a message may have been written.
 func (c *Conn) WriteMessage(ctx context.Context, frames [][]byte) error {
+	_, err := c.Write(ctx, Encode(frames))
+	return err
+}
+
+// Write writes wire, the wire form of one or more whole messages (see
+// AppendEncode), with one write to the connection, and returns how many of
+// its bytes were written. It returns when they are in the kernel's send
+// buffer, or fails when ctx ends first; the connection must then be
+// closed, since part of a message may have been written.
+func (c *Conn) Write(ctx context.Context, wire []byte) (int, error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	cut := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		_ = c.raw.SetWriteDeadline(time.Unix(1, 0))
 		close(cut)
 	})
-	_, err := c.raw.Write(Encode(frames))
+	n, err := c.raw.Write(wire)
 	if !stop() {
 		// ctx ended during the write; its deadline may have cut it.
 		<-cut
@@ -291,7 +301,7 @@ func (c *Conn) WriteMessage(ctx context.Context, frames [][]byte) error {
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
 	}
-	return err
+	return n, err
 }
 
 // Encode returns the wire form of a message made of frames.
@@ -300,7 +310,11 @@ func Encode(frames [][]byte) []byte {
 	for _, f := range frames {
 		n += 9 + len(f)
 	}
-	buf := make([]byte, 0, n)
+	return AppendEncode(make([]byte, 0, n), frames)
+}
+
+// AppendEncode appends the wire form of a message made of frames to buf.
+func AppendEncode(buf []byte, frames [][]byte) []byte {
 	for i, f := range frames {
 		var flags byte
 		if i < len(frames)-1 {
