@@ -2,10 +2,15 @@ package zeromq
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"net"
+	"sync"
 	"testing"
 
+	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
@@ -81,5 +86,60 @@ func TestDeliveryAllocatesTwice(t *testing.T) {
 	})
 	if allocs > 2 {
 		t.Errorf("%v allocations per delivery, want 2", allocs)
+	}
+}
+
+// unbatched hides a sender's sendBatch, so that an outbox sends its copies
+// one at a time.
+type unbatched struct{ sender }
+
+// BenchmarkOutboxPush measures an outbox writing copies of 256 B through a
+// Pusher to a PULL peer over loopback TCP, the copies waiting in the
+// outbox written together (batch=on) or one write each (batch=off).
+func BenchmarkOutboxPush(b *testing.B) {
+	for _, batched := range []bool{true, false} {
+		name := "batch=on"
+		if !batched {
+			name = "batch=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv, err := zmtp.Listen("tcp", "127.0.0.1:0", zmtp.ServerConfig{Type: zmq4.Pull, Clock: runtime.SystemClock{}, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv.Serve(func(c *zmtp.Conn) {
+				for {
+					if _, err := c.ReadMessage(DefaultMaxMessageBytes, FrameCount+1); err != nil {
+						return
+					}
+				}
+			})
+			a := srv.Addr()
+			var s sender = pushSender{zmtp.NewPusher("jobs", func() (string, string, error) { return a.Network(), a.String(), nil }, runtime.SystemClock{}, slog.New(slog.DiscardHandler))}
+			if !batched {
+				s = unbatched{s}
+			}
+			o := newOutbox("jobs", s, 1024, slog.New(slog.DiscardHandler))
+			frames := receiveFrames(benchpair.Small)
+			var done sync.WaitGroup
+			settle := func(err error) {
+				if err != nil {
+					b.Error(err)
+				}
+				done.Done()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				done.Add(1)
+				o.put(context.Background(), copyItem{frames: frames, done: settle}, true)
+			}
+			done.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+			if lost := o.flush(context.Background()); lost != 0 {
+				b.Fatalf("lost %d", lost)
+			}
+			_ = s.close(context.Background())
+			srv.Close()
+		})
 	}
 }

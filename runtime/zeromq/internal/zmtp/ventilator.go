@@ -81,6 +81,17 @@ const (
 	batchBytes    = 64 << 10
 )
 
+// fullyWritten returns how many messages, of those whose wire forms end at
+// ends in a buffer, are in the kernel's send buffer once n bytes of it
+// were written.
+func fullyWritten(ends []int, n int) int {
+	k := 0
+	for k < len(ends) && ends[k] <= n {
+		k++
+	}
+	return k
+}
+
 // writeBatch writes first and the messages waiting behind it in p.q, as
 // many as the batch bounds allow, with one write. It returns the messages
 // written; on error, also those that were not (whole), to hand on.
@@ -102,10 +113,7 @@ fill:
 	n, err := p.c.Write(ctx, p.wire)
 	k := len(p.batch)
 	if err != nil {
-		k = 0
-		for k < len(p.ends) && p.ends[k] <= n {
-			k++ // in the kernel's send buffer: written
-		}
+		k = fullyWritten(p.ends, n)
 	}
 	written, unsent = p.batch[:k], p.batch[k:]
 	if cap(p.wire) > batchBytes {
