@@ -121,6 +121,13 @@ func (c *Conn) Close() error { return c.raw.Close() }
 // more than limit bytes fails with ErrTooLarge before its bodies are read:
 // limit must be more than 0. A frame's buffer grows as its bytes arrive.
 func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
+	if c.r.Buffered() == 0 {
+		// Wait for the next bytes: a message that comes alone, in one
+		// segment, is then in the buffer whole.
+		if _, err := c.r.Peek(1); err != nil {
+			return nil, err
+		}
+	}
 	if frames, ok := c.readBuffered(limit, keep); ok {
 		return frames, nil
 	}

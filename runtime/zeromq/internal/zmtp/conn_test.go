@@ -231,8 +231,24 @@ func TestReadMessageOfABufferedMessage(t *testing.T) {
 	}); allocs > 2 {
 		t.Errorf("%v allocations to read a buffered message of 3 frames, want 2", allocs)
 	}
+	// A message that comes alone, in one read, after the connection was
+	// idle.
+	c = connOf(&oneByOne{msg: one})
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.ReadMessage(1<<20, 4); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 2 {
+		t.Errorf("%v allocations to read a message that came alone, want 2", allocs)
+	}
 	// Over the limit, even when buffered: refused.
 	if _, err := connOf(bytes.NewReader(one)).ReadMessage(10, 4); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a buffered message of %d bytes with limit 10: %v", len(one), err)
 	}
 }
+
+// oneByOne returns msg whole from each Read, as a socket does with a
+// message that comes alone.
+type oneByOne struct{ msg []byte }
+
+func (r *oneByOne) Read(p []byte) (int, error) { return copy(p, r.msg), nil }
