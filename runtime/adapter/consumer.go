@@ -68,6 +68,11 @@ type Consumer struct {
 	copies     sync.WaitGroup
 	once       sync.Map
 	poisonLogs logLimiter
+
+	// ackWarned and rejectWarned are set once the warnings that this
+	// broker cannot ack or reject are logged: every delivery on ZeroMQ
+	// checks the first, and a flag costs less than a look-up in once.
+	ackWarned, rejectWarned atomic.Bool
 }
 
 // NewConsumer returns the Consumer of sub on a broker that follows rules,
@@ -537,7 +542,9 @@ func (c *Consumer) end(d *Delivery, v Verdict, err error) {
 func (c *Consumer) ack(ctx context.Context, d *Delivery) error {
 	switch {
 	case c.acks == nil:
-		c.WarnOnce("ack-unsupported", "ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)")
+		if !c.ackWarned.Load() && c.ackWarned.CompareAndSwap(false, true) {
+			c.log.Warn("ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)")
+		}
 		return nil
 	case c.auto:
 		return nil // the broker counted it as delivered when it sent it
@@ -552,7 +559,9 @@ func (c *Consumer) ack(ctx context.Context, d *Delivery) error {
 func (c *Consumer) reject(ctx context.Context, d *Delivery) error {
 	switch {
 	case c.acks == nil:
-		c.WarnOnce("reject-unsupported", "ZeroMQ cannot hand a message back to a broker; rejected messages are dropped (logged once per subscription)")
+		if !c.rejectWarned.Load() && c.rejectWarned.CompareAndSwap(false, true) {
+			c.log.Warn("ZeroMQ cannot hand a message back to a broker; rejected messages are dropped (logged once per subscription)")
+		}
 		return nil
 	case c.auto:
 		return errors.New("ack=auto acknowledged the message on delivery, so it cannot be rejected: it is lost (add a dead_letter to keep such messages)")

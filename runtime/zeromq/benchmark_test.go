@@ -1,14 +1,17 @@
 package zeromq_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"os/exec"
 	goruntime "runtime"
 	"runtime/debug"
 	"strconv"
@@ -105,32 +108,33 @@ func subscribeBatch(size int) int {
 
 // BenchmarkSubscribe measures receiving over loopback TCP, one handler at a
 // time: the Broker's bound queue running a Subscription as generated code
-// builds it (read, parse the frames, decode, call the handler) against a
-// zmq4 PULL socket in a loop that decodes the same JSON into the same type.
-// Both are fed the same three frames by a PUSH peer that writes a round's
-// batch at once (zmq4's own PUSH socket costs more CPU than either
-// receiver, which would blur the comparison); each round times the first
-// to the last message of the batch.
+// builds it (read, parse the frames, decode, call the handler) against two
+// baselines that decode the same JSON from the same frames: a zmq4 PULL
+// socket in a loop that decodes into the same type (baseline=zmq4), and a
+// pyzmq (libzmq) PULL socket in a Python loop that does the same with
+// json.loads (baseline=pyzmq, testdata/pull_bench.py). All are fed the same
+// three frames by a PUSH peer that writes a round's batch at once (zmq4's
+// own PUSH socket costs more CPU than either receiver, which would blur the
+// comparison); each round times the first to the last message of the batch.
+// Client CPU is this process's for the Go sides (the PUSH peer's write
+// included) and the Python process's, libzmq's threads included, for
+// pyzmq.
 func BenchmarkSubscribe(b *testing.B) {
 	for _, size := range []int{benchpair.Small, benchpair.Large} {
-		b.Run("payload="+benchpair.SizeName(size), func(b *testing.B) { benchSubscribe(b, size) })
+		b.Run("payload="+benchpair.SizeName(size), func(b *testing.B) {
+			b.Run("baseline=zmq4", func(b *testing.B) { benchSubscribe(b, size, zmq4Baseline) })
+			b.Run("baseline=pyzmq", func(b *testing.B) { benchSubscribe(b, size, pyzmqBaseline) })
+		})
 	}
 }
 
-func benchSubscribe(b *testing.B, size int) {
-	n := subscribeBatch(size)
-	batch := encodeMessages(n, []byte("jobs"), []byte("type: Order\ncontent-type: application/json\nmessage-id: m-1"), benchpair.OrderJSON(size))
+// subscribeBaseline starts a baseline receiver of rounds of n messages
+// and returns its round: it feeds it batch and returns what the round
+// measured.
+type subscribeBaseline func(b *testing.B, n int, batch []byte) func(*testing.B) benchpair.Sample
 
-	sg := benchpair.NewGate(n)
-	sgEP := freeEndpoint(b)
-	runBenchApp(b, zeromq.New(zeromq.Queue("jobs", zeromq.Bind(sgEP))), orderSubscription(runtime.Policy{},
-		func(context.Context, *benchpair.Order, runtime.Metadata) error {
-			sg.Begin()
-			sg.Done()
-			return nil
-		}))
-	sgPush := dialPusher(b, sgEP)
-
+// zmq4Baseline is a zmq4 PULL socket in a loop.
+func zmq4Baseline(b *testing.B, n int, batch []byte) func(*testing.B) benchpair.Sample {
 	raw := benchpair.NewGate(n)
 	rawEP := freeEndpoint(b)
 	pull := zmq4.NewPull(context.Background())
@@ -162,27 +166,107 @@ func benchSubscribe(b *testing.B, size int) {
 		_ = pull.Close()
 		<-looped
 	})
-	rawPush := dialPusher(b, rawEP)
+	push := dialPusher(b, rawEP)
+	return func(b *testing.B) benchpair.Sample { return gatedRound(b, push, raw, batch) }
+}
 
-	round := func(b *testing.B, push *zmtpPusher, g *benchpair.Gate) time.Duration {
+// pyzmqBaseline is testdata/pull_bench.py: a pyzmq PULL socket in a loop.
+func pyzmqBaseline(b *testing.B, n int, batch []byte) func(*testing.B) benchpair.Sample {
+	if out, err := exec.Command(python, "-c", "import zmq").CombinedOutput(); err != nil {
+		b.Fatalf("the pyzmq baseline needs libzmq for Python (%s with python3-zmq): %v\n%s\ninstall it with: apt-get install -y python3-zmq", python, err, out)
+	}
+	ep := freeEndpoint(b)
+	cmd := exec.Command(python, "testdata/pull_bench.py", ep, strconv.Itoa(n))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("pull_bench.py: %v\n%s", err, stderr.String())
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		b.Fatalf("pull_bench.py did not start: %q %v\n%s", lines.Text(), lines.Err(), stderr.String())
+	}
+	push := dialPusher(b, ep)
+	return func(b *testing.B) benchpair.Sample {
 		sent := make(chan error, 1)
+		start := time.Now()
 		go func() {
 			_, err := push.conn.Write(batch)
 			sent <- err
 		}()
-		d, err := g.Round(roundTimeout)
+		if _, err := io.WriteString(stdin, "go\n"); err != nil {
+			b.Fatal(err)
+		}
+		if !lines.Scan() {
+			b.Fatalf("pull_bench.py stopped: %v\n%s", lines.Err(), stderr.String())
+		}
+		d := time.Since(start)
+		cpu, err := strconv.ParseInt(lines.Text(), 10, 64)
 		if err != nil {
+			b.Fatalf("pull_bench.py: %v", err)
+		}
+		if err := <-sent; err != nil {
+			b.Fatal(err)
+		}
+		return benchpair.Sample{Time: d, CPU: time.Duration(cpu)}
+	}
+}
+
+// gatedRound writes batch with push and returns the round g times, and the
+// CPU time this process spent on it.
+func gatedRound(b *testing.B, push *zmtpPusher, g *benchpair.Gate, batch []byte) benchpair.Sample {
+	sent := make(chan error, 1)
+	var d time.Duration
+	s := benchpair.Measure(func() {
+		go func() {
+			_, err := push.conn.Write(batch)
+			sent <- err
+		}()
+		var err error
+		if d, err = g.Round(roundTimeout); err != nil {
 			b.Fatal(err)
 		}
 		if err := <-sent; err != nil {
 			b.Fatal(err)
 		}
-		return d
-	}
+	})
+	s.Time = d
+	return s
+}
+
+func benchSubscribe(b *testing.B, size int, baseline subscribeBaseline) {
+	n := subscribeBatch(size)
+	batch := encodeMessages(n, []byte("jobs"), []byte("type: Order\ncontent-type: application/json\nmessage-id: m-1"), benchpair.OrderJSON(size))
+
+	sg := benchpair.NewGate(n)
+	sgEP := freeEndpoint(b)
+	runBenchApp(b, zeromq.New(zeromq.Queue("jobs", zeromq.Bind(sgEP))), orderSubscription(runtime.Policy{},
+		func(context.Context, *benchpair.Order, runtime.Metadata) error {
+			sg.Begin()
+			sg.Done()
+			return nil
+		}))
+	sgPush := dialPusher(b, sgEP)
+	base := baseline(b, n, batch)
 	benchpair.Run(b, benchpair.Pair{
 		Units: n, Unit: "msg", Warmup: 1,
-		Streamgen: func(b *testing.B) time.Duration { return round(b, sgPush, sg) },
-		Baseline:  func(b *testing.B) time.Duration { return round(b, rawPush, raw) },
+		StreamgenSample: func(b *testing.B) benchpair.Sample { return gatedRound(b, sgPush, sg, batch) },
+		BaselineSample:  base,
 	})
 }
 

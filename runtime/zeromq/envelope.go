@@ -211,18 +211,35 @@ func (s *nameSet) add(before []Header, name string) bool {
 // ErrMalformed, when there are not three frames, the name is empty or not
 // UTF-8, or the header frame does not parse (see ParseHeaders).
 func ParseEnvelope(frames [][]byte) (*Envelope, error) {
-	if len(frames) != FrameCount {
-		return nil, fmt.Errorf("%w: %d frames, want %d (subscription name, headers, body)", ErrMalformed, len(frames), FrameCount)
-	}
-	name := frames[0]
-	if len(name) == 0 || !utf8.Valid(name) {
-		return nil, fmt.Errorf("%w: frame 0 (the subscription name) is empty or not UTF-8", ErrMalformed)
-	}
-	headers, err := ParseHeaders(frames[1])
-	if err != nil {
+	env := new(Envelope)
+	if err := parseEnvelope(env, frames, nil, ""); err != nil {
 		return nil, err
 	}
-	return &Envelope{Subscription: string(name), Headers: headers, Body: frames[2]}, nil
+	return env, nil
+}
+
+// parseEnvelope is ParseEnvelope into env. The headers are appended to
+// headers[:0], which saves an allocation when it has room for them; a
+// subscription name equal to name is stored as name, which saves another.
+func parseEnvelope(env *Envelope, frames [][]byte, headers []Header, name string) error {
+	if len(frames) != FrameCount {
+		return fmt.Errorf("%w: %d frames, want %d (subscription name, headers, body)", ErrMalformed, len(frames), FrameCount)
+	}
+	sub := frames[0]
+	if len(sub) == 0 || !utf8.Valid(sub) {
+		return fmt.Errorf("%w: frame 0 (the subscription name) is empty or not UTF-8", ErrMalformed)
+	}
+	headers, err := parseHeaders(headers[:0], frames[1])
+	if err != nil {
+		return err
+	}
+	if string(sub) == name {
+		env.Subscription = name
+	} else {
+		env.Subscription = string(sub)
+	}
+	env.Headers, env.Body = headers, frames[2]
+	return nil
 }
 
 // ParseHeaders reads a header frame. The frame is UTF-8 text of lines
@@ -236,8 +253,13 @@ func ParseEnvelope(frames [][]byte) (*Envelope, error) {
 // write it) make the frame malformed. Reading a frame costs time in
 // proportion to its size.
 func ParseHeaders(frame []byte) ([]Header, error) {
+	return parseHeaders(nil, frame)
+}
+
+// parseHeaders is ParseHeaders, appending to headers, which is empty.
+func parseHeaders(headers []Header, frame []byte) ([]Header, error) {
 	if len(frame) == 0 {
-		return nil, nil
+		return headers, nil
 	}
 	if len(frame) > MaxHeaderBytes {
 		return nil, fmt.Errorf("%w: the header frame has %d bytes, over the limit of %d", ErrMalformed, len(frame), MaxHeaderBytes)
@@ -246,9 +268,8 @@ func ParseHeaders(frame []byte) ([]Header, error) {
 		return nil, fmt.Errorf("%w: the header frame is not UTF-8", ErrMalformed)
 	}
 	var (
-		headers []Header
-		names   nameSet
-		size    int // of the frame as FormatHeaders writes it
+		names nameSet
+		size  int // of the frame as FormatHeaders writes it
 	)
 	rest := string(frame)
 	for n := 1; rest != ""; n++ {
@@ -282,7 +303,7 @@ func ParseHeaders(frame []byte) ([]Header, error) {
 		if size += len(name) + len(": ") + len(value); size > MaxHeaderBytes {
 			return nil, fmt.Errorf("%w: the header frame, written as name: value lines, is over the limit of %d bytes", ErrMalformed, MaxHeaderBytes)
 		}
-		if headers == nil {
+		if cap(headers) == 0 {
 			headers = make([]Header, 0, min(strings.Count(rest, "\n")+1, MaxHeaders))
 		}
 		headers = append(headers, Header{Name: name, Value: value})

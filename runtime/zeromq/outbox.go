@@ -111,6 +111,10 @@ func (o *outbox) run() {
 	for {
 		select {
 		case it := <-o.items:
+			if bs, ok := o.s.(batchSender); ok {
+				o.sendBatch(bs, it)
+				continue
+			}
 			err := o.s.send(o.ctx, it.frames, func(err error) { o.settle(it, true, err) })
 			if err != nil {
 				if o.ctx.Err() != nil {
@@ -129,6 +133,53 @@ func (o *outbox) run() {
 			}
 		}
 	}
+}
+
+// Bounds of a batch of copies written together: the copies waiting in the
+// outbox behind the first, up to outboxBatch copies or outboxBatchBytes of
+// bodies.
+const (
+	outboxBatch      = 128
+	outboxBatchBytes = 64 << 10
+)
+
+// sendBatch sends first and the copies waiting behind it, as many as the
+// batch bounds allow, with bs, and settles each.
+func (o *outbox) sendBatch(bs batchSender, first copyItem) {
+	batch := []copyItem{first}
+	msgs := [][][]byte{first.frames}
+	size := frameBytes(first.frames)
+fill:
+	for len(batch) < outboxBatch && size < outboxBatchBytes {
+		select {
+		case it := <-o.items:
+			batch = append(batch, it)
+			msgs = append(msgs, it.frames)
+			size += frameBytes(it.frames)
+		default:
+			break fill
+		}
+	}
+	n, err := bs.sendBatch(o.ctx, msgs)
+	for i, it := range batch {
+		switch {
+		case i < n:
+			o.settle(it, true, nil)
+		case o.ctx.Err() != nil:
+			o.settle(it, true, o.giveUp(nil)) // flush cut the send
+		default:
+			o.settle(it, true, err)
+		}
+	}
+}
+
+// frameBytes is the size of a message's frames.
+func frameBytes(frames [][]byte) int {
+	n := 0
+	for _, f := range frames {
+		n += len(f)
+	}
+	return n
 }
 
 // giveUp counts a copy lost at shutdown and says why: cause, or else why

@@ -241,3 +241,99 @@ func TestOutboxPutThatMustNotHoldItsCallerBackWaitsInAGoroutine(t *testing.T) {
 		t.Fatalf("flush lost %d", lost)
 	}
 }
+
+// fakeBatchSender is a fakeSender that also writes batches: it records the
+// size of each, and writes only the first failAt of a batch that reaches
+// it (failAt above 0), failing for the rest.
+type fakeBatchSender struct {
+	*fakeSender
+	batches []int
+	failAt  int
+}
+
+func (f *fakeBatchSender) sendBatch(ctx context.Context, msgs [][][]byte) (int, error) {
+	f.mu.Lock()
+	blocked := f.blocked
+	f.mu.Unlock()
+	if blocked != nil {
+		select {
+		case f.sending <- struct{}{}:
+		default:
+		}
+		select {
+		case <-blocked:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batches = append(f.batches, len(msgs))
+	for i, m := range msgs {
+		if f.failAt > 0 && i == f.failAt {
+			return i, errors.New("zeromq: connection reset")
+		}
+		f.sent = append(f.sent, string(m[0]))
+	}
+	return len(msgs), nil
+}
+
+// The copies that wait in the outbox while one is being sent go out
+// together, in order; when a batch is written only in part, the copies
+// written are settled as written and the others with the error.
+func TestOutboxSendsWaitingCopiesTogether(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeBatchSender{fakeSender: &fakeSender{blocked: release, sending: make(chan struct{}, 1)}}
+	o := newOutbox("jobs.dead", f, 20, streamtest.NewLogRecorder(nil).Logger())
+	var s settled
+	o.put(context.Background(), item("0", &s), true)
+	<-f.sending // copy 0 is being sent, alone
+	for i := 1; i < 10; i++ {
+		o.put(context.Background(), item(fmt.Sprint(i), &s), true)
+	}
+	f.mu.Lock()
+	f.blocked, f.failAt = nil, 4
+	f.mu.Unlock()
+	close(release)
+	waitUntil(t, "ten settled", func() bool { return s.len() == 10 })
+	f.mu.Lock()
+	batches := fmt.Sprint(f.batches)
+	f.mu.Unlock()
+	if batches != "[1 9]" {
+		t.Fatalf("batches of %s copies, want [1 9]: copy 0 alone, then the nine that waited", batches)
+	}
+	if got := strings.Join(f.Sent(), ","); got != "0,1,2,3,4" {
+		t.Fatalf("sent %s, want 0,1,2,3,4", got)
+	}
+	for i := range 10 {
+		err, _ := s.get(fmt.Sprint(i))
+		if (err == nil) != (i <= 4) {
+			t.Fatalf("copy %d settled with %v", i, err)
+		}
+	}
+	if lost := o.flush(context.Background()); lost != 0 {
+		t.Fatalf("flush lost %d", lost)
+	}
+}
+
+// A batch cut by a flush that gave up: each copy not written is lost, and
+// counted.
+func TestOutboxFlushGivesUpOnABatch(t *testing.T) {
+	f := &fakeBatchSender{fakeSender: &fakeSender{blocked: make(chan struct{}), sending: make(chan struct{}, 1)}}
+	o := newOutbox("jobs.dead", f, 10, streamtest.NewLogRecorder(nil).Logger())
+	var s settled
+	for _, name := range []string{"a", "b", "c"} {
+		o.put(context.Background(), item(name, &s), true)
+	}
+	<-f.sending
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if lost := o.flush(ended); lost != 3 {
+		t.Fatalf("flush lost %d, want 3", lost)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if err, ok := s.get(name); !ok || err == nil || !strings.Contains(err.Error(), "lost") {
+			t.Fatalf("copy %s settled with %v", name, err)
+		}
+	}
+}

@@ -45,8 +45,22 @@ func (s pushSender) send(ctx context.Context, frames [][]byte, done func(error))
 	return nil
 }
 
+// sendBatch writes msgs in order with as few writes as it can, and returns
+// how many of them, from the first, are written.
+func (s pushSender) sendBatch(ctx context.Context, msgs [][][]byte) (int, error) {
+	n, err := s.p.SendBatch(ctx, msgs)
+	return n, prefixed(err)
+}
+
 func (s pushSender) connections() int                { return s.p.Connections() }
 func (s pushSender) close(ctx context.Context) error { return prefixed(s.p.Close(ctx)) }
+
+// batchSender is a sender that writes several messages at once.
+type batchSender interface {
+	// sendBatch writes msgs in order, and returns how many of them, from
+	// the first, are written; an error says why the others are not.
+	sendBatch(ctx context.Context, msgs [][][]byte) (int, error)
+}
 
 // ventSender sends through this service's ventilator of a queue.
 type ventSender struct{ v *zmtp.Ventilator }

@@ -93,9 +93,9 @@ func (s *subscriber) handle(ctx context.Context, in inbound) {
 // delivery parses a received message. On error the returned delivery holds
 // what could be read of it (its message id, for the log).
 func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
-	d := &adapter.Delivery{Headers: map[string]string{}}
-	env, err := ParseEnvelope(in.frames)
-	if err != nil {
+	r := new(received)
+	d, env := &r.d, &r.env
+	if err := parseEnvelope(env, in.frames, r.headers[:], s.name); err != nil {
 		return d, fmt.Errorf("%w (from %s)", err, in.peer)
 	}
 	d.Raw = env
@@ -110,6 +110,9 @@ func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
 			d.MessageID = h.Value
 		default:
 			if !setProperty(d, h) {
+				if d.Headers == nil {
+					d.Headers = make(map[string]string, len(env.Headers))
+				}
 				d.Headers[h.Name] = h.Value
 			}
 		}
@@ -119,6 +122,15 @@ func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
 			ErrMalformed, env.Subscription, s.name, in.peer)
 	}
 	return d, nil
+}
+
+// received is a parsed message, allocated at once: its Delivery, the
+// Envelope the Delivery's Raw points to, and room for the headers of most
+// messages.
+type received struct {
+	d       adapter.Delivery
+	env     Envelope
+	headers [8]Header
 }
 
 // tooLarge reports a message over the size limit, whose connection is then

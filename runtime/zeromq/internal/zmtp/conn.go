@@ -121,8 +121,18 @@ func (c *Conn) Close() error { return c.raw.Close() }
 // more than limit bytes fails with ErrTooLarge before its bodies are read:
 // limit must be more than 0. A frame's buffer grows as its bytes arrive.
 func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
+	if c.r.Buffered() == 0 {
+		// Wait for the next bytes: a message that comes alone, in one
+		// segment, is then in the buffer whole.
+		if _, err := c.r.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	if frames, ok := c.readBuffered(limit, keep); ok {
+		return frames, nil
+	}
 	var (
-		frames [][]byte
+		frames = make([][]byte, 0, min(max(keep, 1), 8))
 		total  int64
 		hdr    [8]byte
 	)
@@ -177,6 +187,67 @@ func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
 	}
 }
 
+// readBuffered reads the next message when all of it is already in the
+// read buffer, and is made of at most keep frames and no command, within
+// limit: then its frames share one allocation, the size of the message.
+// It returns false, having read nothing, otherwise.
+func (c *Conn) readBuffered(limit int64, keep int) ([][]byte, bool) {
+	buf, _ := c.r.Peek(c.r.Buffered())
+	// First pass: the frames' sizes, and where the message ends.
+	var (
+		n, off, total int
+		last          bool
+	)
+	for !last {
+		if n == keep || off+2 > len(buf) {
+			return nil, false
+		}
+		flags := buf[off]
+		if flags&flagCommand != 0 {
+			return nil, false
+		}
+		size, head := int(buf[off+1]), 2
+		if flags&flagLong != 0 {
+			if off+9 > len(buf) {
+				return nil, false
+			}
+			long := binary.BigEndian.Uint64(buf[off+1 : off+9])
+			if long > uint64(len(buf)) {
+				return nil, false
+			}
+			size, head = int(long), 9
+		}
+		off += head + size
+		if off > len(buf) {
+			return nil, false
+		}
+		total += size
+		n++
+		last = flags&flagMore == 0
+	}
+	if int64(total) > limit {
+		return nil, false // the slow path reports it
+	}
+	// Second pass: copy the bodies out.
+	frames := make([][]byte, n)
+	bodies := make([]byte, total)
+	off = 0
+	at := 0
+	for i := range frames {
+		size, head := int(buf[off+1]), 2
+		if buf[off]&flagLong != 0 {
+			size, head = int(binary.BigEndian.Uint64(buf[off+1:off+9])), 9
+		}
+		off += head
+		frames[i] = bodies[at : at+size : at+size]
+		copy(frames[i], buf[off:off+size])
+		off += size
+		at += size
+	}
+	_, _ = c.r.Discard(off) // buffered: cannot fail
+	return frames, true
+}
+
 // readBody reads a frame body of size bytes. Its buffer starts at
 // firstChunk at most and doubles as the bytes arrive, so it is never more
 // than twice what was read, plus firstChunk.
@@ -207,17 +278,27 @@ func readBody(r io.Reader, size uint64) ([]byte, error) {
 // in the kernel's send buffer, or fails when ctx ends first; the connection
 // must then be closed, since part of a message may have been written.
 func (c *Conn) WriteMessage(ctx context.Context, frames [][]byte) error {
+	_, err := c.Write(ctx, Encode(frames))
+	return err
+}
+
+// Write writes wire, the wire form of one or more whole messages (see
+// AppendEncode), with one write to the connection, and returns how many of
+// its bytes were written. It returns when they are in the kernel's send
+// buffer, or fails when ctx ends first; the connection must then be
+// closed, since part of a message may have been written.
+func (c *Conn) Write(ctx context.Context, wire []byte) (int, error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	cut := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		_ = c.raw.SetWriteDeadline(time.Unix(1, 0))
 		close(cut)
 	})
-	_, err := c.raw.Write(Encode(frames))
+	n, err := c.raw.Write(wire)
 	if !stop() {
 		// ctx ended during the write; its deadline may have cut it.
 		<-cut
@@ -227,7 +308,7 @@ func (c *Conn) WriteMessage(ctx context.Context, frames [][]byte) error {
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
 	}
-	return err
+	return n, err
 }
 
 // Encode returns the wire form of a message made of frames.
@@ -236,7 +317,11 @@ func Encode(frames [][]byte) []byte {
 	for _, f := range frames {
 		n += 9 + len(f)
 	}
-	buf := make([]byte, 0, n)
+	return AppendEncode(make([]byte, 0, n), frames)
+}
+
+// AppendEncode appends the wire form of a message made of frames to buf.
+func AppendEncode(buf []byte, frames [][]byte) []byte {
 	for i, f := range frames {
 		var flags byte
 		if i < len(frames)-1 {

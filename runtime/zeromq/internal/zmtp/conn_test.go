@@ -176,3 +176,79 @@ func TestCauseIsTheInnermostErrorWithoutZmq4sPrefix(t *testing.T) {
 		t.Errorf("HandshakeError = %q", e)
 	}
 }
+
+// A message already in the read buffer is read with two allocations, its
+// frame list and one buffer for its bodies, and its frames do not overlap:
+// appending to one leaves the next as it was. Messages in the buffer around
+// a command, over keep frames, and partly buffered read as they do one byte
+// at a time.
+func TestReadMessageOfABufferedMessage(t *testing.T) {
+	testkit.NoLeaks(t)
+	msgs := [][][]byte{
+		{[]byte("jobs"), []byte("type: Order"), []byte(`{"id":1}`)},
+		{[]byte("jobs"), nil, bytes.Repeat([]byte("x"), 300)},
+		{[]byte("1"), []byte("2"), []byte("3"), []byte("4"), []byte("5")},
+		{[]byte("jobs"), []byte("h: v"), bytes.Repeat([]byte("y"), 10_000)},
+	}
+	var wire []byte
+	for i, m := range msgs {
+		wire = append(wire, Encode(m)...)
+		if i == 0 {
+			wire = append(wire, flagCommand, 4, 'p', 'i', 'n', 'g')
+		}
+	}
+	read := func(r io.Reader) [][][]byte {
+		c := connOf(r)
+		var got [][][]byte
+		for range msgs {
+			m, err := c.ReadMessage(1<<20, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m)
+		}
+		return got
+	}
+	whole, bytewise := read(bytes.NewReader(wire)), read(iotest.OneByteReader(bytes.NewReader(wire)))
+	if !reflect.DeepEqual(whole, bytewise) {
+		t.Fatalf("read whole: %q\nread a byte at a time: %q", whole, bytewise)
+	}
+	if len(whole[2]) != 5 || whole[2][4] != nil || string(whole[2][3]) != "4" {
+		t.Fatalf("5 frames, keep 4: %q", whole[2])
+	}
+	first := whole[0]
+	_ = append(first[0], "XXXX"...)
+	if string(first[1]) != "type: Order" {
+		t.Fatalf("appending to frame 0 changed frame 1: %q", first[1])
+	}
+
+	one := Encode(msgs[0])
+	c := connOf(bytes.NewReader(bytes.Repeat(one, 200)))
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.ReadMessage(1<<20, 4); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 2 {
+		t.Errorf("%v allocations to read a buffered message of 3 frames, want 2", allocs)
+	}
+	// A message that comes alone, in one read, after the connection was
+	// idle.
+	c = connOf(&oneByOne{msg: one})
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.ReadMessage(1<<20, 4); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 2 {
+		t.Errorf("%v allocations to read a message that came alone, want 2", allocs)
+	}
+	// Over the limit, even when buffered: refused.
+	if _, err := connOf(bytes.NewReader(one)).ReadMessage(10, 4); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a buffered message of %d bytes with limit 10: %v", len(one), err)
+	}
+}
+
+// oneByOne returns msg whole from each Read, as a socket does with a
+// message that comes alone.
+type oneByOne struct{ msg []byte }
+
+func (r *oneByOne) Read(p []byte) (int, error) { return copy(p, r.msg), nil }

@@ -32,6 +32,10 @@ type Pusher struct {
 	endDialing context.CancelFunc
 
 	turn chan struct{} // one send at a time
+	// wire and ends are the wire form of a send's messages and where each
+	// ends, kept from one send to the next; they belong to the turn.
+	wire []byte
+	ends []int
 
 	mu      sync.Mutex
 	c       *Conn
@@ -58,33 +62,53 @@ func NewPusher(name string, target func() (network, address string, err error), 
 // Send writes frames as one message. It returns nil once the message is in
 // the kernel's send buffer.
 func (p *Pusher) Send(ctx context.Context, frames [][]byte) error {
+	_, err := p.SendBatch(ctx, [][][]byte{frames})
+	return err
+}
+
+// SendBatch writes msgs, each the frames of one message, in order, with
+// one write to the connection (more when it has to redial). It returns how
+// many of them, from the first, are in the kernel's send buffer, and an
+// error when that is not all of them.
+func (p *Pusher) SendBatch(ctx context.Context, msgs [][][]byte) (int, error) {
 	select {
 	case p.turn <- struct{}{}:
 	case <-p.dialing.Done():
-		return fmt.Errorf("send to queue %q: %w", p.name, ErrClosed)
+		return 0, fmt.Errorf("send to queue %q: %w", p.name, ErrClosed)
 	case <-ctx.Done():
-		return fmt.Errorf("send to queue %q: %w", p.name, ctx.Err())
+		return 0, fmt.Errorf("send to queue %q: %w", p.name, ctx.Err())
 	}
 	defer func() { <-p.turn }()
-	for tries := 0; ; tries++ {
+	written, failed := 0, -1
+	for {
 		c, err := p.current(ctx)
 		if err != nil {
-			return err
+			return written, err
+		}
+		p.wire, p.ends = p.wire[:0], p.ends[:0]
+		for _, m := range msgs[written:] {
+			p.wire = AppendEncode(p.wire, m)
+			p.ends = append(p.ends, len(p.wire))
 		}
 		p.setWriting(true)
-		err = c.WriteMessage(ctx, frames)
+		n, err := c.Write(ctx, p.wire)
 		p.setWriting(false)
+		written += fullyWritten(p.ends, n)
+		if cap(p.wire) > batchBytes {
+			p.wire = nil
+		}
 		if err == nil {
-			return nil
+			return written, nil
 		}
 		p.drop(c)
 		// A message cut short is discarded by the peer, so one more try
-		// on a fresh connection cannot deliver it twice. Only one: a
-		// peer that hangs up on this message (over its size limit) would
-		// hang up again.
-		if ctx.Err() != nil || tries > 0 {
-			return fmt.Errorf("send to queue %q: %w", p.name, err)
+		// on a fresh connection cannot deliver it twice. Only one per
+		// message: a peer that hangs up on a message (over its size
+		// limit) would hang up again.
+		if ctx.Err() != nil || written == failed {
+			return written, fmt.Errorf("send to queue %q: %w", p.name, err)
 		}
+		failed = written
 	}
 }
 

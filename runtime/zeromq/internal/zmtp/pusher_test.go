@@ -3,6 +3,7 @@ package zmtp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -115,5 +116,34 @@ func TestPusherCloseCutsAWriteWhenItsContextEnds(t *testing.T) {
 	}
 	if err := <-sent; err == nil {
 		t.Fatal("the cut Send returned nil")
+	}
+}
+
+// SendBatch writes every message of the batch, in order, before it returns.
+func TestPusherSendBatchWritesEveryMessageInOrder(t *testing.T) {
+	testkit.NoLeaks(t)
+	s := listen(t, ServerConfig{Type: zmq4.Pull})
+	got := make(chan string, 100)
+	s.Serve(func(c *Conn) {
+		for {
+			m, err := c.ReadMessage(1<<20, 8)
+			if err != nil {
+				return
+			}
+			got <- string(m[1])
+		}
+	})
+	p := pusherTo(t, s.Addr(), nil)
+	var msgs [][][]byte
+	for i := range 100 {
+		msgs = append(msgs, [][]byte{[]byte("jobs"), []byte(fmt.Sprint(i))})
+	}
+	if n, err := p.SendBatch(background(t), msgs); n != 100 || err != nil {
+		t.Fatalf("SendBatch = %d, %v; want 100, nil", n, err)
+	}
+	for i := range 100 {
+		if m := <-got; m != fmt.Sprint(i) {
+			t.Fatalf("message %d read as %q", i, m)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
@@ -64,6 +65,61 @@ type ventPeer struct {
 	c    *Conn
 	q    chan item
 	gone <-chan struct{} // closed when the connection is lost
+	// batch and wire are the messages of a write and their wire form,
+	// kept from one write to the next.
+	batch []item
+	wire  []byte
+	ends  []int
+}
+
+// Bounds of a batch write: the messages waiting in a worker's queue are
+// written together, with one write to its connection, up to batchMessages
+// messages or until the batch holds batchBytes (a message larger than that
+// is written alone). A wire buffer that grew beyond batchBytes is not kept.
+const (
+	batchMessages = 128
+	batchBytes    = 64 << 10
+)
+
+// fullyWritten returns how many messages, of those whose wire forms end at
+// ends in a buffer, are in the kernel's send buffer once n bytes of it
+// were written.
+func fullyWritten(ends []int, n int) int {
+	k := 0
+	for k < len(ends) && ends[k] <= n {
+		k++
+	}
+	return k
+}
+
+// writeBatch writes first and the messages waiting behind it in p.q, as
+// many as the batch bounds allow, with one write. It returns the messages
+// written; on error, also those that were not (whole), to hand on.
+func (p *ventPeer) writeBatch(ctx context.Context, first item) (written, unsent []item, err error) {
+	p.batch = append(p.batch[:0], first)
+	p.wire = AppendEncode(p.wire[:0], first.frames)
+	p.ends = append(p.ends[:0], len(p.wire))
+fill:
+	for len(p.batch) < batchMessages && len(p.wire) < batchBytes {
+		select {
+		case it := <-p.q:
+			p.batch = append(p.batch, it)
+			p.wire = AppendEncode(p.wire, it.frames)
+			p.ends = append(p.ends, len(p.wire))
+		default:
+			break fill
+		}
+	}
+	n, err := p.c.Write(ctx, p.wire)
+	k := len(p.batch)
+	if err != nil {
+		k = fullyWritten(p.ends, n)
+	}
+	written, unsent = p.batch[:k], p.batch[k:]
+	if cap(p.wire) > batchBytes {
+		p.wire = nil
+	}
+	return written, unsent, err
 }
 
 // item is one accepted message and what to tell when it is settled.
@@ -104,11 +160,15 @@ func (v *Ventilator) serve(c *Conn) {
 	for {
 		select {
 		case it := <-p.q:
-			if err := c.WriteMessage(v.life, it.frames); err != nil {
-				v.remove(p, &it)
+			written, unsent, err := p.writeBatch(v.life, it)
+			for _, w := range written {
+				v.settle(w, nil)
+			}
+			if err != nil {
+				v.remove(p, unsent)
 				return
 			}
-			v.settle(it, nil)
+			clear(p.batch) // let the messages go
 		case <-p.gone:
 			v.remove(p, nil)
 			return
@@ -140,7 +200,7 @@ func (v *Ventilator) settle(it item, err error) {
 
 // remove takes a lost worker out of the rotation and hands the messages it
 // had not been sent (unsent, first) to the other workers.
-func (v *Ventilator) remove(p *ventPeer, unsent *item) {
+func (v *Ventilator) remove(p *ventPeer, unsent []item) {
 	p.c.Close()
 	v.mu.Lock()
 	for i, q := range v.peers {
@@ -155,10 +215,7 @@ func (v *Ventilator) remove(p *ventPeer, unsent *item) {
 	n := len(v.peers)
 	v.mu.Unlock()
 	// No Send puts a message in p.q any more: drain it.
-	var again []item
-	if unsent != nil {
-		again = append(again, *unsent)
-	}
+	again := slices.Clone(unsent)
 	for len(p.q) > 0 {
 		again = append(again, <-p.q)
 	}

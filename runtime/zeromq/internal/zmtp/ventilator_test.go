@@ -1,9 +1,11 @@
 package zmtp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,5 +187,78 @@ func TestVentilatorCloseWaitsForWhatItAccepted(t *testing.T) {
 	}
 	if err := v.Send(background(t), [][]byte{[]byte("late")}, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Send after Close = %v, want ErrClosed", err)
+	}
+}
+
+// writesConn is a net.Conn that records each write; after failAfter bytes
+// (when above 0) a write writes what is left of them and fails.
+type writesConn struct {
+	net.Conn
+	writes    [][]byte
+	total     int
+	failAfter int
+}
+
+func (c *writesConn) Write(p []byte) (int, error) {
+	n := len(p)
+	var err error
+	if c.failAfter > 0 && c.total+n > c.failAfter {
+		n, err = c.failAfter-c.total, errors.New("connection reset")
+	}
+	c.writes = append(c.writes, bytes.Clone(p[:n]))
+	c.total += n
+	return n, err
+}
+
+func (c *writesConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *writesConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+
+// The messages waiting in a worker's queue go out with one write; when the
+// write fails, those whose every byte was written count as written and the
+// rest are handed back, the one cut short first.
+func TestVentilatorWritesQueuedMessagesTogether(t *testing.T) {
+	testkit.NoLeaks(t)
+	msg := func(i int) item { return item{frames: [][]byte{[]byte("q"), []byte(fmt.Sprint("message ", i))}} }
+	fill := func(p *ventPeer, n int) {
+		for i := 1; i < n; i++ {
+			p.q <- msg(i)
+		}
+	}
+	raw := &writesConn{}
+	p := &ventPeer{c: NewConn(raw), q: make(chan item, 16)}
+	fill(p, 10)
+	written, unsent, err := p.writeBatch(context.Background(), msg(0))
+	if err != nil || len(written) != 10 || len(unsent) != 0 || len(raw.writes) != 1 {
+		t.Fatalf("%d written, %d unsent, %v, in %d writes; want 10 in 1", len(written), len(unsent), err, len(raw.writes))
+	}
+	var want []byte
+	for i := range 10 {
+		want = AppendEncode(want, msg(i).frames)
+	}
+	if !bytes.Equal(raw.writes[0], want) {
+		t.Fatalf("wrote %q, want %q", raw.writes[0], want)
+	}
+
+	one := len(Encode(msg(0).frames))
+	raw = &writesConn{failAfter: 3*one + 2}
+	p = &ventPeer{c: NewConn(raw), q: make(chan item, 16)}
+	fill(p, 6)
+	written, unsent, err = p.writeBatch(context.Background(), msg(0))
+	if err == nil || len(written) != 3 || len(unsent) != 3 || string(unsent[0].frames[1]) != "message 3" {
+		t.Fatalf("a write cut in message 3: %d written, %d unsent (%v), %v", len(written), len(unsent), unsent, err)
+	}
+}
+
+// A batch stops at batchMessages messages; the rest wait for the next write.
+func TestVentilatorBatchIsBounded(t *testing.T) {
+	testkit.NoLeaks(t)
+	raw := &writesConn{}
+	p := &ventPeer{c: NewConn(raw), q: make(chan item, 2*batchMessages)}
+	for range 2 * batchMessages {
+		p.q <- item{frames: [][]byte{[]byte("x")}}
+	}
+	written, _, err := p.writeBatch(context.Background(), <-p.q)
+	if err != nil || len(written) != batchMessages || len(p.q) != batchMessages {
+		t.Fatalf("%d written, %d left, %v", len(written), len(p.q), err)
 	}
 }
