@@ -155,7 +155,7 @@ func TestAckerNeverAcksADeliveryStillRunning(t *testing.T) {
 // Deliveries that only finish out of order share a multiple ack.
 func TestAckerSendsAcksHeldBackByASlowHandlerOneByOne(t *testing.T) {
 	b := newBrokerAcks(t, 30)
-	a := testAcker(b)                                // prefetch 20; the test ticks itself
+	a := testAcker(b)                               // prefetch 20; the test ticks itself
 	ackAll(t, a, b, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) // 1 runs; half the prefetch is held back
 	next := uint64(12)
 	for range stuckTicks - 1 {
