@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // withheld is a publishing channel stand-in that confirms nothing until
@@ -155,4 +157,87 @@ func TestCopiesAwaitingAConfirmAreBounded(t *testing.T) {
 	if n := w.published.Load(); n != 5 {
 		t.Errorf("%d copies published in the end, want 5", n)
 	}
+}
+
+// When the publishing channel closes with many copies awaiting their
+// confirm, every one fails at once, and each original is requeued after
+// its own pause: the pauses run side by side, not one after the other
+// while the originals hold the prefetch window. The App's clock is a fake
+// one, so the test sees the ten pauses pending together.
+func TestFailedCopiesPauseSideBySide(t *testing.T) {
+	testkit.NoLeaks(t)
+	adm := newAdmin(t)
+	q := adm.queue("pipeline-fail")
+	clock := streamtest.NewClock(time.Time{})
+	b := newTestBroker(WithConfirmTimeout(time.Hour))
+	var mu sync.Mutex
+	var channels []*fakeChannel
+	b.pub.open = func(context.Context) (publishChannel, error) { // confirms nothing
+		f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
+		mu.Lock()
+		channels = append(channels, f)
+		mu.Unlock()
+		return f, nil
+	}
+	var c calls
+	s := sub(q, time.Minute, handler("Job", runtime.Policy{MaxAttempts: 2}, &c, func(_ *job, md runtime.Metadata) runtime.Outcome {
+		if md.Redelivered {
+			return runtime.Ack()
+		}
+		return runtime.Retry().Because(errFailed)
+	}))
+	s.Prefetch = 10
+	a := startAppWithClock(t, b, clock, s)
+
+	const n = 10
+	fillJobs(adm, q, n)
+	testkit.Eventually(t, "ten copies awaiting their confirm", func() bool { return c.len() == n })
+	mu.Lock()
+	first := channels[len(channels)-1]
+	mu.Unlock()
+	_ = first.Close() // the channel is lost: the ten copies fail
+	testkit.Eventually(t, "the ten pauses before the requeues to be pending together", func() bool {
+		pauses := 0
+		for _, d := range clock.PendingDelays() {
+			if d >= 50*time.Millisecond && d <= 5*time.Second {
+				pauses++
+			}
+		}
+		return pauses == n
+	})
+	clock.Advance(5 * time.Second)
+	testkit.Eventually(t, "the ten originals to be delivered again", func() bool {
+		redelivered := 0
+		for _, md := range c.metadata() {
+			if md.Redelivered {
+				redelivered++
+			}
+		}
+		return redelivered == n
+	})
+	testkit.Eventually(t, "the queue to be empty", func() bool { return adm.ready(q) == 0 && adm.unacked(q) == 0 })
+	if st := a.stats(q); st.Failed != n || st.Acked != n {
+		t.Errorf("stats %+v, want %d failed copies and %d acks", st, n, n)
+	}
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startAppWithClock runs an App on clock with b and subs until the test
+// ends, and waits until it is ready.
+func startAppWithClock(t *testing.T, b *Broker, clock runtime.Clock, subs ...*runtime.Subscription) *app {
+	t.Helper()
+	logs := streamtest.NewLogRecorder(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ra := runtime.NewApp("streamgen-test", runtime.WithLogger(logs.Logger()), runtime.WithClock(clock), runtime.WithShutdownTimeout(20*time.Second))
+	ra.Mount(b, subs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &app{t: t, app: ra, broker: b, logs: logs, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		a.err = ra.Run(ctx)
+		close(a.done)
+	}()
+	t.Cleanup(func() { _ = a.stop() })
+	a.waitReady()
+	return a
 }

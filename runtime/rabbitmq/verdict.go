@@ -13,9 +13,9 @@ func raw(d *adapter.Delivery) *amqp.Delivery { return d.Raw.(*amqp.Delivery) }
 
 // Send publishes cp, a copy of d, through the hardened publish (mandatory,
 // persistent, confirmed) and returns once it is sent, so the handler's
-// slot is free while the broker confirms. done gets the outcome on the
-// runner's reporter (see report). At most cap(r.copies) copies await their
-// confirm: Send waits for a place first, or until ctx ends.
+// slot is free while the broker confirms. done gets the outcome off the
+// confirm's goroutine (see reported). At most cap(r.copies) copies await
+// their confirm: Send waits for a place first, or until ctx ends.
 func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
 	select {
 	case r.copies <- struct{}{}:
@@ -46,10 +46,21 @@ type outcome struct {
 	err  error
 }
 
-// reported queues a copy's outcome for the reporter, and starts it unless
-// it runs: the confirm's goroutine never waits for a done, which may pause
-// before a requeue.
+// reported hands a copy's outcome to its done without holding up the
+// confirm's goroutine. A confirmed copy's outcome is queued for the
+// reporter, which it starts unless it runs. A failed one gets a goroutine
+// of its own, since its done pauses before the requeue: when the
+// publishing connection drops, every copy awaiting its confirm fails at
+// once, and their pauses must not add up one after the other while their
+// originals hold the prefetch window.
 func (r *runner) reported(done func(error), err error) {
+	if err != nil {
+		go func() {
+			done(err)
+			<-r.copies
+		}()
+		return
+	}
 	r.outcomesMu.Lock()
 	r.outcomes = append(r.outcomes, outcome{done, err})
 	if r.reporting {
@@ -61,8 +72,8 @@ func (r *runner) reported(done func(error), err error) {
 	go r.report()
 }
 
-// report calls the done of each outcome queued, in order, freeing the
-// copy's place after it, and returns once none is left.
+// report calls the done of each confirmed copy's outcome queued, in
+// order, freeing the copy's place after it, and returns once none is left.
 func (r *runner) report() {
 	var batch []outcome
 	for {
