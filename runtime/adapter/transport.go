@@ -18,11 +18,12 @@ type Transport interface {
 	// done may run before Send returns (a transport that sends
 	// synchronously), or later from another goroutine (RabbitMQ: when the
 	// confirm arrives), so that the handler's slot is free while the
-	// broker confirms. In done the Consumer settles the original, and it
-	// may block a while doing so (the pause before a requeue): a transport
-	// calls it where that holds up no delivery, only the outcomes of later
-	// copies. Send may block while as many copies await their outcome as
-	// the transport allows, which bounds them.
+	// broker confirms. In done the Consumer settles the original: done(nil)
+	// acks it and records the verdict, and returns at once; done(err) may
+	// block a while (the pause before a requeue), so a transport calls it
+	// where that holds up no delivery and no other outcome. Send may block
+	// while as many copies await their outcome as the transport allows,
+	// which bounds them.
 	Send(ctx context.Context, d *Delivery, cp *Copy, done func(error))
 }
 

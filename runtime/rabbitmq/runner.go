@@ -33,11 +33,6 @@ type runner struct {
 	// prefetch (or the handler slots, when more), since each holds its
 	// original unacknowledged.
 	copies chan struct{}
-	// outcomes are the copies' outcomes the reporter has yet to hand
-	// their done (see Send).
-	outcomesMu sync.Mutex
-	outcomes   []outcome
-	reporting  bool
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {

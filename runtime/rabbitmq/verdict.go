@@ -40,18 +40,14 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 	}
 }
 
-// outcome is a copy's outcome, for its done.
-type outcome struct {
-	done func(error)
-	err  error
-}
-
-// reported hands a copy's outcome to its done without holding up the
-// confirm's goroutine. A confirmed copy's outcome is queued for the
-// reporter, which it starts unless it runs. A failed one gets a goroutine
-// of its own, since its done pauses before the requeue: when the
+// reported hands a copy's outcome to its done. A confirmed copy's done
+// runs at once, on the goroutine that read the confirm, as a raw client
+// acks an original when its copy's confirm arrives: it acks the original
+// through the channel's acker and records the verdict, and never pauses.
+// A failed copy's done pauses before the requeue, so it gets a goroutine
+// of its own: the confirms behind it are not held up, and when the
 // publishing connection drops, every copy awaiting its confirm fails at
-// once, and their pauses must not add up one after the other while their
+// once without their pauses adding up one after the other while their
 // originals hold the prefetch window.
 func (r *runner) reported(done func(error), err error) {
 	if err != nil {
@@ -61,36 +57,8 @@ func (r *runner) reported(done func(error), err error) {
 		}()
 		return
 	}
-	r.outcomesMu.Lock()
-	r.outcomes = append(r.outcomes, outcome{done, err})
-	if r.reporting {
-		r.outcomesMu.Unlock()
-		return
-	}
-	r.reporting = true
-	r.outcomesMu.Unlock()
-	go r.report()
-}
-
-// report calls the done of each confirmed copy's outcome queued, in
-// order, freeing the copy's place after it, and returns once none is left.
-func (r *runner) report() {
-	var batch []outcome
-	for {
-		r.outcomesMu.Lock()
-		r.outcomes, batch = batch[:0], r.outcomes
-		if len(batch) == 0 {
-			r.reporting = false
-			r.outcomesMu.Unlock()
-			return
-		}
-		r.outcomesMu.Unlock()
-		for i, o := range batch {
-			o.done(o.err)
-			batch[i] = outcome{}
-			<-r.copies
-		}
-	}
+	done(nil)
+	<-r.copies
 }
 
 // acksOf returns the acker of d's channel, or nil for a delivery the
