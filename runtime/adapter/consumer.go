@@ -40,18 +40,21 @@ const maxRequeuePause = 5 * time.Second
 // copy itself. The same rules therefore hold on every broker, and in the
 // in-memory harness.
 type Consumer struct {
-	sub        *runtime.Subscription
-	rules      Rules
-	codec      runtime.Codec
-	clock      runtime.Clock
-	log        *slog.Logger
-	metrics    *runtime.SubscriptionMetrics
-	send       Transport
-	acks       Acknowledger // nil on a broker without acknowledgements
-	auto       bool         // ack=auto
-	waitQueues []runtime.WaitQueue
-	isWait     map[string]bool
-	delayed    *delayedCopies
+	sub   *runtime.Subscription
+	rules Rules
+	// countHeader is the retry count header as the broker writes it,
+	// worked out once: every delivery reads it.
+	countHeader string
+	codec       runtime.Codec
+	clock       runtime.Clock
+	log         *slog.Logger
+	metrics     *runtime.SubscriptionMetrics
+	send        Transport
+	acks        Acknowledger // nil on a broker without acknowledgements
+	auto        bool         // ack=auto
+	waitQueues  []runtime.WaitQueue
+	isWait      map[string]bool
+	delayed     *delayedCopies
 	// chains holds, per handler, its call wrapped in the middleware; nil
 	// when there is no middleware, and the handler is called directly.
 	chains []runtime.Next
@@ -97,16 +100,17 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		env.Clock = runtime.SystemClock{}
 	}
 	c := &Consumer{
-		sub:      sub,
-		rules:    rules,
-		codec:    env.Codec,
-		clock:    env.Clock,
-		log:      env.Logger.With("subscription", sub.Name),
-		metrics:  env.Metrics.Subscription(rules.Kind, sub.Name),
-		send:     tr,
-		auto:     sub.AckMode() == runtime.AckAuto,
-		delayed:  newDelayedCopies(env.Clock),
-		stopping: make(chan struct{}),
+		sub:         sub,
+		rules:       rules,
+		countHeader: rules.RetryCountHeaderName(),
+		codec:       env.Codec,
+		clock:       env.Clock,
+		log:         env.Logger.With("subscription", sub.Name),
+		metrics:     env.Metrics.Subscription(rules.Kind, sub.Name),
+		send:        tr,
+		auto:        sub.AckMode() == runtime.AckAuto,
+		delayed:     newDelayedCopies(env.Clock),
+		stopping:    make(chan struct{}),
 	}
 	if rules.acks() {
 		a, ok := tr.(Acknowledger)
@@ -173,7 +177,7 @@ func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 
 // RetryCountHeader returns the name of the retry count header, as the
 // broker writes it.
-func (c *Consumer) RetryCountHeader() string { return c.rules.retryCountHeader() }
+func (c *Consumer) RetryCountHeader() string { return c.countHeader }
 
 // WarnOnce logs msg at warning level the first time it is called with key,
 // and never again for this subscription.
@@ -205,7 +209,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	}
 	c.metrics.Delivered.Add(1)
 	d.Headers = c.rules.Headers(d.Headers)
-	count, countErr := runtime.ParseRetryCount(d.Headers[c.rules.retryCountHeader()])
+	count, countErr := runtime.ParseRetryCount(d.Headers[c.countHeader])
 	d.attempt = attemptOf(count, d.RetryCycles)
 	hctx := ctx
 	if c.obs != nil {
@@ -245,7 +249,7 @@ func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) con
 // countErr is why d's retry count could not be read.
 func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Verdict {
 	if countErr != nil {
-		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.rules.retryCountHeader(), countErr))
+		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.countHeader, countErr))
 	}
 	if max := c.sub.MaxPayloadBytes; max > 0 && len(d.Body) > max {
 		return c.poison(d, d.Type, fmt.Sprintf("payload of %d bytes exceeds max_payload_bytes=%d", len(d.Body), max))
@@ -519,7 +523,7 @@ func (c *Consumer) observedHeaders(d *Delivery, cp *Copy) {
 		return
 	}
 	d.obs.CopyHeaders(func(name, value string) {
-		if name == "" || strings.EqualFold(name, c.rules.retryCountHeader()) ||
+		if name == "" || strings.EqualFold(name, c.countHeader) ||
 			len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
 			return
 		}
@@ -760,7 +764,7 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	if err != nil && d.attempt == 0 {
 		// A message that could have been handled: name its attempt and its
 		// cap, so that the log line says exactly what was lost.
-		count, _ := runtime.ParseRetryCount(c.rules.Headers(d.Headers)[c.rules.retryCountHeader()])
+		count, _ := runtime.ParseRetryCount(c.rules.Headers(d.Headers)[c.countHeader])
 		d.attempt = attemptOf(count, d.RetryCycles)
 		v.Attempt = d.attempt
 		if h := c.handlerFor(d.Type); h != nil {

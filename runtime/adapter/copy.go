@@ -53,7 +53,8 @@ type Copy struct {
 	// runtime.DeliveryObservation.CopyHeaders).
 	Set []Header
 
-	rules Rules
+	rules       Rules
+	countHeader string // rules.RetryCountHeaderName(), worked out once
 }
 
 // Keep reports whether the copy carries the original's header name.
@@ -62,7 +63,11 @@ type Copy struct {
 // any case (it gets the runtime's own), the broker's bookkeeping, and any
 // header Set replaces, in any case.
 func (c *Copy) Keep(name string) bool {
-	if strings.EqualFold(name, c.rules.retryCountHeader()) || c.rules.bookkeeping(name) {
+	count := c.countHeader
+	if count == "" { // a Copy made outside this package
+		count = c.rules.RetryCountHeaderName()
+	}
+	if strings.EqualFold(name, count) || c.rules.bookkeeping(name) {
 		return false
 	}
 	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
@@ -109,12 +114,14 @@ const deadLetterPrefix = "x-streamgen-"
 // retryCopy is the copy of d sent for its next attempt: it carries d's
 // attempt number as the retry count.
 func (r Rules) retryCopy(d *Delivery, queue string) *Copy {
+	name := r.RetryCountHeaderName()
 	return &Copy{
-		Kind:      RetryCopy,
-		Queue:     queue,
-		MessageID: copyID(d),
-		Set:       []Header{{Name: r.retryCountHeader(), Value: strconv.Itoa(d.attempt)}},
-		rules:     r,
+		Kind:        RetryCopy,
+		Queue:       queue,
+		MessageID:   copyID(d),
+		Set:         []Header{{Name: name, Value: strconv.Itoa(d.attempt)}},
+		rules:       r,
+		countHeader: name,
 	}
 }
 
@@ -126,7 +133,7 @@ func (r Rules) deadLetterCopy(d *Delivery, subscription string, v Verdict, now t
 	for _, k := range slices.Sorted(maps.Keys(explain)) {
 		set = append(set, Header{Name: r.headerName(k), Value: r.headerValue(explain[k])})
 	}
-	return &Copy{Kind: DeadLetterCopy, Queue: v.Queue, MessageID: copyID(d), Set: set, rules: r}
+	return &Copy{Kind: DeadLetterCopy, Queue: v.Queue, MessageID: copyID(d), Set: set, rules: r, countHeader: r.RetryCountHeaderName()}
 }
 
 // copyID is the message id a copy of d carries. A message without one gets

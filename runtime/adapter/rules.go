@@ -35,8 +35,6 @@ func (r Rules) RetryCountHeaderName() string {
 	return r.headerName(name)
 }
 
-func (r Rules) retryCountHeader() string { return r.RetryCountHeaderName() }
-
 // acks reports whether the broker has acknowledgements.
 func (r Rules) acks() bool { return r.Kind != runtime.ZeroMQ }
 
