@@ -213,18 +213,35 @@ func (c *Confirmation) settle(err error) {
 // that is no AsyncPublisher publishes synchronously, and the Confirmation
 // it returns is done already. Generated typed publishers call it.
 func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
-	c := &Confirmation{done: make(chan struct{})}
 	m, err := newMessage(p, messageType, v, opts)
 	if err != nil {
 		err = fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
 	}
+	return sendAsync(ctx, p, queue, m, err)
+}
+
+// PublishToAsync is PublishAsync to a Destination, as PublishTo is Publish.
+// Generated typed publishers of a //stream:publisher type call it.
+func PublishToAsync(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
+	m, err := newMessage(p, messageType, v, opts)
+	if err != nil {
+		err = fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
+	}
+	m.Exchange = to.Exchange
+	return sendAsync(ctx, p, to.Key, m, err)
+}
+
+// sendAsync sends m, which could not be made when err is set, to key
+// without waiting for its confirmation when p is an AsyncPublisher.
+func sendAsync(ctx context.Context, p Publisher, key string, m Message, err error) *Confirmation {
+	c := &Confirmation{done: make(chan struct{})}
 	switch ap, ok := p.(AsyncPublisher); {
 	case err != nil:
 		c.settle(err)
 	case ok:
-		ap.PublishAsync(ctx, queue, m, c.settle)
+		ap.PublishAsync(ctx, key, m, c.settle)
 	default:
-		c.settle(p.Publish(ctx, queue, m))
+		c.settle(p.Publish(ctx, key, m))
 	}
 	return c
 }

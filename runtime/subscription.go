@@ -163,6 +163,35 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 	}
 }
 
+// HandleJSON is Handle for a message type streamgen wrote a JSON decoder
+// for. While the App's codec is JSON, a body is first decoded with
+// decodeJSON, which either fills the value exactly as encoding/json would
+// or reports false having met something it leaves to encoding/json (an
+// escaped key, a number out of range, a syntax error, ...); then, and
+// under any other codec, the body is decoded as Handle decodes it, into a
+// new value. So the result, and any error, is always encoding/json's.
+// Generated code calls it.
+func HandleJSON[T any](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
+	h := Handle(messageType, policy, fn)
+	if decodeJSON == nil {
+		return h
+	}
+	h.decode = func(c Codec, body []byte) (any, error) {
+		v := new(T)
+		if _, ok := c.(JSON); ok {
+			if decodeJSON(body, v) {
+				return v, nil
+			}
+			v = new(T)
+		}
+		if err := c.Decode(body, v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	return h
+}
+
 // AckMode returns the subscription's acknowledgement mode, AckManual unless
 // set.
 func (s *Subscription) AckMode() AckMode {
