@@ -232,19 +232,30 @@ func TestDeclaredPublishersRoute(t *testing.T) {
 	if err := PublishTick(ctx, p, Tick{N: 2}); err != nil {
 		t.Error(err)
 	}
+	// The Async twins send the same way, and their Confirmation carries
+	// the outcome.
+	if err := PublishOrderPlacedAsync(ctx, p, OrderPlaced{ID: "o6"}, runtime.WithMessageID("async-6")).Wait(ctx); err != nil {
+		t.Errorf("async publish: %v", err)
+	}
+	if err := PublishOrderCancelledAsync(ctx, p, OrderCancelled{ID: "o7"}, runtime.WithRoutingKey("nobody.listens")).Wait(ctx); !errors.Is(err, streamtest.ErrUnroutable) {
+		t.Errorf("unroutable async publish: %v, want ErrUnroutable", err)
+	}
+	if err := PublishReceiptAsync(ctx, p, Receipt{ID: "r2"}).Wait(ctx); err != nil {
+		t.Errorf("async publish of a receipt: %v", err)
+	}
 	h.Wait()
 	bills := h.Deliveries("billing")
-	if len(bills) != 1 || bills[0].MessageID != "placed-1" || bills[0].MessageType != "OrderPlaced" || bills[0].Verdict.Kind != streamtest.VerdictAck {
-		t.Errorf("billing: %+v, want one OrderPlaced placed-1, acked", bills)
+	if len(bills) != 2 || bills[0].MessageID != "placed-1" || bills[1].MessageID != "async-6" || bills[0].MessageType != "OrderPlaced" || bills[0].Verdict.Kind != streamtest.VerdictAck {
+		t.Errorf("billing: %+v, want OrderPlaced placed-1 and async-6, acked", bills)
 	}
-	if rs := h.Deliveries("receipts"); len(rs) != 1 || rs[0].MessageType != "Receipt" {
-		t.Errorf("receipts: %+v, want one Receipt", rs)
+	if rs := h.Deliveries("receipts"); len(rs) != 2 || rs[0].MessageType != "Receipt" {
+		t.Errorf("receipts: %+v, want two Receipts", rs)
 	}
 	var audit []string
 	for _, m := range h.Queue("audit") {
 		audit = append(audit, m.ID+" "+m.Type)
 	}
-	want := []string{"placed-1 OrderPlaced", "refunded-2 OrderPlaced", "cancelled-3 order.cancelled.v1"}
+	want := []string{"placed-1 OrderPlaced", "refunded-2 OrderPlaced", "cancelled-3 order.cancelled.v1", "async-6 OrderPlaced"}
 	if len(audit) != len(want) {
 		t.Fatalf("audit queue holds %q, want %q", audit, want)
 	}

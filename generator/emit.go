@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +33,8 @@ type emitter struct {
 	err error
 	// recvParam is the name of Mount's parameter for each receiver type.
 	recvParam map[*types.Named]string
+	// json plans the JSON decoders of the message types.
+	json *jsonDecoders
 }
 
 // importName is how the generated file names an imported package.
@@ -56,6 +60,7 @@ func emit(m *model) ([]byte, error) {
 		e.publishers(f, m.handlers)
 	}
 	e.declaredPublishers(f)
+	e.json.write(f, e.decoderLocals)
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -73,6 +78,15 @@ func emit(m *model) ([]byte, error) {
 
 func newEmitter(m *model) *emitter {
 	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}}
+	e.json = newJSONDecoders(m.pkg)
+	for _, h := range m.handlers {
+		if h.ok {
+			e.json.add(h.shape.msg)
+		}
+	}
+	// A first writing, thrown away, finds every struct type the decoders
+	// reach and the packages they name, which nameImports must know.
+	e.json.write(jen.NewFile(m.pkg.Name()), e.decoderLocals)
 	e.nameImports()
 	for _, h := range m.handlers {
 		if h.recv == nil {
@@ -149,6 +163,16 @@ func (e *emitter) nameImports() {
 				paths = append(paths, p.Path())
 				names[p.Path()] = p.Name()
 			}
+		}
+	}
+	if len(e.json.tops) > 0 {
+		paths = append(paths, jsondecodePath)
+		names[jsondecodePath] = "jsondecode"
+	}
+	for _, path := range slices.Sorted(maps.Keys(e.json.imports)) {
+		if _, ok := names[path]; !ok {
+			paths = append(paths, path)
+			names[path] = e.json.imports[path].Name()
 		}
 	}
 	scope := e.m.pkg.Scope()
@@ -328,6 +352,17 @@ func (e *emitter) locals() nameSet {
 	return nameSet{outer: e.taken, own: map[string]bool{}}
 }
 
+// decoderLocals returns the names a JSON decoder can give its locals:
+// besides the names the file refers to, the decoders name the package's
+// types, so none of the package-level names is taken either.
+func (e *emitter) decoderLocals() nameSet {
+	outer := maps.Clone(e.taken)
+	for _, name := range e.m.pkg.Scope().Names() {
+		outer[name] = true
+	}
+	return nameSet{outer: outer, own: map[string]bool{}}
+}
+
 // subscriptionLiteral writes s.rs, the runtime.Subscription validated at
 // generate time, as a composite literal: its exported fields in
 // declaration order, Name and Broker always and the others when they are
@@ -374,6 +409,14 @@ func (s *subscription) payloadUnit() int {
 // for the handler h and its runtime.Handler rh: the adapter of the
 // handler's shape turns it into the function Handle takes.
 func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
+	if fn := e.json.decoderFor(h.shape.msg); fn != "" {
+		return jen.Qual(runtimePath, "HandleJSON").Index(e.typeName(h)).Call(
+			jen.Lit(rh.MessageType),
+			e.policyLiteral(rh.Policy),
+			jen.Id(fn),
+			jen.Qual(runtimePath, adapterName(h.shape)).Call(e.handlerValue(h)),
+		)
+	}
 	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
 		jen.Lit(rh.MessageType),
 		e.policyLiteral(rh.Policy),
@@ -502,7 +545,24 @@ func (e *emitter) publishers(f *jen.File, hs []*handler) {
 		).Error().Block(
 			jen.Return(jen.Qual(runtimePath, "Publish").Call(jen.Id(ctx), jen.Id(p), jen.Lit(h.ann.name), jen.Lit(h.wire), value, jen.Id(opts).Op("..."))),
 		)
+		e.asyncPublisher(f, h.publisher, msg, e.messageType(h),
+			jen.Qual(runtimePath, "PublishAsync").Call(jen.Id(ctx), jen.Id(p), jen.Lit(h.ann.name), jen.Lit(h.wire), value.Clone(), jen.Id(opts).Op("...")),
+			ctx, p, opts)
 	}
+}
+
+// asyncPublisher writes the Async twin of the typed publisher name: the
+// same parameters, and call, a runtime.PublishAsync or PublishToAsync
+// call, returned.
+func (e *emitter) asyncPublisher(f *jen.File, name, msg string, msgType *jen.Statement, call *jen.Statement, ctx, p, opts string) {
+	f.Line()
+	f.Comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, msg))
+	f.Func().Id(name+"Async").Params(
+		jen.Id(ctx).Qual(contextPath, "Context"),
+		jen.Id(p).Qual(runtimePath, "Publisher"),
+		jen.Id(msg).Add(msgType),
+		jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
+	).Op("*").Qual(runtimePath, "Confirmation").Block(jen.Return(call))
 }
 
 // declaredPublishers writes the typed publisher of each
@@ -534,6 +594,9 @@ func (e *emitter) declaredPublishers(f *jen.File) {
 		).Error().Block(
 			jen.Return(jen.Qual(runtimePath, "PublishTo").Call(jen.Id(ctx), jen.Id(p), to, jen.Lit(d.wire), jen.Op("&").Id(msg), jen.Id(opts).Op("..."))),
 		)
+		e.asyncPublisher(f, d.name, msg, jen.Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name()),
+			jen.Qual(runtimePath, "PublishToAsync").Call(jen.Id(ctx), jen.Id(p), to, jen.Lit(d.wire), jen.Op("&").Id(msg), jen.Id(opts).Op("...")),
+			ctx, p, opts)
 	}
 }
 

@@ -193,11 +193,30 @@ func (m *model) checkCollisions(ds *diagnostics) {
 	if len(m.handlers) > 0 {
 		clash(mountName, m.handlers[0], "the function")
 	}
+	// publishers are the typed publishers' names, each also taken with
+	// Async after it.
+	publishers := map[string]bool{}
 	for _, p := range m.usableDeclared() {
-		if obj := scope.Lookup(p.name); obj != nil {
-			ds.addRelated(p.slash, obj.Pos(), "yours is declared",
-				"streamgen generates the typed publisher %s for this //%s, and the package declares %s already: rename yours", p.name, publisherDirective, p.name)
+		publishers[p.name] = true
+	}
+	for _, h := range m.handlers {
+		if h.publisher != "" {
+			publishers[h.publisher] = true
 		}
+	}
+	twinClash := func(name string, pos token.Pos) {
+		if publishers[name+"Async"] {
+			ds.add(pos, "streamgen generates the typed publishers %s and %sAsync, and another typed publisher would be named %sAsync too: give one handler another type=, or rename one of the types", name, name, name)
+		}
+	}
+	for _, p := range m.usableDeclared() {
+		for _, name := range []string{p.name, p.name + "Async"} {
+			if obj := scope.Lookup(name); obj != nil {
+				ds.addRelated(p.slash, obj.Pos(), "yours is declared",
+					"streamgen generates the typed publisher %s for this //%s, and the package declares %s already: rename yours", name, publisherDirective, name)
+			}
+		}
+		twinClash(p.name, p.slash)
 	}
 	seen := map[string]bool{}
 	guardOf := map[string]*handler{}
@@ -205,6 +224,8 @@ func (m *model) checkCollisions(ds *diagnostics) {
 		if h.publisher != "" && !seen[h.publisher] {
 			seen[h.publisher] = true
 			clash(h.publisher, h, "the typed publisher")
+			clash(h.publisher+"Async", h, "the typed publisher")
+			twinClash(h.publisher, h.ann.namePos)
 		}
 		g := guardName(h)
 		if prev := guardOf[g]; prev != nil && prev.fn != h.fn {
@@ -227,11 +248,13 @@ func (m *model) generatedNames() map[string]bool {
 	names := map[string]bool{mountName: true}
 	for _, p := range m.usableDeclared() {
 		names[p.name] = true
+		names[p.name+"Async"] = true
 	}
 	for _, h := range m.handlers {
 		names[guardName(h)] = true
 		if h.publisher != "" {
 			names[h.publisher] = true
+			names[h.publisher+"Async"] = true
 		}
 	}
 	return names

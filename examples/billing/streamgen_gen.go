@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,21 +40,21 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Job, runtime.ValueMetaFunc(Work)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice]("Invoice", runtime.Policy{DeadLetter: "invoices.dead"}, runtime.ValueMetaFunc(SendInvoice)),
+			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, runtime.ValueMetaFunc(SendInvoice)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices.dead",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice]("Invoice", runtime.Policy{}, runtime.ValueMetaFunc(Park)),
+			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{}, streamgen_decode_Invoice, runtime.ValueMetaFunc(Park)),
 		},
 	})
 }
@@ -63,12 +64,91 @@ func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runti
 	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
 }
 
+// PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
 // PublishInvoiceToInvoices publishes msg to "invoices" as message type "Invoice", which SendInvoice handles.
 func PublishInvoiceToInvoices(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "invoices", "Invoice", &msg, opts...)
 }
 
+// PublishInvoiceToInvoicesAsync is PublishInvoiceToInvoices without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishInvoiceToInvoicesAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "invoices", "Invoice", &msg, opts...)
+}
+
 // PublishInvoiceToInvoicesDead publishes msg to "invoices.dead" as message type "Invoice", which Park handles.
 func PublishInvoiceToInvoicesDead(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "invoices.dead", "Invoice", &msg, opts...)
+}
+
+// PublishInvoiceToInvoicesDeadAsync is PublishInvoiceToInvoicesDead without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishInvoiceToInvoicesDeadAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "invoices.dead", "Invoice", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Job decodes body into *v, a new Job.
+func streamgen_decode_Job(body []byte, v *Job) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Job(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Invoice decodes body into *v, a new Invoice.
+func streamgen_decode_Invoice(body []byte, v *Invoice) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Invoice(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Job decodes a JSON object into *v.
+func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
+	if !d.Object() {
+		return
+	}
+	var seen [3]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.Uint64(&v.ID)
+		case "amount_cents":
+			d.Seen(&seen[1])
+			d.Uint64(&v.AmountCents)
+		case "fail_attempts":
+			d.Seen(&seen[2])
+			d.Int(&v.FailAttempts)
+		default:
+			d.Unknown("id", "amount_cents", "fail_attempts")
+		}
+	}
+}
+
+// streamgen_json_Invoice decodes a JSON object into *v.
+func streamgen_json_Invoice(d *jsondecode.Decoder, v *Invoice) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.Uint64(&v.ID)
+		case "amount_cents":
+			d.Seen(&seen[1])
+			d.Uint64(&v.AmountCents)
+		default:
+			d.Unknown("id", "amount_cents")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -44,8 +45,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:    "orders",
 		Bindings:    []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Place)),
-			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, runtime.ValueMetaFunc(Cancel)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, streamgen_decode_OrderPlaced, runtime.ValueMetaFunc(Place)),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, streamgen_decode_OrderCancelled, runtime.ValueMetaFunc(Cancel)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -54,8 +55,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{}, runtime.ValueMetaFunc(AuditPlaced)),
-			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{}, runtime.ValueMetaFunc(AuditCancelled)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueMetaFunc(AuditPlaced)),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueMetaFunc(AuditCancelled)),
 		},
 	})
 }
@@ -65,9 +66,21 @@ func PublishOrderPlacedToOrdersReceived(ctx context.Context, p runtime.Publisher
 	return runtime.Publish(ctx, p, "orders.received", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToOrdersReceivedAsync is PublishOrderPlacedToOrdersReceived without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToOrdersReceivedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders.received", "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelledToOrdersReceived publishes msg to "orders.received" as message type "OrderCancelled", which Cancel handles.
 func PublishOrderCancelledToOrdersReceived(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders.received", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderCancelledToOrdersReceivedAsync is PublishOrderCancelledToOrdersReceived without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledToOrdersReceivedAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders.received", "OrderCancelled", &msg, opts...)
 }
 
 // PublishOrderPlacedToOrdersAudit publishes msg to "orders.audit" as message type "OrderPlaced", which AuditPlaced handles.
@@ -75,9 +88,21 @@ func PublishOrderPlacedToOrdersAudit(ctx context.Context, p runtime.Publisher, m
 	return runtime.Publish(ctx, p, "orders.audit", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToOrdersAuditAsync is PublishOrderPlacedToOrdersAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToOrdersAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders.audit", "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelledToOrdersAudit publishes msg to "orders.audit" as message type "OrderCancelled", which AuditCancelled handles.
 func PublishOrderCancelledToOrdersAudit(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders.audit", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderCancelledToOrdersAuditAsync is PublishOrderCancelledToOrdersAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledToOrdersAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders.audit", "OrderCancelled", &msg, opts...)
 }
 
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
@@ -86,8 +111,84 @@ func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlace
 	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelled publishes msg to exchange "orders" with routing key "order.cancelled" as message type "OrderCancelled";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
+func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderPlaced(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_OrderCancelled decodes body into *v, a new OrderCancelled.
+func streamgen_decode_OrderCancelled(body []byte, v *OrderCancelled) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderCancelled(&d, v)
+	return d.End()
+}
+
+// streamgen_json_OrderPlaced decodes a JSON object into *v.
+func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
+	if !d.Object() {
+		return
+	}
+	var seen [4]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "customer":
+			d.Seen(&seen[1])
+			d.String(&v.Customer)
+		case "total_cents":
+			d.Seen(&seen[2])
+			d.Int64(&v.TotalCents)
+		case "payment_failures":
+			d.Seen(&seen[3])
+			d.Int(&v.PaymentFailures)
+		default:
+			d.Unknown("id", "customer", "total_cents", "payment_failures")
+		}
+	}
+}
+
+// streamgen_json_OrderCancelled decodes a JSON object into *v.
+func streamgen_json_OrderCancelled(d *jsondecode.Decoder, v *OrderCancelled) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "reason":
+			d.Seen(&seen[1])
+			d.String(&v.Reason)
+		default:
+			d.Unknown("id", "reason")
+		}
+	}
 }

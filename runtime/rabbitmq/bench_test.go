@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -45,7 +46,8 @@ func consumeBatch(size int) int {
 type orderHandler func(ctx context.Context, o *benchpair.Order, md runtime.Metadata) error
 
 // orderSubscription is the Subscription generated code builds for a
-// rabbitmq handler of benchpair.Order messages.
+// rabbitmq handler of benchpair.Order messages, with the JSON decoder
+// streamgen generates for Order (package benchorder).
 func orderSubscription(queue string, prefetch int, p runtime.Policy, retryDelays []time.Duration, h orderHandler) *runtime.Subscription {
 	return &runtime.Subscription{
 		Name:        queue,
@@ -53,9 +55,10 @@ func orderSubscription(queue string, prefetch int, p runtime.Policy, retryDelays
 		RetryDelays: retryDelays,
 		Prefetch:    prefetch,
 		Handlers: []runtime.Handler{
-			runtime.Handle[benchpair.Order](
+			runtime.HandleJSON[benchpair.Order](
 				"Order",
 				p,
+				benchorder.Decode,
 				func(ctx context.Context, msg *benchpair.Order, md runtime.Metadata) runtime.Outcome {
 					return runtime.OutcomeOf(h(ctx, msg, md))
 				},

@@ -23,6 +23,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/security/null"
 	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
@@ -32,15 +33,17 @@ import (
 const roundTimeout = 2 * waitLimit
 
 // orderSubscription is the Subscription generated code builds for a
-// zeromq handler of benchpair.Order messages on queue "jobs".
+// zeromq handler of benchpair.Order messages on queue "jobs", with the
+// JSON decoder streamgen generates for Order (package benchorder).
 func orderSubscription(p runtime.Policy, h func(ctx context.Context, o *benchpair.Order, md runtime.Metadata) error) *runtime.Subscription {
 	return &runtime.Subscription{
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[benchpair.Order](
+			runtime.HandleJSON[benchpair.Order](
 				"Order",
 				p,
+				benchorder.Decode,
 				func(ctx context.Context, msg *benchpair.Order, md runtime.Metadata) runtime.Outcome {
 					return runtime.OutcomeOf(h(ctx, msg, md))
 				},

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -34,7 +35,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker:      runtime.AnyBroker,
 		Concurrency: 8,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Mail]("Mail", runtime.Policy{DeadLetter: "mail.dead"}, runtime.ValueFunc(Send)),
+			runtime.HandleJSON[Mail]("Mail", runtime.Policy{DeadLetter: "mail.dead"}, streamgen_decode_Mail, runtime.ValueFunc(Send)),
 		},
 	})
 }
@@ -42,4 +43,41 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 // PublishMail publishes msg to "mail" as message type "Mail", which Send handles.
 func PublishMail(ctx context.Context, p runtime.Publisher, msg Mail, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "mail", "Mail", &msg, opts...)
+}
+
+// PublishMailAsync is PublishMail without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMailAsync(ctx context.Context, p runtime.Publisher, msg Mail, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "mail", "Mail", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Mail decodes body into *v, a new Mail.
+func streamgen_decode_Mail(body []byte, v *Mail) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Mail(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Mail decodes a JSON object into *v.
+func streamgen_json_Mail(d *jsondecode.Decoder, v *Mail) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "To":
+			d.Seen(&seen[0])
+			d.String(&v.To)
+		case "Subject":
+			d.Seen(&seen[1])
+			d.String(&v.Subject)
+		default:
+			d.Unknown("To", "Subject")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -45,8 +46,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:    "orders",
 		Bindings:    []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3, DeadLetter: "shipping.dead"}, runtime.ValueFunc(Ship)),
-			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{}, runtime.ValueFunc(Stop)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3, DeadLetter: "shipping.dead"}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Ship)),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueFunc(Stop)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -55,14 +56,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{}, runtime.ValueFunc(Audit)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Audit)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "receipts",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Receipt]("Receipt", runtime.Policy{}, runtime.ValueFunc(Keep)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.ValueFunc(Keep)),
 		},
 	})
 }
@@ -72,9 +73,21 @@ func PublishOrderPlacedToShippingOrders(ctx context.Context, p runtime.Publisher
 	return runtime.Publish(ctx, p, "shipping.orders", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToShippingOrdersAsync is PublishOrderPlacedToShippingOrders without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToShippingOrdersAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "shipping.orders", "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelled publishes msg to "shipping.orders" as message type "OrderCancelled", which Stop handles.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "shipping.orders", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "shipping.orders", "OrderCancelled", &msg, opts...)
 }
 
 // PublishOrderPlacedToAudit publishes msg to "audit" as message type "OrderPlaced", which Audit handles.
@@ -82,9 +95,21 @@ func PublishOrderPlacedToAudit(ctx context.Context, p runtime.Publisher, msg Ord
 	return runtime.Publish(ctx, p, "audit", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToAuditAsync is PublishOrderPlacedToAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "audit", "OrderPlaced", &msg, opts...)
+}
+
 // PublishReceiptToReceipts publishes msg to "receipts" as message type "Receipt", which Keep handles.
 func PublishReceiptToReceipts(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "receipts", "Receipt", &msg, opts...)
+}
+
+// PublishReceiptToReceiptsAsync is PublishReceiptToReceipts without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReceiptToReceiptsAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", &msg, opts...)
 }
 
 // PublishShipped publishes msg to exchange "shipping" with routing key "parcel.shipped" as message type "Shipped";
@@ -93,9 +118,21 @@ func PublishShipped(ctx context.Context, p runtime.Publisher, msg Shipped, opts 
 	return runtime.PublishTo(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
 }
 
+// PublishShippedAsync is PublishShipped without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishShippedAsync(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
+}
+
 // PublishReceipt publishes msg to "receipts" as message type "Receipt".
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+}
+
+// PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
 }
 
 // PublishRefund publishes msg to exchange "receipts" with routing key "refund" as message type "Refund";
@@ -104,7 +141,95 @@ func PublishRefund(ctx context.Context, p runtime.Publisher, msg Refund, opts ..
 	return runtime.PublishTo(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
 }
 
+// PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
+}
+
 // PublishNote publishes msg to "notes" as message type "Note".
 func PublishNote(ctx context.Context, p runtime.Publisher, msg Note, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
+}
+
+// PublishNoteAsync is PublishNote without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishNoteAsync(ctx context.Context, p runtime.Publisher, msg Note, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
+func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderPlaced(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_OrderCancelled decodes body into *v, a new OrderCancelled.
+func streamgen_decode_OrderCancelled(body []byte, v *OrderCancelled) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderCancelled(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Receipt decodes body into *v, a new Receipt.
+func streamgen_decode_Receipt(body []byte, v *Receipt) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Receipt(&d, v)
+	return d.End()
+}
+
+// streamgen_json_OrderPlaced decodes a JSON object into *v.
+func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
+}
+
+// streamgen_json_OrderCancelled decodes a JSON object into *v.
+func streamgen_json_OrderCancelled(d *jsondecode.Decoder, v *OrderCancelled) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
+}
+
+// streamgen_json_Receipt decodes a JSON object into *v.
+func streamgen_json_Receipt(d *jsondecode.Decoder, v *Receipt) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
 }

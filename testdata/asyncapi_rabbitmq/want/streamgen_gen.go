@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -48,9 +49,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		DeliveryLimit:        20,
 		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Charge]("Charge", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, runtime.ValueFunc(Capture)),
-			runtime.Handle[Refund]("refund.v1", runtime.Policy{MaxAttempts: 3, DeadLetter: "payments.refunds.dead"}, runtime.PointerMetaOutcomeFunc(GiveBack)),
-			runtime.Handle[Ping]("Ping", runtime.Policy{}, runtime.ValueFunc(Pong)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Charge, runtime.ValueFunc(Capture)),
+			runtime.HandleJSON[Refund]("refund.v1", runtime.Policy{MaxAttempts: 3, DeadLetter: "payments.refunds.dead"}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(GiveBack)),
+			runtime.HandleJSON[Ping]("Ping", runtime.Policy{}, streamgen_decode_Ping, runtime.ValueFunc(Pong)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -58,7 +59,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker: runtime.RabbitMQ,
 		Ack:    runtime.AckAuto,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Charge]("Charge", runtime.Policy{}, runtime.ValueMetaFunc(Inspect)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{}, streamgen_decode_Charge, runtime.ValueMetaFunc(Inspect)),
 		},
 	})
 }
@@ -68,9 +69,21 @@ func PublishChargeToPayments(ctx context.Context, p runtime.Publisher, msg Charg
 	return runtime.Publish(ctx, p, "payments", "Charge", &msg, opts...)
 }
 
+// PublishChargeToPaymentsAsync is PublishChargeToPayments without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishChargeToPaymentsAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "Charge", &msg, opts...)
+}
+
 // PublishRefund publishes msg to "payments" as message type "refund.v1", which GiveBack handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "payments", "refund.v1", msg, opts...)
+}
+
+// PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "refund.v1", msg, opts...)
 }
 
 // PublishPing publishes msg to "payments" as message type "Ping", which Pong handles.
@@ -78,7 +91,91 @@ func PublishPing(ctx context.Context, p runtime.Publisher, msg Ping, opts ...run
 	return runtime.Publish(ctx, p, "payments", "Ping", &msg, opts...)
 }
 
+// PublishPingAsync is PublishPing without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "Ping", &msg, opts...)
+}
+
 // PublishChargeToPaymentsDead publishes msg to "payments.dead" as message type "Charge", which Inspect handles.
 func PublishChargeToPaymentsDead(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "payments.dead", "Charge", &msg, opts...)
+}
+
+// PublishChargeToPaymentsDeadAsync is PublishChargeToPaymentsDead without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishChargeToPaymentsDeadAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments.dead", "Charge", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Charge decodes body into *v, a new Charge.
+func streamgen_decode_Charge(body []byte, v *Charge) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Charge(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Refund decodes body into *v, a new Refund.
+func streamgen_decode_Refund(body []byte, v *Refund) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Refund(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Ping decodes body into *v, a new Ping.
+func streamgen_decode_Ping(body []byte, v *Ping) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Ping(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Charge decodes a JSON object into *v.
+func streamgen_json_Charge(d *jsondecode.Decoder, v *Charge) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "amount_cents":
+			d.Seen(&seen[1])
+			d.Uint64(&v.AmountCents)
+		default:
+			d.Unknown("id", "amount_cents")
+		}
+	}
+}
+
+// streamgen_json_Refund decodes a JSON object into *v.
+func streamgen_json_Refund(d *jsondecode.Decoder, v *Refund) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "charge_id":
+			d.Seen(&seen[0])
+			d.String(&v.ChargeID)
+		default:
+			d.Unknown("charge_id")
+		}
+	}
+}
+
+// streamgen_json_Ping decodes a JSON object into *v.
+func streamgen_json_Ping(d *jsondecode.Decoder, v *Ping) {
+	if !d.Object() {
+		return
+	}
+	for i := 0; d.Member(i); i++ {
+		d.Unknown()
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -43,7 +44,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "archive",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Archived]("Product", runtime.Policy{}, runtime.PointerFunc(Archive)),
+			runtime.HandleJSON[Archived]("Product", runtime.Policy{}, streamgen_decode_Archived, runtime.PointerFunc(Archive)),
 		},
 	})
 }
@@ -53,7 +54,47 @@ func PublishProduct(ctx context.Context, p runtime.Publisher, msg Product, opts 
 	return runtime.Publish(ctx, p, "products", "Product", &msg, opts...)
 }
 
+// PublishProductAsync is PublishProduct without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishProductAsync(ctx context.Context, p runtime.Publisher, msg Product, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "products", "Product", &msg, opts...)
+}
+
 // PublishArchived publishes msg to "archive" as message type "Product", which Archive handles.
 func PublishArchived(ctx context.Context, p runtime.Publisher, msg *Archived, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "archive", "Product", msg, opts...)
+}
+
+// PublishArchivedAsync is PublishArchived without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishArchivedAsync(ctx context.Context, p runtime.Publisher, msg *Archived, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "archive", "Product", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Archived decodes body into *v, a new Archived.
+func streamgen_decode_Archived(body []byte, v *Archived) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Archived(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Archived decodes a JSON object into *v.
+func streamgen_json_Archived(d *jsondecode.Decoder, v *Archived) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "sku":
+			d.Seen(&seen[0])
+			d.String(&v.SKU)
+		default:
+			d.Unknown("sku")
+		}
+	}
 }

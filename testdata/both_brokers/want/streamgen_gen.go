@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -43,21 +44,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Job, runtime.ValueFunc(Work)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Audit]("Audit", runtime.Policy{}, runtime.ValueFunc(Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Record)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "pings",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Pong)),
+			runtime.HandleJSON[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Ping, runtime.ValueFunc(Pong)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -65,7 +66,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Minute},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Notice]("Notice", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(Notify)),
+			runtime.HandleJSON[Notice]("Notice", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Notice, runtime.ValueFunc(Notify)),
 		},
 	})
 }
@@ -75,9 +76,21 @@ func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runti
 	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
 }
 
+// PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
 // PublishAudit publishes msg to "audit" as message type "Audit", which Record handles.
 func PublishAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
+}
+
+// PublishAuditAsync is PublishAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
 }
 
 // PublishPing publishes msg to "pings" as message type "Ping", which Pong handles.
@@ -85,7 +98,112 @@ func PublishPing(ctx context.Context, p runtime.Publisher, msg Ping, opts ...run
 	return runtime.Publish(ctx, p, "pings", "Ping", &msg, opts...)
 }
 
+// PublishPingAsync is PublishPing without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "pings", "Ping", &msg, opts...)
+}
+
 // PublishNotice publishes msg to "notices" as message type "Notice", which Notify handles.
 func PublishNotice(ctx context.Context, p runtime.Publisher, msg Notice, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "notices", "Notice", &msg, opts...)
+}
+
+// PublishNoticeAsync is PublishNotice without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishNoticeAsync(ctx context.Context, p runtime.Publisher, msg Notice, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "notices", "Notice", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Job decodes body into *v, a new Job.
+func streamgen_decode_Job(body []byte, v *Job) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Job(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Audit decodes body into *v, a new Audit.
+func streamgen_decode_Audit(body []byte, v *Audit) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Audit(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Ping decodes body into *v, a new Ping.
+func streamgen_decode_Ping(body []byte, v *Ping) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Ping(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Notice decodes body into *v, a new Notice.
+func streamgen_decode_Notice(body []byte, v *Notice) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Notice(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Job decodes a JSON object into *v.
+func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_Audit decodes a JSON object into *v.
+func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "JobID":
+			d.Seen(&seen[0])
+			d.Int(&v.JobID)
+		default:
+			d.Unknown("JobID")
+		}
+	}
+}
+
+// streamgen_json_Ping decodes a JSON object into *v.
+func streamgen_json_Ping(d *jsondecode.Decoder, v *Ping) {
+	if !d.Object() {
+		return
+	}
+	for i := 0; d.Member(i); i++ {
+		d.Unknown()
+	}
+}
+
+// streamgen_json_Notice decodes a JSON object into *v.
+func streamgen_json_Notice(d *jsondecode.Decoder, v *Notice) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Text":
+			d.Seen(&seen[0])
+			d.String(&v.Text)
+		default:
+			d.Unknown("Text")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -46,8 +47,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Bill)),
-			runtime.Handle[OrderCancelled]("OrderCancelled", runtime.Policy{}, runtime.ValueFunc(Refund)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Bill)),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueFunc(Refund)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -57,7 +58,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		ExchangeType: runtime.TopicExchange,
 		Bindings:     []string{"order.*.eu", "order.#"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{}, runtime.ValueFunc(Ship)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Ship)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -66,7 +67,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:     "events",
 		ExchangeType: runtime.FanoutExchange,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Audit]("Audit", runtime.Policy{}, runtime.ValueFunc(Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Record)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -76,7 +77,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		ExchangeType: runtime.DirectExchange,
 		Bindings:     []string{"welcome"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Audit]("Audit", runtime.Policy{}, runtime.ValueFunc(Mail)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Mail)),
 		},
 	})
 }
@@ -86,9 +87,21 @@ func PublishOrderPlacedToBilling(ctx context.Context, p runtime.Publisher, msg O
 	return runtime.Publish(ctx, p, "billing", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToBillingAsync is PublishOrderPlacedToBilling without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToBillingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "billing", "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelled publishes msg to "billing" as message type "OrderCancelled", which Refund handles.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "billing", "OrderCancelled", &msg, opts...)
+}
+
+// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "billing", "OrderCancelled", &msg, opts...)
 }
 
 // PublishOrderPlacedToShipping publishes msg to "shipping" as message type "OrderPlaced", which Ship handles.
@@ -96,12 +109,106 @@ func PublishOrderPlacedToShipping(ctx context.Context, p runtime.Publisher, msg 
 	return runtime.Publish(ctx, p, "shipping", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToShippingAsync is PublishOrderPlacedToShipping without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToShippingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "shipping", "OrderPlaced", &msg, opts...)
+}
+
 // PublishAuditToAudit publishes msg to "audit" as message type "Audit", which Record handles.
 func PublishAuditToAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
 }
 
+// PublishAuditToAuditAsync is PublishAuditToAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAuditToAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
+}
+
 // PublishAuditToMail publishes msg to "mail" as message type "Audit", which Mail handles.
 func PublishAuditToMail(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "mail", "Audit", &msg, opts...)
+}
+
+// PublishAuditToMailAsync is PublishAuditToMail without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAuditToMailAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "mail", "Audit", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
+func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderPlaced(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_OrderCancelled decodes body into *v, a new OrderCancelled.
+func streamgen_decode_OrderCancelled(body []byte, v *OrderCancelled) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderCancelled(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Audit decodes body into *v, a new Audit.
+func streamgen_decode_Audit(body []byte, v *Audit) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Audit(&d, v)
+	return d.End()
+}
+
+// streamgen_json_OrderPlaced decodes a JSON object into *v.
+func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_OrderCancelled decodes a JSON object into *v.
+func streamgen_json_OrderCancelled(d *jsondecode.Decoder, v *OrderCancelled) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_Audit decodes a JSON object into *v.
+func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
 }

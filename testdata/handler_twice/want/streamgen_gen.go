@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -34,7 +35,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "tasks",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Task]("Task", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Do)),
+			runtime.HandleJSON[Task]("Task", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Task, runtime.ValueFunc(Do)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -42,7 +43,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:   runtime.RabbitMQ,
 		Prefetch: 1,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Task]("Task", runtime.Policy{}, runtime.ValueFunc(Do)),
+			runtime.HandleJSON[Task]("Task", runtime.Policy{}, streamgen_decode_Task, runtime.ValueFunc(Do)),
 		},
 	})
 }
@@ -52,7 +53,47 @@ func PublishTaskToTasks(ctx context.Context, p runtime.Publisher, msg Task, opts
 	return runtime.Publish(ctx, p, "tasks", "Task", &msg, opts...)
 }
 
+// PublishTaskToTasksAsync is PublishTaskToTasks without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTaskToTasksAsync(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "tasks", "Task", &msg, opts...)
+}
+
 // PublishTaskToTasksBackfill publishes msg to "tasks.backfill" as message type "Task", which Do handles.
 func PublishTaskToTasksBackfill(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "tasks.backfill", "Task", &msg, opts...)
+}
+
+// PublishTaskToTasksBackfillAsync is PublishTaskToTasksBackfill without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTaskToTasksBackfillAsync(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "tasks.backfill", "Task", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Task decodes body into *v, a new Task.
+func streamgen_decode_Task(body []byte, v *Task) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Task(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Task decodes a JSON object into *v.
+func streamgen_json_Task(d *jsondecode.Decoder, v *Task) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 	"github.com/streamgen/streamgen/testdata/imported_type/orders"
 )
 
@@ -36,8 +37,8 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "orders",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[orders.Order]("Order", runtime.Policy{}, runtime.ValueFunc(Fulfil)),
-			runtime.Handle[orders.Refund]("Refund", runtime.Policy{}, runtime.PointerFunc(Refund)),
+			runtime.HandleJSON[orders.Order]("Order", runtime.Policy{}, streamgen_decode_orders_Order, runtime.ValueFunc(Fulfil)),
+			runtime.HandleJSON[orders.Refund]("Refund", runtime.Policy{}, streamgen_decode_orders_Refund, runtime.PointerFunc(Refund)),
 		},
 	})
 }
@@ -47,7 +48,86 @@ func PublishOrder(ctx context.Context, p runtime.Publisher, msg orders.Order, op
 	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
 }
 
+// PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+}
+
 // PublishRefund publishes msg to "orders" as message type "Refund", which Refund handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg *orders.Refund, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders", "Refund", msg, opts...)
+}
+
+// PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg *orders.Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Refund", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_orders_Order decodes body into *v, a new orders.Order.
+func streamgen_decode_orders_Order(body []byte, v *orders.Order) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_orders_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_orders_Refund decodes body into *v, a new orders.Refund.
+func streamgen_decode_orders_Refund(body []byte, v *orders.Refund) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_orders_Refund(&d, v)
+	return d.End()
+}
+
+// streamgen_json_orders_Order decodes a JSON object into *v.
+func streamgen_json_orders_Order(d *jsondecode.Decoder, v *orders.Order) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "lines":
+			d.Seen(&seen[1])
+			if d.Null() {
+				v.Lines = nil
+			} else {
+				var s []string
+				for i2 := 0; d.Element(i2); i2++ {
+					s = append(s, *new(string))
+					d.String(&s[len(s)-1])
+				}
+				if s == nil {
+					s = []string{}
+				}
+				v.Lines = s
+			}
+		default:
+			d.Unknown("id", "lines")
+		}
+	}
+}
+
+// streamgen_json_orders_Refund decodes a JSON object into *v.
+func streamgen_json_orders_Refund(d *jsondecode.Decoder, v *orders.Refund) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "order_id":
+			d.Seen(&seen[0])
+			d.String(&v.OrderID)
+		default:
+			d.Unknown("order_id")
+		}
+	}
 }

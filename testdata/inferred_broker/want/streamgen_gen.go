@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -36,14 +37,14 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "alerts",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Raise)),
+			runtime.HandleJSON[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Alert, runtime.ValueFunc(Raise)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "digests",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Digest]("Digest", runtime.Policy{}, runtime.ValueFunc(Summarize)),
+			runtime.HandleJSON[Digest]("Digest", runtime.Policy{}, streamgen_decode_Digest, runtime.ValueFunc(Summarize)),
 		},
 	})
 }
@@ -53,7 +54,71 @@ func PublishAlert(ctx context.Context, p runtime.Publisher, msg Alert, opts ...r
 	return runtime.Publish(ctx, p, "alerts", "Alert", &msg, opts...)
 }
 
+// PublishAlertAsync is PublishAlert without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlertAsync(ctx context.Context, p runtime.Publisher, msg Alert, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "alerts", "Alert", &msg, opts...)
+}
+
 // PublishDigest publishes msg to "digests" as message type "Digest", which Summarize handles.
 func PublishDigest(ctx context.Context, p runtime.Publisher, msg Digest, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "digests", "Digest", &msg, opts...)
+}
+
+// PublishDigestAsync is PublishDigest without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishDigestAsync(ctx context.Context, p runtime.Publisher, msg Digest, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "digests", "Digest", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Alert decodes body into *v, a new Alert.
+func streamgen_decode_Alert(body []byte, v *Alert) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Alert(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Digest decodes body into *v, a new Digest.
+func streamgen_decode_Digest(body []byte, v *Digest) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Digest(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Alert decodes a JSON object into *v.
+func streamgen_json_Alert(d *jsondecode.Decoder, v *Alert) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Text":
+			d.Seen(&seen[0])
+			d.String(&v.Text)
+		default:
+			d.Unknown("Text")
+		}
+	}
+}
+
+// streamgen_json_Digest decodes a JSON object into *v.
+func streamgen_json_Digest(d *jsondecode.Decoder, v *Digest) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Count":
+			d.Seen(&seen[0])
+			d.Int(&v.Count)
+		default:
+			d.Unknown("Count")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -49,7 +50,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "ties",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Tie]("Tie", runtime.Policy{}, runtime.ValueFunc(TakeTie)),
+			runtime.HandleJSON[Tie]("Tie", runtime.Policy{}, streamgen_decode_Tie, runtime.ValueFunc(TakeTie)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
@@ -63,7 +64,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "renamed",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Renamed]("Renamed", runtime.Policy{}, runtime.ValueFunc(TakeRenamed)),
+			runtime.HandleJSON[Renamed]("Renamed", runtime.Policy{}, streamgen_decode_Renamed, runtime.ValueFunc(TakeRenamed)),
 		},
 	})
 }
@@ -73,9 +74,21 @@ func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...r
 	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
 }
 
+// PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+}
+
 // PublishTie publishes msg to "ties" as message type "Tie", which TakeTie handles.
 func PublishTie(ctx context.Context, p runtime.Publisher, msg Tie, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "ties", "Tie", &msg, opts...)
+}
+
+// PublishTieAsync is PublishTie without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTieAsync(ctx context.Context, p runtime.Publisher, msg Tie, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "ties", "Tie", &msg, opts...)
 }
 
 // PublishWin publishes msg to "wins" as message type "Win", which TakeWin handles.
@@ -83,7 +96,64 @@ func PublishWin(ctx context.Context, p runtime.Publisher, msg Win, opts ...runti
 	return runtime.Publish(ctx, p, "wins", "Win", &msg, opts...)
 }
 
+// PublishWinAsync is PublishWin without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishWinAsync(ctx context.Context, p runtime.Publisher, msg Win, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "wins", "Win", &msg, opts...)
+}
+
 // PublishRenamed publishes msg to "renamed" as message type "Renamed", which TakeRenamed handles.
 func PublishRenamed(ctx context.Context, p runtime.Publisher, msg Renamed, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "renamed", "Renamed", &msg, opts...)
+}
+
+// PublishRenamedAsync is PublishRenamed without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRenamedAsync(ctx context.Context, p runtime.Publisher, msg Renamed, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "renamed", "Renamed", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Tie decodes body into *v, a new Tie.
+func streamgen_decode_Tie(body []byte, v *Tie) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Tie(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Renamed decodes body into *v, a new Renamed.
+func streamgen_decode_Renamed(body []byte, v *Renamed) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Renamed(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Tie decodes a JSON object into *v.
+func streamgen_json_Tie(d *jsondecode.Decoder, v *Tie) {
+	if !d.Object() {
+		return
+	}
+	for i := 0; d.Member(i); i++ {
+		d.Unknown()
+	}
+}
+
+// streamgen_json_Renamed decodes a JSON object into *v.
+func streamgen_json_Renamed(d *jsondecode.Decoder, v *Renamed) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "X":
+			d.Seen(&seen[0])
+			d.Int(&v.X)
+		default:
+			d.Unknown("X")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 	"github.com/streamgen/streamgen/testdata/map_order/alpha"
 	"github.com/streamgen/streamgen/testdata/map_order/beta"
 )
@@ -115,8 +116,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H03)),
-			runtime.Handle[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H02)),
+			runtime.HandleJSON[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, runtime.PointerFunc(H03)),
+			runtime.HandleJSON[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, runtime.ValueFunc(H02)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -125,9 +126,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T8]("sub.02.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"}, runtime.PointerFunc(H06)),
-			runtime.Handle[beta.Msg0]("sub.02.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"}, runtime.ValueMetaFunc(H04)),
-			runtime.Handle[alpha.Msg4]("sub.02.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"}, runtime.ValueOutcomeFunc(H05)),
+			runtime.HandleJSON[T8]("sub.02.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"}, streamgen_decode_T8, runtime.PointerFunc(H06)),
+			runtime.HandleJSON[beta.Msg0]("sub.02.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"}, streamgen_decode_beta_Msg0, runtime.ValueMetaFunc(H04)),
+			runtime.HandleJSON[alpha.Msg4]("sub.02.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"}, streamgen_decode_alpha_Msg4, runtime.ValueOutcomeFunc(H05)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -136,10 +137,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H09)),
-			runtime.Handle[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H07)),
-			runtime.Handle[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueOutcomeFunc(H10)),
-			runtime.Handle[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H08)),
+			runtime.HandleJSON[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, runtime.PointerFunc(H09)),
+			runtime.HandleJSON[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, runtime.ValueFunc(H07)),
+			runtime.HandleJSON[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, runtime.ValueOutcomeFunc(H10)),
+			runtime.HandleJSON[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T6, runtime.ValueMetaFunc(H08)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -148,8 +149,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.PointerMetaFunc(H12)),
-			runtime.Handle[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H13)),
+			runtime.HandleJSON[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, runtime.PointerMetaFunc(H12)),
+			runtime.HandleJSON[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T3, runtime.ValueFunc(H13)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -158,9 +159,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg0]("sub.06.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"}, runtime.PointerOutcomeFunc(H15)),
-			runtime.Handle[beta.Msg4]("sub.06.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"}, runtime.ValueMetaFunc(H16)),
-			runtime.Handle[beta.Msg5]("sub.06.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"}, runtime.ValueFunc(H14)),
+			runtime.HandleJSON[beta.Msg0]("sub.06.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"}, streamgen_decode_beta_Msg0, runtime.PointerOutcomeFunc(H15)),
+			runtime.HandleJSON[beta.Msg4]("sub.06.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"}, streamgen_decode_beta_Msg4, runtime.ValueMetaFunc(H16)),
+			runtime.HandleJSON[beta.Msg5]("sub.06.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"}, streamgen_decode_beta_Msg5, runtime.ValueFunc(H14)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -169,10 +170,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H18)),
-			runtime.Handle[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H19)),
-			runtime.Handle[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H17)),
-			runtime.Handle[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaOutcomeFunc(H20)),
+			runtime.HandleJSON[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, runtime.PointerFunc(H18)),
+			runtime.HandleJSON[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg1, runtime.ValueFunc(H19)),
+			runtime.HandleJSON[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, runtime.ValueFunc(H17)),
+			runtime.HandleJSON[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg3, runtime.ValueMetaOutcomeFunc(H20)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -181,7 +182,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T8]("sub.08.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"}, runtime.PointerFunc(H21)),
+			runtime.HandleJSON[T8]("sub.08.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"}, streamgen_decode_T8, runtime.PointerFunc(H21)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -190,9 +191,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg1]("sub.10.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"}, runtime.PointerMetaFunc(H24)),
-			runtime.Handle[T9]("sub.10.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"}, runtime.ValueOutcomeFunc(H25)),
-			runtime.Handle[beta.Msg5]("sub.10.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"}, runtime.ValueFunc(H26)),
+			runtime.HandleJSON[beta.Msg1]("sub.10.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"}, streamgen_decode_beta_Msg1, runtime.PointerMetaFunc(H24)),
+			runtime.HandleJSON[T9]("sub.10.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"}, streamgen_decode_T9, runtime.ValueOutcomeFunc(H25)),
+			runtime.HandleJSON[beta.Msg5]("sub.10.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"}, streamgen_decode_beta_Msg5, runtime.ValueFunc(H26)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -201,10 +202,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H27)),
-			runtime.Handle[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.PointerOutcomeFunc(H30)),
-			runtime.Handle[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H28)),
-			runtime.Handle[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H29)),
+			runtime.HandleJSON[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T5, runtime.PointerFunc(H27)),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, runtime.PointerOutcomeFunc(H30)),
+			runtime.HandleJSON[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T8, runtime.ValueMetaFunc(H28)),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, runtime.ValueFunc(H29)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -213,8 +214,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(H33)),
-			runtime.Handle[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueMetaFunc(H32)),
+			runtime.HandleJSON[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg3, runtime.PointerFunc(H33)),
+			runtime.HandleJSON[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, runtime.ValueMetaFunc(H32)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -223,7 +224,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[alpha.Msg1]("sub.00.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"}, runtime.ValueFunc(H01)),
+			runtime.HandleJSON[alpha.Msg1]("sub.00.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"}, streamgen_decode_alpha_Msg1, runtime.ValueFunc(H01)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -232,8 +233,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H22)),
-			runtime.Handle[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(H23)),
+			runtime.HandleJSON[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, runtime.ValueFunc(H22)),
+			runtime.HandleJSON[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg4, runtime.ValueFunc(H23)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -242,7 +243,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg1]("sub.12.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"}, runtime.ValueFunc(H31)),
+			runtime.HandleJSON[beta.Msg1]("sub.12.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"}, streamgen_decode_beta_Msg1, runtime.ValueFunc(H31)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -251,7 +252,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.Handle[beta.Msg3]("sub.04.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"}, runtime.ValueFunc(H11)),
+			runtime.HandleJSON[beta.Msg3]("sub.04.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"}, streamgen_decode_beta_Msg3, runtime.ValueFunc(H11)),
 		},
 	})
 }
@@ -261,9 +262,21 @@ func PublishT1ToSub01(ctx context.Context, p runtime.Publisher, msg *T1, opts ..
 	return runtime.Publish(ctx, p, "sub.01", "sub.01.w1", msg, opts...)
 }
 
+// PublishT1ToSub01Async is PublishT1ToSub01 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT1ToSub01Async(ctx context.Context, p runtime.Publisher, msg *T1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.01", "sub.01.w1", msg, opts...)
+}
+
 // PublishT8ToSub02 publishes msg to "sub.02" as message type "sub.02.w2", which H06 handles.
 func PublishT8ToSub02(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.02", "sub.02.w2", msg, opts...)
+}
+
+// PublishT8ToSub02Async is PublishT8ToSub02 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT8ToSub02Async(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w2", msg, opts...)
 }
 
 // PublishAlphaMsg0ToSub03 publishes msg to "sub.03" as message type "sub.03.w2", which H09 handles.
@@ -271,9 +284,21 @@ func PublishAlphaMsg0ToSub03(ctx context.Context, p runtime.Publisher, msg *alph
 	return runtime.Publish(ctx, p, "sub.03", "sub.03.w2", msg, opts...)
 }
 
+// PublishAlphaMsg0ToSub03Async is PublishAlphaMsg0ToSub03 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg0ToSub03Async(ctx context.Context, p runtime.Publisher, msg *alpha.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w2", msg, opts...)
+}
+
 // PublishT9ToSub05 publishes msg to "sub.05" as message type "sub.05.w0", which H12 handles.
 func PublishT9ToSub05(ctx context.Context, p runtime.Publisher, msg *T9, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.05", "sub.05.w0", msg, opts...)
+}
+
+// PublishT9ToSub05Async is PublishT9ToSub05 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT9ToSub05Async(ctx context.Context, p runtime.Publisher, msg *T9, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.05", "sub.05.w0", msg, opts...)
 }
 
 // PublishSub06W1ToSub06 publishes msg to "sub.06" as message type "sub.06.w1", which H15 handles.
@@ -281,9 +306,21 @@ func PublishSub06W1ToSub06(ctx context.Context, p runtime.Publisher, msg *beta.M
 	return runtime.Publish(ctx, p, "sub.06", "sub.06.w1", msg, opts...)
 }
 
+// PublishSub06W1ToSub06Async is PublishSub06W1ToSub06 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishSub06W1ToSub06Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w1", msg, opts...)
+}
+
 // PublishT0ToSub07 publishes msg to "sub.07" as message type "sub.07.w1", which H18 handles.
 func PublishT0ToSub07(ctx context.Context, p runtime.Publisher, msg *T0, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.07", "sub.07.w1", msg, opts...)
+}
+
+// PublishT0ToSub07Async is PublishT0ToSub07 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT0ToSub07Async(ctx context.Context, p runtime.Publisher, msg *T0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w1", msg, opts...)
 }
 
 // PublishT8ToSub08 publishes msg to "sub.08" as message type "sub.08.w0", which H21 handles.
@@ -291,9 +328,21 @@ func PublishT8ToSub08(ctx context.Context, p runtime.Publisher, msg *T8, opts ..
 	return runtime.Publish(ctx, p, "sub.08", "sub.08.w0", msg, opts...)
 }
 
+// PublishT8ToSub08Async is PublishT8ToSub08 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT8ToSub08Async(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.08", "sub.08.w0", msg, opts...)
+}
+
 // PublishBetaMsg1ToSub10 publishes msg to "sub.10" as message type "sub.10.w0", which H24 handles.
 func PublishBetaMsg1ToSub10(ctx context.Context, p runtime.Publisher, msg *beta.Msg1, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.10", "sub.10.w0", msg, opts...)
+}
+
+// PublishBetaMsg1ToSub10Async is PublishBetaMsg1ToSub10 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg1ToSub10Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w0", msg, opts...)
 }
 
 // PublishT5 publishes msg to "sub.11" as message type "sub.11.w0", which H27 handles.
@@ -301,9 +350,21 @@ func PublishT5(ctx context.Context, p runtime.Publisher, msg *T5, opts ...runtim
 	return runtime.Publish(ctx, p, "sub.11", "sub.11.w0", msg, opts...)
 }
 
+// PublishT5Async is PublishT5 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT5Async(ctx context.Context, p runtime.Publisher, msg *T5, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w0", msg, opts...)
+}
+
 // PublishSub11W3ToSub11 publishes msg to "sub.11" as message type "sub.11.w3", which H30 handles.
 func PublishSub11W3ToSub11(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.11", "sub.11.w3", msg, opts...)
+}
+
+// PublishSub11W3ToSub11Async is PublishSub11W3ToSub11 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishSub11W3ToSub11Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w3", msg, opts...)
 }
 
 // PublishBetaMsg3ToSub13 publishes msg to "sub.13" as message type "sub.13.w1", which H33 handles.
@@ -311,9 +372,21 @@ func PublishBetaMsg3ToSub13(ctx context.Context, p runtime.Publisher, msg *beta.
 	return runtime.Publish(ctx, p, "sub.13", "sub.13.w1", msg, opts...)
 }
 
+// PublishBetaMsg3ToSub13Async is PublishBetaMsg3ToSub13 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg3ToSub13Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.13", "sub.13.w1", msg, opts...)
+}
+
 // PublishAlphaMsg1 publishes msg to "sub.00" as message type "sub.00.w0", which H01 handles.
 func PublishAlphaMsg1(ctx context.Context, p runtime.Publisher, msg alpha.Msg1, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.00", "sub.00.w0", &msg, opts...)
+}
+
+// PublishAlphaMsg1Async is PublishAlphaMsg1 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg1Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.00", "sub.00.w0", &msg, opts...)
 }
 
 // PublishSub02W0ToSub02 publishes msg to "sub.02" as message type "sub.02.w0", which H04 handles.
@@ -321,9 +394,21 @@ func PublishSub02W0ToSub02(ctx context.Context, p runtime.Publisher, msg beta.Ms
 	return runtime.Publish(ctx, p, "sub.02", "sub.02.w0", &msg, opts...)
 }
 
+// PublishSub02W0ToSub02Async is PublishSub02W0ToSub02 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishSub02W0ToSub02Async(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w0", &msg, opts...)
+}
+
 // PublishT0ToSub03 publishes msg to "sub.03" as message type "sub.03.w0", which H07 handles.
 func PublishT0ToSub03(ctx context.Context, p runtime.Publisher, msg T0, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.03", "sub.03.w0", &msg, opts...)
+}
+
+// PublishT0ToSub03Async is PublishT0ToSub03 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT0ToSub03Async(ctx context.Context, p runtime.Publisher, msg T0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w0", &msg, opts...)
 }
 
 // PublishT1ToSub03 publishes msg to "sub.03" as message type "sub.03.w3", which H10 handles.
@@ -331,9 +416,21 @@ func PublishT1ToSub03(ctx context.Context, p runtime.Publisher, msg T1, opts ...
 	return runtime.Publish(ctx, p, "sub.03", "sub.03.w3", &msg, opts...)
 }
 
+// PublishT1ToSub03Async is PublishT1ToSub03 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT1ToSub03Async(ctx context.Context, p runtime.Publisher, msg T1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w3", &msg, opts...)
+}
+
 // PublishT3 publishes msg to "sub.05" as message type "sub.05.w1", which H13 handles.
 func PublishT3(ctx context.Context, p runtime.Publisher, msg T3, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.05", "sub.05.w1", &msg, opts...)
+}
+
+// PublishT3Async is PublishT3 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT3Async(ctx context.Context, p runtime.Publisher, msg T3, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.05", "sub.05.w1", &msg, opts...)
 }
 
 // PublishBetaMsg4 publishes msg to "sub.06" as message type "sub.06.w2", which H16 handles.
@@ -341,9 +438,21 @@ func PublishBetaMsg4(ctx context.Context, p runtime.Publisher, msg beta.Msg4, op
 	return runtime.Publish(ctx, p, "sub.06", "sub.06.w2", &msg, opts...)
 }
 
+// PublishBetaMsg4Async is PublishBetaMsg4 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg4Async(ctx context.Context, p runtime.Publisher, msg beta.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w2", &msg, opts...)
+}
+
 // PublishBetaMsg1ToSub07 publishes msg to "sub.07" as message type "sub.07.w2", which H19 handles.
 func PublishBetaMsg1ToSub07(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.07", "sub.07.w2", &msg, opts...)
+}
+
+// PublishBetaMsg1ToSub07Async is PublishBetaMsg1ToSub07 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg1ToSub07Async(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w2", &msg, opts...)
 }
 
 // PublishT9ToSub09 publishes msg to "sub.09" as message type "sub.09.w0", which H22 handles.
@@ -351,9 +460,21 @@ func PublishT9ToSub09(ctx context.Context, p runtime.Publisher, msg T9, opts ...
 	return runtime.Publish(ctx, p, "sub.09", "sub.09.w0", &msg, opts...)
 }
 
+// PublishT9ToSub09Async is PublishT9ToSub09 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT9ToSub09Async(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.09", "sub.09.w0", &msg, opts...)
+}
+
 // PublishT9ToSub10 publishes msg to "sub.10" as message type "sub.10.w1", which H25 handles.
 func PublishT9ToSub10(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.10", "sub.10.w1", &msg, opts...)
+}
+
+// PublishT9ToSub10Async is PublishT9ToSub10 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT9ToSub10Async(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w1", &msg, opts...)
 }
 
 // PublishT8ToSub11 publishes msg to "sub.11" as message type "sub.11.w1", which H28 handles.
@@ -361,9 +482,21 @@ func PublishT8ToSub11(ctx context.Context, p runtime.Publisher, msg T8, opts ...
 	return runtime.Publish(ctx, p, "sub.11", "sub.11.w1", &msg, opts...)
 }
 
+// PublishT8ToSub11Async is PublishT8ToSub11 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT8ToSub11Async(ctx context.Context, p runtime.Publisher, msg T8, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w1", &msg, opts...)
+}
+
 // PublishBetaMsg1ToSub12 publishes msg to "sub.12" as message type "sub.12.w0", which H31 handles.
 func PublishBetaMsg1ToSub12(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.12", "sub.12.w0", &msg, opts...)
+}
+
+// PublishBetaMsg1ToSub12Async is PublishBetaMsg1ToSub12 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg1ToSub12Async(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.12", "sub.12.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg5ToSub01 publishes msg to "sub.01" as message type "sub.01.w0", which H02 handles.
@@ -371,9 +504,21 @@ func PublishAlphaMsg5ToSub01(ctx context.Context, p runtime.Publisher, msg alpha
 	return runtime.Publish(ctx, p, "sub.01", "sub.01.w0", &msg, opts...)
 }
 
+// PublishAlphaMsg5ToSub01Async is PublishAlphaMsg5ToSub01 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg5ToSub01Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.01", "sub.01.w0", &msg, opts...)
+}
+
 // PublishAlphaMsg4ToSub02 publishes msg to "sub.02" as message type "sub.02.w1", which H05 handles.
 func PublishAlphaMsg4ToSub02(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.02", "sub.02.w1", &msg, opts...)
+}
+
+// PublishAlphaMsg4ToSub02Async is PublishAlphaMsg4ToSub02 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg4ToSub02Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w1", &msg, opts...)
 }
 
 // PublishT6 publishes msg to "sub.03" as message type "sub.03.w1", which H08 handles.
@@ -381,9 +526,21 @@ func PublishT6(ctx context.Context, p runtime.Publisher, msg T6, opts ...runtime
 	return runtime.Publish(ctx, p, "sub.03", "sub.03.w1", &msg, opts...)
 }
 
+// PublishT6Async is PublishT6 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishT6Async(ctx context.Context, p runtime.Publisher, msg T6, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w1", &msg, opts...)
+}
+
 // PublishBetaMsg3ToSub04 publishes msg to "sub.04" as message type "sub.04.w0", which H11 handles.
 func PublishBetaMsg3ToSub04(ctx context.Context, p runtime.Publisher, msg beta.Msg3, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.04", "sub.04.w0", &msg, opts...)
+}
+
+// PublishBetaMsg3ToSub04Async is PublishBetaMsg3ToSub04 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg3ToSub04Async(ctx context.Context, p runtime.Publisher, msg beta.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.04", "sub.04.w0", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub06 publishes msg to "sub.06" as message type "sub.06.w0", which H14 handles.
@@ -391,9 +548,21 @@ func PublishBetaMsg5ToSub06(ctx context.Context, p runtime.Publisher, msg beta.M
 	return runtime.Publish(ctx, p, "sub.06", "sub.06.w0", &msg, opts...)
 }
 
+// PublishBetaMsg5ToSub06Async is PublishBetaMsg5ToSub06 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg5ToSub06Async(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w0", &msg, opts...)
+}
+
 // PublishAlphaMsg0ToSub07 publishes msg to "sub.07" as message type "sub.07.w0", which H17 handles.
 func PublishAlphaMsg0ToSub07(ctx context.Context, p runtime.Publisher, msg alpha.Msg0, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.07", "sub.07.w0", &msg, opts...)
+}
+
+// PublishAlphaMsg0ToSub07Async is PublishAlphaMsg0ToSub07 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg0ToSub07Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg3 publishes msg to "sub.07" as message type "sub.07.w3", which H20 handles.
@@ -401,9 +570,21 @@ func PublishAlphaMsg3(ctx context.Context, p runtime.Publisher, msg alpha.Msg3, 
 	return runtime.Publish(ctx, p, "sub.07", "sub.07.w3", &msg, opts...)
 }
 
+// PublishAlphaMsg3Async is PublishAlphaMsg3 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg3Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w3", &msg, opts...)
+}
+
 // PublishAlphaMsg4ToSub09 publishes msg to "sub.09" as message type "sub.09.w1", which H23 handles.
 func PublishAlphaMsg4ToSub09(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.09", "sub.09.w1", &msg, opts...)
+}
+
+// PublishAlphaMsg4ToSub09Async is PublishAlphaMsg4ToSub09 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg4ToSub09Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.09", "sub.09.w1", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub10 publishes msg to "sub.10" as message type "sub.10.w2", which H26 handles.
@@ -411,12 +592,442 @@ func PublishBetaMsg5ToSub10(ctx context.Context, p runtime.Publisher, msg beta.M
 	return runtime.Publish(ctx, p, "sub.10", "sub.10.w2", &msg, opts...)
 }
 
+// PublishBetaMsg5ToSub10Async is PublishBetaMsg5ToSub10 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBetaMsg5ToSub10Async(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w2", &msg, opts...)
+}
+
 // PublishSub11W2ToSub11 publishes msg to "sub.11" as message type "sub.11.w2", which H29 handles.
 func PublishSub11W2ToSub11(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.11", "sub.11.w2", &msg, opts...)
 }
 
+// PublishSub11W2ToSub11Async is PublishSub11W2ToSub11 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishSub11W2ToSub11Async(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w2", &msg, opts...)
+}
+
 // PublishAlphaMsg5ToSub13 publishes msg to "sub.13" as message type "sub.13.w0", which H32 handles.
 func PublishAlphaMsg5ToSub13(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "sub.13", "sub.13.w0", &msg, opts...)
+}
+
+// PublishAlphaMsg5ToSub13Async is PublishAlphaMsg5ToSub13 without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAlphaMsg5ToSub13Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "sub.13", "sub.13.w0", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_T1 decodes body into *v, a new T1.
+func streamgen_decode_T1(body []byte, v *T1) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T1(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T8 decodes body into *v, a new T8.
+func streamgen_decode_T8(body []byte, v *T8) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T8(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_alpha_Msg0 decodes body into *v, a new alpha.Msg0.
+func streamgen_decode_alpha_Msg0(body []byte, v *alpha.Msg0) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_alpha_Msg0(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T9 decodes body into *v, a new T9.
+func streamgen_decode_T9(body []byte, v *T9) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T9(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_beta_Msg0 decodes body into *v, a new beta.Msg0.
+func streamgen_decode_beta_Msg0(body []byte, v *beta.Msg0) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_beta_Msg0(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T0 decodes body into *v, a new T0.
+func streamgen_decode_T0(body []byte, v *T0) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T0(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_beta_Msg1 decodes body into *v, a new beta.Msg1.
+func streamgen_decode_beta_Msg1(body []byte, v *beta.Msg1) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_beta_Msg1(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T5 decodes body into *v, a new T5.
+func streamgen_decode_T5(body []byte, v *T5) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T5(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_beta_Msg3 decodes body into *v, a new beta.Msg3.
+func streamgen_decode_beta_Msg3(body []byte, v *beta.Msg3) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_beta_Msg3(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_alpha_Msg1 decodes body into *v, a new alpha.Msg1.
+func streamgen_decode_alpha_Msg1(body []byte, v *alpha.Msg1) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_alpha_Msg1(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T3 decodes body into *v, a new T3.
+func streamgen_decode_T3(body []byte, v *T3) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T3(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_beta_Msg4 decodes body into *v, a new beta.Msg4.
+func streamgen_decode_beta_Msg4(body []byte, v *beta.Msg4) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_beta_Msg4(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_alpha_Msg5 decodes body into *v, a new alpha.Msg5.
+func streamgen_decode_alpha_Msg5(body []byte, v *alpha.Msg5) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_alpha_Msg5(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_alpha_Msg4 decodes body into *v, a new alpha.Msg4.
+func streamgen_decode_alpha_Msg4(body []byte, v *alpha.Msg4) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_alpha_Msg4(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_T6 decodes body into *v, a new T6.
+func streamgen_decode_T6(body []byte, v *T6) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_T6(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_beta_Msg5 decodes body into *v, a new beta.Msg5.
+func streamgen_decode_beta_Msg5(body []byte, v *beta.Msg5) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_beta_Msg5(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_alpha_Msg3 decodes body into *v, a new alpha.Msg3.
+func streamgen_decode_alpha_Msg3(body []byte, v *alpha.Msg3) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_alpha_Msg3(&d, v)
+	return d.End()
+}
+
+// streamgen_json_T1 decodes a JSON object into *v.
+func streamgen_json_T1(d *jsondecode.Decoder, v *T1) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T8 decodes a JSON object into *v.
+func streamgen_json_T8(d *jsondecode.Decoder, v *T8) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_alpha_Msg0 decodes a JSON object into *v.
+func streamgen_json_alpha_Msg0(d *jsondecode.Decoder, v *alpha.Msg0) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T9 decodes a JSON object into *v.
+func streamgen_json_T9(d *jsondecode.Decoder, v *T9) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_beta_Msg0 decodes a JSON object into *v.
+func streamgen_json_beta_Msg0(d *jsondecode.Decoder, v *beta.Msg0) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T0 decodes a JSON object into *v.
+func streamgen_json_T0(d *jsondecode.Decoder, v *T0) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_beta_Msg1 decodes a JSON object into *v.
+func streamgen_json_beta_Msg1(d *jsondecode.Decoder, v *beta.Msg1) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T5 decodes a JSON object into *v.
+func streamgen_json_T5(d *jsondecode.Decoder, v *T5) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_beta_Msg3 decodes a JSON object into *v.
+func streamgen_json_beta_Msg3(d *jsondecode.Decoder, v *beta.Msg3) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_alpha_Msg1 decodes a JSON object into *v.
+func streamgen_json_alpha_Msg1(d *jsondecode.Decoder, v *alpha.Msg1) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T3 decodes a JSON object into *v.
+func streamgen_json_T3(d *jsondecode.Decoder, v *T3) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_beta_Msg4 decodes a JSON object into *v.
+func streamgen_json_beta_Msg4(d *jsondecode.Decoder, v *beta.Msg4) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_alpha_Msg5 decodes a JSON object into *v.
+func streamgen_json_alpha_Msg5(d *jsondecode.Decoder, v *alpha.Msg5) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_alpha_Msg4 decodes a JSON object into *v.
+func streamgen_json_alpha_Msg4(d *jsondecode.Decoder, v *alpha.Msg4) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_T6 decodes a JSON object into *v.
+func streamgen_json_T6(d *jsondecode.Decoder, v *T6) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_beta_Msg5 decodes a JSON object into *v.
+func streamgen_json_beta_Msg5(d *jsondecode.Decoder, v *beta.Msg5) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_alpha_Msg3 decodes a JSON object into *v.
+func streamgen_json_alpha_Msg3(d *jsondecode.Decoder, v *alpha.Msg3) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
 }

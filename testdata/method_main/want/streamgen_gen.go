@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,8 +40,8 @@ func Mount(app *runtime.App, zeromq runtime.Broker, app2 App, worker *worker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{}, runtime.ValueFunc(worker.Work)),
-			runtime.Handle[Job]("App.Job", runtime.Policy{}, runtime.PointerFunc(app2.Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(worker.Work)),
+			runtime.HandleJSON[Job]("App.Job", runtime.Policy{}, streamgen_decode_Job, runtime.PointerFunc(app2.Work)),
 		},
 	})
 }
@@ -50,7 +51,47 @@ func PublishJobToJobs(ctx context.Context, p runtime.Publisher, msg Job, opts ..
 	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
 }
 
+// PublishJobToJobsAsync is PublishJobToJobs without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
 // PublishAppJobToJobs publishes msg to "jobs" as message type "App.Job", which App.Work handles.
 func PublishAppJobToJobs(ctx context.Context, p runtime.Publisher, msg *Job, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "jobs", "App.Job", msg, opts...)
+}
+
+// PublishAppJobToJobsAsync is PublishAppJobToJobs without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAppJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg *Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "App.Job", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Job decodes body into *v, a new Job.
+func streamgen_decode_Job(body []byte, v *Job) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Job(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Job decodes a JSON object into *v.
+func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
 }

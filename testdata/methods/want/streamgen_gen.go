@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -46,29 +47,29 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, ledger Ledger, service *Se
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order]("Order", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.dead"}, runtime.ValueFunc(service.Place)),
-			runtime.Handle[Refund]("Refund", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(service.Refund)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.dead"}, streamgen_decode_Order, runtime.ValueFunc(service.Place)),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(service.Refund)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "refunds",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Refund]("Refund", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(service.Refund)),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(service.Refund)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Audit]("Audit", runtime.Policy{}, runtime.ValueFunc(ledger.Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(ledger.Record)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders.legacy",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order]("Order", runtime.Policy{}, runtime.ValueFunc(Place)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, runtime.ValueFunc(Place)),
 		},
 	})
 }
@@ -78,9 +79,21 @@ func PublishOrderToOrders(ctx context.Context, p runtime.Publisher, msg Order, o
 	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
 }
 
+// PublishOrderToOrdersAsync is PublishOrderToOrders without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderToOrdersAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+}
+
 // PublishRefundToOrders publishes msg to "orders" as message type "Refund", which Service.Refund handles.
 func PublishRefundToOrders(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders", "Refund", msg, opts...)
+}
+
+// PublishRefundToOrdersAsync is PublishRefundToOrders without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundToOrdersAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Refund", msg, opts...)
 }
 
 // PublishRefundToRefunds publishes msg to "refunds" as message type "Refund", which Service.Refund handles.
@@ -88,12 +101,106 @@ func PublishRefundToRefunds(ctx context.Context, p runtime.Publisher, msg *Refun
 	return runtime.Publish(ctx, p, "refunds", "Refund", msg, opts...)
 }
 
+// PublishRefundToRefundsAsync is PublishRefundToRefunds without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundToRefundsAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "refunds", "Refund", msg, opts...)
+}
+
 // PublishAudit publishes msg to "audit" as message type "Audit", which Ledger.Record handles.
 func PublishAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
 }
 
+// PublishAuditAsync is PublishAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
+}
+
 // PublishOrderToOrdersLegacy publishes msg to "orders.legacy" as message type "Order", which Place handles.
 func PublishOrderToOrdersLegacy(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders.legacy", "Order", &msg, opts...)
+}
+
+// PublishOrderToOrdersLegacyAsync is PublishOrderToOrdersLegacy without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderToOrdersLegacyAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders.legacy", "Order", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Order decodes body into *v, a new Order.
+func streamgen_decode_Order(body []byte, v *Order) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Refund decodes body into *v, a new Refund.
+func streamgen_decode_Refund(body []byte, v *Refund) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Refund(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Audit decodes body into *v, a new Audit.
+func streamgen_decode_Audit(body []byte, v *Audit) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Audit(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Order decodes a JSON object into *v.
+func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
+}
+
+// streamgen_json_Refund decodes a JSON object into *v.
+func streamgen_json_Refund(d *jsondecode.Decoder, v *Refund) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "order_id":
+			d.Seen(&seen[0])
+			d.String(&v.OrderID)
+		default:
+			d.Unknown("order_id")
+		}
+	}
+}
+
+// streamgen_json_Audit decodes a JSON object into *v.
+func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "line":
+			d.Seen(&seen[0])
+			d.String(&v.Line)
+		default:
+			d.Unknown("line")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -40,9 +41,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		RetryDelays: []time.Duration{5 * time.Second},
 		Prefetch:    10,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Opened]("Opened", runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"}, runtime.ValueFunc(Open)),
-			runtime.Handle[Closed]("Closed", runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"}, runtime.ValueFunc(Close)),
-			runtime.Handle[Frozen]("Frozen", runtime.Policy{}, runtime.ValueMetaOutcomeFunc(Freeze)),
+			runtime.HandleJSON[Opened]("Opened", runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"}, streamgen_decode_Opened, runtime.ValueFunc(Open)),
+			runtime.HandleJSON[Closed]("Closed", runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"}, streamgen_decode_Closed, runtime.ValueFunc(Close)),
+			runtime.HandleJSON[Frozen]("Frozen", runtime.Policy{}, streamgen_decode_Frozen, runtime.ValueMetaOutcomeFunc(Freeze)),
 		},
 	})
 }
@@ -52,12 +53,109 @@ func PublishOpened(ctx context.Context, p runtime.Publisher, msg Opened, opts ..
 	return runtime.Publish(ctx, p, "accounts", "Opened", &msg, opts...)
 }
 
+// PublishOpenedAsync is PublishOpened without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOpenedAsync(ctx context.Context, p runtime.Publisher, msg Opened, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "accounts", "Opened", &msg, opts...)
+}
+
 // PublishClosed publishes msg to "accounts" as message type "Closed", which Close handles.
 func PublishClosed(ctx context.Context, p runtime.Publisher, msg Closed, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "accounts", "Closed", &msg, opts...)
 }
 
+// PublishClosedAsync is PublishClosed without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishClosedAsync(ctx context.Context, p runtime.Publisher, msg Closed, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "accounts", "Closed", &msg, opts...)
+}
+
 // PublishFrozen publishes msg to "accounts" as message type "Frozen", which Freeze handles.
 func PublishFrozen(ctx context.Context, p runtime.Publisher, msg Frozen, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "accounts", "Frozen", &msg, opts...)
+}
+
+// PublishFrozenAsync is PublishFrozen without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishFrozenAsync(ctx context.Context, p runtime.Publisher, msg Frozen, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "accounts", "Frozen", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Opened decodes body into *v, a new Opened.
+func streamgen_decode_Opened(body []byte, v *Opened) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Opened(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Closed decodes body into *v, a new Closed.
+func streamgen_decode_Closed(body []byte, v *Closed) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Closed(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Frozen decodes body into *v, a new Frozen.
+func streamgen_decode_Frozen(body []byte, v *Frozen) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Frozen(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Opened decodes a JSON object into *v.
+func streamgen_json_Opened(d *jsondecode.Decoder, v *Opened) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Account":
+			d.Seen(&seen[0])
+			d.String(&v.Account)
+		default:
+			d.Unknown("Account")
+		}
+	}
+}
+
+// streamgen_json_Closed decodes a JSON object into *v.
+func streamgen_json_Closed(d *jsondecode.Decoder, v *Closed) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Account":
+			d.Seen(&seen[0])
+			d.String(&v.Account)
+		default:
+			d.Unknown("Account")
+		}
+	}
+}
+
+// streamgen_json_Frozen decodes a JSON object into *v.
+func streamgen_json_Frozen(d *jsondecode.Decoder, v *Frozen) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Account":
+			d.Seen(&seen[0])
+			d.String(&v.Account)
+		case "Reason":
+			d.Seen(&seen[1])
+			d.String(&v.Reason)
+		default:
+			d.Unknown("Account", "Reason")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	context2 "context"
 
 	runtime2 "github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,21 +40,21 @@ func Mount(app2 *runtime2.App, zeromq2 runtime2.Broker) {
 		Name:   "ctx",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg]("Msg", runtime2.Policy{}, runtime2.ValueFunc(ctx)),
+			runtime2.HandleJSON[Msg]("Msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.ValueFunc(ctx)),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "app",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg]("app.msg", runtime2.Policy{}, runtime2.PointerFunc(app)),
+			runtime2.HandleJSON[Msg]("app.msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.PointerFunc(app)),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "zeromq",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.Handle[Msg]("zmq.msg", runtime2.Policy{}, runtime2.ValueFunc(zeromq)),
+			runtime2.HandleJSON[Msg]("zmq.msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.ValueFunc(zeromq)),
 		},
 	})
 }
@@ -63,12 +64,58 @@ func PublishMsgToCtx(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts 
 	return runtime2.Publish(ctx2, p, "ctx", "Msg", &msg, opts...)
 }
 
+// PublishMsgToCtxAsync is PublishMsgToCtx without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMsgToCtxAsync(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
+	return runtime2.PublishAsync(ctx2, p, "ctx", "Msg", &msg, opts...)
+}
+
 // PublishMsgToApp publishes msg to "app" as message type "app.msg", which app handles.
 func PublishMsgToApp(ctx2 context2.Context, p runtime2.Publisher, msg *Msg, opts ...runtime2.PublishOption) error {
 	return runtime2.Publish(ctx2, p, "app", "app.msg", msg, opts...)
 }
 
+// PublishMsgToAppAsync is PublishMsgToApp without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMsgToAppAsync(ctx2 context2.Context, p runtime2.Publisher, msg *Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
+	return runtime2.PublishAsync(ctx2, p, "app", "app.msg", msg, opts...)
+}
+
 // PublishMsgToZeromq publishes msg to "zeromq" as message type "zmq.msg", which zeromq handles.
 func PublishMsgToZeromq(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) error {
 	return runtime2.Publish(ctx2, p, "zeromq", "zmq.msg", &msg, opts...)
+}
+
+// PublishMsgToZeromqAsync is PublishMsgToZeromq without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMsgToZeromqAsync(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
+	return runtime2.PublishAsync(ctx2, p, "zeromq", "zmq.msg", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Msg decodes body into *v, a new Msg.
+func streamgen_decode_Msg(body []byte, v *Msg) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Msg(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Msg decodes a JSON object into *v.
+func streamgen_json_Msg(d *jsondecode.Decoder, v *Msg) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -36,14 +37,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "reports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Report]("Report", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(Render)),
+			runtime.HandleJSON[Report]("Report", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Report, runtime.ValueFunc(Render)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "exports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Export]("Export", runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"}, runtime.ValueFunc(Write)),
+			runtime.HandleJSON[Export]("Export", runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"}, streamgen_decode_Export, runtime.ValueFunc(Write)),
 		},
 	})
 }
@@ -53,7 +54,74 @@ func PublishReport(ctx context.Context, p runtime.Publisher, msg Report, opts ..
 	return runtime.Publish(ctx, p, "reports", "Report", &msg, opts...)
 }
 
+// PublishReportAsync is PublishReport without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReportAsync(ctx context.Context, p runtime.Publisher, msg Report, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "reports", "Report", &msg, opts...)
+}
+
 // PublishExport publishes msg to "exports" as message type "Export", which Write handles.
 func PublishExport(ctx context.Context, p runtime.Publisher, msg Export, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "exports", "Export", &msg, opts...)
+}
+
+// PublishExportAsync is PublishExport without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishExportAsync(ctx context.Context, p runtime.Publisher, msg Export, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "exports", "Export", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Report decodes body into *v, a new Report.
+func streamgen_decode_Report(body []byte, v *Report) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Report(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Export decodes body into *v, a new Export.
+func streamgen_decode_Export(body []byte, v *Export) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Export(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Report decodes a JSON object into *v.
+func streamgen_json_Report(d *jsondecode.Decoder, v *Report) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Name":
+			d.Seen(&seen[0])
+			d.String(&v.Name)
+		default:
+			d.Unknown("Name")
+		}
+	}
+}
+
+// streamgen_json_Export decodes a JSON object into *v.
+func streamgen_json_Export(d *jsondecode.Decoder, v *Export) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Name":
+			d.Seen(&seen[0])
+			d.String(&v.Name)
+		case "Format":
+			d.Seen(&seen[1])
+			d.String(&v.Format)
+		default:
+			d.Unknown("Name", "Format")
+		}
+	}
 }

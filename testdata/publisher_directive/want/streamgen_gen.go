@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -38,14 +39,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.placed"},
 		Handlers: []runtime.Handler{
-			runtime.Handle[OrderPlaced]("OrderPlaced", runtime.Policy{}, runtime.ValueFunc(Bill)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Bill)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "receipts",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Receipt]("Receipt", runtime.Policy{}, runtime.ValueFunc(Keep)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.ValueFunc(Keep)),
 		},
 	})
 }
@@ -55,9 +56,21 @@ func PublishOrderPlacedToBilling(ctx context.Context, p runtime.Publisher, msg O
 	return runtime.Publish(ctx, p, "billing", "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedToBillingAsync is PublishOrderPlacedToBilling without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedToBillingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "billing", "OrderPlaced", &msg, opts...)
+}
+
 // PublishReceiptToReceipts publishes msg to "receipts" as message type "Receipt", which Keep handles.
 func PublishReceiptToReceipts(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "receipts", "Receipt", &msg, opts...)
+}
+
+// PublishReceiptToReceiptsAsync is PublishReceiptToReceipts without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReceiptToReceiptsAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", &msg, opts...)
 }
 
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
@@ -66,10 +79,22 @@ func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlace
 	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
+// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderPlacedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+}
+
 // PublishOrderCancelled publishes msg to exchange "orders" with routing key "order.cancelled" as message type "order.cancelled.v1";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
+}
+
+// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
 }
 
 // PublishTick publishes msg to exchange "ticks" with an empty routing key as message type "Tick";
@@ -78,7 +103,74 @@ func PublishTick(ctx context.Context, p runtime.Publisher, msg Tick, opts ...run
 	return runtime.PublishTo(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
 }
 
+// PublishTickAsync is PublishTick without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTickAsync(ctx context.Context, p runtime.Publisher, msg Tick, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
+}
+
 // PublishReceipt publishes msg to "receipts" as message type "Receipt".
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
 	return runtime.PublishTo(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+}
+
+// PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishToAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
+func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_OrderPlaced(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Receipt decodes body into *v, a new Receipt.
+func streamgen_decode_Receipt(body []byte, v *Receipt) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Receipt(&d, v)
+	return d.End()
+}
+
+// streamgen_json_OrderPlaced decodes a JSON object into *v.
+func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "amount":
+			d.Seen(&seen[1])
+			d.Int(&v.Amount)
+		default:
+			d.Unknown("id", "amount")
+		}
+	}
+}
+
+// streamgen_json_Receipt decodes a JSON object into *v.
+func streamgen_json_Receipt(d *jsondecode.Decoder, v *Receipt) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
 }

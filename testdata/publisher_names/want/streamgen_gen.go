@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 	"github.com/streamgen/streamgen/testdata/publisher_names/orders"
 )
 
@@ -47,30 +48,30 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{}, runtime.ValueFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(Work)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "jobs.urgent",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{}, runtime.ValueFunc(WorkNow)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(WorkNow)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order]("Order", runtime.Policy{}, runtime.ValueFunc(Take)),
-			runtime.Handle[orders.Order]("external.order", runtime.Policy{}, runtime.ValueFunc(TakeExternal)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, runtime.ValueFunc(Take)),
+			runtime.HandleJSON[orders.Order]("external.order", runtime.Policy{}, streamgen_decode_orders_Order, runtime.ValueFunc(TakeExternal)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "events",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event]("event.v1", runtime.Policy{}, runtime.ValueFunc(EventV1)),
-			runtime.Handle[Event]("event.v2", runtime.Policy{}, runtime.ValueFunc(EventV2)),
+			runtime.HandleJSON[Event]("event.v1", runtime.Policy{}, streamgen_decode_Event, runtime.ValueFunc(EventV1)),
+			runtime.HandleJSON[Event]("event.v2", runtime.Policy{}, streamgen_decode_Event, runtime.ValueFunc(EventV2)),
 		},
 	})
 }
@@ -80,9 +81,21 @@ func PublishJobToJobs(ctx context.Context, p runtime.Publisher, msg Job, opts ..
 	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
 }
 
+// PublishJobToJobsAsync is PublishJobToJobs without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
 // PublishJobToJobsUrgent publishes msg to "jobs.urgent" as message type "Job", which WorkNow handles.
 func PublishJobToJobsUrgent(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "jobs.urgent", "Job", &msg, opts...)
+}
+
+// PublishJobToJobsUrgentAsync is PublishJobToJobsUrgent without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobToJobsUrgentAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs.urgent", "Job", &msg, opts...)
 }
 
 // PublishOrder publishes msg to "orders" as message type "Order", which Take handles.
@@ -90,9 +103,21 @@ func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...r
 	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
 }
 
+// PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+}
+
 // PublishOrdersOrder publishes msg to "orders" as message type "external.order", which TakeExternal handles.
 func PublishOrdersOrder(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders", "external.order", &msg, opts...)
+}
+
+// PublishOrdersOrderAsync is PublishOrdersOrder without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrdersOrderAsync(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "external.order", &msg, opts...)
 }
 
 // PublishEventV1ToEvents publishes msg to "events" as message type "event.v1", which EventV1 handles.
@@ -100,7 +125,119 @@ func PublishEventV1ToEvents(ctx context.Context, p runtime.Publisher, msg Event,
 	return runtime.Publish(ctx, p, "events", "event.v1", &msg, opts...)
 }
 
+// PublishEventV1ToEventsAsync is PublishEventV1ToEvents without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEventV1ToEventsAsync(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "events", "event.v1", &msg, opts...)
+}
+
 // PublishEventV2ToEvents publishes msg to "events" as message type "event.v2", which EventV2 handles.
 func PublishEventV2ToEvents(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "events", "event.v2", &msg, opts...)
+}
+
+// PublishEventV2ToEventsAsync is PublishEventV2ToEvents without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEventV2ToEventsAsync(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "events", "event.v2", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Job decodes body into *v, a new Job.
+func streamgen_decode_Job(body []byte, v *Job) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Job(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Order decodes body into *v, a new Order.
+func streamgen_decode_Order(body []byte, v *Order) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_orders_Order decodes body into *v, a new orders.Order.
+func streamgen_decode_orders_Order(body []byte, v *orders.Order) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_orders_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Event decodes body into *v, a new Event.
+func streamgen_decode_Event(body []byte, v *Event) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Event(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Job decodes a JSON object into *v.
+func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.Int(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_Order decodes a JSON object into *v.
+func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Ref":
+			d.Seen(&seen[0])
+			d.String(&v.Ref)
+		default:
+			d.Unknown("Ref")
+		}
+	}
+}
+
+// streamgen_json_orders_Order decodes a JSON object into *v.
+func streamgen_json_orders_Order(d *jsondecode.Decoder, v *orders.Order) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_Event decodes a JSON object into *v.
+func streamgen_json_Event(d *jsondecode.Decoder, v *Event) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Name":
+			d.Seen(&seen[0])
+			d.String(&v.Name)
+		default:
+			d.Unknown("Name")
+		}
+	}
 }

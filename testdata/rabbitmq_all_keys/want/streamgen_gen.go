@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -45,7 +46,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		DeliveryLimit:        10,
 		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, runtime.ValueFunc(Bill)),
+			runtime.HandleJSON[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, runtime.ValueFunc(Bill)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -55,7 +56,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		MaxPayloadBytes: 4096,
 		QueueType:       runtime.ClassicQueue,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Receipt]("Receipt", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(Mail)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.PointerMetaOutcomeFunc(Mail)),
 		},
 	})
 }
@@ -65,7 +66,74 @@ func PublishInvoice(ctx context.Context, p runtime.Publisher, msg Invoice, opts 
 	return runtime.Publish(ctx, p, "invoices", "invoice.v1", &msg, opts...)
 }
 
+// PublishInvoiceAsync is PublishInvoice without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishInvoiceAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "invoices", "invoice.v1", &msg, opts...)
+}
+
 // PublishReceipt publishes msg to "receipts" as message type "Receipt", which Mail handles.
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg *Receipt, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "receipts", "Receipt", msg, opts...)
+}
+
+// PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg *Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Invoice decodes body into *v, a new Invoice.
+func streamgen_decode_Invoice(body []byte, v *Invoice) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Invoice(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Receipt decodes body into *v, a new Receipt.
+func streamgen_decode_Receipt(body []byte, v *Receipt) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Receipt(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Invoice decodes a JSON object into *v.
+func streamgen_json_Invoice(d *jsondecode.Decoder, v *Invoice) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		case "amount":
+			d.Seen(&seen[1])
+			d.Int64(&v.Amount)
+		default:
+			d.Unknown("id", "amount")
+		}
+	}
+}
+
+// streamgen_json_Receipt decodes a JSON object into *v.
+func streamgen_json_Receipt(d *jsondecode.Decoder, v *Receipt) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "invoice_id":
+			d.Seen(&seen[0])
+			d.String(&v.InvoiceID)
+		default:
+			d.Unknown("invoice_id")
+		}
+	}
 }

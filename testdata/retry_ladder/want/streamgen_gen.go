@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -38,7 +39,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute, 90 * time.Second, 2 * time.Hour},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Hook]("Hook", runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"}, runtime.ValueFunc(Call)),
+			runtime.HandleJSON[Hook]("Hook", runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"}, streamgen_decode_Hook, runtime.ValueFunc(Call)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -46,7 +47,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{250 * time.Millisecond},
 		Handlers: []runtime.Handler{
-			runtime.Handle[Slow]("Slow", runtime.Policy{MaxAttempts: 2}, runtime.ValueFunc(CallSlow)),
+			runtime.HandleJSON[Slow]("Slow", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Slow, runtime.ValueFunc(CallSlow)),
 		},
 	})
 }
@@ -56,7 +57,71 @@ func PublishHook(ctx context.Context, p runtime.Publisher, msg Hook, opts ...run
 	return runtime.Publish(ctx, p, "hooks", "Hook", &msg, opts...)
 }
 
+// PublishHookAsync is PublishHook without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishHookAsync(ctx context.Context, p runtime.Publisher, msg Hook, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "hooks", "Hook", &msg, opts...)
+}
+
 // PublishSlow publishes msg to "slow" as message type "Slow", which CallSlow handles.
 func PublishSlow(ctx context.Context, p runtime.Publisher, msg Slow, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "slow", "Slow", &msg, opts...)
+}
+
+// PublishSlowAsync is PublishSlow without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishSlowAsync(ctx context.Context, p runtime.Publisher, msg Slow, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "slow", "Slow", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Hook decodes body into *v, a new Hook.
+func streamgen_decode_Hook(body []byte, v *Hook) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Hook(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Slow decodes body into *v, a new Slow.
+func streamgen_decode_Slow(body []byte, v *Slow) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Slow(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Hook decodes a JSON object into *v.
+func streamgen_json_Hook(d *jsondecode.Decoder, v *Hook) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "url":
+			d.Seen(&seen[0])
+			d.String(&v.URL)
+		default:
+			d.Unknown("url")
+		}
+	}
+}
+
+// streamgen_json_Slow decodes a JSON object into *v.
+func streamgen_json_Slow(d *jsondecode.Decoder, v *Slow) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "URL":
+			d.Seen(&seen[0])
+			d.String(&v.URL)
+		default:
+			d.Unknown("URL")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,21 +40,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "shipments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Shipment]("Shipment", runtime.Policy{}, runtime.PointerFunc(Ship)),
+			runtime.HandleJSON[Shipment]("Shipment", runtime.Policy{}, streamgen_decode_Shipment, runtime.PointerFunc(Ship)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order]("Order", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(Place)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Order, runtime.ValueFunc(Place)),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "payments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Payment]("Payment", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, runtime.ValueFunc(Settle)),
+			runtime.HandleJSON[Payment]("Payment", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Payment, runtime.ValueFunc(Settle)),
 		},
 	})
 }
@@ -63,12 +64,112 @@ func PublishShipment(ctx context.Context, p runtime.Publisher, msg *Shipment, op
 	return runtime.Publish(ctx, p, "shipments", "Shipment", msg, opts...)
 }
 
+// PublishShipmentAsync is PublishShipment without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishShipmentAsync(ctx context.Context, p runtime.Publisher, msg *Shipment, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "shipments", "Shipment", msg, opts...)
+}
+
 // PublishOrder publishes msg to "orders" as message type "Order", which Place handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
 }
 
+// PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+}
+
 // PublishPayment publishes msg to "payments" as message type "Payment", which Settle handles.
 func PublishPayment(ctx context.Context, p runtime.Publisher, msg Payment, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "payments", "Payment", &msg, opts...)
+}
+
+// PublishPaymentAsync is PublishPayment without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishPaymentAsync(ctx context.Context, p runtime.Publisher, msg Payment, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "Payment", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Shipment decodes body into *v, a new Shipment.
+func streamgen_decode_Shipment(body []byte, v *Shipment) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Shipment(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Order decodes body into *v, a new Order.
+func streamgen_decode_Order(body []byte, v *Order) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Payment decodes body into *v, a new Payment.
+func streamgen_decode_Payment(body []byte, v *Payment) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Payment(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Shipment decodes a JSON object into *v.
+func streamgen_json_Shipment(d *jsondecode.Decoder, v *Shipment) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "OrderID":
+			d.Seen(&seen[0])
+			d.String(&v.OrderID)
+		case "Carrier":
+			d.Seen(&seen[1])
+			d.String(&v.Carrier)
+		default:
+			d.Unknown("OrderID", "Carrier")
+		}
+	}
+}
+
+// streamgen_json_Order decodes a JSON object into *v.
+func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "ID":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("ID")
+		}
+	}
+}
+
+// streamgen_json_Payment decodes a JSON object into *v.
+func streamgen_json_Payment(d *jsondecode.Decoder, v *Payment) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "OrderID":
+			d.Seen(&seen[0])
+			d.String(&v.OrderID)
+		case "Cents":
+			d.Seen(&seen[1])
+			d.Int64(&v.Cents)
+		default:
+			d.Unknown("OrderID", "Cents")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -54,56 +55,56 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "a",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[A]("A", runtime.Policy{}, runtime.ValueFunc(ValueError)),
+			runtime.HandleJSON[A]("A", runtime.Policy{}, streamgen_decode_A, runtime.ValueFunc(ValueError)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "b",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[B]("B", runtime.Policy{}, runtime.PointerFunc(PointerError)),
+			runtime.HandleJSON[B]("B", runtime.Policy{}, streamgen_decode_B, runtime.PointerFunc(PointerError)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "c",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[C]("C", runtime.Policy{}, runtime.ValueOutcomeFunc(ValueOutcome)),
+			runtime.HandleJSON[C]("C", runtime.Policy{}, streamgen_decode_C, runtime.ValueOutcomeFunc(ValueOutcome)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "d",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[D]("D", runtime.Policy{}, runtime.PointerOutcomeFunc(PointerOutcome)),
+			runtime.HandleJSON[D]("D", runtime.Policy{}, streamgen_decode_D, runtime.PointerOutcomeFunc(PointerOutcome)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "e",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[E]("E", runtime.Policy{}, runtime.ValueMetaFunc(ValueErrorMetadata)),
+			runtime.HandleJSON[E]("E", runtime.Policy{}, streamgen_decode_E, runtime.ValueMetaFunc(ValueErrorMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "f",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[F]("F", runtime.Policy{}, runtime.PointerMetaFunc(PointerErrorMetadata)),
+			runtime.HandleJSON[F]("F", runtime.Policy{}, streamgen_decode_F, runtime.PointerMetaFunc(PointerErrorMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "g",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[G]("G", runtime.Policy{}, runtime.ValueMetaOutcomeFunc(ValueOutcomeMetadata)),
+			runtime.HandleJSON[G]("G", runtime.Policy{}, streamgen_decode_G, runtime.ValueMetaOutcomeFunc(ValueOutcomeMetadata)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "h",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[H]("H", runtime.Policy{}, runtime.PointerMetaOutcomeFunc(PointerOutcomeMetadata)),
+			runtime.HandleJSON[H]("H", runtime.Policy{}, streamgen_decode_H, runtime.PointerMetaOutcomeFunc(PointerOutcomeMetadata)),
 		},
 	})
 }
@@ -113,9 +114,21 @@ func PublishA(ctx context.Context, p runtime.Publisher, msg A, opts ...runtime.P
 	return runtime.Publish(ctx, p, "a", "A", &msg, opts...)
 }
 
+// PublishAAsync is PublishA without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishAAsync(ctx context.Context, p runtime.Publisher, msg A, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "a", "A", &msg, opts...)
+}
+
 // PublishB publishes msg to "b" as message type "B", which PointerError handles.
 func PublishB(ctx context.Context, p runtime.Publisher, msg *B, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "b", "B", msg, opts...)
+}
+
+// PublishBAsync is PublishB without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishBAsync(ctx context.Context, p runtime.Publisher, msg *B, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "b", "B", msg, opts...)
 }
 
 // PublishC publishes msg to "c" as message type "C", which ValueOutcome handles.
@@ -123,9 +136,21 @@ func PublishC(ctx context.Context, p runtime.Publisher, msg C, opts ...runtime.P
 	return runtime.Publish(ctx, p, "c", "C", &msg, opts...)
 }
 
+// PublishCAsync is PublishC without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishCAsync(ctx context.Context, p runtime.Publisher, msg C, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "c", "C", &msg, opts...)
+}
+
 // PublishD publishes msg to "d" as message type "D", which PointerOutcome handles.
 func PublishD(ctx context.Context, p runtime.Publisher, msg *D, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "d", "D", msg, opts...)
+}
+
+// PublishDAsync is PublishD without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishDAsync(ctx context.Context, p runtime.Publisher, msg *D, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "d", "D", msg, opts...)
 }
 
 // PublishE publishes msg to "e" as message type "E", which ValueErrorMetadata handles.
@@ -133,9 +158,21 @@ func PublishE(ctx context.Context, p runtime.Publisher, msg E, opts ...runtime.P
 	return runtime.Publish(ctx, p, "e", "E", &msg, opts...)
 }
 
+// PublishEAsync is PublishE without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEAsync(ctx context.Context, p runtime.Publisher, msg E, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "e", "E", &msg, opts...)
+}
+
 // PublishF publishes msg to "f" as message type "F", which PointerErrorMetadata handles.
 func PublishF(ctx context.Context, p runtime.Publisher, msg *F, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "f", "F", msg, opts...)
+}
+
+// PublishFAsync is PublishF without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishFAsync(ctx context.Context, p runtime.Publisher, msg *F, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "f", "F", msg, opts...)
 }
 
 // PublishG publishes msg to "g" as message type "G", which ValueOutcomeMetadata handles.
@@ -143,7 +180,215 @@ func PublishG(ctx context.Context, p runtime.Publisher, msg G, opts ...runtime.P
 	return runtime.Publish(ctx, p, "g", "G", &msg, opts...)
 }
 
+// PublishGAsync is PublishG without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishGAsync(ctx context.Context, p runtime.Publisher, msg G, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "g", "G", &msg, opts...)
+}
+
 // PublishH publishes msg to "h" as message type "H", which PointerOutcomeMetadata handles.
 func PublishH(ctx context.Context, p runtime.Publisher, msg *H, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "h", "H", msg, opts...)
+}
+
+// PublishHAsync is PublishH without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishHAsync(ctx context.Context, p runtime.Publisher, msg *H, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "h", "H", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_A decodes body into *v, a new A.
+func streamgen_decode_A(body []byte, v *A) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_A(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_B decodes body into *v, a new B.
+func streamgen_decode_B(body []byte, v *B) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_B(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_C decodes body into *v, a new C.
+func streamgen_decode_C(body []byte, v *C) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_C(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_D decodes body into *v, a new D.
+func streamgen_decode_D(body []byte, v *D) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_D(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_E decodes body into *v, a new E.
+func streamgen_decode_E(body []byte, v *E) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_E(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_F decodes body into *v, a new F.
+func streamgen_decode_F(body []byte, v *F) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_F(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_G decodes body into *v, a new G.
+func streamgen_decode_G(body []byte, v *G) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_G(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_H decodes body into *v, a new H.
+func streamgen_decode_H(body []byte, v *H) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_H(&d, v)
+	return d.End()
+}
+
+// streamgen_json_A decodes a JSON object into *v.
+func streamgen_json_A(d *jsondecode.Decoder, v *A) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_B decodes a JSON object into *v.
+func streamgen_json_B(d *jsondecode.Decoder, v *B) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_C decodes a JSON object into *v.
+func streamgen_json_C(d *jsondecode.Decoder, v *C) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_D decodes a JSON object into *v.
+func streamgen_json_D(d *jsondecode.Decoder, v *D) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_E decodes a JSON object into *v.
+func streamgen_json_E(d *jsondecode.Decoder, v *E) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_F decodes a JSON object into *v.
+func streamgen_json_F(d *jsondecode.Decoder, v *F) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_G decodes a JSON object into *v.
+func streamgen_json_G(d *jsondecode.Decoder, v *G) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
+}
+
+// streamgen_json_H decodes a JSON object into *v.
+func streamgen_json_H(d *jsondecode.Decoder, v *H) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "N":
+			d.Seen(&seen[0])
+			d.Int(&v.N)
+		default:
+			d.Unknown("N")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -33,7 +34,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "tickets",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Ticket]("Ticket", runtime.Policy{}, runtime.ValueFunc(Open)),
+			runtime.HandleJSON[Ticket]("Ticket", runtime.Policy{}, streamgen_decode_Ticket, runtime.ValueFunc(Open)),
 		},
 	})
 }
@@ -41,4 +42,38 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 // PublishTicket publishes msg to "tickets" as message type "Ticket", which Open handles.
 func PublishTicket(ctx context.Context, p runtime.Publisher, msg Ticket, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "tickets", "Ticket", &msg, opts...)
+}
+
+// PublishTicketAsync is PublishTicket without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTicketAsync(ctx context.Context, p runtime.Publisher, msg Ticket, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "tickets", "Ticket", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Ticket decodes body into *v, a new Ticket.
+func streamgen_decode_Ticket(body []byte, v *Ticket) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Ticket(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Ticket decodes a JSON object into *v.
+func streamgen_json_Ticket(d *jsondecode.Decoder, v *Ticket) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Title":
+			d.Seen(&seen[0])
+			d.String(&v.Title)
+		default:
+			d.Unknown("Title")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,15 +40,15 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "payments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Charge]("Charge", runtime.Policy{MaxAttempts: 3, Timeout: 2 * time.Second}, runtime.ValueFunc(Pay)),
-			runtime.Handle[Refund]("Refund", runtime.Policy{Timeout: 90 * time.Second}, runtime.ValueFunc(GiveBack)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 3, Timeout: 2 * time.Second}, streamgen_decode_Charge, runtime.ValueFunc(Pay)),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{Timeout: 90 * time.Second}, streamgen_decode_Refund, runtime.ValueFunc(GiveBack)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Charge]("Charge", runtime.Policy{Timeout: 250 * time.Millisecond}, runtime.PointerFunc(Audit)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{Timeout: 250 * time.Millisecond}, streamgen_decode_Charge, runtime.PointerFunc(Audit)),
 		},
 	})
 }
@@ -57,12 +58,82 @@ func PublishChargeToPayments(ctx context.Context, p runtime.Publisher, msg Charg
 	return runtime.Publish(ctx, p, "payments", "Charge", &msg, opts...)
 }
 
+// PublishChargeToPaymentsAsync is PublishChargeToPayments without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishChargeToPaymentsAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "Charge", &msg, opts...)
+}
+
 // PublishRefund publishes msg to "payments" as message type "Refund", which GiveBack handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "payments", "Refund", &msg, opts...)
 }
 
+// PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "payments", "Refund", &msg, opts...)
+}
+
 // PublishChargeToAudit publishes msg to "audit" as message type "Charge", which Audit handles.
 func PublishChargeToAudit(ctx context.Context, p runtime.Publisher, msg *Charge, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "audit", "Charge", msg, opts...)
+}
+
+// PublishChargeToAuditAsync is PublishChargeToAudit without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishChargeToAuditAsync(ctx context.Context, p runtime.Publisher, msg *Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "audit", "Charge", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Charge decodes body into *v, a new Charge.
+func streamgen_decode_Charge(body []byte, v *Charge) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Charge(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Refund decodes body into *v, a new Refund.
+func streamgen_decode_Refund(body []byte, v *Refund) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Refund(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Charge decodes a JSON object into *v.
+func streamgen_json_Charge(d *jsondecode.Decoder, v *Charge) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
+}
+
+// streamgen_json_Refund decodes a JSON object into *v.
+func streamgen_json_Refund(d *jsondecode.Decoder, v *Refund) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.String(&v.ID)
+		default:
+			d.Unknown("id")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -33,7 +34,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, runtime.ValueFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Job, runtime.ValueFunc(Work)),
 		},
 	})
 }
@@ -41,4 +42,41 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 // PublishJob publishes msg to "jobs" as message type "Job", which Work handles.
 func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
+// PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Job decodes body into *v, a new Job.
+func streamgen_decode_Job(body []byte, v *Job) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Job(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Job decodes a JSON object into *v.
+func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "id":
+			d.Seen(&seen[0])
+			d.Uint64(&v.ID)
+		case "amount":
+			d.Seen(&seen[1])
+			d.Int64(&v.Amount)
+		default:
+			d.Unknown("id", "amount")
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
 
 // A compile error on this line means the runtime changed: run go generate.
@@ -39,7 +40,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Concurrency:     2,
 		MaxPayloadBytes: 2 * 1024 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, runtime.PointerFunc(Record)),
+			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, streamgen_decode_Event, runtime.PointerFunc(Record)),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -47,7 +48,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Broker:          runtime.ZeroMQ,
 		MaxPayloadBytes: 1048576,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, runtime.PointerFunc(RecordLater)),
+			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, streamgen_decode_Event, runtime.PointerFunc(RecordLater)),
 		},
 	})
 }
@@ -57,7 +58,47 @@ func PublishEventToEvents(ctx context.Context, p runtime.Publisher, msg *Event, 
 	return runtime.Publish(ctx, p, "events", "event", msg, opts...)
 }
 
+// PublishEventToEventsAsync is PublishEventToEvents without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEventToEventsAsync(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "events", "event", msg, opts...)
+}
+
 // PublishEventToEventsRetry publishes msg to "events.retry" as message type "event", which RecordLater handles.
 func PublishEventToEventsRetry(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "events.retry", "event", msg, opts...)
+}
+
+// PublishEventToEventsRetryAsync is PublishEventToEventsRetry without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEventToEventsRetryAsync(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "events.retry", "event", msg, opts...)
+}
+
+// The JSON decoders of the message types (see runtime.HandleJSON). Each
+// decodes a body exactly as encoding/json would, or reports false, and then
+// encoding/json decodes it.
+
+// streamgen_decode_Event decodes body into *v, a new Event.
+func streamgen_decode_Event(body []byte, v *Event) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Event(&d, v)
+	return d.End()
+}
+
+// streamgen_json_Event decodes a JSON object into *v.
+func streamgen_json_Event(d *jsondecode.Decoder, v *Event) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "kind":
+			d.Seen(&seen[0])
+			d.String(&v.Kind)
+		default:
+			d.Unknown("kind")
+		}
+	}
 }

@@ -1,0 +1,376 @@
+package generator
+
+import (
+	"fmt"
+	"go/types"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/streamgen/streamgen/generator/internal/jsonfield"
+)
+
+const jsondecodePath = "github.com/streamgen/streamgen/runtime/jsondecode"
+
+// jsonDecoders plans the JSON decoders of a package's message types: for
+// each message type that is a struct the generated code can name, one
+// function that decodes a body into it (runtime.HandleJSON calls it), and
+// one function per struct type reached from it through its fields.
+//
+// A generated decoder decodes exactly what encoding/json would into a new
+// value, or reports false, and then encoding/json decodes the body (see
+// runtime.HandleJSON and package runtime/jsondecode). So it decodes itself
+// only what it can decode the same way: structs without embedded fields or
+// the string option, slices, pointers, and boolean, number and string
+// kinds. Every other field (maps, arrays, interfaces, []byte, json.Number,
+// types with an UnmarshalJSON or UnmarshalText method, struct types it
+// cannot name) it hands to encoding/json with the field's own bytes.
+type jsonDecoders struct {
+	pkg *types.Package
+	// scope holds the package-level names the decoders must not take.
+	scope *types.Scope
+	// top is the decoder function of each message type that has one, in
+	// the order of the handlers.
+	top  map[*types.Named]string
+	tops []*types.Named
+	// structs is the function of each struct type decoded in place, and
+	// plain the struct types that cannot be (decoded by encoding/json);
+	// order is the order the functions are written in.
+	structs map[*types.Named]string
+	plain   map[*types.Named]bool
+	order   []*types.Named
+	names   map[string]bool
+	// imports are the packages the decoders name types of.
+	imports map[string]*types.Package
+}
+
+func newJSONDecoders(pkg *types.Package) *jsonDecoders {
+	return &jsonDecoders{
+		pkg: pkg, scope: pkg.Scope(),
+		top: map[*types.Named]string{}, structs: map[*types.Named]string{}, plain: map[*types.Named]bool{},
+		names: map[string]bool{}, imports: map[string]*types.Package{},
+	}
+}
+
+// add plans the decoder of message type t, when it can have one.
+func (j *jsonDecoders) add(t *types.Named) {
+	if _, ok := j.top[t]; ok || j.plain[t] {
+		return
+	}
+	if _, ok := j.structFunc(t); !ok {
+		return
+	}
+	j.top[t] = j.name("streamgen_decode_" + j.typeIdent(t))
+	j.tops = append(j.tops, t)
+}
+
+// decoderFor returns the decoder function of message type t, or "".
+func (j *jsonDecoders) decoderFor(t *types.Named) string { return j.top[t] }
+
+// name returns base, or base with a number, that no package-level name
+// of the package or of the decoders already takes.
+func (j *jsonDecoders) name(base string) string {
+	name := base
+	for i := 2; j.names[name] || j.scope.Lookup(name) != nil; i++ {
+		name = fmt.Sprintf("%s%d", base, i)
+	}
+	j.names[name] = true
+	return name
+}
+
+// typeIdent is the part of a function name that names t: its name, with
+// its package's name in front when it is another package's.
+func (j *jsonDecoders) typeIdent(t *types.Named) string {
+	if p := t.Obj().Pkg(); p != j.pkg {
+		return p.Name() + "_" + t.Obj().Name()
+	}
+	return t.Obj().Name()
+}
+
+// structFunc returns the function that decodes struct type t in place,
+// planning it (and the struct types its fields reach) the first time; false
+// when t is not a struct type decoded in place.
+func (j *jsonDecoders) structFunc(t *types.Named) (string, bool) {
+	if fn, ok := j.structs[t]; ok {
+		return fn, true
+	}
+	if j.plain[t] {
+		return "", false
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok || !j.nameable(t) || decodesItself(t) {
+		j.plain[t] = true
+		return "", false
+	}
+	for _, f := range jsonfield.Of(st, types.TypeString(t, nil)) {
+		if f.Promoted || f.Quoted {
+			j.plain[t] = true
+			return "", false
+		}
+	}
+	fn := j.name("streamgen_json_" + j.typeIdent(t))
+	j.structs[t] = fn
+	j.order = append(j.order, t)
+	return fn, true
+}
+
+// decodesItself reports whether encoding/json leaves t to t's own
+// UnmarshalJSON or UnmarshalText method.
+func decodesItself(t types.Type) bool {
+	return jsonfield.HasMethod(t, "UnmarshalJSON") || jsonfield.HasMethod(t, "UnmarshalText")
+}
+
+// nameable reports whether the generated file can name t: a type of the
+// package, or an exported, non-generic type of a package it can import.
+func (j *jsonDecoders) nameable(t types.Type) bool {
+	switch t := types.Unalias(t).(type) {
+	case *types.Basic:
+		return t.Kind() != types.UnsafePointer && t.Info()&types.IsUntyped == 0
+	case *types.Named:
+		obj := t.Obj()
+		if obj.Pkg() == nil {
+			return false // error
+		}
+		if t.TypeArgs().Len() > 0 || t.TypeParams().Len() > 0 {
+			return false
+		}
+		if obj.Parent() != obj.Pkg().Scope() {
+			return false // declared in a function
+		}
+		if obj.Pkg() == j.pkg {
+			return true
+		}
+		return obj.Exported() && importable(j.pkg.Path(), obj.Pkg().Path())
+	case *types.Slice:
+		return j.nameable(t.Elem())
+	case *types.Pointer:
+		return j.nameable(t.Elem())
+	}
+	return false
+}
+
+// importable reports whether the package at path from may import the one
+// at path to, as far as internal directories go.
+func importable(from, to string) bool {
+	i := strings.LastIndex(to, "/internal/")
+	switch {
+	case i >= 0:
+	case strings.HasSuffix(to, "/internal"):
+		i = len(to) - len("/internal")
+	case strings.HasPrefix(to, "internal/") || to == "internal":
+		return !strings.Contains(from, ".") // the standard library's own
+	default:
+		return true
+	}
+	parent := to[:i]
+	return from == parent || strings.HasPrefix(from, parent+"/")
+}
+
+// typeCode writes t as the generated file names it; t is nameable.
+func (j *jsonDecoders) typeCode(t types.Type) *jen.Statement {
+	switch t := types.Unalias(t).(type) {
+	case *types.Basic:
+		return jen.Id(t.Name())
+	case *types.Named:
+		p := t.Obj().Pkg()
+		if p != j.pkg {
+			j.imports[p.Path()] = p
+		}
+		return jen.Qual(p.Path(), t.Obj().Name())
+	case *types.Slice:
+		return jen.Index().Add(j.typeCode(t.Elem()))
+	case *types.Pointer:
+		return jen.Op("*").Add(j.typeCode(t.Elem()))
+	}
+	panic(fmt.Sprintf("streamgen: typeCode of %s", t))
+}
+
+// write appends the decoders to f. locals gives the functions' local
+// names, so that none hides a name the functions use.
+func (j *jsonDecoders) write(f *jen.File, locals func() nameSet) {
+	if len(j.tops) == 0 {
+		return
+	}
+	f.Line()
+	f.Comment("// The JSON decoders of the message types (see runtime.HandleJSON). Each\n// decodes a body exactly as encoding/json would, or reports false, and then\n// encoding/json decodes it.")
+	for _, t := range j.tops {
+		local := locals()
+		body, v, d := freshName("body", local), freshName("v", local), freshName("d", local)
+		f.Line()
+		f.Commentf("%s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
+		f.Func().Id(j.top[t]).Params(jen.Id(body).Index().Byte(), jen.Id(v).Op("*").Add(j.typeCode(t))).Bool().Block(
+			jen.Id(d).Op(":=").Qual(jsondecodePath, "Start").Call(jen.Id(body)),
+			jen.Id(j.structs[t]).Call(jen.Op("&").Id(d), jen.Id(v)),
+			jen.Return(jen.Id(d).Dot("End").Call()),
+		)
+	}
+	// Writing a function may plan more: range over the growing list.
+	for i := 0; i < len(j.order); i++ {
+		j.writeStruct(f, j.order[i], locals())
+	}
+}
+
+// structWriter writes the body of one struct decoder.
+type structWriter struct {
+	j      *jsonDecoders
+	d      string
+	local  nameSet
+	nested int
+}
+
+// writeStruct writes the function that decodes a JSON object into the
+// struct type t in place, as encoding/json's object decoding does: a null
+// leaves it as it is, members are matched to fields by exact name (any
+// other name that a field's matches without regard to case, and a name
+// given twice, fail the decoder), members of no field are skipped.
+func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
+	st := t.Underlying().(*types.Struct)
+	fields := jsonfield.Of(st, types.TypeString(t, nil))
+	d, v := freshName("d", local), freshName("v", local)
+	w := &structWriter{j: j, d: d, local: local}
+	var body []jen.Code
+	body = append(body, jen.If(jen.Op("!").Id(d).Dot("Object").Call()).Block(jen.Return()))
+	var names []jen.Code
+	for _, fd := range fields {
+		names = append(names, jen.Lit(fd.Name))
+	}
+	i := freshName("i", local)
+	loop := jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(d).Dot("Member").Call(jen.Id(i)), jen.Id(i).Op("++"))
+	if len(fields) == 0 {
+		body = append(body, loop.Block(jen.Id(d).Dot("Unknown").Call()))
+	} else {
+		seen := freshName("seen", local)
+		body = append(body, jen.Var().Id(seen).Index(jen.Lit(len(fields))).Bool())
+		var cases []jen.Code
+		for k, fd := range fields {
+			stmts := []jen.Code{jen.Id(d).Dot("Seen").Call(jen.Op("&").Id(seen).Index(jen.Lit(k)))}
+			stmts = append(stmts, w.value(field(v, st.Field(fd.Index[0]).Name()), fd.Type)...)
+			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(stmts...))
+		}
+		cases = append(cases, jen.Default().Block(jen.Id(d).Dot("Unknown").Call(names...)))
+		body = append(body, loop.Block(jen.Switch(jen.String().Parens(jen.Id(d).Dot("Key").Call())).Block(cases...)))
+	}
+	f.Line()
+	f.Commentf("%s decodes a JSON object into *%s.", j.structs[t], v)
+	f.Func().Id(j.structs[t]).Params(jen.Id(d).Op("*").Qual(jsondecodePath, "Decoder"), jen.Id(v).Op("*").Add(j.typeCode(t))).Block(body...)
+}
+
+// scalarMethod returns the Decoder method of a basic kind, or "" when
+// encoding/json decodes it (complex numbers: an error).
+func scalarMethod(k types.BasicKind) string {
+	switch k {
+	case types.Bool:
+		return "Bool"
+	case types.String:
+		return "String"
+	case types.Int, types.Int8, types.Int16, types.Int32, types.Int64,
+		types.Uint, types.Uint8, types.Uint16, types.Uint32, types.Uint64, types.Uintptr,
+		types.Float32, types.Float64:
+		name := types.Typ[k].Name()
+		return strings.ToUpper(name[:1]) + name[1:]
+	}
+	return ""
+}
+
+// target is where a value is decoded to: lv writes it as an operand
+// (v.Items, *x, s[len(s)-1]) and ptr its address (&v.Items, x,
+// &s[len(s)-1]). Each call writes a new statement, since jennifer's
+// statements grow when added to.
+type target struct {
+	lv, ptr func() *jen.Statement
+}
+
+// field is the target of the field name of *v.
+func field(v, name string) target {
+	return target{
+		lv:  func() *jen.Statement { return jen.Id(v).Dot(name) },
+		ptr: func() *jen.Statement { return jen.Op("&").Id(v).Dot(name) },
+	}
+}
+
+// value writes the statements that decode the next JSON value into to, of
+// type t.
+func (w *structWriter) value(to target, t types.Type) []jen.Code {
+	d := w.d
+	std := []jen.Code{jen.Id(d).Dot("Std").Call(to.ptr())}
+	t = types.Unalias(t)
+	if decodesItself(t) {
+		return std
+	}
+	named, _ := t.(*types.Named)
+	if named != nil {
+		if obj := named.Obj(); obj.Pkg() != nil && obj.Pkg().Path() == "encoding/json" && obj.Name() == "Number" {
+			return std
+		}
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		if named == nil {
+			return std
+		}
+		fn, ok := w.j.structFunc(named)
+		if !ok {
+			return std
+		}
+		return []jen.Code{jen.Id(fn).Call(jen.Id(d), to.ptr())}
+	case *types.Basic:
+		method := scalarMethod(u.Kind())
+		if method == "" {
+			return std
+		}
+		p := to.ptr()
+		if named != nil {
+			p = jen.Parens(jen.Op("*").Id(types.Typ[u.Kind()].Name())).Parens(p)
+		}
+		return []jen.Code{jen.Id(d).Dot(method).Call(p)}
+	case *types.Pointer:
+		elem := types.Unalias(u.Elem())
+		if _, ok := elem.(*types.Pointer); ok || named != nil || !w.j.nameable(elem) {
+			return std // **T, a named pointer type, or an element it cannot name
+		}
+		x := freshName("x", w.local)
+		elemTo := target{
+			lv:  func() *jen.Statement { return jen.Op("*").Id(x) },
+			ptr: func() *jen.Statement { return jen.Id(x) },
+		}
+		decode := append([]jen.Code{jen.Id(x).Op(":=").New(w.j.typeCode(elem))}, w.value(elemTo, elem)...)
+		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
+			to.lv().Op("=").Nil(),
+		).Else().Block(append(decode, to.lv().Op("=").Id(x))...)}
+	case *types.Slice:
+		elem := types.Unalias(u.Elem())
+		if b, ok := elem.Underlying().(*types.Basic); ok && b.Kind() == types.Uint8 {
+			return std // base64, or an array of numbers
+		}
+		if !w.j.nameable(t) {
+			return std
+		}
+		s, i := freshName("s", w.local), freshName("i", w.local)
+		last := func() *jen.Statement { return jen.Id(s).Index(jen.Len(jen.Id(s)).Op("-").Lit(1)) }
+		elemTo := target{lv: last, ptr: func() *jen.Statement { return jen.Op("&").Add(last()) }}
+		loop := append([]jen.Code{jen.Id(s).Op("=").Append(jen.Id(s), w.j.zero(elem))}, w.value(elemTo, elem)...)
+		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
+			to.lv().Op("=").Nil(),
+		).Else().Block(
+			jen.Var().Id(s).Add(w.j.typeCode(t)),
+			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(d).Dot("Element").Call(jen.Id(i)), jen.Id(i).Op("++")).Block(loop...),
+			jen.If(jen.Id(s).Op("==").Nil()).Block(jen.Id(s).Op("=").Add(w.j.typeCode(t)).Values()),
+			to.lv().Op("=").Id(s),
+		)}
+	}
+	return std
+}
+
+// zero writes the zero value of t, a nameable type: T{} for a struct, nil
+// for a pointer or slice, *new(T) otherwise.
+func (j *jsonDecoders) zero(t types.Type) *jen.Statement {
+	switch t.Underlying().(type) {
+	case *types.Struct:
+		return j.typeCode(t).Values()
+	case *types.Pointer, *types.Slice:
+		if _, named := types.Unalias(t).(*types.Named); !named {
+			return jen.Nil()
+		}
+	}
+	return jen.Op("*").New(j.typeCode(t))
+}

@@ -1,0 +1,14 @@
+// The generator loads this package with the build tag streamgen, which
+// leaves out streamgen_gen.go, and this file with it: it names the
+// generated decoder.
+
+//go:build !streamgen
+
+package benchorder
+
+import "github.com/streamgen/streamgen/internal/benchpair"
+
+// Decode is the generated decoder: it fills *o from body exactly as
+// json.Unmarshal would, or reports false, leaving the body to
+// json.Unmarshal (see runtime.HandleJSON).
+func Decode(body []byte, o *benchpair.Order) bool { return streamgen_decode_benchpair_Order(body, o) }
