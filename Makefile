@@ -28,7 +28,7 @@ fmt-check:
 rabbitmq:
 	@.ci/ensure-rabbitmq
 
-## fuzz: run each fuzz function for FUZZTIME (5s: under a minute in all); for a longer hunt, make fuzz FUZZTIME=10m
+## fuzz: run each fuzz function for FUZZTIME (5s each: about a minute and a half in all); for a longer hunt, make fuzz FUZZTIME=10m
 ## (make test runs their seed corpora, testdata/fuzz, as plain tests)
 FUZZTIME ?= 5s
 fuzz:
@@ -38,14 +38,17 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeGuard$$' -fuzztime $(FUZZTIME) ./runtime/zeromq/internal/zmtp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryCount$$' -fuzztime $(FUZZTIME) ./runtime
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptReader$$' -fuzztime $(FUZZTIME) ./runtime/rabbitmq
+	$(GO) test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
+	$(GO) test -run '^$$' -fuzz '^FuzzScalars$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
+	$(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck
 
-## generate: regenerate the examples' generated files
+## generate: regenerate the examples' generated files, and those of the decoder tests and benchmarks
 generate:
-	$(GO) generate ./examples/...
+	$(GO) generate ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
 
 ## check: fail when a generated file or AsyncAPI document is stale
 check:
-	$(GO) run ./cmd/streamgen -check ./examples/...
+	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 

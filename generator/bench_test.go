@@ -67,8 +67,11 @@ func generateOnce(b *testing.B, dir string, n int) *Package {
 	if len(pkgs) != 1 || pkgs[0].Source == nil {
 		b.Fatalf("generation failed: %v", pkgs[0].Diagnostics)
 	}
-	if got := strings.Count(string(pkgs[0].Source), "\nfunc Publish"); got != n {
-		b.Fatalf("%d publishers generated, want %d", got, n)
+	if got := strings.Count(string(pkgs[0].Source), "\nfunc Publish"); got != 2*n {
+		b.Fatalf("%d publishers generated, want %d (and their Async twins)", got, 2*n)
+	}
+	if got := strings.Count(string(pkgs[0].Source), "\nfunc streamgen_decode_"); got != n {
+		b.Fatalf("%d JSON decoders generated, want %d", got, n)
 	}
 	return pkgs[0]
 }

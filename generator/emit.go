@@ -35,6 +35,10 @@ type emitter struct {
 	recvParam map[*types.Named]string
 	// json plans the JSON decoders of the message types.
 	json *jsonDecoders
+	// decoderOuter is what decoderLocals gives as taken, made from taken
+	// when it had decoderTaken names.
+	decoderOuter map[string]bool
+	decoderTaken int
 }
 
 // importName is how the generated file names an imported package.
@@ -356,11 +360,14 @@ func (e *emitter) locals() nameSet {
 // besides the names the file refers to, the decoders name the package's
 // types, so none of the package-level names is taken either.
 func (e *emitter) decoderLocals() nameSet {
-	outer := maps.Clone(e.taken)
-	for _, name := range e.m.pkg.Scope().Names() {
-		outer[name] = true
+	if e.decoderOuter == nil || e.decoderTaken != len(e.taken) {
+		e.decoderOuter = maps.Clone(e.taken)
+		for _, name := range e.m.pkg.Scope().Names() {
+			e.decoderOuter[name] = true
+		}
+		e.decoderTaken = len(e.taken)
 	}
-	return nameSet{outer: outer, own: map[string]bool{}}
+	return nameSet{outer: e.decoderOuter, own: map[string]bool{}}
 }
 
 // subscriptionLiteral writes s.rs, the runtime.Subscription validated at
