@@ -75,8 +75,9 @@
 //
 //   - Mount(app *runtime.App, <broker> runtime.Broker...), which registers
 //     one runtime.Subscription per subscription name, with one
-//     runtime.Handle[T]("T", policy, runtime.ValueFunc(Work)) per handler
-//     (the runtime adapter of the handler's shape; the table is on
+//     runtime.HandleJSON[T]("T", policy, streamgen_decode_T,
+//     runtime.ValueFunc(Work)) per handler, or runtime.Handle[T] when T
+//     gets no JSON decoder (the runtime adapter of the handler's shape; the table is on
 //     runtime.HandlerFunc). It takes one broker per kind the package uses,
 //     named rabbitmq and zeromq, or a single broker when every
 //     subscription runs on any broker; then, when handlers are methods, a
@@ -86,7 +87,14 @@
 //     handlers are its method values (service.Place).
 //   - A typed publisher per handler: PublishJob(ctx, p, msg, opts...), or
 //     PublishJobToJobsUrgent when a Go type is consumed on several
-//     subscriptions.
+//     subscriptions; and its Async twin, PublishJobAsync, which returns a
+//     *runtime.Confirmation instead of waiting for the broker.
+//   - A JSON decoder per message type that is a struct,
+//     streamgen_decode_T, and one per struct type its fields reach: each
+//     decodes a body exactly as encoding/json would or reports false, and
+//     then encoding/json decodes it (see runtime.HandleJSON and package
+//     runtime/jsondecode). Fields it cannot decode the same way itself go
+//     to encoding/json with their own bytes.
 //   - A guard per handler: a type named
 //     streamgen_<Handler>_changed_run_go_generate
 //     (streamgen_Service_Place_changed_run_go_generate for a method) with
