@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -299,8 +300,8 @@ func (d *Decoder) Bool(p *bool) {
 }
 
 // String reads a string into *p; null leaves *p as it is. A string that is
-// not valid UTF-8 fails; one with escape sequences is unquoted by
-// encoding/json.
+// not valid UTF-8 fails; escape sequences are unquoted as encoding/json
+// unquotes them.
 func (d *Decoder) String(p *string) {
 	if d.failed {
 		return
@@ -330,13 +331,75 @@ func (d *Decoder) String(p *string) {
 		*p = string(content)
 		return
 	}
-	// A local, so that p does not escape through encoding/json.
-	var s string
-	if json.Unmarshal(d.data[start:end], &s) != nil {
-		d.failed = true
-		return
+	*p = unescape(content)
+}
+
+// unescape returns the text of the content of a valid JSON string that has
+// escape sequences and is valid UTF-8, as encoding/json unquotes it: a \u
+// escape of a surrogate half makes a rune with the \u escape after it when
+// the two are a pair, and is U+FFFD otherwise.
+func unescape(content []byte) string {
+	buf := make([]byte, 0, len(content))
+	for i := 0; i < len(content); {
+		c := content[i]
+		if c != '\\' {
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		switch e := content[i+1]; e {
+		case 'u':
+			r := hex4(content[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(content) && content[i] == '\\' && content[i+1] == 'u' {
+					if pair := utf16.DecodeRune(r, hex4(content[i+2:i+6])); pair != utf8.RuneError {
+						buf = utf8.AppendRune(buf, pair)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			buf = utf8.AppendRune(buf, r)
+			continue
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		default: // '"', '\\', '/'
+			buf = append(buf, e)
+		}
+		i += 2
 	}
-	*p = s
+	if len(buf) == 0 {
+		return ""
+	}
+	// buf is this function's own and never written again.
+	return unsafe.String(&buf[0], len(buf))
+}
+
+// hex4 returns the value of four hex digits, which scanString checked.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // Flags from scanString.

@@ -847,3 +847,52 @@ func TestEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestStringUnescapesAsEncodingJSON: escape sequences, surrogate pairs and
+// lone surrogate halves come out as encoding/json unquotes them, without
+// encoding/json.
+func TestStringUnescapesAsEncodingJSON(t *testing.T) {
+	for _, lit := range []string{
+		`"\u00e4\u00F6"`, `"a\/b\\c\"d"`, `"\b\f\n\r\t"`, `"\u0000"`, `"\u001f x"`,
+		`"\ud83d\ude00"`, `"x\ud83d\ude00y"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`,
+		`"\ude00"`, `"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, `"\uDBFF\uDFFF"`, `"ü\n€"`,
+		`"\uffff\ufffd"`, `"\\u0041"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		d := Start([]byte(`{"k":` + lit + `}`))
+		var got string
+		if !d.Object() || !d.Member(0) {
+			t.Fatalf("%s: no member", lit)
+		}
+		d.String(&got)
+		if d.Member(1) || !d.End() {
+			t.Fatalf("%s: failed", lit)
+		}
+		if got != want {
+			t.Errorf("%s: got %q, encoding/json %q", lit, got, want)
+		}
+	}
+}
+
+// TestEscapedStringAllocatesOnlyItsText: an escaped string costs one
+// allocation, its text.
+func TestEscapedStringAllocatesOnlyItsText(t *testing.T) {
+	body := []byte(`{"k":"caf\u00e9 \"au lait\""}`)
+	var got string
+	n := testing.AllocsPerRun(100, func() {
+		d := Start(body)
+		d.Object()
+		d.Member(0)
+		d.String(&got)
+		d.Member(1)
+		if !d.End() {
+			t.Fatal("failed")
+		}
+	})
+	if got != `café "au lait"` || n != 1 {
+		t.Errorf("got %q in %v allocations, want 1", got, n)
+	}
+}
