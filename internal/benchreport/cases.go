@@ -23,7 +23,10 @@ const (
 
 // Case is one row of the table.
 type Case struct {
-	// Bench is the benchmark's name without the -GOMAXPROCS suffix.
+	// Bench is the benchmark's name without the -GOMAXPROCS suffix; a
+	// benchmark whose name another package's benchmark has too is named
+	// with its package's path in the module and a colon before it
+	// (runtime/zeromq:BenchmarkWorkerMemory; see Results.Lookup).
 	Bench string
 	// Label says what is measured, as the table shows it.
 	Label  string
@@ -64,5 +67,6 @@ var Cases = []Case{
 	{"BenchmarkGenerateVsLoad/handlers=1000", "Generator vs go/packages load, 1,000 handlers", Duration, 1.5},
 	{"BenchmarkRegenerateVsLoad/handlers=200", "Generator re-run, file current, vs go/packages load, 200 handlers", Duration, 1.3},
 	{"BenchmarkRegenerateVsLoad/handlers=1000", "Generator re-run, file current, vs go/packages load, 1,000 handlers", Duration, 1.3},
-	{"BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
+	{"runtime/zeromq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
+	{"runtime/rabbitmq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ)", Memory, 10},
 }

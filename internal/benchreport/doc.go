@@ -13,7 +13,10 @@
 // streamgen-cpu-ns/msg, baseline-cpu-ns/msg and cpu-ratio (see
 // internal/benchpair); a case in CPUTargets is met only when its CPU ratio
 // is within its target too. The memory
-// benchmark reports heap-warm-B, heap-end-B, growth-% and growth-B/msg.
+// benchmarks report heap-warm-B, heap-end-B, growth-% and growth-B/msg;
+// they have one name in two packages (runtime/zeromq, runtime/rabbitmq),
+// which the pkg: line go test prints before each package's results tells
+// apart.
 // A case is met when its ratio meets the target; when it does not, but
 // the confidence interval reaches the target, it is "within noise". A
 // case missing from the input is listed as not run, and the command then

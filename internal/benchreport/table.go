@@ -41,7 +41,7 @@ func Write(w io.Writer, m Machine, res *Results, cases []Case) int {
 	fmt.Fprintln(w, "|---|---:|---:|---|---|---|---|")
 	missing := 0
 	for _, c := range cases {
-		r := MakeRow(c, res.Metrics[c.Bench])
+		r := MakeRow(c, res.Lookup(c.Bench))
 		if !r.Ran {
 			missing++
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,11 +19,40 @@ BenchmarkConsume/payload=256B/prefetch=50/concurrency=1
     bench_test.go:181: round 1: streamgen 25872 ns/msg, baseline 26509 ns/msg, ratio 1.025
 BenchmarkConsume/payload=256B/prefetch=50/concurrency=1-2   	      30	  79604653 ns/op	     20000 baseline-ns/msg	         0.8 ratio	0.7 ratio-low	0.95 ratio-high	     25000 streamgen-ns/msg	12000 streamgen-cpu-ns/msg	10000 baseline-cpu-ns/msg	1.2 cpu-ratio
 BenchmarkRetry/prefetch=50/concurrency=1-2   	      10	 595907223 ns/op	    500000 baseline-ns/msg	         1.0 ratio	0.9 ratio-low	1.1 ratio-high	     500000 streamgen-ns/msg
-BenchmarkDecode/payload=256B-2         	     100	  11856426 ns/op	      2982 baseline-ns/op	         0.5 ratio	0.4 ratio-low	0.6 ratio-high	      5964 streamgen-ns/op
-BenchmarkGenerateVsLoad/handlers=1000-2       	       3	 312869879 ns/op	 120000000 streamgen-ns/op	  100000000 baseline-ns/op	         1.2 ratio	1.1 ratio-low	1.3 ratio-high
+PASS
+ok  	github.com/streamgen/streamgen/runtime/rabbitmq	12.345s
+goos: linux
+goarch: amd64
+pkg: github.com/streamgen/streamgen/runtime/zeromq
+cpu: AMD EPYC
 BenchmarkWorkerMemory-2                   	       1	 691415847 ns/op	        12.5 growth-%	    287008 heap-end-B	    255304 heap-warm-B	0.31 growth-B/msg
+--- BENCH: BenchmarkWorkerMemory-2
+    benchmark_test.go:370: 100000 messages after a warm-up of 100000: live heap 0.24 MiB, then 0.27 MiB
+PASS
+ok  	github.com/streamgen/streamgen/runtime/zeromq	3.210s
+goos: linux
+goarch: amd64
+pkg: github.com/streamgen/streamgen/runtime/rabbitmq
+cpu: AMD EPYC
+BenchmarkWorkerMemory-2                   	       1	18035621739 ns/op	         1.8 growth-%	         0.06 growth-B/msg	    349424 heap-end-B	    343240 heap-warm-B
+PASS
+ok  	github.com/streamgen/streamgen/runtime/rabbitmq	32.235s
+goos: linux
+goarch: amd64
+pkg: github.com/streamgen/streamgen/runtime
+cpu: AMD EPYC
+BenchmarkDecode/payload=256B-2         	     100	  11856426 ns/op	      2982 baseline-ns/op	         0.5 ratio	0.4 ratio-low	0.6 ratio-high	      5964 streamgen-ns/op
+PASS
+goos: linux
+goarch: amd64
+pkg: github.com/streamgen/streamgen/generator
+cpu: AMD EPYC
+BenchmarkGenerateVsLoad/handlers=1000-2       	       3	 312869879 ns/op	 120000000 streamgen-ns/op	  100000000 baseline-ns/op	         1.2 ratio	1.1 ratio-low	1.3 ratio-high
 PASS
 `
+
+// sampleRuns is how many of the Cases sample has results of.
+const sampleRuns = 6
 
 func TestParse(t *testing.T) {
 	res, err := Parse(strings.NewReader(sample))
@@ -37,6 +68,80 @@ func TestParse(t *testing.T) {
 	}
 	if len(res.Metrics) != 5 {
 		t.Errorf("%d benchmarks parsed, want 5: %v", len(res.Metrics), res.Metrics)
+	}
+	if m := res.Metrics["BenchmarkWorkerMemory"]; m["heap-end-B"] != 349424 {
+		t.Errorf("BenchmarkWorkerMemory by name: %v, want the last result, RabbitMQ's", m)
+	}
+	perPackage := map[string]int{}
+	for path, m := range res.Packages {
+		perPackage[path] = len(m)
+	}
+	const module = "github.com/streamgen/streamgen/"
+	want := map[string]int{module + "runtime/rabbitmq": 3, module + "runtime/zeromq": 1, module + "runtime": 1, module + "generator": 1}
+	if len(perPackage) != len(want) {
+		t.Errorf("benchmarks by package %v, want %v", perPackage, want)
+	}
+	for path, n := range want {
+		if perPackage[path] != n {
+			t.Errorf("benchmarks by package %v, want %v", perPackage, want)
+			break
+		}
+	}
+}
+
+// A benchmark of a name two packages run is told apart by its package;
+// one that only one package runs is found by its name alone.
+func TestLookupByPackage(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bench, end := range map[string]float64{
+		"runtime/zeromq:BenchmarkWorkerMemory":                                  287008,
+		"github.com/streamgen/streamgen/runtime/zeromq:BenchmarkWorkerMemory":   287008,
+		"runtime/rabbitmq:BenchmarkWorkerMemory":                                349424,
+		"rabbitmq:BenchmarkWorkerMemory":                                        349424,
+		"github.com/streamgen/streamgen/runtime/rabbitmq:BenchmarkWorkerMemory": 349424,
+		"bitmq:BenchmarkWorkerMemory":                                           0, // not a whole path element
+		"runtime/amqp:BenchmarkWorkerMemory":                                    0,
+		"runtime:BenchmarkWorkerMemory":                                         0, // runtime ran no such benchmark
+		"BenchmarkMissing":                                                      0,
+	} {
+		m := res.Lookup(bench)
+		if m["heap-end-B"] != end || (end == 0) != (m == nil) {
+			t.Errorf("Lookup(%q) = %v, want heap-end-B %v", bench, m, end)
+		}
+	}
+	if m := res.Lookup("runtime:BenchmarkDecode/payload=256B"); m["streamgen-ns/op"] != 5964 {
+		t.Errorf("runtime:BenchmarkDecode/payload=256B: %v", m)
+	}
+	if m := res.Lookup("BenchmarkDecode/payload=256B"); m["streamgen-ns/op"] != 5964 {
+		t.Errorf("BenchmarkDecode/payload=256B: %v", m)
+	}
+
+	// Two packages whose paths end alike: the end names neither.
+	twice, err := Parse(strings.NewReader("pkg: a/runtime/zeromq\nBenchmarkWorkerMemory-2 1 1 ns/op 1 growth-%\npkg: b/runtime/zeromq\nBenchmarkWorkerMemory-2 1 1 ns/op 2 growth-%\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := twice.Lookup("runtime/zeromq:BenchmarkWorkerMemory"); m != nil {
+		t.Errorf("runtime/zeromq names two packages, Lookup returned %v", m)
+	}
+	if m := twice.Lookup("b/runtime/zeromq:BenchmarkWorkerMemory"); m["growth-%"] != 2 {
+		t.Errorf("b/runtime/zeromq: %v", m)
+	}
+}
+
+// Every case named by its package names a package of the module.
+func TestCasePackagesExist(t *testing.T) {
+	for _, c := range Cases {
+		pkg, _, qualified := strings.Cut(c.Bench, ":")
+		if !qualified || strings.HasPrefix(c.Bench, "Benchmark") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(pkg))); err != nil {
+			t.Errorf("%s: %v", c.Label, err)
+		}
 	}
 }
 
@@ -57,10 +162,12 @@ func TestRows(t *testing.T) {
 		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.5}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "yes"},
 		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.15}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "within noise"},
 		{Case{"BenchmarkGenerateVsLoad/handlers=1000", "generate", Duration, 1.05}, "120 ms", "100 ms", "1.200 (1.100–1.300)", "no"},
-		{Case{"BenchmarkWorkerMemory", "memory", Memory, 10}, "end 0.27 MiB", "after warm-up 0.24 MiB", "+12.5% (+0.31 B/msg)", "no"},
+		{Case{"runtime/zeromq:BenchmarkWorkerMemory", "memory", Memory, 10}, "end 0.27 MiB", "after warm-up 0.24 MiB", "+12.5% (+0.31 B/msg)", "no"},
+		{Case{"runtime/rabbitmq:BenchmarkWorkerMemory", "memory", Memory, 10}, "end 0.33 MiB", "after warm-up 0.33 MiB", "+1.8% (+0.06 B/msg)", "yes"},
+		{Case{"runtime/amqp:BenchmarkWorkerMemory", "memory", Memory, 10}, "—", "—", "—", "not run"},
 		{Case{"BenchmarkMissing", "missing", Throughput, 0.9}, "—", "—", "—", "not run"},
 	} {
-		r := MakeRow(c.c, res.Metrics[c.c.Bench])
+		r := MakeRow(c.c, res.Lookup(c.c.Bench))
 		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Ratio != c.ratio || r.Met != c.met {
 			t.Errorf("%s: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, r.Streamgen, r.Baseline, r.Ratio, r.Met, c.streamgen, c.baseline, c.ratio, c.met)
 		}
@@ -77,7 +184,7 @@ func TestWriteCountsMissingCases(t *testing.T) {
 	}
 	var out strings.Builder
 	missing := Write(&out, Machine{CPU: res.CPU, CPUs: 2, Go: "go1.26", Broker: "RabbitMQ 3.10.8"}, res, Cases)
-	if want := len(Cases) - 5; missing != want {
+	if want := len(Cases) - sampleRuns; missing != want {
 		t.Errorf("%d cases missing, want %d", missing, want)
 	}
 	text := out.String()
@@ -86,6 +193,14 @@ func TestWriteCountsMissingCases(t *testing.T) {
 	}
 	if n := strings.Count(text, "\n| "); n != len(Cases)+1 {
 		t.Errorf("%d table lines, want a header and %d rows:\n%s", n, len(Cases), text)
+	}
+	for _, row := range []string{
+		"| Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback) | end 0.27 MiB | after warm-up 0.24 MiB | +12.5% (+0.31 B/msg) |",
+		"| Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ) | end 0.33 MiB | after warm-up 0.33 MiB | +1.8% (+0.06 B/msg) |",
+	} {
+		if !strings.Contains(text, row) {
+			t.Errorf("no row %q in\n%s", row, text)
+		}
 	}
 }
 
@@ -105,7 +220,7 @@ func TestRowsShowCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Case{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1", "consume", Throughput, 0.75}
-	r := MakeRow(c, res.Metrics[c.Bench])
+	r := MakeRow(c, res.Lookup(c.Bench))
 	if r.CPU != "12.0 / 10.0 (1.20)" {
 		t.Errorf("CPU column %q", r.CPU)
 	}
