@@ -4,7 +4,8 @@ package runtime
 // parks on a dead-letter queue, so a person reading that
 // queue sees why each message is there.
 const (
-	// HeaderDeadLetterReason is the handler's error text or the poison cause.
+	// HeaderDeadLetterReason is the handler's error text or the poison
+	// cause, cut short to MaxReasonBytes.
 	HeaderDeadLetterReason = "x-streamgen-reason"
 	// HeaderDeadLetterSource is the subscription the message was parked from.
 	HeaderDeadLetterSource = "x-streamgen-source"
@@ -17,3 +18,9 @@ const (
 	// milliseconds, UTC.
 	HeaderDeadLetterTime = "x-streamgen-parked-at"
 )
+
+// MaxReasonBytes is the longest HeaderDeadLetterReason: a longer reason is
+// cut at a character boundary and ends with how many bytes were cut, so
+// that an error text of any size still fits a broker's headers (a ZeroMQ
+// header frame holds at most 64 KiB) and the message is parked, not lost.
+const MaxReasonBytes = 4 << 10

@@ -1,11 +1,13 @@
 package adapter
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -150,10 +152,24 @@ func copyID(d *Delivery) string {
 // and the constants after it).
 func DeadLetterHeaders(subscription string, v Verdict, now time.Time) map[string]string {
 	return map[string]string{
-		runtime.HeaderDeadLetterReason:   v.Reason,
+		runtime.HeaderDeadLetterReason:   shortReason(v.Reason),
 		runtime.HeaderDeadLetterSource:   subscription,
 		runtime.HeaderDeadLetterAttempts: strconv.Itoa(v.Attempt),
 		runtime.HeaderDeadLetterPoison:   strconv.FormatBool(v.Poison),
 		runtime.HeaderDeadLetterTime:     now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	}
+}
+
+// shortReason returns reason, cut to at most runtime.MaxReasonBytes at a
+// character boundary, with a note of how much was cut.
+func shortReason(reason string) string {
+	if len(reason) <= runtime.MaxReasonBytes {
+		return reason
+	}
+	const room = 40 // for the note
+	cut := runtime.MaxReasonBytes - room
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes cut)", reason[:cut], len(reason)-cut)
 }

@@ -3,8 +3,10 @@ package zeromq_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
@@ -127,5 +129,34 @@ func TestDeadLetterHeaderValuesStayOnOneLine(t *testing.T) {
 	dead := rec.waitFor(t, "jobs.dead", 1)[0]
 	if r := dead.MD.Headers[runtime.HeaderDeadLetterReason]; r != "dead-lettered by the handler: line one line two three" {
 		t.Fatalf("reason = %q", r)
+	}
+}
+
+// TestAHugeReasonStillParks: a failure whose error text is larger than a
+// header frame may be still parks the message, with the reason cut short
+// to runtime.MaxReasonBytes and saying so.
+func TestAHugeReasonStillParks(t *testing.T) {
+	testkit.NoLeaks(t)
+	rec := newRecorder()
+	app := runtime.NewApp("huge-reason", runtime.WithLogger(streamtest.NewLogRecorder(nil).Logger()))
+	zq := zeromq.New(
+		zeromq.Queue("reports", zeromq.Bind(freeEndpoint(t))),
+		zeromq.Queue("reports.dead", zeromq.Bind(freeEndpoint(t))),
+	)
+	huge := strings.Repeat("é", 100<<10) // 200 KiB
+	app.Mount(zq,
+		&runtime.Subscription{Name: "reports", Handlers: []runtime.Handler{
+			jobHandler(rec, runtime.Policy{DeadLetter: "reports.dead"}, func(*Job, runtime.Metadata) error {
+				return runtime.DeadLetter(errors.New(huge))
+			}),
+		}},
+		&runtime.Subscription{Name: "reports.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},
+	)
+	streamtest.RunApp(t, app)
+	publishJob(t, zq, "reports", Job{ID: 1}, runtime.WithMessageID("r-1"))
+	dead := rec.waitFor(t, "reports.dead", 1)
+	reason := dead[0].MD.Headers[runtime.HeaderDeadLetterReason]
+	if len(reason) > runtime.MaxReasonBytes || !utf8.ValidString(reason) || !strings.HasPrefix(reason, "dead-lettered by the handler: éé") || !strings.HasSuffix(reason, "bytes cut)") {
+		t.Fatalf("reason of %d bytes: %.80q…%q", len(reason), reason, reason[max(0, len(reason)-40):])
 	}
 }
