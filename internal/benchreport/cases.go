@@ -43,6 +43,8 @@ var CPUTargets = map[string]float64{
 	"BenchmarkConsume/payload=256B/prefetch=250/concurrency=1": 1.1,
 	"BenchmarkConsume/payload=256B/prefetch=250/concurrency=4": 1.1,
 	"BenchmarkConsume/payload=16KiB/prefetch=50/concurrency=1": 1.1,
+
+	"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/decoder=encoding_json": 1.1,
 }
 
 // Cases are the rows of make bench, in order.
@@ -52,6 +54,7 @@ var Cases = []Case{
 	{"BenchmarkConsume/payload=256B/prefetch=250/concurrency=1", "RabbitMQ consume vs coalescing raw consumer, prefetch 250, concurrency 1, 256 B", Throughput, 0.95},
 	{"BenchmarkConsume/payload=256B/prefetch=250/concurrency=4", "RabbitMQ consume vs coalescing raw consumer, prefetch 250, concurrency 4, 256 B", Throughput, 0.95},
 	{"BenchmarkConsume/payload=16KiB/prefetch=50/concurrency=1", "RabbitMQ consume vs coalescing raw consumer, prefetch 50, concurrency 1, 16 KiB", Throughput, 0.95},
+	{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/decoder=encoding_json", "RabbitMQ consume, both decoding with encoding/json, vs coalescing raw consumer, prefetch 50, concurrency 1, 256 B", Throughput, 0.95},
 	{"BenchmarkRetry/prefetch=50/concurrency=1", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 1", Throughput, 0.85},
 	{"BenchmarkRetry/prefetch=50/concurrency=4", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 4", Throughput, 0.85},
 	{"BenchmarkPublish", "RabbitMQ publish, waiting for each confirm, vs raw", Throughput, 0.9},

@@ -321,9 +321,24 @@ func BenchmarkConsume(b *testing.B) {
 	b.Run(fmt.Sprintf("payload=%s/prefetch=50/concurrency=1", benchpair.SizeName(benchpair.Large)), func(b *testing.B) {
 		benchConsume(b, benchpair.Large, 50, 1)
 	})
+	// The same decoding on both sides: what streamgen adds to the raw
+	// client, without the generated decoder's head start.
+	b.Run(fmt.Sprintf("payload=%s/prefetch=50/concurrency=1/decoder=encoding_json", benchpair.SizeName(benchpair.Small)), func(b *testing.B) {
+		benchConsume(b, benchpair.Small, 50, 1, withoutGeneratedDecoder)
+	})
 }
 
-func benchConsume(b *testing.B, size, prefetch, concurrency int) {
+// withoutGeneratedDecoder makes sub's handler decode with encoding/json,
+// as runtime.Handle does for a type without a generated decoder.
+func withoutGeneratedDecoder(sub *runtime.Subscription, done func()) {
+	sub.Handlers[0] = runtime.Handle[benchpair.Order]("Order", sub.Handlers[0].Policy,
+		func(context.Context, *benchpair.Order, runtime.Metadata) runtime.Outcome {
+			done()
+			return runtime.OutcomeOf(nil)
+		})
+}
+
+func benchConsume(b *testing.B, size, prefetch, concurrency int, change ...func(sub *runtime.Subscription, done func())) {
 	adm := newAdmin(b)
 	n := consumeBatch(size)
 	msgs := orderMessages(n, benchpair.OrderJSON(size))
@@ -337,6 +352,9 @@ func benchConsume(b *testing.B, size, prefetch, concurrency int) {
 			return nil
 		})
 	sub.Concurrency = concurrency
+	for _, c := range change {
+		c(sub, sgDone.done)
+	}
 	sg := benchBroker(b, sub)
 	var raw *rawConsumer
 	raw = newRawConsumer(b, dial(b), rawQueue, prefetch, concurrency, func(d *amqp.Delivery) error {
