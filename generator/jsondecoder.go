@@ -212,10 +212,9 @@ func (j *jsonDecoders) write(f *jen.File, locals func() nameSet) {
 
 // structWriter writes the body of one struct decoder.
 type structWriter struct {
-	j      *jsonDecoders
-	d      string
-	local  nameSet
-	nested int
+	j     *jsonDecoders
+	d     string
+	local nameSet
 }
 
 // writeStruct writes the function that decodes a JSON object into the

@@ -42,12 +42,15 @@ type Scalars struct {
 	// Untagged, CamelCase and unexported fields follow encoding/json's
 	// naming.
 	CamelCase string
-	hidden    string
-	Skipped   string `json:"-"`
-	Dash      string `json:"-,"`
-	Odd       string `json:"bad'name"`
-	Spaced    string `json:"with space,omitempty"`
-	Ünï       string `json:"ñame"`
+	//lint:ignore U1000 encoding/json leaves unexported fields alone, and so must the decoder
+	hidden  string
+	Skipped string `json:"-"`
+	//lint:ignore SA5008 the name "-", which encoding/json takes from this tag
+	Dash string `json:"-,"`
+	//lint:ignore SA5008 a tag name encoding/json does not take: the field keeps its Go name
+	Odd    string `json:"bad'name"`
+	Spaced string `json:"with space,omitempty"`
+	Ünï    string `json:"ñame"`
 }
 
 // Item is an element of Order's slices.
