@@ -138,10 +138,20 @@ func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (M
 		return Message{}, err
 	}
 	m := Message{ID: NewMessageID(), Type: messageType, ContentType: codec.ContentType(), Body: body}
+	if len(opts) > 0 {
+		m = withOptions(m, opts)
+	}
+	return m, nil
+}
+
+// withOptions returns m with opts applied. An option takes a pointer to
+// the message, which moves it to the heap: apart from newMessage, that
+// happens only to a message published with options.
+func withOptions(m Message, opts []PublishOption) Message {
 	for _, o := range opts {
 		o(&m)
 	}
-	return m, nil
+	return m
 }
 
 // AsyncPublisher is a Publisher that keeps many messages awaiting the
