@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 )
 
@@ -173,37 +174,63 @@ type AsyncPublisher interface {
 // errors say which: unroutable, refused by the broker, no confirm in
 // time, channel closed).
 type Confirmation struct {
+	mu      sync.Mutex
+	settled bool
+	err     error
+	// done is made by the first Done or Wait that comes before the
+	// outcome, and closed with it: an outcome nobody had to wait for
+	// costs no channel.
 	done chan struct{}
-	err  error
 }
 
 // Done is closed once the outcome is known.
-func (c *Confirmation) Done() <-chan struct{} { return c.done }
+func (c *Confirmation) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.settled {
+			close(c.done)
+		}
+	}
+	return c.done
+}
 
 // Err returns the outcome once Done is closed, and nil before.
 func (c *Confirmation) Err() error {
-	select {
-	case <-c.done:
-		return c.err
-	default:
-		return nil
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // Wait waits for the outcome and returns it, or ctx's error when ctx ends
 // first (the message may still land).
 func (c *Confirmation) Wait(ctx context.Context) error {
-	select {
-	case <-c.done:
+	c.mu.Lock()
+	if c.settled {
+		c.mu.Unlock()
 		return c.err
+	}
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
+	done := c.done
+	c.mu.Unlock()
+	select {
+	case <-done:
+		return c.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 func (c *Confirmation) settle(err error) {
-	c.err = err
-	close(c.done)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err, c.settled = err, true
+	if c.done != nil {
+		close(c.done)
+	}
 }
 
 // PublishAsync encodes v and sends it as Publish does, but returns once it
@@ -223,7 +250,7 @@ func (c *Confirmation) settle(err error) {
 // that is no AsyncPublisher publishes synchronously, and the Confirmation
 // it returns is done already. Generated typed publishers call it.
 func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
-	c := &Confirmation{done: make(chan struct{})}
+	c := &Confirmation{}
 	m, err := newMessage(p, messageType, v, opts)
 	if err != nil {
 		err = fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)

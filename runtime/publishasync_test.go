@@ -123,6 +123,36 @@ func TestPublishWithoutOptionsAllocatesTheBodyAndTheID(t *testing.T) {
 	}
 }
 
+// A Confirmation whose outcome came before anyone waited costs no
+// channel: PublishAsync allocates the body, the id, the Confirmation and
+// the callback that settles it.
+func TestPublishAsyncConfirmedBeforeTheWaitMakesNoChannel(t *testing.T) {
+	ctx := t.Context()
+	v := &job{ID: 7}
+	parts := testing.AllocsPerRun(100, func() {
+		_, _ = runtime.JSON{}.Encode(v)
+		_ = runtime.NewMessageID()
+	})
+	p := &instantPublisher{}
+	async := testing.AllocsPerRun(100, func() {
+		if err := runtime.PublishAsync(ctx, p, "jobs", "Job", v).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if async > parts+2 {
+		t.Errorf("PublishAsync and Wait allocate %v times, want at most the %v of the body and id, and 2", async, parts)
+	}
+	c := runtime.PublishAsync(ctx, p, "jobs", "Job", v)
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Done is open after the outcome")
+	}
+	if c.Err() != nil {
+		t.Errorf("Err = %v", c.Err())
+	}
+}
+
 // Done and Wait, called before the outcome from other goroutines, all
 // see it.
 func TestPublishAsyncOutcomeReachesEveryWaiter(t *testing.T) {
