@@ -99,7 +99,7 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 		_ = ch.Close()
 		return nil, fmt.Errorf("rabbitmq: enable publisher confirms: %w", err)
 	}
-	return ch, nil
+	return amqpPublishChannel{ch}, nil
 }
 
 // watch logs the loss of conn and drains its close notification, and
