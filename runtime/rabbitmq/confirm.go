@@ -117,19 +117,31 @@ type pendingPublish struct {
 	// the message is sent.
 	deadline time.Time
 	returned *amqp.Return
-	// The outcome goes to result (publish waits on it) or to done
-	// (publishAsync); result is buffered, so no sender ever blocks on it.
-	result chan error
-	done   func(error)
+	// The outcome goes to result (publish waits on it), to done
+	// (publishAsync) or to receiver (publishAsyncTo); result is buffered,
+	// so no sender ever blocks on it.
+	result   chan error
+	done     func(error)
+	receiver outcomeReceiver
+}
+
+// outcomeReceiver takes the outcome of a publish of publishAsyncTo. It
+// saves a closure per message to one that holds the pending publish in a
+// record of its own.
+type outcomeReceiver interface {
+	outcome(err error)
 }
 
 // finish reports the outcome.
 func (p *pendingPublish) finish(err error) {
-	if p.done != nil {
+	switch {
+	case p.receiver != nil:
+		p.receiver.outcome(err)
+	case p.done != nil:
 		p.done(err)
-		return
+	default:
+		p.result <- err
 	}
-	p.result <- err
 }
 
 // pendingQueue holds the publishes awaiting their confirm in the order
@@ -427,6 +439,13 @@ func (c *confirmChannel) recycle(p *pendingPublish) {
 // publishAsync returns an error, done is never called.
 func (c *confirmChannel) publishAsync(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
 	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, done: done}, msg)
+}
+
+// publishAsyncTo is publishAsync with p, unused, as the pending publish,
+// whose receiver gets the outcome.
+func (c *confirmChannel) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, p *pendingPublish) error {
+	p.messageID, p.key, p.mandatory = msg.MessageId, queue, true
+	return c.start(ctx, p, msg)
 }
 
 // start sends msg for p and awaits its confirm from now on; the confirm

@@ -160,6 +160,16 @@ func (p *publisher) publishAsync(ctx context.Context, queue string, msg amqp.Pub
 	return ch.publishAsync(ctx, queue, msg, done)
 }
 
+// publishAsyncTo is publishAsync with p as the pending publish, whose
+// receiver gets the outcome (see confirmChannel.publishAsyncTo).
+func (p *publisher) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, pp *pendingPublish) error {
+	ch, err := p.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return ch.publishAsyncTo(ctx, queue, msg, pp)
+}
+
 // close closes the channel and the connection; publish fails with
 // ErrClosed from now on. When ctx ends before the broker answered (it
 // reads nothing from a connection it blocks), the connection is dropped
