@@ -41,20 +41,20 @@ func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Mes
 	b.mu.Lock()
 	now := b.clock.Now()
 	b.mu.Unlock()
-	a := &asyncPublish{window: w, msgType: msg.Type, queue: queue, done: done}
-	a.receiver = a
+	a := &asyncPublish{window: w, msgType: msg.Type, done: done}
+	a.key, a.receiver = queue, a
 	if err := b.pub.publishAsyncTo(ctx, queue, publishingOf(msg, now), &a.pendingPublish); err != nil {
 		a.outcome(err)
 	}
 }
 
-// asyncPublish is a message of PublishAsync: its pending publish, the
-// place it holds in the publish window, and where its outcome goes.
+// asyncPublish is a message of PublishAsync: its pending publish (whose
+// key is the queue), the place it holds in the publish window, and where
+// its outcome goes.
 type asyncPublish struct {
 	pendingPublish
 	window  chan struct{}
 	msgType string
-	queue   string
 	done    func(error)
 }
 
@@ -62,7 +62,7 @@ type asyncPublish struct {
 // Publish would.
 func (a *asyncPublish) outcome(err error) {
 	<-a.window
-	a.done(publishError(a.msgType, a.queue, err))
+	a.done(publishError(a.msgType, a.key, err))
 }
 
 // publishError is what Publish returns for the outcome err of a message of

@@ -126,8 +126,8 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 			t.Errorf("message %d after Close: %v, want ErrChannelClosed", i, err)
 		}
 	}
-	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) {
-		t.Errorf("PublishAsync after Close: %v, want ErrClosed", err)
+	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), `publish Job to "q"`) {
+		t.Errorf("PublishAsync after Close: %v, want ErrClosed, naming the message type and queue", err)
 	}
 }
 
