@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 )
 
@@ -138,10 +139,20 @@ func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (M
 		return Message{}, err
 	}
 	m := Message{ID: NewMessageID(), Type: messageType, ContentType: codec.ContentType(), Body: body}
+	if len(opts) > 0 {
+		m = withOptions(m, opts)
+	}
+	return m, nil
+}
+
+// withOptions returns m with opts applied. An option takes a pointer to
+// the message, which moves it to the heap: apart from newMessage, that
+// happens only to a message published with options.
+func withOptions(m Message, opts []PublishOption) Message {
 	for _, o := range opts {
 		o(&m)
 	}
-	return m, nil
+	return m
 }
 
 // AsyncPublisher is a Publisher that keeps many messages awaiting the
@@ -163,37 +174,63 @@ type AsyncPublisher interface {
 // errors say which: unroutable, refused by the broker, no confirm in
 // time, channel closed).
 type Confirmation struct {
+	mu      sync.Mutex
+	settled bool
+	err     error
+	// done is made by the first Done or Wait that comes before the
+	// outcome, and closed with it: an outcome nobody had to wait for
+	// costs no channel.
 	done chan struct{}
-	err  error
 }
 
 // Done is closed once the outcome is known.
-func (c *Confirmation) Done() <-chan struct{} { return c.done }
+func (c *Confirmation) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.settled {
+			close(c.done)
+		}
+	}
+	return c.done
+}
 
 // Err returns the outcome once Done is closed, and nil before.
 func (c *Confirmation) Err() error {
-	select {
-	case <-c.done:
-		return c.err
-	default:
-		return nil
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // Wait waits for the outcome and returns it, or ctx's error when ctx ends
 // first (the message may still land).
 func (c *Confirmation) Wait(ctx context.Context) error {
-	select {
-	case <-c.done:
+	c.mu.Lock()
+	if c.settled {
+		c.mu.Unlock()
 		return c.err
+	}
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
+	done := c.done
+	c.mu.Unlock()
+	select {
+	case <-done:
+		return c.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 func (c *Confirmation) settle(err error) {
-	c.err = err
-	close(c.done)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err, c.settled = err, true
+	if c.done != nil {
+		close(c.done)
+	}
 }
 
 // PublishAsync encodes v and sends it as Publish does, but returns once it
@@ -234,7 +271,7 @@ func PublishToAsync(ctx context.Context, p Publisher, to Destination, messageTyp
 // sendAsync sends m, which could not be made when err is set, to key
 // without waiting for its confirmation when p is an AsyncPublisher.
 func sendAsync(ctx context.Context, p Publisher, key string, m Message, err error) *Confirmation {
-	c := &Confirmation{done: make(chan struct{})}
+	c := &Confirmation{}
 	switch ap, ok := p.(AsyncPublisher); {
 	case err != nil:
 		c.settle(err)

@@ -90,3 +90,82 @@ func TestPublishAsyncUsesThePublishersCodec(t *testing.T) {
 type asyncCodecPublisher struct{ *asyncPublisher }
 
 func (asyncCodecPublisher) Codec() runtime.Codec { return textCodec{} }
+
+// instantPublisher reports every message confirmed before PublishAsync
+// returns, and keeps nothing.
+type instantPublisher struct{ publisher }
+
+func (instantPublisher) PublishAsync(_ context.Context, _ string, _ runtime.Message, done func(error)) {
+	done(nil)
+}
+
+// A message published without options allocates its body and its id and
+// nothing more: the options' pointer does not move every message to the
+// heap.
+func TestPublishWithoutOptionsAllocatesTheBodyAndTheID(t *testing.T) {
+	ctx := t.Context()
+	p := &publisher{}
+	v := &job{ID: 7}
+	parts := testing.AllocsPerRun(100, func() {
+		_, _ = runtime.JSON{}.Encode(v)
+		_ = runtime.NewMessageID()
+	})
+	publish := testing.AllocsPerRun(100, func() {
+		if err := runtime.Publish(ctx, p, "jobs", "Job", v); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if publish > parts {
+		t.Errorf("Publish allocates %v times, want at most the %v of its body and id", publish, parts)
+	}
+	if err := runtime.Publish(ctx, p, "jobs", "Job", v, runtime.WithMessageID("m-1"), runtime.WithPriority(3)); err != nil || p.msg.ID != "m-1" || p.msg.Priority != 3 {
+		t.Errorf("with options: %v, sent %+v", err, p.msg)
+	}
+}
+
+// A Confirmation whose outcome came before anyone waited costs no
+// channel: PublishAsync allocates the body, the id, the Confirmation and
+// the callback that settles it.
+func TestPublishAsyncConfirmedBeforeTheWaitMakesNoChannel(t *testing.T) {
+	ctx := t.Context()
+	v := &job{ID: 7}
+	parts := testing.AllocsPerRun(100, func() {
+		_, _ = runtime.JSON{}.Encode(v)
+		_ = runtime.NewMessageID()
+	})
+	p := &instantPublisher{}
+	async := testing.AllocsPerRun(100, func() {
+		if err := runtime.PublishAsync(ctx, p, "jobs", "Job", v).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if async > parts+2 {
+		t.Errorf("PublishAsync and Wait allocate %v times, want at most the %v of the body and id, and 2", async, parts)
+	}
+	c := runtime.PublishAsync(ctx, p, "jobs", "Job", v)
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Done is open after the outcome")
+	}
+	if c.Err() != nil {
+		t.Errorf("Err = %v", c.Err())
+	}
+}
+
+// Done and Wait, called before the outcome from other goroutines, all
+// see it.
+func TestPublishAsyncOutcomeReachesEveryWaiter(t *testing.T) {
+	p := &asyncPublisher{}
+	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 1})
+	refused := errors.New("refused")
+	errs := make(chan error, 2)
+	go func() { errs <- c.Wait(t.Context()) }()
+	go func() { <-c.Done(); errs <- c.Err() }()
+	p.done[0](refused)
+	for range 2 {
+		if err := <-errs; err != refused {
+			t.Errorf("waiter got %v, want %v", err, refused)
+		}
+	}
+}

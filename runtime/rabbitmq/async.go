@@ -41,15 +41,28 @@ func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Mes
 	b.mu.Lock()
 	now := b.clock.Now()
 	b.mu.Unlock()
-	msgType := msg.Type
-	err := b.pub.publishAsync(ctx, queue, publishingOf(msg, now), func(err error) {
-		<-w
-		done(publishError(msgType, queue, err))
-	})
-	if err != nil {
-		<-w
-		done(publishError(msgType, queue, err))
+	a := &asyncPublish{window: w, msgType: msg.Type, done: done}
+	a.key, a.receiver = queue, a
+	if err := b.pub.publishAsyncTo(ctx, queue, publishingOf(msg, now), &a.pendingPublish); err != nil {
+		a.outcome(err)
 	}
+}
+
+// asyncPublish is a message of PublishAsync: its pending publish (whose
+// key is the queue), the place it holds in the publish window, and where
+// its outcome goes.
+type asyncPublish struct {
+	pendingPublish
+	window  chan struct{}
+	msgType string
+	done    func(error)
+}
+
+// outcome frees the message's place in the window and reports err as
+// Publish would.
+func (a *asyncPublish) outcome(err error) {
+	<-a.window
+	a.done(publishError(a.msgType, a.key, err))
 }
 
 // publishError is what Publish returns for the outcome err of a message of

@@ -126,7 +126,42 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 			t.Errorf("message %d after Close: %v, want ErrChannelClosed", i, err)
 		}
 	}
-	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) {
-		t.Errorf("PublishAsync after Close: %v, want ErrClosed", err)
+	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), `publish Job to "q"`) {
+		t.Errorf("PublishAsync after Close: %v, want ErrClosed, naming the message type and queue", err)
+	}
+}
+
+// A message of PublishAsync costs the Broker one allocation on top of
+// what the publishing channel makes: the record that holds its pending
+// publish, its place in the window and its callback.
+func TestPublishAsyncAllocatesOneRecord(t *testing.T) {
+	testkit.NoLeaks(t)
+	b := newTestBroker(WithPublishWindow(4))
+	f := newFakeChannel(func(seq uint64, _ string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, ack(seq) })
+	b.pub.open = func(context.Context) (publishChannel, error) { return f, nil }
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := t.Context()
+	settled := make(chan error, 1)
+	done := func(err error) { settled <- err }
+	msg := runtime.Message{ID: "m", Type: "Job", Body: []byte("{}")}
+	b.PublishAsync(ctx, "q", msg, done) // opens the channel
+	if err := <-settled; err != nil {
+		t.Fatal(err)
+	}
+	fake := testing.AllocsPerRun(200, func() {
+		dc, err := f.publishDeferred(ctx, "", "q", true, amqp.Publishing{MessageId: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-dc.Done()
+	})
+	broker := testing.AllocsPerRun(200, func() {
+		b.PublishAsync(ctx, "q", msg, done)
+		if err := <-settled; err != nil {
+			t.Fatal(err)
+		}
+	})
+	if broker > fake+1 {
+		t.Errorf("PublishAsync allocates %v times, the channel %v: want one more at most", broker, fake)
 	}
 }

@@ -2,9 +2,10 @@ package rabbitmq
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -538,12 +539,11 @@ func publishBatch(outstanding int) int {
 }
 
 // rawPublisher is a channel in confirm mode that publishes as generated
-// typed publishers do: encode, mandatory, persistent. Returns fail the
-// benchmark.
+// typed publishers do: encode, a fresh random message id of 128 bits in
+// hexadecimal, mandatory, persistent. Returns fail the benchmark.
 type rawPublisher struct {
 	ch    *amqp.Channel
 	queue string
-	ids   atomic.Int64
 }
 
 func newRawPublisher(b *testing.B, queue string) *rawPublisher {
@@ -574,10 +574,12 @@ func (p *rawPublisher) publish(ctx context.Context, order *benchpair.Order) (*am
 	if err != nil {
 		return nil, err
 	}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
 	return p.ch.PublishWithDeferredConfirmWithContext(ctx, "", p.queue, true, false, amqp.Publishing{
 		ContentType:  "application/json",
 		DeliveryMode: amqp.Persistent,
-		MessageId:    strconv.FormatInt(p.ids.Add(1), 16),
+		MessageId:    hex.EncodeToString(id[:]),
 		Timestamp:    time.Now(),
 		Type:         "Order",
 		Body:         body,

@@ -32,25 +32,50 @@ var (
 	ErrClosed = errors.New("the broker is closed")
 )
 
-// publishChannel is the part of *amqp091.Channel that confirmed publishing
-// uses; tests put a fake in its place.
+// publishChannel is what confirmed publishing needs of an amqp091 channel
+// in confirm mode (amqpPublishChannel); tests put a fake in its place.
 type publishChannel interface {
-	GetNextPublishSeqNo() uint64
-	PublishWithContext(ctx context.Context, exchange, key string, mandatory, immediate bool, msg amqp.Publishing) error
-	NotifyPublish(confirm chan amqp.Confirmation) chan amqp.Confirmation
+	// publishDeferred sends msg and returns the broker's confirm of it to
+	// come.
+	publishDeferred(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (deferredConfirm, error)
 	NotifyReturn(c chan amqp.Return) chan amqp.Return
 	NotifyClose(c chan *amqp.Error) chan *amqp.Error
 	IsClosed() bool
 	Close() error
 }
 
+// deferredConfirm is the broker's confirm of one message: Done is closed
+// once it came (or the channel closed), and Acked then says whether it is
+// an ack. *amqp091.DeferredConfirmation is one.
+type deferredConfirm interface {
+	Done() <-chan struct{}
+	Acked() bool
+}
+
+// amqpPublishChannel is an amqp091 channel in confirm mode.
+type amqpPublishChannel struct{ *amqp.Channel }
+
+func (c amqpPublishChannel) publishDeferred(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (deferredConfirm, error) {
+	dc, err := c.PublishWithDeferredConfirmWithContext(ctx, exchange, key, mandatory, false, msg)
+	if err != nil {
+		return nil, err
+	}
+	if dc == nil {
+		return nil, errors.New("the channel is not in confirm mode")
+	}
+	return dc, nil
+}
+
 // confirmChannel publishes mandatory messages on a channel in confirm mode
 // and tells each publisher whether its message landed: a broker ack with no
 // basic.return for it. Sends are serialised (a channel must not interleave
 // publishes); confirms are awaited concurrently, by a publisher waiting
-// (publish) or by a callback (publishAsync). One goroutine drains the
-// channel's confirm, return and close notifications until the channel
-// closes, so the connection's reader never blocks on them. One timer for
+// (publish) or by a callback (publishAsync). One goroutine settles the
+// messages in the order they were sent, each once its deferred confirm is
+// done, and drains the channel's return and close notifications until the
+// channel closes, so the connection's reader never blocks on them. The
+// reader marks a whole run of deferred confirms done at once for one
+// multiple ack, and the goroutine settles the run in one go. One timer for
 // the whole channel fails the publishes not confirmed in time.
 type confirmChannel struct {
 	ch      publishChannel
@@ -58,20 +83,26 @@ type confirmChannel struct {
 	timeout time.Duration
 	log     *slog.Logger
 
-	send sync.Mutex // held across sequence number and publish
+	send sync.Mutex // held across queueing and publish, so the queue is in publish order
 
 	mu       sync.Mutex
-	pending  map[uint64]*pendingPublish
+	pending  pendingQueue // awaiting their confirm, oldest first
+	queued   uint64       // publishes queued so far
 	closed   bool
 	closeErr error
 	expiry   runtime.Timer // set while publishes await their confirm
 	waiters  sync.Pool     // *pendingPublish of publish, with their result channel
 
-	done chan struct{} // closed when the drain goroutine returns
+	// kick wakes the settling goroutine when the oldest pending publish
+	// changed other than by a confirm: one queued when none was, a confirm
+	// to come that just became known, one given up on.
+	kick chan struct{}
+	done chan struct{} // closed when the settling goroutine returns
 }
 
 // pendingPublish is a message awaiting its confirm.
 type pendingPublish struct {
+	// seq numbers the publishes in the order they are queued.
 	seq       uint64
 	messageID string
 	// exchange ("" for the default), the routing key (the queue, through
@@ -79,23 +110,97 @@ type pendingPublish struct {
 	exchange  string
 	key       string
 	mandatory bool
+	// confirm is the broker's confirm to come; nil until the message is
+	// sent.
+	confirm deferredConfirm
 	// deadline is when the publish fails with ErrNoConfirm; zero until
 	// the message is sent.
 	deadline time.Time
 	returned *amqp.Return
-	// The outcome goes to result (publish waits on it) or to done
-	// (publishAsync); result is buffered, so no sender ever blocks on it.
-	result chan error
-	done   func(error)
+	// The outcome goes to result (publish waits on it), to done
+	// (publishAsync) or to receiver (publishAsyncTo); result is buffered,
+	// so no sender ever blocks on it.
+	result   chan error
+	done     func(error)
+	receiver outcomeReceiver
+}
+
+// outcomeReceiver takes the outcome of a publish of publishAsyncTo. It
+// saves a closure per message to one that holds the pending publish in a
+// record of its own.
+type outcomeReceiver interface {
+	outcome(err error)
 }
 
 // finish reports the outcome.
 func (p *pendingPublish) finish(err error) {
-	if p.done != nil {
+	switch {
+	case p.receiver != nil:
+		p.receiver.outcome(err)
+	case p.done != nil:
 		p.done(err)
-		return
+	default:
+		p.result <- err
 	}
-	p.result <- err
+}
+
+// pendingQueue holds the publishes awaiting their confirm in the order
+// they were sent.
+type pendingQueue struct {
+	items []*pendingPublish
+	head  int
+}
+
+func (q *pendingQueue) len() int { return len(q.items) - q.head }
+
+func (q *pendingQueue) push(p *pendingPublish) {
+	if q.head > 0 && len(q.items) == cap(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, p)
+}
+
+// front returns the oldest, or nil.
+func (q *pendingQueue) front() *pendingPublish {
+	if q.head == len(q.items) {
+		return nil
+	}
+	return q.items[q.head]
+}
+
+func (q *pendingQueue) pop() *pendingPublish {
+	p := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return p
+}
+
+// all returns the publishes, oldest first; the slice is the queue's own.
+func (q *pendingQueue) all() []*pendingPublish { return q.items[q.head:] }
+
+// removeIf takes out the publishes for which drop is true, keeping the
+// others in order, and returns them.
+func (q *pendingQueue) removeIf(drop func(*pendingPublish) bool) []*pendingPublish {
+	var dropped []*pendingPublish
+	kept := q.items[:q.head]
+	for _, p := range q.items[q.head:] {
+		if drop(p) {
+			dropped = append(dropped, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(q.items[len(kept):])
+	q.items = kept
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return dropped
 }
 
 // newConfirmChannel takes over ch, which must already be in confirm mode.
@@ -105,22 +210,37 @@ func newConfirmChannel(ch publishChannel, clock runtime.Clock, timeout time.Dura
 		clock:   clock,
 		timeout: timeout,
 		log:     log,
-		pending: map[uint64]*pendingPublish{},
+		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	c.waiters.New = func() any { return &pendingPublish{result: make(chan error, 1)} }
-	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 256))
 	returns := ch.NotifyReturn(make(chan amqp.Return, 64))
 	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
-	go c.drain(confirms, returns, closes)
+	go c.drain(returns, closes)
 	return c
 }
 
-// drain settles pending publishes from the channel's notifications until
-// all three notification channels are closed.
-func (c *confirmChannel) drain(confirms <-chan amqp.Confirmation, returns <-chan amqp.Return, closes <-chan *amqp.Error) {
+// wake kicks the settling goroutine, unless a kick is already waiting.
+func (c *confirmChannel) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// drain settles pending publishes as their confirms come, and notes the
+// channel's returns, until the return and close notification channels
+// are both closed; then it fails the publishes still awaited.
+func (c *confirmChannel) drain(returns <-chan amqp.Return, closes <-chan *amqp.Error) {
 	defer close(c.done)
-	for confirms != nil || returns != nil || closes != nil {
+	var run []queued // the confirmed run being settled
+	for returns != nil || closes != nil {
+		var confirmed <-chan struct{}
+		c.mu.Lock()
+		if p := c.pending.front(); p != nil && p.confirm != nil {
+			confirmed = p.confirm.Done()
+		}
+		c.mu.Unlock()
 		select {
 		case r, ok := <-returns:
 			if !ok {
@@ -128,15 +248,12 @@ func (c *confirmChannel) drain(confirms <-chan amqp.Confirmation, returns <-chan
 				continue
 			}
 			c.noteReturn(r)
-		case conf, ok := <-confirms:
-			if !ok {
-				confirms = nil
-				c.failAll(ErrChannelClosed)
-				continue
-			}
+		case <-confirmed:
 			// The broker sends a basic.return before the ack of the same
-			// message, and the connection's reader hands them over in that
-			// order: a return for this message is already in returns.
+			// message, and the connection's reader hands the return over
+			// before it marks the confirm done: once the run of confirmed
+			// publishes is known, a return for any of them is in returns.
+			run = c.confirmedRun(run)
 			for drained := false; !drained && returns != nil; {
 				select {
 				case r, ok := <-returns:
@@ -149,55 +266,113 @@ func (c *confirmChannel) drain(confirms <-chan amqp.Confirmation, returns <-chan
 					drained = true
 				}
 			}
-			c.settle(conf)
+			run = c.settle(run)
+		case <-c.kick:
 		case e, ok := <-closes:
 			if !ok {
 				closes = nil
 				continue
 			}
-			// Pending publishes fail once the confirms channel closes,
-			// after every confirm that arrived before the close is settled.
 			c.mu.Lock()
 			c.closed = true
 			c.closeErr = e
 			c.mu.Unlock()
 		}
 	}
+	// The channel is closed: every return is read, every confirm that came
+	// before the close is marked already; the rest never come.
+	c.settle(c.confirmedRun(run))
+	c.failAll(ErrChannelClosed)
 }
 
 // noteReturn marks the oldest unconfirmed publish of the returned message.
 func (c *confirmChannel) noteReturn(r amqp.Return) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var oldest *pendingPublish
-	for _, p := range c.pending {
-		if p.returned == nil && p.messageID == r.MessageId && p.key == r.RoutingKey && (oldest == nil || p.seq < oldest.seq) {
-			oldest = p
+	for _, p := range c.pending.all() {
+		if p.returned == nil && p.messageID == r.MessageId && p.key == r.RoutingKey {
+			p.returned = &r
+			return
 		}
 	}
-	if oldest == nil {
-		c.log.Debug("rabbitmq: basic.return for a message no longer awaited", "message_id", r.MessageId, "queue", r.RoutingKey, "reply", r.ReplyText)
-		return
-	}
-	oldest.returned = &r
+	c.log.Debug("rabbitmq: basic.return for a message no longer awaited", "message_id", r.MessageId, "queue", r.RoutingKey, "reply", r.ReplyText)
 }
 
-// settle reports the broker's confirm to the publish awaiting it.
-func (c *confirmChannel) settle(conf amqp.Confirmation) {
+// queued names a publish of the queue: the pending publish, and the
+// number it was queued under, since a pending publish given up on may be
+// recycled for another one.
+type queued struct {
+	p   *pendingPublish
+	seq uint64
+}
+
+// confirmedRun appends to run the pending publishes, oldest first, whose
+// confirm came, up to the first whose confirm has not, and returns it.
+func (c *confirmChannel) confirmedRun(run []queued) []queued {
 	c.mu.Lock()
-	p := c.pending[conf.DeliveryTag]
-	delete(c.pending, conf.DeliveryTag)
-	c.mu.Unlock()
-	switch {
-	case p == nil:
-		// The publisher stopped waiting (timeout or cancelled context).
-	case !conf.Ack:
-		p.finish(ErrNacked)
-	case p.returned != nil:
-		p.finish(fmt.Errorf("%w (%d %s)", ErrUnroutable, p.returned.ReplyCode, p.returned.ReplyText))
-	default:
-		p.finish(nil)
+	defer c.mu.Unlock()
+	for _, p := range c.pending.all() {
+		if p.confirm == nil || !isDone(p.confirm) {
+			break
+		}
+		run = append(run, queued{p, p.seq})
 	}
+	return run
+}
+
+// settle reports the outcome of each publish of run, a confirmed run
+// (confirmedRun), oldest first, except those given up on meanwhile, and
+// returns run emptied.
+func (c *confirmChannel) settle(run []queued) []queued {
+	c.mu.Lock()
+	n := 0
+	for _, q := range run {
+		if front := c.pending.front(); front == q.p && front.seq == q.seq {
+			run[n] = q
+			n++
+			c.pending.pop()
+		}
+	}
+	closed, closeErr := c.closed, c.closeErr
+	c.mu.Unlock()
+	for _, q := range run[:n] {
+		p := q.p
+		switch {
+		case p.confirm.Acked() && p.returned != nil:
+			p.finish(fmt.Errorf("%w (%d %s)", ErrUnroutable, p.returned.ReplyCode, p.returned.ReplyText))
+		case p.confirm.Acked():
+			p.finish(nil)
+		case closed || c.ch.IsClosed():
+			// A channel that closes marks the confirms still to come
+			// done, not acked, as a nack does: once it is closed, a
+			// message not acked is one whose confirm may never have
+			// come.
+			p.finish(channelClosedError(closeErr))
+		default:
+			p.finish(ErrNacked)
+		}
+	}
+	clear(run)
+	return run[:0]
+}
+
+// isDone reports whether dc's confirm came.
+func isDone(dc deferredConfirm) bool {
+	select {
+	case <-dc.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// channelClosedError is ErrChannelClosed, with why the channel closed
+// when the broker said.
+func channelClosedError(closeErr error) error {
+	if closeErr != nil {
+		return fmt.Errorf("%w: %v", ErrChannelClosed, closeErr)
+	}
+	return ErrChannelClosed
 }
 
 // failAll fails every pending publish with err and refuses new ones.
@@ -207,11 +382,7 @@ func (c *confirmChannel) failAll(err error) {
 	if c.closeErr != nil {
 		err = fmt.Errorf("%w: %v", err, c.closeErr)
 	}
-	failed := make([]*pendingPublish, 0, len(c.pending))
-	for seq, p := range c.pending {
-		failed = append(failed, p)
-		delete(c.pending, seq)
-	}
+	failed := c.pending.removeIf(func(*pendingPublish) bool { return true })
 	c.mu.Unlock()
 	for _, p := range failed {
 		p.finish(err)
@@ -270,43 +441,62 @@ func (c *confirmChannel) publishAsync(ctx context.Context, queue string, msg amq
 	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, done: done}, msg)
 }
 
+// publishAsyncTo is publishAsync with p, unused, as the pending publish,
+// whose receiver gets the outcome.
+func (c *confirmChannel) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, p *pendingPublish) error {
+	p.messageID, p.key, p.mandatory = msg.MessageId, queue, true
+	return c.start(ctx, p, msg)
+}
+
 // start sends msg for p and awaits its confirm from now on; the confirm
-// timeout starts once the message is sent. On error p is awaited no more.
+// timeout starts once the message is sent. On error p is awaited no more,
+// and nothing refers to it. p is queued before it is sent, so that a
+// return for it, which may come before the publish call returns, finds
+// it.
 func (c *confirmChannel) start(ctx context.Context, p *pendingPublish, msg amqp.Publishing) error {
 	c.send.Lock()
+	defer c.send.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		c.send.Unlock()
 		return ErrChannelClosed
 	}
-	p.seq = c.ch.GetNextPublishSeqNo()
-	c.pending[p.seq] = p
+	c.queued++
+	p.seq = c.queued
+	c.pending.push(p)
 	c.mu.Unlock()
-	err := c.ch.PublishWithContext(ctx, p.exchange, p.key, p.mandatory, false, msg)
-	if err == nil {
-		c.mu.Lock()
-		if c.pending[p.seq] == p {
-			p.deadline = c.clock.Now().Add(c.timeout)
-			c.expireLaterLocked()
+	dc, err := c.ch.publishDeferred(ctx, p.exchange, p.key, p.mandatory, msg)
+	c.mu.Lock()
+	if c.pending.len() == 0 || c.pending.items[len(c.pending.items)-1] != p {
+		// The channel closed meanwhile, and the settling goroutine took p
+		// out and reported it.
+		c.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		c.pending.items[len(c.pending.items)-1] = nil
+		c.pending.items = c.pending.items[:len(c.pending.items)-1]
+		if c.pending.head == len(c.pending.items) {
+			c.pending.items, c.pending.head = c.pending.items[:0], 0
 		}
 		c.mu.Unlock()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, amqp.ErrClosed) {
+			return fmt.Errorf("%w: %v", ErrChannelClosed, err)
+		}
+		return fmt.Errorf("send: %w", err)
 	}
-	c.send.Unlock()
-	if err == nil {
-		return nil
+	p.confirm = dc
+	p.deadline = c.clock.Now().Add(c.timeout)
+	c.expireLaterLocked()
+	oldest := c.pending.front() == p
+	c.mu.Unlock()
+	if oldest {
+		c.wake()
 	}
-	if !c.forget(p) {
-		// The channel closed meanwhile and failAll reported it.
-		return nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	if errors.Is(err, amqp.ErrClosed) {
-		return fmt.Errorf("%w: %v", ErrChannelClosed, err)
-	}
-	return fmt.Errorf("send: %w", err)
+	return nil
 }
 
 // expireLaterLocked sets the timer that fails the publishes not confirmed
@@ -319,22 +509,25 @@ func (c *confirmChannel) expireLaterLocked() {
 	}
 }
 
-// expire fails the publishes whose deadline has passed.
+// expire fails the publishes whose deadline has passed and whose confirm
+// has not come. One whose confirm came, behind one whose confirm has not,
+// is settled once that one is.
 func (c *confirmChannel) expire() {
 	c.mu.Lock()
 	c.expiry = nil
 	now := c.clock.Now()
-	var expired []*pendingPublish
-	for seq, p := range c.pending {
-		if !p.deadline.IsZero() && !now.Before(p.deadline) {
-			expired = append(expired, p)
-			delete(c.pending, seq)
-		}
-	}
-	if len(c.pending) > 0 {
+	oldest := c.pending.front()
+	expired := c.pending.removeIf(func(p *pendingPublish) bool {
+		return !p.deadline.IsZero() && !now.Before(p.deadline) && !isDone(p.confirm)
+	})
+	if c.pending.len() > 0 {
 		c.expireLaterLocked()
 	}
+	moved := c.pending.front() != oldest
 	c.mu.Unlock()
+	if moved {
+		c.wake()
+	}
 	if len(expired) > 0 {
 		err := fmt.Errorf("%w (waited %s)", ErrNoConfirm, c.timeout)
 		for _, p := range expired {
@@ -348,12 +541,13 @@ func (c *confirmChannel) expire() {
 // ignored.
 func (c *confirmChannel) forget(p *pendingPublish) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pending[p.seq] != p {
-		return false
+	oldest := c.pending.front() == p
+	removed := c.pending.removeIf(func(q *pendingPublish) bool { return q == p })
+	c.mu.Unlock()
+	if oldest {
+		c.wake()
 	}
-	delete(c.pending, p.seq)
-	return true
+	return len(removed) > 0
 }
 
 // close closes the channel and waits until its notifications are drained.

@@ -18,24 +18,43 @@ import (
 )
 
 // fakeChannel stands in for an amqp091 channel in confirm mode. reply
-// decides what the "broker" answers to each publish; it runs on its own
-// goroutine per publish, sending a return before the confirm as RabbitMQ
-// does.
+// decides what the "broker" answers to each publish; the answers come from
+// one goroutine in publish order, like a connection's reader: a return
+// before the confirm, as RabbitMQ sends them. A confirm marks the
+// publish's deferred confirm done, and only that publish's: the delivery
+// tag reply gives is not read.
 type fakeChannel struct {
 	reply func(seq uint64, key string, msg amqp.Publishing) (ret *amqp.Return, conf *amqp.Confirmation)
 
 	mu       sync.Mutex
 	seq      uint64
 	closed   bool
-	confirms chan amqp.Confirmation
 	returns  chan amqp.Return
 	closes   chan *amqp.Error
 	order    chan func() // replies in publish order, like a single reader
 	done     chan struct{}
+	confirms map[uint64]*fakeConfirm // not yet confirmed
+}
+
+// fakeConfirm is a deferred confirm of the fakeChannel.
+type fakeConfirm struct {
+	done chan struct{}
+	ack  bool
+}
+
+func (c *fakeConfirm) Done() <-chan struct{} { return c.done }
+
+func (c *fakeConfirm) Acked() bool {
+	select {
+	case <-c.done:
+		return c.ack
+	default:
+		return false
+	}
 }
 
 func newFakeChannel(reply func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation)) *fakeChannel {
-	f := &fakeChannel{reply: reply, order: make(chan func(), 1024), done: make(chan struct{})}
+	f := &fakeChannel{reply: reply, order: make(chan func(), 1024), done: make(chan struct{}), confirms: map[uint64]*fakeConfirm{}}
 	go func() {
 		defer close(f.done)
 		for fn := range f.order {
@@ -45,36 +64,32 @@ func newFakeChannel(reply func(uint64, string, amqp.Publishing) (*amqp.Return, *
 	return f
 }
 
-func (f *fakeChannel) GetNextPublishSeqNo() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.seq + 1
-}
-
-func (f *fakeChannel) PublishWithContext(_ context.Context, _, key string, _, _ bool, msg amqp.Publishing) error {
+func (f *fakeChannel) publishDeferred(_ context.Context, _, key string, _ bool, msg amqp.Publishing) (deferredConfirm, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return amqp.ErrClosed
+		return nil, amqp.ErrClosed
 	}
 	f.seq++
 	seq := f.seq
+	dc := &fakeConfirm{done: make(chan struct{})}
+	f.confirms[seq] = dc
 	f.order <- func() {
 		ret, conf := f.reply(seq, key, msg)
 		if ret != nil {
 			f.returns <- *ret
 		}
 		if conf != nil {
-			f.confirms <- *conf
+			f.mu.Lock()
+			delete(f.confirms, seq)
+			f.mu.Unlock()
+			dc.ack = conf.Ack
+			close(dc.done)
 		}
 	}
-	return nil
+	return dc, nil
 }
 
-func (f *fakeChannel) NotifyPublish(c chan amqp.Confirmation) chan amqp.Confirmation {
-	f.confirms = c
-	return c
-}
 func (f *fakeChannel) NotifyReturn(c chan amqp.Return) chan amqp.Return { f.returns = c; return c }
 func (f *fakeChannel) NotifyClose(c chan *amqp.Error) chan *amqp.Error  { f.closes = c; return c }
 
@@ -85,7 +100,9 @@ func (f *fakeChannel) IsClosed() bool {
 }
 
 // Close closes the channel after the replies already queued, as the
-// library does: an error on the close channel, then every channel closed.
+// library does: an error on the close channel, then the notification
+// channels closed, then every confirm still to come marked done, not
+// acked.
 func (f *fakeChannel) Close() error {
 	f.mu.Lock()
 	if f.closed {
@@ -99,7 +116,12 @@ func (f *fakeChannel) Close() error {
 	f.closes <- &amqp.Error{Code: amqp.ChannelError, Reason: "closed by test"}
 	close(f.closes)
 	close(f.returns)
-	close(f.confirms)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for seq, dc := range f.confirms {
+		delete(f.confirms, seq)
+		close(dc.done)
+	}
 	return nil
 }
 
@@ -250,7 +272,7 @@ func TestConfirmConcurrentPublishesCorrelate(t *testing.T) {
 func (c *confirmChannel) pendingCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending)
+	return c.pending.len()
 }
 
 // fakeAcknowledger records how a delivery was settled.
@@ -300,5 +322,82 @@ func TestRunnerSettles(t *testing.T) {
 	}
 	if !errors.Is(fmt.Errorf("returned: %w", ErrUnroutable), adapter.ErrUnroutable) {
 		t.Error("ErrUnroutable is not the one the Consumer rejects on")
+	}
+}
+
+// The messages are settled in the order they were sent; one given up on
+// at the front of that order does not hold back those behind it, whose
+// confirms came: neither when its publisher's context ends, nor when its
+// confirm is overdue.
+func TestConfirmGivenUpOnDoesNotHoldBackTheNext(t *testing.T) {
+	testkit.NoLeaks(t)
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		giveUp  func(cancel context.CancelFunc)
+		want    error
+	}{
+		{"context ends", time.Hour, func(cancel context.CancelFunc) { cancel() }, context.Canceled},
+		{"confirm overdue", 50 * time.Millisecond, func(context.CancelFunc) {}, ErrNoConfirm},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeChannel(func(s uint64, _ string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+				if m.MessageId == "held" {
+					return nil, nil // never confirmed
+				}
+				return nil, ack(s)
+			})
+			c := newTestConfirmChannel(t, f, tt.timeout)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			held := make(chan error, 1)
+			go func() { held <- c.publish(ctx, "q", msg("held")) }()
+			for c.pendingCount() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			next := make(chan error, 1)
+			if err := c.publishAsync(t.Context(), "q", msg("next"), func(err error) { next <- err }); err != nil {
+				t.Fatal(err)
+			}
+			tt.giveUp(cancel)
+			if err := <-held; !errors.Is(err, tt.want) {
+				t.Errorf("held message: %v, want %v", err, tt.want)
+			}
+			select {
+			case err := <-next:
+				if err != nil {
+					t.Errorf("next message: %v, want confirmed", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the confirmed message behind the one given up on was never settled")
+			}
+		})
+	}
+}
+
+// A nack that came before the channel closed is a nack; a message whose
+// confirm had not come is reported as lost with the channel.
+func TestConfirmNackBeforeCloseIsANack(t *testing.T) {
+	testkit.NoLeaks(t)
+	f := newFakeChannel(func(s uint64, _ string, m amqp.Publishing) (*amqp.Return, *amqp.Confirmation) {
+		if m.MessageId == "refused" {
+			return nil, nack(s)
+		}
+		return nil, nil
+	})
+	c := newConfirmChannel(f, runtime.SystemClock{}, time.Hour, slog.New(slog.DiscardHandler))
+	refused, lost := make(chan error, 1), make(chan error, 1)
+	if err := c.publishAsync(t.Context(), "q", msg("refused"), func(err error) { refused <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-refused; !errors.Is(err, ErrNacked) {
+		t.Errorf("refused message: %v, want ErrNacked", err)
+	}
+	if err := c.publishAsync(t.Context(), "q", msg("lost"), func(err error) { lost <- err }); err != nil {
+		t.Fatal(err)
+	}
+	c.close()
+	if err := <-lost; !errors.Is(err, ErrChannelClosed) {
+		t.Errorf("message awaiting its confirm at the close: %v, want ErrChannelClosed", err)
 	}
 }

@@ -50,8 +50,12 @@ func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) 
 }
 
 // expirationOf reads the expiration property, a TTL in milliseconds as
-// decimal text; anything else is no expiration.
+// decimal text; anything else is no expiration. Most messages have none:
+// that is no parse, whose error would cost an allocation per delivery.
 func expirationOf(s string) time.Duration {
+	if s == "" {
+		return 0
+	}
 	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
 		return 0

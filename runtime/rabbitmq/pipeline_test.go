@@ -41,13 +41,13 @@ type countingChannel struct {
 	n *atomic.Int64
 }
 
-func (c countingChannel) PublishWithContext(ctx context.Context, exchange, key string, mandatory, immediate bool, msg amqp.Publishing) error {
+func (c countingChannel) publishDeferred(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (deferredConfirm, error) {
 	c.n.Add(1)
-	err := c.fakeChannel.PublishWithContext(ctx, exchange, key, mandatory, immediate, msg)
+	dc, err := c.fakeChannel.publishDeferred(ctx, exchange, key, mandatory, msg)
 	if err != nil {
 		c.n.Add(-1)
 	}
-	return err
+	return dc, err
 }
 
 func (w *withheld) confirm() { w.once.Do(func() { close(w.release) }) }

@@ -99,7 +99,7 @@ func (p *publisher) openAMQP(ctx context.Context) (publishChannel, error) {
 		_ = ch.Close()
 		return nil, fmt.Errorf("rabbitmq: enable publisher confirms: %w", err)
 	}
-	return ch, nil
+	return amqpPublishChannel{ch}, nil
 }
 
 // watch logs the loss of conn and drains its close notification, and
@@ -158,6 +158,16 @@ func (p *publisher) publishAsync(ctx context.Context, queue string, msg amqp.Pub
 		return err
 	}
 	return ch.publishAsync(ctx, queue, msg, done)
+}
+
+// publishAsyncTo is publishAsync with p as the pending publish, whose
+// receiver gets the outcome (see confirmChannel.publishAsyncTo).
+func (p *publisher) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, pp *pendingPublish) error {
+	ch, err := p.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return ch.publishAsyncTo(ctx, queue, msg, pp)
 }
 
 // close closes the channel and the connection; publish fails with

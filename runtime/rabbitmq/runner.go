@@ -105,17 +105,23 @@ func (r *runner) waitPumps() {
 func (r *runner) pump(s *session, c *sessionConsumer) {
 	stopping := r.stopping()
 	for d := range c.deliveries {
-		if r.stopped() {
-			r.release(c, &d)
-			continue
-		}
 		select {
 		case r.slots <- struct{}{}:
-		case <-s.lost:
-			continue
-		case <-stopping:
-			r.release(c, &d)
-			continue
+			// A free slot: the delivery is checked against stopping
+			// below, once it holds the slot.
+		default:
+			if r.stopped() {
+				r.release(c, &d)
+				continue
+			}
+			select {
+			case r.slots <- struct{}{}:
+			case <-s.lost:
+				continue
+			case <-stopping:
+				r.release(c, &d)
+				continue
+			}
 		}
 		if r.stopped() {
 			r.release(c, &d)
