@@ -60,7 +60,7 @@ demo:
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
-## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ; about 5 minutes)
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ and python3-zmq; about 6 minutes)
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -eo pipefail -c
 bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
