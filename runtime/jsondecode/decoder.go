@@ -125,6 +125,28 @@ func (d *Decoder) Object() bool {
 	return false
 }
 
+// item moves to the i-th item (counting from 0) of the open object or
+// array that end closes, past the ',' before it, and returns its first
+// byte (0 at the end of the body); at end it leaves the object or array and
+// returns false, as it does when the ',' is missing.
+func (d *Decoder) item(i int, end byte) (byte, bool) {
+	c := d.next()
+	if c == end {
+		d.pos++
+		d.depth--
+		return 0, false
+	}
+	if i > 0 {
+		if c != ',' {
+			d.failed = true
+			return 0, false
+		}
+		d.pos++
+		c = d.next()
+	}
+	return c, true
+}
+
 // Member reads up to the value of the i-th member (counting from 0) of the
 // object just opened by Object, and returns true with its key in Key; at the
 // closing '}' it returns false. A key must be a string without escape
@@ -133,19 +155,9 @@ func (d *Decoder) Member(i int) bool {
 	if d.failed {
 		return false
 	}
-	c := d.next()
-	if c == '}' {
-		d.pos++
-		d.depth--
+	c, more := d.item(i, '}')
+	if !more {
 		return false
-	}
-	if i > 0 {
-		if c != ',' {
-			d.failed = true
-			return false
-		}
-		d.pos++
-		c = d.next()
 	}
 	if c != '"' {
 		d.failed = true
@@ -257,19 +269,9 @@ func (d *Decoder) Element(i int) bool {
 			return false
 		}
 	}
-	c := d.next()
-	if c == ']' {
-		d.pos++
-		d.depth--
+	c, more := d.item(i, ']')
+	if !more {
 		return false
-	}
-	if i > 0 {
-		if c != ',' {
-			d.failed = true
-			return false
-		}
-		d.pos++
-		c = d.next()
 	}
 	if c == ',' || c == ']' || c == 0 {
 		d.failed = true

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	goruntime "runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -117,44 +114,22 @@ func BenchmarkWorkerMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	// liveHeap is the heap in use after a full collection: the smallest
-	// of a few readings a moment apart, so that a buffer of a message
-	// still in flight (an original's settling after its handler) is not
-	// counted.
-	liveHeap := func() uint64 {
-		least := uint64(math.MaxUint64)
-		for range 5 {
-			time.Sleep(20 * time.Millisecond)
-			goruntime.GC()
-			debug.FreeOSMemory() // a second, full collection, and scavenge
-			var ms goruntime.MemStats
-			goruntime.ReadMemStats(&ms)
-			least = min(least, ms.HeapAlloc)
-		}
-		return least
-	}
-
 	start := time.Now()
 	send(b, 0, warmup)
-	warm := liveHeap()
+	warm := benchpair.LiveHeap()
 	sent := warmup
 	for b.Loop() {
 		send(b, sent, sent+total)
 		sent += total
 	}
-	end := liveHeap()
+	end := benchpair.LiveHeap()
 	if want := int64(sent / 10); failed.Load() != want || retried.Load() != want {
 		b.Fatalf("%d first attempts failed and %d retries handled of %d messages, want %d each", failed.Load(), retried.Load(), sent, want)
 	}
-	b.ReportMetric(float64(warm), "heap-warm-B")
-	b.ReportMetric(float64(end), "heap-end-B")
-	b.ReportMetric(100*(float64(end)-float64(warm))/float64(warm), "growth-%")
-	b.ReportMetric((float64(end)-float64(warm))/float64(sent-warmup), "growth-B/msg")
+	benchpair.ReportHeapGrowth(b, warm, end, sent-warmup)
 	b.Logf("%d messages after a warm-up of %d, %d retried, in %v: live heap %s, then %s",
-		sent-warmup, warmup, retried.Load(), time.Since(start).Round(time.Millisecond), mib(warm), mib(end))
+		sent-warmup, warmup, retried.Load(), time.Since(start).Round(time.Millisecond), benchpair.MiB(warm), benchpair.MiB(end))
 }
-
-func mib(n uint64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
 
 // handledGate lets a benchmark wait, without polling, until a number of
 // messages are through a handler (done), however many handler calls run

@@ -9,11 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os/exec"
-	goruntime "runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -323,38 +320,17 @@ func BenchmarkWorkerMemory(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	// liveHeap is the heap in use after a full collection: the smallest
-	// of a few readings a moment apart, so that a buffer of a message
-	// still in flight is not counted.
-	liveHeap := func() uint64 {
-		least := uint64(math.MaxUint64)
-		for range 5 {
-			time.Sleep(20 * time.Millisecond)
-			goruntime.GC()
-			debug.FreeOSMemory() // a second, full collection, and scavenge
-			var ms goruntime.MemStats
-			goruntime.ReadMemStats(&ms)
-			least = min(least, ms.HeapAlloc)
-		}
-		return least
-	}
-
 	send(b, 0, warmup)
-	warm := liveHeap()
+	warm := benchpair.LiveHeap()
 	sent := warmup
 	for b.Loop() {
 		send(b, sent, sent+total)
 		sent += total
 	}
-	end := liveHeap()
-	b.ReportMetric(float64(warm), "heap-warm-B")
-	b.ReportMetric(float64(end), "heap-end-B")
-	b.ReportMetric(100*(float64(end)-float64(warm))/float64(warm), "growth-%")
-	b.ReportMetric((float64(end)-float64(warm))/float64(sent-warmup), "growth-B/msg")
-	b.Logf("%d messages after a warm-up of %d: live heap %s, then %s", sent-warmup, warmup, mib(warm), mib(end))
+	end := benchpair.LiveHeap()
+	benchpair.ReportHeapGrowth(b, warm, end, sent-warmup)
+	b.Logf("%d messages after a warm-up of %d: live heap %s, then %s", sent-warmup, warmup, benchpair.MiB(warm), benchpair.MiB(end))
 }
-
-func mib(n uint64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
 
 // BenchmarkVentilator measures a ventilator handing jobs to two dialing
 // workers, each job to one.
