@@ -24,8 +24,9 @@
 // accepts with encoding/json's semantics: the same syntax (json.Valid), the
 // same nesting limit (10000), null leaving a struct, a string, a number or a
 // bool as it is, strconv.ParseInt, ParseUint and ParseFloat with the same
-// range checks, and encoding/json itself for strings with escape sequences
-// and for every value the generated code hands over with Std.
+// range checks, escape sequences unquoted as encoding/json unquotes them
+// (a lone surrogate half is U+FFFD), and encoding/json itself for every
+// value the generated code hands over with Std.
 //
 // This way the fast path can never change what a message decodes to: the
 // worst a gap in it can do is send a body down the slow path.
