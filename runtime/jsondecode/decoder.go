@@ -758,13 +758,12 @@ func (d *Decoder) skipValue() {
 		if !d.push() {
 			return
 		}
-		if d.next() == '}' {
-			d.pos++
-			d.depth--
-			return
-		}
-		for {
-			if d.next() != '"' {
+		for i := 0; ; i++ {
+			c, more := d.item(i, '}')
+			if !more {
+				return
+			}
+			if c != '"' {
 				d.failed = true
 				return
 			}
@@ -783,44 +782,10 @@ func (d *Decoder) skipValue() {
 			if d.failed {
 				return
 			}
-			switch d.next() {
-			case ',':
-				d.pos++
-			case '}':
-				d.pos++
-				d.depth--
-				return
-			default:
-				d.failed = true
-				return
-			}
 		}
 	case '[':
-		d.pos++
-		if !d.push() {
-			return
-		}
-		if d.next() == ']' {
-			d.pos++
-			d.depth--
-			return
-		}
-		for {
+		for i := 0; d.Element(i); i++ {
 			d.skipValue()
-			if d.failed {
-				return
-			}
-			switch d.next() {
-			case ',':
-				d.pos++
-			case ']':
-				d.pos++
-				d.depth--
-				return
-			default:
-				d.failed = true
-				return
-			}
 		}
 	case '"':
 		end, _ := scanString(d.data, d.pos)
