@@ -27,17 +27,14 @@ const jsondecodePath = "github.com/streamgen/streamgen/runtime/jsondecode"
 // cannot name) it hands to encoding/json with the field's own bytes.
 type jsonDecoders struct {
 	pkg *types.Package
-	// scope holds the package-level names the decoders must not take.
-	scope *types.Scope
 	// top is the decoder function of each message type that has one, in
 	// the order of the handlers.
 	top  map[*types.Named]string
 	tops []*types.Named
-	// structs is the function of each struct type decoded in place, and
-	// plain the struct types that cannot be (decoded by encoding/json);
-	// order is the order the functions are written in.
+	// structs is the function of each struct type decoded in place, ""
+	// for one that cannot be (encoding/json decodes it); order is the
+	// order the functions are written in.
 	structs map[*types.Named]string
-	plain   map[*types.Named]bool
 	order   []*types.Named
 	names   map[string]bool
 	// imports are the packages the decoders name types of.
@@ -46,15 +43,15 @@ type jsonDecoders struct {
 
 func newJSONDecoders(pkg *types.Package) *jsonDecoders {
 	return &jsonDecoders{
-		pkg: pkg, scope: pkg.Scope(),
-		top: map[*types.Named]string{}, structs: map[*types.Named]string{}, plain: map[*types.Named]bool{},
+		pkg: pkg,
+		top: map[*types.Named]string{}, structs: map[*types.Named]string{},
 		names: map[string]bool{}, imports: map[string]*types.Package{},
 	}
 }
 
 // add plans the decoder of message type t, when it can have one.
 func (j *jsonDecoders) add(t *types.Named) {
-	if _, ok := j.top[t]; ok || j.plain[t] {
+	if _, ok := j.top[t]; ok {
 		return
 	}
 	if _, ok := j.structFunc(t); !ok {
@@ -71,7 +68,7 @@ func (j *jsonDecoders) decoderFor(t *types.Named) string { return j.top[t] }
 // of the package or of the decoders already takes.
 func (j *jsonDecoders) name(base string) string {
 	name := base
-	for i := 2; j.names[name] || j.scope.Lookup(name) != nil; i++ {
+	for i := 2; j.names[name] || j.pkg.Scope().Lookup(name) != nil; i++ {
 		name = fmt.Sprintf("%s%d", base, i)
 	}
 	j.names[name] = true
@@ -92,26 +89,33 @@ func (j *jsonDecoders) typeIdent(t *types.Named) string {
 // when t is not a struct type decoded in place.
 func (j *jsonDecoders) structFunc(t *types.Named) (string, bool) {
 	if fn, ok := j.structs[t]; ok {
-		return fn, true
+		return fn, fn != ""
 	}
-	if j.plain[t] {
+	if !j.decodedInPlace(t) {
+		j.structs[t] = ""
 		return "", false
-	}
-	st, ok := t.Underlying().(*types.Struct)
-	if !ok || !j.nameable(t) || decodesItself(t) {
-		j.plain[t] = true
-		return "", false
-	}
-	for _, f := range jsonfield.Of(st, types.TypeString(t, nil)) {
-		if f.Promoted || f.Quoted {
-			j.plain[t] = true
-			return "", false
-		}
 	}
 	fn := j.name("streamgen_json_" + j.typeIdent(t))
 	j.structs[t] = fn
 	j.order = append(j.order, t)
 	return fn, true
+}
+
+// decodedInPlace reports whether a function of the generated file can
+// decode into t as encoding/json does: t is a struct type it can name, that
+// has no UnmarshalJSON or UnmarshalText method, no promoted fields and no
+// field with the string option.
+func (j *jsonDecoders) decodedInPlace(t *types.Named) bool {
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok || !j.nameable(t) || decodesItself(t) {
+		return false
+	}
+	for _, f := range jsonfield.Of(st, types.TypeString(t, nil)) {
+		if f.Promoted || f.Quoted {
+			return false
+		}
+	}
+	return true
 }
 
 // decodesItself reports whether encoding/json leaves t to t's own

@@ -55,7 +55,7 @@ func exportedName(name string) string {
 // `json:"-"`, or hidden by another field of their name) are skipped.
 func undecodable(t *types.Named, qual types.Qualifier) []string {
 	c := decodeChecker{qual: qual, seen: map[*types.Named]bool{}, root: t}
-	if c.unmarshals(t) {
+	if decodesItself(t) {
 		return nil
 	}
 	if iface, ok := t.Underlying().(*types.Interface); ok {
@@ -85,7 +85,7 @@ func (c *decodeChecker) fail(path, format string, args ...any) {
 func (c *decodeChecker) walk(t types.Type, path string) {
 	t = types.Unalias(t)
 	if n, ok := t.(*types.Named); ok {
-		if c.seen[n] || c.unmarshals(n) {
+		if c.seen[n] || decodesItself(n) {
 			return
 		}
 		c.seen[n] = true
@@ -161,10 +161,4 @@ func (c *decodeChecker) mapKeyOK(t types.Type) bool {
 		return false
 	}
 	return jsonfield.HasMethod(t, "UnmarshalText")
-}
-
-// unmarshals reports whether t (or *t) decodes itself: it has
-// UnmarshalJSON or UnmarshalText.
-func (c *decodeChecker) unmarshals(t types.Type) bool {
-	return jsonfield.HasMethod(t, "UnmarshalJSON") || jsonfield.HasMethod(t, "UnmarshalText")
 }
