@@ -31,10 +31,10 @@ type jsonDecoders struct {
 	// the order of the handlers.
 	top  map[*types.Named]string
 	tops []*types.Named
-	// structs is the function of each struct type decoded in place, ""
-	// for one that cannot be (encoding/json decodes it); order is the
-	// order the functions are written in.
-	structs map[*types.Named]string
+	// structs is the decoder of each struct type decoded in place, nil for
+	// one that cannot be (encoding/json decodes it); order is the order
+	// the functions are written in.
+	structs map[*types.Named]*structDecoder
 	order   []*types.Named
 	names   map[string]bool
 	// imports are the packages the decoders name types of.
@@ -44,7 +44,7 @@ type jsonDecoders struct {
 func newJSONDecoders(pkg *types.Package) *jsonDecoders {
 	return &jsonDecoders{
 		pkg: pkg,
-		top: map[*types.Named]string{}, structs: map[*types.Named]string{},
+		top: map[*types.Named]string{}, structs: map[*types.Named]*structDecoder{},
 		names: map[string]bool{}, imports: map[string]*types.Package{},
 	}
 }
@@ -88,34 +88,41 @@ func (j *jsonDecoders) typeIdent(t *types.Named) string {
 // planning it (and the struct types its fields reach) the first time; false
 // when t is not a struct type decoded in place.
 func (j *jsonDecoders) structFunc(t *types.Named) (string, bool) {
-	if fn, ok := j.structs[t]; ok {
-		return fn, fn != ""
+	sd, ok := j.structs[t]
+	if !ok {
+		sd = j.decodedInPlace(t)
+		j.structs[t] = sd
 	}
-	if !j.decodedInPlace(t) {
-		j.structs[t] = ""
+	if sd == nil {
 		return "", false
 	}
-	fn := j.name("streamgen_json_" + j.typeIdent(t))
-	j.structs[t] = fn
-	j.order = append(j.order, t)
-	return fn, true
+	return sd.fn, true
 }
 
-// decodedInPlace reports whether a function of the generated file can
-// decode into t as encoding/json does: t is a struct type it can name, that
-// has no UnmarshalJSON or UnmarshalText method, no promoted fields and no
-// field with the string option.
-func (j *jsonDecoders) decodedInPlace(t *types.Named) bool {
+// structDecoder is the function that decodes a struct type in place, and
+// the fields it decodes.
+type structDecoder struct {
+	fn     string
+	fields []jsonfield.Field
+}
+
+// decodedInPlace returns the decoder of t when a function of the generated
+// file can decode into t as encoding/json does, else nil: t is a struct
+// type it can name, that has no UnmarshalJSON or UnmarshalText method, no
+// promoted fields and no field with the string option.
+func (j *jsonDecoders) decodedInPlace(t *types.Named) *structDecoder {
 	st, ok := t.Underlying().(*types.Struct)
 	if !ok || !j.nameable(t) || decodesItself(t) {
-		return false
+		return nil
 	}
-	for _, f := range jsonfield.Of(st, types.TypeString(t, nil)) {
+	fields := jsonfield.Of(st, types.TypeString(t, nil))
+	for _, f := range fields {
 		if f.Promoted || f.Quoted {
-			return false
+			return nil
 		}
 	}
-	return true
+	j.order = append(j.order, t)
+	return &structDecoder{fn: j.name("streamgen_json_" + j.typeIdent(t)), fields: fields}
 }
 
 // decodesItself reports whether encoding/json leaves t to t's own
@@ -204,7 +211,7 @@ func (j *jsonDecoders) write(f *jen.File, locals func() nameSet) {
 		f.Commentf("%s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
 		f.Func().Id(j.top[t]).Params(jen.Id(body).Index().Byte(), jen.Id(v).Op("*").Add(j.typeCode(t))).Bool().Block(
 			jen.Id(d).Op(":=").Qual(jsondecodePath, "Start").Call(jen.Id(body)),
-			jen.Id(j.structs[t]).Call(jen.Op("&").Id(d), jen.Id(v)),
+			jen.Id(j.structs[t].fn).Call(jen.Op("&").Id(d), jen.Id(v)),
 			jen.Return(jen.Id(d).Dot("End").Call()),
 		)
 	}
@@ -228,7 +235,8 @@ type structWriter struct {
 // given twice, fail the decoder), members of no field are skipped.
 func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
 	st := t.Underlying().(*types.Struct)
-	fields := jsonfield.Of(st, types.TypeString(t, nil))
+	sd := j.structs[t]
+	fields := sd.fields
 	d, v := freshName("d", local), freshName("v", local)
 	w := &structWriter{j: j, d: d, local: local}
 	var body []jen.Code
@@ -254,8 +262,8 @@ func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
 		body = append(body, loop.Block(jen.Switch(jen.String().Parens(jen.Id(d).Dot("Key").Call())).Block(cases...)))
 	}
 	f.Line()
-	f.Commentf("%s decodes a JSON object into *%s.", j.structs[t], v)
-	f.Func().Id(j.structs[t]).Params(jen.Id(d).Op("*").Qual(jsondecodePath, "Decoder"), jen.Id(v).Op("*").Add(j.typeCode(t))).Block(body...)
+	f.Commentf("%s decodes a JSON object into *%s.", sd.fn, v)
+	f.Func().Id(sd.fn).Params(jen.Id(d).Op("*").Qual(jsondecodePath, "Decoder"), jen.Id(v).Op("*").Add(j.typeCode(t))).Block(body...)
 }
 
 // scalarMethod returns the Decoder method of a basic kind, or "" when
