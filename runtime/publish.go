@@ -120,11 +120,7 @@ type CodecProvider interface {
 // with a fresh message id. Generated typed publishers call it. The codec is
 // the publisher's own when it has one (CodecProvider), else JSON.
 func Publish(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) error {
-	m, err := newMessage(p, messageType, v, opts)
-	if err != nil {
-		return fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
-	}
-	return p.Publish(ctx, queue, m)
+	return PublishTo(ctx, p, Queue(queue), messageType, v, opts...)
 }
 
 // newMessage encodes v with p's codec into a message of type messageType
@@ -250,35 +246,23 @@ func (c *Confirmation) settle(err error) {
 // that is no AsyncPublisher publishes synchronously, and the Confirmation
 // it returns is done already. Generated typed publishers call it.
 func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
-	m, err := newMessage(p, messageType, v, opts)
-	if err != nil {
-		err = fmt.Errorf("runtime: publish %s to %q: %w", messageType, queue, err)
-	}
-	return sendAsync(ctx, p, queue, m, err)
+	return PublishToAsync(ctx, p, Queue(queue), messageType, v, opts...)
 }
 
 // PublishToAsync is PublishAsync to a Destination, as PublishTo is Publish.
 // Generated typed publishers of a //stream:publisher type call it.
 func PublishToAsync(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
+	c := &Confirmation{}
 	m, err := newMessage(p, messageType, v, opts)
 	if err != nil {
-		err = fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
+		c.settle(fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err))
+		return c
 	}
 	m.Exchange = to.Exchange
-	return sendAsync(ctx, p, to.Key, m, err)
-}
-
-// sendAsync sends m, which could not be made when err is set, to key
-// without waiting for its confirmation when p is an AsyncPublisher.
-func sendAsync(ctx context.Context, p Publisher, key string, m Message, err error) *Confirmation {
-	c := &Confirmation{}
-	switch ap, ok := p.(AsyncPublisher); {
-	case err != nil:
-		c.settle(err)
-	case ok:
-		ap.PublishAsync(ctx, key, m, c.settle)
-	default:
-		c.settle(p.Publish(ctx, key, m))
+	if ap, ok := p.(AsyncPublisher); ok {
+		ap.PublishAsync(ctx, to.Key, m, c.settle)
+	} else {
+		c.settle(p.Publish(ctx, to.Key, m))
 	}
 	return c
 }
