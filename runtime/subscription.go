@@ -176,18 +176,14 @@ func HandleJSON[T any](messageType string, policy Policy, decodeJSON func(body [
 	if decodeJSON == nil {
 		return h
 	}
+	decode := h.decode
 	h.decode = func(c Codec, body []byte) (any, error) {
-		v := new(T)
 		if _, ok := c.(JSON); ok {
-			if decodeJSON(body, v) {
+			if v := new(T); decodeJSON(body, v) {
 				return v, nil
 			}
-			v = new(T)
 		}
-		if err := c.Decode(body, v); err != nil {
-			return nil, err
-		}
-		return v, nil
+		return decode(c, body)
 	}
 	return h
 }
