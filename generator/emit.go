@@ -533,78 +533,74 @@ func adapterName(s handlerShape) string {
 	return name + "Func"
 }
 
-// publishers writes one typed publisher per handler of hs.
+// publishers writes one typed publisher per handler of hs, and its Async
+// twin.
 func (e *emitter) publishers(f *jen.File, hs []*handler) {
 	for _, h := range hs {
-		local := e.locals()
-		ctx, p, msg, opts := freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)
-		value := jen.Op("&").Id(msg)
+		n := e.publisherParams()
+		value := jen.Op("&").Id(n.msg)
 		if h.shape.pointer {
-			value = jen.Id(msg)
+			value = jen.Id(n.msg)
 		}
-		f.Line()
-		f.Commentf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, msg, h.ann.name, h.wire, h.name())
-		f.Func().Id(h.publisher).Params(
-			jen.Id(ctx).Qual(contextPath, "Context"),
-			jen.Id(p).Qual(runtimePath, "Publisher"),
-			jen.Id(msg).Add(e.messageType(h)),
-			jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
-		).Error().Block(
-			jen.Return(jen.Qual(runtimePath, "Publish").Call(jen.Id(ctx), jen.Id(p), jen.Lit(h.ann.name), jen.Lit(h.wire), value, jen.Id(opts).Op("..."))),
-		)
-		e.asyncPublisher(f, h.publisher, msg, e.messageType(h),
-			jen.Qual(runtimePath, "PublishAsync").Call(jen.Id(ctx), jen.Id(p), jen.Lit(h.ann.name), jen.Lit(h.wire), value.Clone(), jen.Id(opts).Op("...")),
-			ctx, p, opts)
+		doc := fmt.Sprintf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, n.msg, h.ann.name, h.wire, h.name())
+		e.typedPublisher(f, h.publisher, doc, n, e.messageType(h), "Publish", jen.Lit(h.ann.name), jen.Lit(h.wire), value)
 	}
 }
 
-// asyncPublisher writes the Async twin of the typed publisher name: the
-// same parameters, and call, a runtime.PublishAsync or PublishToAsync
-// call, returned.
-func (e *emitter) asyncPublisher(f *jen.File, name, msg string, msgType *jen.Statement, call *jen.Statement, ctx, p, opts string) {
-	f.Line()
-	f.Comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, msg))
-	f.Func().Id(name+"Async").Params(
-		jen.Id(ctx).Qual(contextPath, "Context"),
-		jen.Id(p).Qual(runtimePath, "Publisher"),
-		jen.Id(msg).Add(msgType),
-		jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
-	).Op("*").Qual(runtimePath, "Confirmation").Block(jen.Return(call))
-}
-
 // declaredPublishers writes the typed publisher of each
-// //stream:publisher directive: runtime.PublishTo with its destination.
+// //stream:publisher directive, runtime.PublishTo with its destination,
+// and its Async twin.
 func (e *emitter) declaredPublishers(f *jen.File) {
 	for _, d := range e.m.usableDeclared() {
-		local := e.locals()
-		ctx, p, msg, opts := freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)
+		n := e.publisherParams()
 		var to jen.Code
 		var doc string
 		switch {
 		case d.to.Exchange == "":
 			to = jen.Qual(runtimePath, "Queue").Call(jen.Lit(d.to.Key))
-			doc = fmt.Sprintf("%s publishes %s to %q as message type %q.", d.name, msg, d.to.Key, d.wire)
+			doc = fmt.Sprintf("%s publishes %s to %q as message type %q.", d.name, n.msg, d.to.Key, d.wire)
 		case d.to.Key == "":
 			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(""))
-			doc = fmt.Sprintf("%s publishes %s to exchange %q with an empty routing key as message type %q;\n// runtime.WithRoutingKey gives a message its routing key.", d.name, msg, d.to.Exchange, d.wire)
+			doc = fmt.Sprintf("%s publishes %s to exchange %q with an empty routing key as message type %q;\n// runtime.WithRoutingKey gives a message its routing key.", d.name, n.msg, d.to.Exchange, d.wire)
 		default:
 			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(d.to.Key))
-			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, msg, d.to.Exchange, d.to.Key, d.wire)
+			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, n.msg, d.to.Exchange, d.to.Key, d.wire)
 		}
-		f.Line()
-		f.Comment("// " + doc)
-		f.Func().Id(d.name).Params(
-			jen.Id(ctx).Qual(contextPath, "Context"),
-			jen.Id(p).Qual(runtimePath, "Publisher"),
-			jen.Id(msg).Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name()),
-			jen.Id(opts).Op("...").Qual(runtimePath, "PublishOption"),
-		).Error().Block(
-			jen.Return(jen.Qual(runtimePath, "PublishTo").Call(jen.Id(ctx), jen.Id(p), to, jen.Lit(d.wire), jen.Op("&").Id(msg), jen.Id(opts).Op("..."))),
-		)
-		e.asyncPublisher(f, d.name, msg, jen.Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name()),
-			jen.Qual(runtimePath, "PublishToAsync").Call(jen.Id(ctx), jen.Id(p), to, jen.Lit(d.wire), jen.Op("&").Id(msg), jen.Id(opts).Op("...")),
-			ctx, p, opts)
+		msgType := jen.Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name())
+		e.typedPublisher(f, d.name, doc, n, msgType, "PublishTo", to, jen.Lit(d.wire), jen.Op("&").Id(n.msg))
 	}
+}
+
+// publisherParams are the parameter names of a typed publisher.
+type publisherParams struct{ ctx, p, msg, opts string }
+
+func (e *emitter) publisherParams() publisherParams {
+	local := e.locals()
+	return publisherParams{freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)}
+}
+
+// typedPublisher writes the typed publisher name, with doc, returning
+// runtime.<call>(ctx, p, args..., opts...), and its Async twin returning
+// runtime.<call>Async with the same arguments: both take (ctx, p, msg of
+// msgType, opts...).
+func (e *emitter) typedPublisher(f *jen.File, name, doc string, n publisherParams, msgType *jen.Statement, call string, args ...jen.Code) {
+	params := []jen.Code{
+		jen.Id(n.ctx).Qual(contextPath, "Context"),
+		jen.Id(n.p).Qual(runtimePath, "Publisher"),
+		jen.Id(n.msg).Add(msgType),
+		jen.Id(n.opts).Op("...").Qual(runtimePath, "PublishOption"),
+	}
+	callArgs := append(append([]jen.Code{jen.Id(n.ctx), jen.Id(n.p)}, args...), jen.Id(n.opts).Op("..."))
+	f.Line()
+	f.Comment("// " + doc)
+	f.Func().Id(name).Params(params...).Error().Block(
+		jen.Return(jen.Qual(runtimePath, call).Call(callArgs...)),
+	)
+	f.Line()
+	f.Comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, n.msg))
+	f.Func().Id(name+"Async").Params(params...).Op("*").Qual(runtimePath, "Confirmation").Block(
+		jen.Return(jen.Qual(runtimePath, call+"Async").Call(callArgs...)),
+	)
 }
 
 // multi is a bracketed, comma-separated list written one item per line.
