@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -115,10 +114,7 @@ func TestReadmeChangedLadderLosesNothing(t *testing.T) {
 	}
 
 	// The README's command.
-	out, err := exec.CommandContext(t.Context(), "rabbitmqctl", "delete_queue", oldStep).CombinedOutput()
-	if err != nil {
-		t.Fatalf("rabbitmqctl delete_queue %s: %v\n%s", oldStep, err, out)
-	}
+	testkit.Rabbitmqctl(t, "delete_queue", oldStep)
 	if queueExists(oldStep) {
 		t.Errorf("%s is still there after rabbitmqctl delete_queue", oldStep)
 	}
