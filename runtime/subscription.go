@@ -104,9 +104,10 @@ type Subscription struct {
 	// quorum queues too.
 	QueueType QueueType
 	// DeliveryLimit (RabbitMQ, quorum queues) is the queue's
-	// x-delivery-limit: the broker stops redelivering a message after that
-	// many redeliveries that were not settled (a worker crashed or lost its
-	// connection while it ran). 0 means not set.
+	// x-delivery-limit: how many deliveries of one attempt may end
+	// unsettled (the worker crashed or lost its connection while it ran)
+	// before the message is parked. 0 means the default; see
+	// DeliveryLimitInForce.
 	DeliveryLimit int
 	// SingleActiveConsumer (RabbitMQ) declares the queue with
 	// x-single-active-consumer: one consumer at a time gets its messages,
@@ -317,9 +318,18 @@ func (s *Subscription) WaitQueueArguments(q WaitQueue) map[string]any {
 }
 
 // QueueArguments returns the RabbitMQ arguments the subscription's queue
-// is declared with, nil when none: x-queue-type when QueueType is set,
-// x-delivery-limit (an int64) when DeliveryLimit is, and
-// x-single-active-consumer true when SingleActiveConsumer is.
+// is declared with, nil when none:
+//
+//   - x-queue-type when QueueType is set;
+//   - x-delivery-limit (an int64) on a quorum queue, always:
+//     DeliveryLimitInForce;
+//   - x-single-active-consumer true when SingleActiveConsumer is;
+//   - when the subscription has a dead-letter queue (QueueDeadLetter),
+//     x-dead-letter-exchange "" and x-dead-letter-routing-key that queue,
+//     so that a message the broker gives up on (past the delivery limit,
+//     or expired) is parked there rather than dropped; on a quorum queue
+//     with x-dead-letter-strategy at-least-once (which needs x-overflow
+//     reject-publish), so that it survives the loss of a node on its way.
 func (s *Subscription) QueueArguments() map[string]any {
 	var args map[string]any
 	set := func(k string, v any) {
@@ -331,19 +341,66 @@ func (s *Subscription) QueueArguments() map[string]any {
 	if s.QueueType != "" {
 		set("x-queue-type", string(s.QueueType))
 	}
-	if s.DeliveryLimit > 0 {
-		set("x-delivery-limit", int64(s.DeliveryLimit))
+	if limit := s.DeliveryLimitInForce(); limit > 0 {
+		set("x-delivery-limit", int64(limit))
 	}
 	if s.SingleActiveConsumer {
 		set("x-single-active-consumer", true)
 	}
+	if dl := s.QueueDeadLetter(); dl != "" {
+		set("x-dead-letter-exchange", "")
+		set("x-dead-letter-routing-key", dl)
+		if s.QueueType == QuorumQueue {
+			set("x-dead-letter-strategy", "at-least-once")
+			set("x-overflow", "reject-publish")
+		}
+	}
 	return args
+}
+
+// QueueDeadLetter is where a RabbitMQ subscription's queue dead-letters
+// what the broker gives up on (past the delivery limit, expired):
+// PoisonDeadLetter, "" when the subscription has none.
+func (s *Subscription) QueueDeadLetter() string { return s.PoisonDeadLetter() }
+
+// MinDeliveryLimit is the least delivery limit a quorum subscription gets
+// by default, so that one lost connection does not park a message.
+const MinDeliveryLimit = 2
+
+// DeliveryLimitInForce returns the delivery limit of a quorum
+// subscription's queue: DeliveryLimit when set, else the largest
+// max_attempts of its handlers, at least MinDeliveryLimit; 0 for a classic
+// queue, which counts no redeliveries.
+//
+// The limit bounds the deliveries of one attempt that end unsettled: the
+// worker crashed, lost its connection, or could not send the attempt's
+// retry copy and handed the message back. A message handed back that many
+// times is parked on its next delivery, without its handler running again
+// (see the Consumer), so a message that crashes its worker runs the
+// handler at most DeliveryLimitInForce times. The queue is declared with
+// the limit too (x-delivery-limit), so that the broker parks such a
+// message itself should the worker crash even then. A retry copy is a new
+// message, so each attempt has the whole limit.
+func (s *Subscription) DeliveryLimitInForce() int {
+	if s.QueueType != QuorumQueue {
+		return 0
+	}
+	if s.DeliveryLimit > 0 {
+		return s.DeliveryLimit
+	}
+	limit := MinDeliveryLimit
+	for _, h := range s.Handlers {
+		limit = max(limit, h.Policy.Attempts())
+	}
+	return limit
 }
 
 // DeadLetterQueueArguments returns the RabbitMQ arguments the
 // subscription's dead-letter queues are declared with: x-queue-type
 // quorum for a quorum subscription, so parked messages are replicated as
-// its own are; nil otherwise.
+// its own are; nil otherwise. (On RabbitMQ 4.0 and later runtime/rabbitmq
+// adds x-delivery-limit -1 to a quorum dead-letter queue, so that reading
+// its letters and handing them back never drops one.)
 func (s *Subscription) DeadLetterQueueArguments() map[string]any {
 	if s.QueueType == QuorumQueue {
 		return map[string]any{"x-queue-type": string(QuorumQueue)}

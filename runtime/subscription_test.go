@@ -270,7 +270,7 @@ func TestWaitQueueArguments(t *testing.T) {
 func TestQuorumQueueArguments(t *testing.T) {
 	jobs := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: 4, SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"})}}
-	if got, want := fmt.Sprint(jobs.QueueArguments()), "map[x-delivery-limit:4 x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+	if got, want := fmt.Sprint(jobs.QueueArguments()), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-dead-letter-strategy:at-least-once x-delivery-limit:4 x-overflow:reject-publish x-queue-type:quorum x-single-active-consumer:true]"; got != want {
 		t.Errorf("QueueArguments() = %s, want %s", got, want)
 	}
 	if limit := jobs.QueueArguments()["x-delivery-limit"]; limit != int64(4) {
@@ -285,8 +285,12 @@ func TestQuorumQueueArguments(t *testing.T) {
 	}
 
 	classic := &runtime.Subscription{Name: "jobs", Handlers: jobs.Handlers}
-	if args := classic.QueueArguments(); args != nil {
-		t.Errorf("a classic subscription's QueueArguments() = %v, want nil", args)
+	if got, want := fmt.Sprint(classic.QueueArguments()), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead]"; got != want {
+		t.Errorf("a classic subscription's QueueArguments() = %s, want %s: it dead-letters, with no delivery limit", got, want)
+	}
+	noDL := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}}
+	if args := noDL.QueueArguments(); args != nil {
+		t.Errorf("QueueArguments() of a classic subscription with no dead_letter = %v, want nil", args)
 	}
 	if args := classic.DeadLetterQueueArguments(); args != nil {
 		t.Errorf("a classic subscription's DeadLetterQueueArguments() = %v, want nil", args)
@@ -295,7 +299,7 @@ func TestQuorumQueueArguments(t *testing.T) {
 		t.Error("a classic subscription's wait queue has an x-queue-type")
 	}
 	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
-	if got, want := fmt.Sprint(named.QueueArguments()), "map[x-queue-type:classic]"; got != want {
+	if got, want := fmt.Sprint(named.QueueArguments()), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {
 		t.Errorf("QueueArguments() with queue_type=classic = %s, want %s", got, want)
 	}
 }
@@ -359,5 +363,43 @@ func TestPickWaitQueueAllocatesNothing(t *testing.T) {
 	}
 	if got.Name != "jobs.retry.1m" {
 		t.Errorf("PickWaitQueue(ladder, 1, 11s) = %s, want jobs.retry.1m", got.Name)
+	}
+}
+
+// A quorum queue's delivery limit is always explicit: the one set, else
+// the largest max_attempts, at least MinDeliveryLimit. A classic queue has
+// none, and a quorum queue without a dead-letter queue still has one (the
+// broker drops what passes it), but no dead-lettering.
+func TestDeliveryLimitInForce(t *testing.T) {
+	quorum := func(limit int, attempts ...int) *runtime.Subscription {
+		s := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: limit}
+		for i, n := range attempts {
+			s.Handlers = append(s.Handlers, okHandler(fmt.Sprint("T", i), runtime.Policy{MaxAttempts: n}))
+		}
+		return s
+	}
+	for _, c := range []struct {
+		sub  *runtime.Subscription
+		want int
+	}{
+		{quorum(0, 5), 5},
+		{quorum(0, 3, 7), 7},
+		{quorum(0, 1), runtime.MinDeliveryLimit},
+		{quorum(0, 0), runtime.MinDeliveryLimit},
+		{quorum(9, 3), 9},
+		{quorum(1, 3), 1},
+		{&runtime.Subscription{Name: "jobs", DeliveryLimit: 0, Handlers: []runtime.Handler{okHandler("T", runtime.Policy{MaxAttempts: 5})}}, 0},
+	} {
+		if got := c.sub.DeliveryLimitInForce(); got != c.want {
+			t.Errorf("DeliveryLimitInForce() of %s with delivery_limit=%d and handlers %v = %d, want %d",
+				c.sub.QueueType, c.sub.DeliveryLimit, c.sub.Handlers, got, c.want)
+		}
+		if c.want > 0 && c.sub.QueueArguments()["x-delivery-limit"] != int64(c.want) {
+			t.Errorf("x-delivery-limit = %#v, want int64(%d)", c.sub.QueueArguments()["x-delivery-limit"], c.want)
+		}
+	}
+	q := quorum(0, 3)
+	if got, want := fmt.Sprint(q.QueueArguments()), "map[x-delivery-limit:3 x-queue-type:quorum]"; got != want {
+		t.Errorf("a quorum subscription with no dead_letter: QueueArguments() = %s, want %s", got, want)
 	}
 }

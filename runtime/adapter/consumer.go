@@ -55,6 +55,12 @@ type Consumer struct {
 	waitQueues  []runtime.WaitQueue
 	isWait      map[string]bool
 	delayed     *delayedCopies
+	// deliveryLimit is the subscription's delivery limit in force
+	// (RabbitMQ quorum queues), 0 for none.
+	deliveryLimit int
+	// queueDeadLetters reports a RabbitMQ queue that dead-letters what it
+	// rejects into the subscription's dead-letter queue.
+	queueDeadLetters bool
 	// chains holds, per handler, its call wrapped in the middleware; nil
 	// when there is no middleware, and the handler is called directly.
 	chains []runtime.Next
@@ -130,6 +136,8 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
+		c.deliveryLimit = sub.DeliveryLimitInForce()
+		c.queueDeadLetters = sub.QueueDeadLetter() != ""
 		c.waitQueues = sub.WaitQueues()
 		c.isWait = make(map[string]bool, len(c.waitQueues))
 		for _, q := range c.waitQueues {
@@ -263,6 +271,9 @@ func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Ver
 	}
 	h := &c.sub.Handlers[i]
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
+	if c.deliveryLimit > 0 && d.Returned >= c.deliveryLimit {
+		return c.unsettled(d, h)
+	}
 	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
 	}
@@ -409,6 +420,26 @@ func (c *Consumer) recoverPanic(out *runtime.Outcome, what string, md runtime.Me
 	*out = runtime.Retry().Because(fmt.Errorf("%s panicked: %v", what, r))
 }
 
+// unsettled is the verdict for a delivery whose earlier deliveries ended
+// unsettled as often as the delivery limit allows: the message is parked
+// (or dropped, with no dead-letter queue) without its handler running
+// again, since each run so far crashed the worker, lost its connection or
+// could not send its retry copy. The broker would park or drop it itself
+// were it handed back once more.
+func (c *Consumer) unsettled(d *Delivery, h *runtime.Handler) Verdict {
+	v := Verdict{
+		Reason:      fmt.Sprintf("delivered %d times without being settled: the worker crashed or lost its connection each time, or could not send the retry copy", d.Returned),
+		Attempt:     d.attempt,
+		MaxAttempts: h.Policy.Attempts(),
+		MessageType: h.MessageType,
+	}
+	if h.Policy.DeadLetter == "" {
+		v.Kind = VerdictDrop
+		return v
+	}
+	return c.park(v, h.Policy.DeadLetter)
+}
+
 // poison is the verdict for a delivery that cannot reach any handler.
 func (c *Consumer) poison(d *Delivery, messageType, reason string) Verdict {
 	return c.park(Verdict{Poison: true, Reason: reason, Attempt: d.attempt, MaxAttempts: 1, MessageType: messageType}, c.sub.PoisonDeadLetter())
@@ -419,10 +450,17 @@ func (c *Consumer) poisonFor(d *Delivery, h *runtime.Handler, reason string) Ver
 	return c.park(Verdict{Poison: true, Reason: reason, Attempt: d.attempt, MaxAttempts: h.Policy.Attempts(), MessageType: h.MessageType}, h.Policy.DeadLetter)
 }
 
-// park sends v to deadLetter, or rejects it when there is none.
+// park sends v to deadLetter. With none, it rejects it, so that a
+// dead-letter exchange an operator set on the queue takes it; but when the
+// queue dead-letters into the subscription's own dead-letter queue
+// (runtime.Subscription.QueueDeadLetter), a reject would park it there
+// unexplained, so it is dropped, as its handler's policy says.
 func (c *Consumer) park(v Verdict, deadLetter string) Verdict {
 	if deadLetter == "" {
 		v.Kind = VerdictReject
+		if c.queueDeadLetters {
+			v.Kind = VerdictDrop
+		}
 		return v
 	}
 	v.Kind = VerdictPark

@@ -36,6 +36,12 @@ type Delivery struct {
 	// the message (RabbitMQ: the x-death counts of the subscription's wait
 	// queues, see Consumer.IsWaitQueue), 0 where the broker records none.
 	RetryCycles int
+	// Returned is how many earlier deliveries of the message ended without
+	// its being settled: its worker crashed or lost its connection, or
+	// handed it back (RabbitMQ quorum queues: x-delivery-count). 0 where
+	// the broker does not count them. The Consumer parks a message
+	// returned as often as the subscription's delivery limit.
+	Returned int
 	// Raw is the adapter's own delivery value (*amqp091.Delivery for
 	// RabbitMQ). Handlers see it as runtime.Metadata.Raw, and the adapter
 	// builds copies from it.

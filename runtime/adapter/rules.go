@@ -12,8 +12,8 @@ import (
 //   - RabbitMQ acknowledges; a retry copy waits in a wait queue, so the
 //     Consumer sends it at once; header names keep their case and values
 //     may hold line breaks; the broker's own bookkeeping headers (x-death,
-//     x-first-death-*, x-last-death-*, x-delivery-count) never travel on a
-//     copy.
+//     x-first-death-*, x-last-death-*, x-delivery-count, x-acquired-count)
+//     never travel on a copy.
 //   - ZeroMQ has no acknowledgement: an ack does nothing and a reject
 //     drops; a retry copy waits in memory on the App's clock, then is sent;
 //     header names are lower case and a value is one line.
@@ -98,7 +98,8 @@ func (r Rules) bookkeeping(header string) bool {
 	return header == "x-death" ||
 		strings.HasPrefix(header, "x-first-death-") ||
 		strings.HasPrefix(header, "x-last-death-") ||
-		header == "x-delivery-count" // quorum queues' own redelivery count
+		header == "x-delivery-count" || // quorum queues' own redelivery count
+		header == "x-acquired-count" // and, since RabbitMQ 4, every delivery
 }
 
 // lineBreaks turns each line break into a space. A Replacer is safe for

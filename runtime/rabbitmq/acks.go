@@ -28,6 +28,7 @@ var errAcksClosed = errors.New("the consuming channel is closed")
 type channelAcks interface {
 	Ack(tag uint64, multiple bool) error
 	Nack(tag uint64, multiple, requeue bool) error
+	Reject(tag uint64, requeue bool) error
 }
 
 // acker settles the deliveries of one consuming channel, and coalesces its
@@ -106,8 +107,24 @@ func (a *acker) ack(tag uint64) error {
 	return nil
 }
 
-// nack sends every waiting ack, then a nack of tag, with requeue or not.
+// nack sends every waiting ack, then a basic.nack of tag, with requeue or
+// not. A quorum queue on RabbitMQ 4.3 does not count a basic.nack with
+// requeue toward its delivery limit: it is for a delivery handed back
+// unstarted, which cost it no attempt.
 func (a *acker) nack(tag uint64, requeue bool) error {
+	return a.refuse(tag, func() error { return a.ch.Nack(tag, false, requeue) })
+}
+
+// reject sends every waiting ack, then a basic.reject of tag, with requeue
+// or not. Every RabbitMQ counts a basic.reject with requeue toward a
+// quorum queue's delivery limit: it is for a delivery whose handler ran
+// and which comes back for another try.
+func (a *acker) reject(tag uint64, requeue bool) error {
+	return a.refuse(tag, func() error { return a.ch.Reject(tag, requeue) })
+}
+
+// refuse sends every waiting ack, then settles tag with send.
+func (a *acker) refuse(tag uint64, send func() error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -119,7 +136,7 @@ func (a *acker) nack(tag uint64, requeue bool) error {
 	if !a.settle(tag) {
 		return fmt.Errorf("delivery tag %d is settled already", tag)
 	}
-	if err := a.ch.Nack(tag, false, requeue); err != nil {
+	if err := send(); err != nil {
 		return a.failLocked(err)
 	}
 	return nil

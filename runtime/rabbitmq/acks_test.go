@@ -79,6 +79,20 @@ func (b *brokerAcks) Nack(tag uint64, multiple, requeue bool) error {
 	return nil
 }
 
+func (b *brokerAcks) Reject(tag uint64, requeue bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail != nil {
+		return b.fail
+	}
+	b.frames = append(b.frames, fmt.Sprintf("reject %d requeue=%v", tag, requeue))
+	if !b.outstanding[tag] || !b.settled[tag] {
+		b.t.Errorf("reject %d: not one outstanding settled delivery", tag)
+	}
+	delete(b.outstanding, tag)
+	return nil
+}
+
 func (b *brokerAcks) sent() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

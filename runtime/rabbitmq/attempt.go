@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
@@ -28,6 +29,20 @@ func retryCycles(headers amqp.Table, isWaitQueue func(string) bool) int {
 		}
 	}
 	return total
+}
+
+// returned is how many earlier deliveries of d ended unsettled, as a
+// quorum queue counts them in x-delivery-count; 0 for a first delivery
+// (whatever header its publisher set) and on a classic queue.
+func returned(d *amqp.Delivery) int {
+	if !d.Redelivered {
+		return 0
+	}
+	n, ok := integer(d.Headers["x-delivery-count"])
+	if !ok || n < 0 {
+		return 0
+	}
+	return int(min(n, int64(runtime.MaxRetryCount)))
 }
 
 // integer reads an AMQP integer.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -32,6 +33,8 @@ type Broker struct {
 	blocks *blockState
 	user   string // the URLs' user name: copies keep a user-id property only if it is this one
 	pub    *publisher
+	// version is the RabbitMQ version last connected to, as text.
+	version atomic.Value
 
 	stopping chan struct{} // closed when Shutdown begins
 

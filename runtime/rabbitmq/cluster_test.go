@@ -51,12 +51,19 @@ func theCluster(t *testing.T) *cluster {
 	return c
 }
 
+// ctlCommand is the tests' rabbitmqctl (testkit.RabbitmqctlCommand)
+// against node, quiet, with args.
+func ctlCommand(ctx context.Context, node string, args ...string) *exec.Cmd {
+	cmd := testkit.RabbitmqctlCommand()
+	return exec.CommandContext(ctx, cmd[0], append(append(cmd[1:], "-q", "-n", node), args...)...)
+}
+
 // ctl runs rabbitmqctl against node i and returns its output.
 func (c *cluster) ctl(i int, args ...string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "rabbitmqctl", append([]string{"-q", "-n", c.nodes[i]}, args...)...).CombinedOutput()
+	out, err := ctlCommand(ctx, c.nodes[i], args...).CombinedOutput()
 	if err != nil {
 		c.t.Fatalf("rabbitmqctl -n %s %s: %v\n%s", c.nodes[i], strings.Join(args, " "), err, out)
 	}
@@ -219,7 +226,7 @@ func (c *cluster) leaderOf(q string) int {
 func (c *cluster) anyRunning() int {
 	for i := range c.nodes {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := exec.CommandContext(ctx, "rabbitmqctl", "-q", "-n", c.nodes[i], "await_startup", "--timeout", "1").Run()
+		err := ctlCommand(ctx, c.nodes[i], "await_startup", "--timeout", "1").Run()
 		cancel()
 		if err == nil {
 			return i
@@ -314,7 +321,7 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 	// connects to node 1 and the test publishes through node 2.
 	const leader, worker, publisher = 0, 1, 2
 	adm := c.admin(leader)
-	if err := declareTopology(adm.conn, topology([]*runtime.Subscription{s}), slog.New(slog.DiscardHandler)); err != nil {
+	if err := declareTopology(adm.conn, topology([]*runtime.Subscription{s}), versionOf(adm.conn.Properties), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -308,7 +308,7 @@ func TestRunnerSettles(t *testing.T) {
 	}{
 		{"ack", r.Ack, "ack 7"},
 		{"reject", r.Reject, "nack 7 requeue=false"},
-		{"requeue", r.Requeue, "nack 7 requeue=true"},
+		{"requeue", r.Requeue, "reject 7 requeue=true"}, // counted toward a delivery limit on 4.3 too
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &fakeAcknowledger{}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -54,6 +54,9 @@ func newAdmin(t testing.TB) *admin {
 	t.Cleanup(func() { _ = conn.Close() })
 	return &admin{t: t, conn: conn}
 }
+
+// version is the version of the test broker, as the Broker reads it.
+func (a *admin) version() serverVersion { return versionOf(a.conn.Properties) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -241,17 +244,12 @@ func (a *admin) unacked(queue string) int {
 	return 0
 }
 
-// rabbitmqctl runs rabbitmqctl and returns its output, failing the test
-// when it fails.
+// rabbitmqctl runs the tests' rabbitmqctl (testkit.RabbitmqctlCommand:
+// STREAMGEN_RABBITMQCTL, else the default local node's) and returns its
+// output, failing the test when it fails.
 func rabbitmqctl(t testing.TB, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "rabbitmqctl", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("rabbitmqctl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testkit.Rabbitmqctl(t, args...)
 }
 
 // closeConnections makes the broker close every connection whose
@@ -284,10 +282,8 @@ func setPolicy(t testing.TB, queue, definition string) string {
 
 func clearPolicy(t testing.TB, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	// Clearing twice (in the test and in its cleanup) is fine.
-	_ = exec.CommandContext(ctx, "rabbitmqctl", "clear_policy", name).Run()
+	_, _ = testkit.RunRabbitmqctl(context.Background(), "clear_policy", name)
 }
 
 // eventually is testkit.Eventually under the name the tests of attempt.go,

@@ -38,6 +38,7 @@ func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) 
 		Body:        d.Body,
 		Redelivered: d.Redelivered,
 		RetryCycles: retryCycles(d.Headers, c.IsWaitQueue),
+		Returned:    returned(d),
 		Raw:         d,
 
 		CorrelationID: d.CorrelationId,

@@ -24,6 +24,7 @@ func original() *amqp.Delivery {
 			"x-first-death-exchange": "",
 			"x-last-death-queue":     "jobs.retry",
 			"x-delivery-count":       int64(2),
+			"x-acquired-count":       int64(3), // RabbitMQ 4
 			runtime.RetryCountHeader: "1",
 		},
 		ContentType:     "application/json",
@@ -87,7 +88,7 @@ func TestRetryCopy(t *testing.T) {
 	if p.Headers[runtime.RetryCountHeader] != "2" {
 		t.Errorf("count header = %v, want \"2\" (the attempt that failed)", p.Headers[runtime.RetryCountHeader])
 	}
-	for _, h := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange", "x-last-death-queue", "x-delivery-count"} {
+	for _, h := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange", "x-last-death-queue", "x-delivery-count", "x-acquired-count"} {
 		if _, ok := p.Headers[h]; ok {
 			t.Errorf("copy carries broker bookkeeping header %s", h)
 		}

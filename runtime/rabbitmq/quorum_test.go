@@ -48,8 +48,9 @@ func TestQuorumQueue(t *testing.T) {
 	s.QueueType = runtime.QuorumQueue
 	s.Concurrency = 2 // one worker stays held while the other takes the redelivery
 	a := runApp(t, b, s)
-	// Declaring it as a quorum queue again succeeds only if it is one.
-	adm.declare(q, amqp.Table{"x-queue-type": "quorum"})
+	// Declaring it as a quorum queue again succeeds only if it is one, with
+	// the delivery limit of its max_attempts.
+	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3)})
 
 	publishJob(t, adm, q, "Job", job{ID: 1})
 	testkit.Eventually(t, "job 1 to succeed on its second attempt", func() bool { return a.stats(q).Acked == 1 })
@@ -96,10 +97,15 @@ func TestQuorumSubscriptionDeclaresEveryQueueQuorum(t *testing.T) {
 	s.SingleActiveConsumer = true
 	a := runApp(t, newTestBroker(), s)
 	// Declaring a queue again succeeds only with the arguments it has.
-	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3), "x-single-active-consumer": true})
+	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3), "x-single-active-consumer": true,
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q + ".dl", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
 	adm.declare(q+".retry", amqp.Table{"x-queue-type": "quorum", "x-message-ttl": int64(50), "x-dead-letter-exchange": "",
 		"x-dead-letter-routing-key": q, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
-	adm.declare(q+".dl", amqp.Table{"x-queue-type": "quorum"})
+	dl := amqp.Table{"x-queue-type": "quorum"}
+	if adm.version().atLeast(4, 0) {
+		dl["x-delivery-limit"] = int64(-1) // no limit: reading a letter never drops it
+	}
+	adm.declare(q+".dl", dl)
 
 	publishJob(t, adm, q, "Job", job{ID: 1})
 	testkit.Eventually(t, "the job to be parked after two attempts", func() bool { return a.stats(q).Parked == 1 })

@@ -159,5 +159,12 @@ func (r *runner) handle(c *sessionConsumer, d *amqp.Delivery) {
 	in := &inbound{amqp: *d, acks: c.acks}
 	fillDelivery(&in.d, &in.amqp, r.c)
 	in.d.Source = in
+	if in.d.Returned > 0 && c.acks != nil {
+		// It was held when a worker crashed or lost its connection, and
+		// may be why: send the acks waiting, so that should it crash this
+		// worker too, the messages handled before it are not delivered
+		// again and counted toward the delivery limit with it.
+		_ = c.acks.flush()
+	}
 	r.c.Handle(r.b.handlerCtx, &in.d)
 }

@@ -53,7 +53,9 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 	for i, r := range b.runners {
 		subs[i] = r.sub
 	}
-	if err := declareTopology(conn, topology(subs), b.log); err != nil {
+	v := versionOf(conn.Properties)
+	b.noteVersion(v, conn.addr)
+	if err := declareTopology(conn, topology(subs), v, b.log); err != nil {
 		_ = s.close(ctx)
 		return nil, err
 	}
@@ -74,6 +76,15 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 		s.consumers = append(s.consumers, c)
 	}
 	return s, nil
+}
+
+// noteVersion logs the version of RabbitMQ the Broker reached at addr,
+// once, and again whenever it changes (a rolling upgrade, another node).
+func (b *Broker) noteVersion(v serverVersion, addr string) {
+	if old := b.version.Swap(v.text); old != nil && old.(string) == v.text {
+		return
+	}
+	b.logger().Info("rabbitmq: connected to RabbitMQ "+v.String(), "address", addr)
 }
 
 // consume opens r's channel, sets its prefetch and starts its consumer.

@@ -1,10 +1,12 @@
 package rabbitmq
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +46,42 @@ type queueSpec struct {
 	ttl time.Duration
 	// subscription is the subscription that needs the queue.
 	subscription string
+	// defaulted are the arguments among args that the subscription does
+	// not ask for but streamgen adds of its own accord (dead-lettering, a
+	// delivery limit): a queue declared before it added them lacks them,
+	// and is used as it is, with a warning (see declareTopology).
+	defaulted []string
+	// quorum reports a quorum queue.
+	quorum bool
+}
+
+// argsFor returns the arguments s is declared with on a broker of version
+// v: s.args, and on RabbitMQ 4.0 and later x-delivery-limit -1 (no limit)
+// for a quorum dead-letter queue, which would otherwise drop a letter read
+// and handed back 20 times. It returns the defaulted arguments with them.
+func (s queueSpec) argsFor(v serverVersion) (amqp.Table, []string) {
+	if s.role != deadLetterQueue || !s.quorum || !v.defaultDeliveryLimit() {
+		return s.args, s.defaulted
+	}
+	args := amqp.Table{"x-delivery-limit": int64(-1)}
+	for k, x := range s.args {
+		args[k] = x
+	}
+	return args, append(slices.Clone(s.defaulted), "x-delivery-limit")
+}
+
+// without returns args less the names.
+func without(args amqp.Table, names []string) amqp.Table {
+	out := amqp.Table{}
+	for k, v := range args {
+		if !slices.Contains(names, k) {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // topology lists the queues subs need, each once: the consumed queues
@@ -60,7 +98,18 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 		}
 	}
 	for _, sub := range subs {
-		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(sub.QueueArguments()), subscription: sub.Name})
+		var defaulted []string
+		if sub.QueueDeadLetter() != "" {
+			defaulted = append(defaulted, "x-dead-letter-exchange", "x-dead-letter-routing-key")
+			if sub.QueueType == runtime.QuorumQueue {
+				defaulted = append(defaulted, "x-dead-letter-strategy", "x-overflow")
+			}
+		}
+		if sub.QueueType == runtime.QuorumQueue && sub.DeliveryLimit == 0 {
+			defaulted = append(defaulted, "x-delivery-limit")
+		}
+		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(sub.QueueArguments()), subscription: sub.Name,
+			defaulted: defaulted, quorum: sub.QueueType == runtime.QuorumQueue})
 	}
 	for _, sub := range subs {
 		for _, wq := range sub.WaitQueues() {
@@ -69,7 +118,8 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 	}
 	for _, sub := range subs {
 		for _, dl := range sub.DeadLetters() {
-			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(sub.DeadLetterQueueArguments())})
+			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(sub.DeadLetterQueueArguments()),
+				quorum: sub.QueueType == runtime.QuorumQueue})
 		}
 	}
 	return out
@@ -93,11 +143,18 @@ type channelOpener interface {
 	Channel() (*amqp.Channel, error)
 }
 
-// declareTopology declares specs on conn. Queues whose arguments differ
-// from an existing queue's are reported together, as TopologyErrors; a
-// consumed queue that exists with arguments a subscription does not set
-// (an operator's dead-letter exchange, a length limit...) is used as it is.
-func declareTopology(conn channelOpener, specs []queueSpec, log *slog.Logger) error {
+// declareTopology declares specs on conn, a connection to a broker of
+// version v. Queues whose arguments differ from an existing queue's are
+// reported together, as TopologyErrors, with two exceptions, each used as
+// it is with a log line that says so:
+//
+//   - a consumed queue that exists with arguments a subscription does not
+//     set (an operator's dead-letter exchange, a length limit...);
+//   - a queue that lacks only arguments streamgen adds of its own accord
+//     (queueSpec.defaulted): declared by an earlier release, or by hand,
+//     it keeps working as before, and the warning says what it misses and
+//     how to add it.
+func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log *slog.Logger) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("rabbitmq: open a channel to declare queues: %w", err)
@@ -105,32 +162,86 @@ func declareTopology(conn channelOpener, specs []queueSpec, log *slog.Logger) er
 	defer func() { _ = ch.Close() }()
 	var errs []error
 	for _, s := range specs {
-		_, err := ch.QueueDeclare(s.name, true, false, false, false, s.args)
-		if err == nil {
-			continue
-		}
-		var ae *amqp.Error
-		if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
-			return fmt.Errorf("rabbitmq: declare %s %q: %w", s.role, s.name, err)
-		}
-		// A precondition failure closes the channel: reopen it.
-		if ch, err = conn.Channel(); err != nil {
-			return fmt.Errorf("rabbitmq: reopen the channel to declare queues: %w", err)
-		}
-		mismatch := parseMismatch(ae.Reason)
-		if s.role == consumedQueue && mismatch.argument != "" && !mismatch.wantSet && mismatch.argument != "durable" {
-			// The queue has an argument we do not set: make sure it exists
-			// and use it as the operator declared it.
-			if _, err := ch.QueueDeclarePassive(s.name, true, false, false, false, nil); err != nil {
-				return fmt.Errorf("rabbitmq: declare queue %q: %w", s.name, err)
+		args, defaulted := s.argsFor(v)
+		var lacks []string
+		own := false // the queue has values of its own for them
+		for {
+			_, err := ch.QueueDeclare(s.name, true, false, false, false, args)
+			if err == nil {
+				break
 			}
-			log.Info("rabbitmq: queue exists with an argument the subscription does not set; using it as declared",
-				"queue", s.name, "argument", mismatch.argument, "value", mismatch.have)
-			continue
+			var ae *amqp.Error
+			if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
+				return fmt.Errorf("rabbitmq: declare %s %q: %w", s.role, s.name, err)
+			}
+			// A precondition failure closes the channel: reopen it.
+			if ch, err = conn.Channel(); err != nil {
+				return fmt.Errorf("rabbitmq: reopen the channel to declare queues: %w", err)
+			}
+			mismatch := parseMismatch(ae.Reason)
+			if lacks == nil && mismatch.wantSet && slices.Contains(defaulted, mismatch.argument) {
+				// Declared before streamgen added these, or by an operator
+				// with values of their own: declare it again without them,
+				// which checks every other argument.
+				lacks, own = defaulted, mismatch.have != ""
+				args = without(args, defaulted)
+				continue
+			}
+			if s.role == consumedQueue && mismatch.argument != "" && !mismatch.wantSet && mismatch.argument != "durable" {
+				// The queue has an argument we do not set: make sure it exists
+				// and use it as the operator declared it.
+				if _, err := ch.QueueDeclarePassive(s.name, true, false, false, false, nil); err != nil {
+					return fmt.Errorf("rabbitmq: declare queue %q: %w", s.name, err)
+				}
+				log.Info("rabbitmq: queue exists with an argument the subscription does not set; using it as declared",
+					"queue", s.name, "argument", mismatch.argument, "value", mismatch.have)
+				break
+			}
+			errs = append(errs, newTopologyError(s, mismatch, ae))
+			lacks = nil
+			break
 		}
-		errs = append(errs, newTopologyError(s, mismatch, ae))
+		switch {
+		case lacks != nil && own:
+			log.Info("rabbitmq: "+s.role.String()+" exists with dead-letter arguments of its own; using it as declared", "queue", s.name,
+				"instead_of", strings.Join(lacks, ","))
+		case lacks != nil:
+			log.Warn("rabbitmq: "+s.role.String()+" exists without arguments streamgen now declares it with; using it as it is", "queue", s.name,
+				"lacks", strings.Join(lacks, ","), "so", lackingCost(s), "fix", lackingFix(s, lacks))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// lackingCost says what a queue declared without its defaulted arguments
+// costs.
+func lackingCost(s queueSpec) string {
+	if s.role == deadLetterQueue {
+		return "RabbitMQ 4 gives it a delivery limit of 20: a letter read and handed back 20 times is dropped"
+	}
+	return "a message the broker gives up on is dropped, not parked: the worker still parks a message handed back as often as the delivery limit, but should it crash even then, or should the message expire, the broker drops it"
+}
+
+// lackingFix says how to give a queue its defaulted arguments without
+// deleting it: a policy, which applies to an existing queue.
+func lackingFix(s queueSpec, lacks []string) string {
+	def := map[string]any{}
+	for _, name := range lacks {
+		key := strings.TrimPrefix(name, "x-")
+		if name == "x-overflow" {
+			continue // only with a length limit; the strategy needs it
+		}
+		def[key] = s.args[name]
+		if s.role == deadLetterQueue && name == "x-delivery-limit" {
+			def[key] = -1
+		}
+	}
+	if _, ok := def["dead-letter-strategy"]; ok {
+		def["overflow"] = "reject-publish"
+	}
+	js, _ := json.Marshal(def)
+	return fmt.Sprintf("apply a policy to it, for example rabbitmqctl set_policy streamgen-%s '^%s$' '%s' --apply-to queues (a policy of the operator's own for it takes the place of this one), or move its messages elsewhere and delete it when empty so that it is declared again",
+		s.name, regexp.QuoteMeta(s.name), js)
 }
 
 // TopologyError is a queue, or an exchange, that exists with other

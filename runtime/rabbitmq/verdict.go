@@ -87,10 +87,13 @@ func (r *runner) Reject(_ context.Context, d *adapter.Delivery) error {
 	return raw(d).Nack(false, false)
 }
 
-// Requeue nacks d with requeue, after the acks waiting on its channel.
+// Requeue rejects d with requeue, after the acks waiting on its channel:
+// a basic.reject, which every RabbitMQ counts toward a quorum queue's
+// delivery limit (4.3 no longer counts a basic.nack), so that a message
+// requeued again and again is parked once it reaches the limit.
 func (r *runner) Requeue(_ context.Context, d *adapter.Delivery) error {
 	if a := acksOf(d); a != nil {
-		return a.nack(raw(d).DeliveryTag, true)
+		return a.reject(raw(d).DeliveryTag, true)
 	}
-	return raw(d).Nack(false, true)
+	return raw(d).Reject(true)
 }
