@@ -4,13 +4,25 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all test test-cluster fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all test test-rabbitmq test-rabbitmq4 test-cluster fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
 ## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed)
 test: vet fmt-check rabbitmq
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## test-rabbitmq: the tests that talk to RabbitMQ, on the broker STREAMGEN_RABBITMQ_URL names (and
+## STREAMGEN_RABBITMQCTL reaches, default rabbitmqctl), saying which version it is
+BROKER_PKGS := ./runtime/rabbitmq/ ./runtime/otelstream/ ./internal/testkit/ ./examples/...
+test-rabbitmq: rabbitmq
+	@echo "RabbitMQ $$($${STREAMGEN_RABBITMQCTL:-rabbitmqctl} -q version) at $$(echo "$$STREAMGEN_RABBITMQ_URL" | sed -E 's#//[^@/]*@#//#')"
+	$(GO) test -race -count=1 -timeout 12m $(BROKER_PKGS)
+
+## test-rabbitmq4: test-rabbitmq on a RabbitMQ 4.x of its own, which .ci/rabbitmq4 builds once (a few
+## minutes), starts on 127.0.0.1:5673 beside the system broker, and stops afterwards
+test-rabbitmq4:
+	.ci/rabbitmq4 run $(MAKE) --no-print-directory test-rabbitmq
 
 ## test-cluster: the cluster tests (build tag cluster), against a three-node RabbitMQ cluster that
 ## .ci/rabbitmq-cluster starts on this machine for them and removes afterwards (a few minutes)
