@@ -92,6 +92,9 @@ type Settlement struct {
 type ConsumerInfo struct {
 	Broker       BrokerKind
 	Subscription string
+	// MessageTypes are the types its handlers take, in the order of the
+	// Subscription's handlers. The Observer must not change them.
+	MessageTypes []string
 	// WaitingCopies returns how many of its retry copies wait for their
 	// delay in memory (ZeroMQ); 0 on a broker whose wait queues hold them.
 	WaitingCopies func() int
