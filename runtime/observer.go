@@ -9,7 +9,8 @@ import (
 // Observer watches what the runtime does with each delivery, and what the
 // brokers do besides, for tracing and metrics beyond the counters of
 // Metrics. Give one to an App with WithObserver; the package
-// runtime/otelstream implements it with OpenTelemetry. An App without an
+// runtime/otelstream implements it with OpenTelemetry, runtime/promstream
+// with Prometheus. An App without an
 // Observer calls none of this and pays nothing for it.
 //
 // The methods are called concurrently, on the delivery path: they must be
