@@ -32,7 +32,8 @@
 //     a body that does not decode, a payload too large);
 //   - streamgen_handler_duration_seconds{broker, subscription,
 //     message_type, outcome}: a histogram of handler calls, middleware
-//     included;
+//     included, whose _count is the number of messages handlers were
+//     called with;
 //   - streamgen_deliveries_in_flight{broker, subscription}: deliveries
 //     being processed;
 //   - streamgen_reconnects_total{broker}: reconnects the brokers report

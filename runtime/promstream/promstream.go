@@ -111,9 +111,10 @@ var (
 	_ prometheus.Collector = (*Collector)(nil)
 )
 
-// New returns a Collector. It panics when the bounds of WithHandlerBuckets
-// or WithConfirmBuckets are not in increasing order, as prometheus's own
-// constructors do.
+// New returns a Collector. It panics when the bounds given to
+// WithHandlerBuckets or WithConfirmBuckets are none or not in increasing
+// order, as prometheus's own constructors panic on bad buckets, rather
+// than on the first delivery.
 func New(opts ...Option) *Collector {
 	cfg := config{handlerBuckets: prometheus.DefBuckets, confirmBuckets: prometheus.DefBuckets}
 	for _, o := range opts {
