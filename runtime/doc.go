@@ -63,7 +63,8 @@
 // follows every delivery, from before its decoding to its settlement, adds
 // headers to the copies the runtime sends (a trace context), and hears
 // what brokers report through Env.Report: runtime/otelstream is one, with
-// OpenTelemetry. Without either, a delivery costs nothing more.
+// OpenTelemetry, and runtime/promstream, with Prometheus. Without either,
+// a delivery costs nothing more.
 //
 // # Lifecycle and health
 //

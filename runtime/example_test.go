@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -79,25 +78,22 @@ func ExampleSubscription_Validate() {
 	// max_attempts: max_attempts=5 needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>
 }
 
-func ExampleMetrics_WritePrometheus() {
+// The App counts each subscription's deliveries in process; Snapshot
+// reads them, as a test or a demo does. Exporting them is an Observer's
+// work (runtime/promstream, runtime/otelstream).
+func ExampleMetrics_Snapshot() {
 	m := runtime.NewMetrics()
 	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
 	jobs.Delivered.Add(5)
 	jobs.Retried.Add(4)
 	jobs.Dropped.Add(1)
-	_ = m.WritePrometheus(os.Stdout)
+	m.Subscription(runtime.RabbitMQ, "orders").Acked.Add(1)
+	for _, s := range m.Snapshot() {
+		fmt.Printf("%s %s: delivered %d, acked %d, retried %d, dropped %d\n", s.Broker, s.Subscription, s.Delivered, s.Acked, s.Retried, s.Dropped)
+	}
 	// Output:
-	// # HELP streamgen_deliveries_total Deliveries received, poison included.
-	// # TYPE streamgen_deliveries_total counter
-	// streamgen_deliveries_total{broker="zeromq",subscription="jobs"} 5
-	// # HELP streamgen_settled_total Deliveries settled, by outcome.
-	// # TYPE streamgen_settled_total counter
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="acked"} 0
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="retried"} 4
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="parked"} 0
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="rejected"} 0
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="dropped"} 1
-	// streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="failed"} 0
+	// rabbitmq orders: delivered 0, acked 1, retried 0, dropped 0
+	// zeromq jobs: delivered 5, acked 0, retried 4, dropped 1
 }
 
 // Middleware wraps each handler call: the App's outermost, then the

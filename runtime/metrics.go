@@ -1,11 +1,7 @@
 package runtime
 
 import (
-	"fmt"
-	"io"
-	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -47,9 +43,10 @@ type metricsKey struct {
 	name   string
 }
 
-// Metrics holds the counters of every subscription of an App. It serves
-// them over HTTP in the Prometheus text format (ServeHTTP), and Snapshot
-// returns them for any other exporter.
+// Metrics holds the counters of every subscription of an App, in process:
+// Snapshot returns them, for a test, a demo or a log line. To export
+// metrics, give the App an Observer: runtime/promstream serves Prometheus,
+// runtime/otelstream OpenTelemetry.
 type Metrics struct {
 	mu   sync.Mutex
 	subs map[metricsKey]*SubscriptionMetrics
@@ -92,63 +89,4 @@ func (m *Metrics) Snapshot() []SubscriptionStats {
 		return out[i].Subscription < out[j].Subscription
 	})
 	return out
-}
-
-// WritePrometheus writes the counters in the Prometheus text exposition
-// format: streamgen_deliveries_total and streamgen_settled_total, labelled
-// by broker, subscription and (for settled) outcome.
-func (m *Metrics) WritePrometheus(w io.Writer) error {
-	var b strings.Builder
-	stats := m.Snapshot()
-	b.WriteString("# HELP streamgen_deliveries_total Deliveries received, poison included.\n")
-	b.WriteString("# TYPE streamgen_deliveries_total counter\n")
-	for _, s := range stats {
-		fmt.Fprintf(&b, "streamgen_deliveries_total{broker=\"%s\",subscription=\"%s\"} %d\n", labelValue(string(s.Broker)), labelValue(s.Subscription), s.Delivered)
-	}
-	b.WriteString("# HELP streamgen_settled_total Deliveries settled, by outcome.\n")
-	b.WriteString("# TYPE streamgen_settled_total counter\n")
-	for _, s := range stats {
-		broker, sub := labelValue(string(s.Broker)), labelValue(s.Subscription)
-		for _, o := range []struct {
-			name string
-			n    int64
-		}{{"acked", s.Acked}, {"retried", s.Retried}, {"parked", s.Parked}, {"rejected", s.Rejected}, {"dropped", s.Dropped}, {"failed", s.Failed}} {
-			fmt.Fprintf(&b, "streamgen_settled_total{broker=\"%s\",subscription=\"%s\",outcome=\"%s\"} %d\n", broker, sub, o.name, o.n)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// labelValue returns v escaped for a label value between double quotes, as
-// the text exposition format asks: a backslash, a double quote and a line
-// feed are written \\, \" and \n, and every other character, a tab or a
-// carriage return included, stands as it is. Each run of bytes that is not
-// valid UTF-8 becomes U+FFFD, since the format allows only UTF-8.
-func labelValue(v string) string {
-	v = strings.ToValidUTF8(v, "\uFFFD")
-	if !strings.ContainsAny(v, "\\\"\n") {
-		return v
-	}
-	var b strings.Builder
-	b.Grow(len(v) + 8)
-	for _, r := range v {
-		switch r {
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// ServeHTTP serves the counters in the Prometheus text format.
-func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_ = m.WritePrometheus(w)
 }

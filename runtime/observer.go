@@ -9,7 +9,8 @@ import (
 // Observer watches what the runtime does with each delivery, and what the
 // brokers do besides, for tracing and metrics beyond the counters of
 // Metrics. Give one to an App with WithObserver; the package
-// runtime/otelstream implements it with OpenTelemetry. An App without an
+// runtime/otelstream implements it with OpenTelemetry, runtime/promstream
+// with Prometheus. An App without an
 // Observer calls none of this and pays nothing for it.
 //
 // The methods are called concurrently, on the delivery path: they must be
@@ -92,6 +93,9 @@ type Settlement struct {
 type ConsumerInfo struct {
 	Broker       BrokerKind
 	Subscription string
+	// MessageTypes are the types its handlers take, in the order of the
+	// Subscription's handlers. The Observer must not change them.
+	MessageTypes []string
 	// WaitingCopies returns how many of its retry copies wait for their
 	// delay in memory (ZeroMQ); 0 on a broker whose wait queues hold them.
 	WaitingCopies func() int

@@ -25,7 +25,7 @@
 //		return run(ctx, []string{"-metrics", "127.0.0.1:0"}, &logs)
 //	})
 //	... publish, then
-//	testkit.WaitForMetrics(t, testkit.MetricsURL(t, logs.String()), "the acked job", `outcome="acked"} 1`)
+//	testkit.WaitForMetrics(t, testkit.MetricsURL(t, logs.String()), "the acked job", `outcome="acked",subscription="jobs"} 1`)
 //	svc.Stop()
 //
 // The package is internal: it is not part of streamgen's API.

@@ -133,7 +133,11 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 	}
 	if env.Observer != nil {
 		c.obs = env.Observer
-		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, WaitingCopies: c.WaitingCopies})
+		types := make([]string, len(sub.Handlers))
+		for i := range sub.Handlers {
+			types[i] = sub.Handlers[i].MessageType
+		}
+		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
 		c.deliveryLimit = sub.DeliveryLimitInForce()

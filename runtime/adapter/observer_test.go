@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -98,8 +99,8 @@ func TestObserverFollowsEachDelivery(t *testing.T) {
 		}},
 	}
 	c, _ := newObserved(sub, runtime.RabbitMQ, obs, nil)
-	if len(obs.consumers) != 1 || obs.consumers[0].Subscription != "jobs" || obs.consumers[0].Broker != runtime.RabbitMQ || obs.consumers[0].WaitingCopies() != 0 {
-		t.Fatalf("consumers %+v, want the jobs consumer on rabbitmq", obs.consumers)
+	if len(obs.consumers) != 1 || obs.consumers[0].Subscription != "jobs" || obs.consumers[0].Broker != runtime.RabbitMQ || obs.consumers[0].WaitingCopies() != 0 || !slices.Equal(obs.consumers[0].MessageTypes, []string{"Job"}) {
+		t.Fatalf("consumers %+v, want the jobs consumer on rabbitmq, taking Job", obs.consumers)
 	}
 	d := delivery(2)
 	d.Headers["tenant"] = "acme"

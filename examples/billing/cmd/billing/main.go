@@ -15,8 +15,9 @@
 //	-dead endpoint
 //		where the invoices.dead queue binds (default tcp://127.0.0.1:5561)
 //	-metrics address
-//		serve the counters in the Prometheus text format at
-//		http://address/metrics; empty (the default) serves nothing
+//		serve the metrics (package runtime/promstream) in the Prometheus
+//		format at http://address/metrics; empty (the default) serves
+//		nothing
 //	-log-level level
 //		debug, info (the default), warn or error
 //
@@ -40,8 +41,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/streamgen/streamgen/examples/billing"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/promstream"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
@@ -82,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.jobs, "jobs", "tcp://127.0.0.1:5555", "where the jobs queue binds")
 	fs.StringVar(&cfg.invoices, "invoices", "tcp://127.0.0.1:5556", "where the invoices queue binds")
 	fs.StringVar(&cfg.dead, "dead", "tcp://127.0.0.1:5561", "where the invoices.dead queue binds")
-	fs.StringVar(&cfg.metrics, "metrics", "", "serve the counters at http://`address`/metrics (empty: off)")
+	fs.StringVar(&cfg.metrics, "metrics", "", "serve the metrics in the Prometheus format at http://`address`/metrics (empty: off)")
 	fs.TextVar(&cfg.level, "log-level", slog.LevelInfo, "`level`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return config{}, &usageError{err}
@@ -107,18 +113,25 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		zeromq.Queue("invoices", zeromq.Bind(cfg.invoices)),
 		zeromq.Queue("invoices.dead", zeromq.Bind(cfg.dead)),
 	)
-	app := runtime.NewApp("billing", runtime.WithLogger(logger))
+	opts := []runtime.Option{runtime.WithLogger(logger)}
+	reg := prometheus.NewRegistry()
+	if cfg.metrics != "" {
+		// The App's Observer measures each delivery; the registry
+		// serves its metrics beside the Go runtime's and the process's.
+		metrics := promstream.New()
+		reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts = append(opts, runtime.WithObserver(metrics))
+	}
+	app := runtime.NewApp("billing", opts...)
 	billing.Mount(app, zq)
 
 	if cfg.metrics != "" {
-		// app.Metrics() is an http.Handler: the counters in the
-		// Prometheus text format.
 		ln, err := net.Listen("tcp", cfg.metrics)
 		if err != nil {
 			return fmt.Errorf("serve metrics: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", app.Metrics())
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -53,7 +53,7 @@ func TestServiceChargesAJobAndServesItsCounters(t *testing.T) {
 
 	url := testkit.MetricsURL(t, logs.String())
 	testkit.WaitForMetrics(t, url, "the acked job in the metrics",
-		`streamgen_settled_total{broker="zeromq",subscription="jobs",outcome="acked"} 1`)
+		`streamgen_settled_total{broker="zeromq",message_type="Job",outcome="acked",subscription="jobs"} 1`)
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for _, req := range []struct {
 		method, url string

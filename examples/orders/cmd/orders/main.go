@@ -14,8 +14,9 @@
 //		amqp://guest:guest@127.0.0.1:5672/); its password never appears
 //		in the log
 //	-metrics address
-//		serve the counters in the Prometheus text format at
-//		http://address/metrics; empty (the default) serves nothing
+//		serve the metrics (package runtime/promstream) in the Prometheus
+//		format at http://address/metrics; empty (the default) serves
+//		nothing
 //	-log-level level
 //		debug, info (the default), warn or error
 //
@@ -36,9 +37,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/promstream"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
@@ -77,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.url, "url", brokerurl.RabbitMQ(), "the RabbitMQ `URL`")
-	fs.StringVar(&cfg.metrics, "metrics", "", "serve the counters at http://`address`/metrics (empty: off)")
+	fs.StringVar(&cfg.metrics, "metrics", "", "serve the metrics in the Prometheus format at http://`address`/metrics (empty: off)")
 	fs.TextVar(&cfg.level, "log-level", slog.LevelInfo, "`level`: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return config{}, &usageError{err}
@@ -101,17 +107,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 // serve runs the orders service on b until ctx ends.
 func serve(ctx context.Context, cfg config, b runtime.Broker, logger *slog.Logger) error {
-	app := runtime.NewApp("orders", runtime.WithLogger(logger))
+	opts := []runtime.Option{runtime.WithLogger(logger)}
+	reg := prometheus.NewRegistry()
+	if cfg.metrics != "" {
+		// The App's Observer measures each delivery; the registry
+		// serves its metrics beside the Go runtime's and the process's.
+		metrics := promstream.New()
+		reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts = append(opts, runtime.WithObserver(metrics))
+	}
+	app := runtime.NewApp("orders", opts...)
 	orders.Mount(app, b)
 	if cfg.metrics != "" {
-		// app.Metrics() is an http.Handler: the counters in the
-		// Prometheus text format.
 		ln, err := net.Listen("tcp", cfg.metrics)
 		if err != nil {
 			return fmt.Errorf("serve metrics: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", app.Metrics())
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -53,7 +53,7 @@ func TestServiceConfirmsAnOrderAndServesItsCounters(t *testing.T) {
 		return strings.Contains(logs.String(), `msg="order confirmed"`) && strings.Contains(logs.String(), "message_id=o-1 attempt=1 max_attempts=5 order=o-1 customer=ada total=12.50")
 	})
 	testkit.WaitForMetrics(t, testkit.MetricsURL(t, logs.String()), "the acked order in the metrics",
-		`subscription="`+b.Name("orders.received")+`",outcome="acked"} 1`)
+		`message_type="OrderPlaced",outcome="acked",subscription="`+b.Name("orders.received")+`"} 1`)
 
 	svc.Stop()
 }

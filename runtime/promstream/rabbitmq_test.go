@@ -1,0 +1,129 @@
+package promstream_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/promstream"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func rabbitURL() string {
+	if u := os.Getenv("STREAMGEN_RABBITMQ_URL"); u != "" {
+		return u
+	}
+	return "amqp://guest:guest@127.0.0.1:5672/"
+}
+
+func uniqueName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "." + hex.EncodeToString(b)
+}
+
+// rabbitmqctl runs rabbitmqctl and returns its output, failing the test
+// when it fails.
+func rabbitmqctl(t testing.TB, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "rabbitmqctl", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rabbitmqctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// closeConnection makes the broker close the connection named exactly
+// name, and fails the test unless there was one: other tests' connections
+// are left alone.
+func closeConnection(t testing.TB, name string) {
+	t.Helper()
+	out := rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
+	n := 0
+	for line := range strings.Lines(out) {
+		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok || !strings.Contains(props, `{"connection_name","`+name+`"}`) {
+			continue
+		}
+		rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("%d connections named %q closed, want 1", n, name)
+	}
+}
+
+// On RabbitMQ: the handled, retried and parked deliveries are counted,
+// the broker's confirms of the publish, the retry copy and the dead letter
+// are timed, and when the broker closes the consuming connection the
+// reconnect is counted and consuming goes on.
+func TestRabbitMQ(t *testing.T) {
+	testkit.NoLeaks(t)
+	conn := testkit.DialRabbitMQ(t, rabbitURL())
+	q := uniqueName("promstream")
+	t.Cleanup(func() {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer ch.Close()
+		for _, name := range []string{q, q + ".retry", q + ".dead"} {
+			if _, err := ch.QueueDelete(name, false, false, false); err != nil {
+				t.Errorf("delete %s: %v", name, err)
+			}
+		}
+	})
+	c, reg := newRegistered(t)
+	connName := "streamgen-test-prom-" + q
+	rb := rabbitmq.New(rabbitURL(), rabbitmq.WithConnectionName(connName))
+	app := runtime.NewApp("promstream-test", runtime.WithObserver(c), runtime.WithShutdownTimeout(20*time.Second))
+	jobs, _ := jobsSubscription(runtime.RabbitMQ, q, 50*time.Millisecond)
+	app.Mount(rb, jobs)
+	stop := streamtest.RunApp(t, app)
+
+	settled := func(outcome string) float64 {
+		return value(t, reg, promstream.MetricSettled, map[string]string{"broker": "rabbitmq", "subscription": q, "message_type": "Job", "outcome": outcome})
+	}
+	publish := func(id int) {
+		t.Helper()
+		if err := runtime.Publish(t.Context(), rb, q, "Job", job{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(1)
+	publish(3)
+	testkit.Eventually(t, "job 1 acked and job 3 parked", func() bool { return settled("acked") == 1 && settled("parked") == 1 })
+	if n := settled("retried"); n != 2 {
+		t.Errorf("%v retried, want 2", n)
+	}
+	// Two publishes, two retry copies, one dead letter.
+	testkit.Eventually(t, "five confirms timed", func() bool {
+		return value(t, reg, promstream.MetricConfirmDuration, map[string]string{"broker": "rabbitmq", "outcome": "confirmed"}) == 5
+	})
+	reconnects := map[string]string{"broker": "rabbitmq"}
+	if n := value(t, reg, promstream.MetricReconnects, reconnects); n != 0 {
+		t.Fatalf("%v reconnects before any, want 0", n)
+	}
+
+	closeConnection(t, connName+" (consume)")
+	testkit.Eventually(t, "the reconnect counted", func() bool { return value(t, reg, promstream.MetricReconnects, reconnects) == 1 })
+	publish(1)
+	testkit.Eventually(t, "a job acked after the reconnect", func() bool { return settled("acked") == 2 })
+	if err := stop(); err != nil {
+		t.Fatalf("the App did not stop cleanly: %v", err)
+	}
+	if n := value(t, reg, promstream.MetricInFlight, map[string]string{"broker": "rabbitmq", "subscription": q}); n != 0 {
+		t.Errorf("%v in flight after the App stopped, want 0", n)
+	}
+}
