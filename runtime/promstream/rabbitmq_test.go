@@ -1,11 +1,9 @@
 package promstream_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -30,32 +28,19 @@ func uniqueName(prefix string) string {
 	return prefix + "." + hex.EncodeToString(b)
 }
 
-// rabbitmqctl runs rabbitmqctl and returns its output, failing the test
-// when it fails.
-func rabbitmqctl(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "rabbitmqctl", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("rabbitmqctl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // closeConnection makes the broker close the connection named exactly
 // name, and fails the test unless there was one: other tests' connections
 // are left alone.
 func closeConnection(t testing.TB, name string) {
 	t.Helper()
-	out := rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
+	out := testkit.Rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
 	n := 0
 	for line := range strings.Lines(out) {
 		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
 		if !ok || !strings.Contains(props, `{"connection_name","`+name+`"}`) {
 			continue
 		}
-		rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
+		testkit.Rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
 		n++
 	}
 	if n != 1 {
