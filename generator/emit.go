@@ -537,6 +537,9 @@ func adapterName(s handlerShape) string {
 // twin.
 func (e *emitter) publishers(f *jen.File, hs []*handler) {
 	for _, h := range hs {
+		if h.publisher == "" {
+			continue // see needsPublisher
+		}
 		n := e.publisherParams()
 		value := jen.Op("&").Id(n.msg)
 		if h.shape.pointer {

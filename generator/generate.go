@@ -331,6 +331,7 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	ds := c.ds
 	c.m = analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
 	p.Syntax, p.Config = lp.Syntax, cfg
+	c.m.checkDeclaredQueues(ds)
 	c.m.namePublishers(ds)
 	c.m.checkCollisions(ds)
 	p.Annotated = len(c.m.handlers) > 0 || len(c.m.declared) > 0
