@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type emitter struct {
 	// when it had decoderTaken names.
 	decoderOuter map[string]bool
 	decoderTaken int
+	// used holds the imported packages the directly written part of the
+	// file names (see qual); usedPaths, once the file is written, every
+	// package it imports.
+	used      map[string]bool
+	usedPaths []string
 }
 
 // importName is how the generated file names an imported package.
@@ -49,11 +55,14 @@ type importName struct {
 	alias bool
 }
 
-// emit renders the generated file of m: Header, the build constraint that
+// emit writes the generated file of m: Header, the build constraint that
 // leaves the file out of Generate's loads, then the declarations; gofmt'd,
-// imports grouped, the same bytes for the same input. The declarations are
-// written into one jennifer file, rendered once and formatted once. Its
-// errors, bugs of streamgen's, become diagnostics of the package.
+// imports grouped, the same bytes for the same input. newEmitter plans the
+// file, and each part is then written once: the declarations gofmt must
+// align (the signature guards and Mount's literals) with jennifer and
+// go/format, the bulk (the publishers and the JSON decoders) directly in
+// gofmt's layout. Its errors, bugs of streamgen's, become diagnostics of
+// the package.
 func emit(m *model) ([]byte, error) {
 	e := newEmitter(m)
 	f := e.newFile()
@@ -61,36 +70,34 @@ func emit(m *model) ([]byte, error) {
 	if len(m.handlers) > 0 {
 		e.signatureGuards(f)
 		e.mount(f)
-		e.publishers(f, m.handlers)
 	}
-	e.declaredPublishers(f)
-	e.json.write(f, e.decoderLocals)
+	var body codeWriter
+	e.publishers(&body, m.handlers)
+	e.declaredPublishers(&body)
+	e.json.write(&body, e.decoderLocals, e.qual)
 	if e.err != nil {
 		return nil, e.err
 	}
-	var buf bytes.Buffer
-	buf.WriteString(Header + "\n\n" + buildConstraint + "\n\n")
-	if err := f.Render(&buf); err != nil {
+	var head bytes.Buffer
+	if err := f.Render(&head); err != nil {
 		return nil, fmt.Errorf("streamgen could not render the generated file (please report it): %w", err)
 	}
-	src, err := format.Source(groupImports(buf.Bytes()))
+	src, err := format.Source(e.withImports(head.Bytes()))
 	if err != nil {
 		return nil, fmt.Errorf("streamgen wrote a generated file that does not parse (please report it): %w", err)
 	}
-	return src, nil
+	return append(src, body.buf.Bytes()...), nil
 }
 
 func newEmitter(m *model) *emitter {
-	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}}
+	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}, used: map[string]bool{}}
 	e.json = newJSONDecoders(m.pkg)
 	for _, h := range m.handlers {
 		if h.ok {
 			e.json.add(h.shape.msg)
 		}
 	}
-	// A first writing, thrown away, finds every struct type the decoders
-	// reach and the packages they name, which nameImports must know.
-	e.json.write(jen.NewFile(m.pkg.Name()), e.decoderLocals)
+	e.json.plan()
 	e.nameImports()
 	for _, h := range m.handlers {
 		if h.recv == nil {
@@ -100,9 +107,56 @@ func newEmitter(m *model) *emitter {
 	return e
 }
 
+// qual returns the name the file gives the imported package at path, and
+// records that the file uses it.
+func (e *emitter) qual(path string) string {
+	e.used[path] = true
+	return e.imports[path].name
+}
+
+// withImports returns head, the file jennifer rendered, with Header and the
+// build constraint first and, in place of its imports, those of the whole
+// file: the packages head names and those the rest of the file named
+// through qual, the standard library's first and the others after a blank
+// line, as goimports groups them (gofmt then sorts each group).
+func (e *emitter) withImports(head []byte) []byte {
+	for path := range e.used {
+		if path != e.m.pkg.Path() {
+			e.usedPaths = append(e.usedPaths, path)
+		}
+	}
+	const open, close = "\nimport (\n", "\n)\n"
+	rest := head
+	if i := bytes.Index(head, []byte(open)); i >= 0 {
+		if n := bytes.Index(head[i+len(open):], []byte(close)); n >= 0 {
+			for _, line := range bytes.Split(head[i+len(open):i+len(open)+n], []byte("\n")) {
+				if q := bytes.IndexByte(line, '"'); q >= 0 {
+					e.usedPaths = append(e.usedPaths, strings.Trim(string(line[q:]), "\" "))
+				}
+			}
+			rest = head[i+len(open)+n+len(close):]
+		}
+	} else if i := bytes.Index(head, []byte("\nimport ")); i >= 0 {
+		line, after, _ := bytes.Cut(head[i+1:], []byte("\n"))
+		if q := bytes.IndexByte(line, '"'); q >= 0 {
+			e.usedPaths = append(e.usedPaths, strings.Trim(string(line[q:]), "\" "))
+		}
+		rest = after
+	} else if _, after, ok := bytes.Cut(head, []byte("\n")); ok {
+		rest = after // the package clause
+	}
+	slices.Sort(e.usedPaths)
+	e.usedPaths = slices.Compact(e.usedPaths)
+	var out bytes.Buffer
+	out.WriteString(Header + "\n\n" + buildConstraint + "\n\npackage " + e.m.pkg.Name() + "\n\n")
+	out.WriteString(importDecl(e.usedPaths, e.imports))
+	out.Write(rest)
+	return out.Bytes()
+}
+
 // newFile returns an empty file of the package that names its imports as
 // nameImports chose. It is not formatted when rendered: emit formats it
-// once its imports are grouped.
+// once withImports gave it the imports of the whole file.
 func (e *emitter) newFile() *jen.File {
 	f := jen.NewFilePathName(e.m.pkg.Path(), e.m.pkg.Name())
 	f.NoFormat = true
@@ -116,40 +170,27 @@ func (e *emitter) newFile() *jen.File {
 	return f
 }
 
-// groupImports puts the standard library imports of a rendered file first
-// and the others after a blank line, as goimports does; gofmt then sorts
-// each group.
-func groupImports(src []byte) []byte {
-	const open, close = "\nimport (\n", "\n)\n"
-	i := bytes.Index(src, []byte(open))
-	if i < 0 {
-		return src
-	}
-	start := i + len(open)
-	n := bytes.Index(src[start:], []byte(close))
-	if n < 0 {
-		return src
-	}
-	var std, other [][]byte
-	for _, line := range bytes.Split(src[start:start+n], []byte("\n")) {
-		if q := bytes.IndexByte(line, '"'); q >= 0 {
-			path := line[q+1:]
-			if first, _, _ := bytes.Cut(path, []byte("/")); !bytes.Contains(first, []byte(".")) {
-				std = append(std, line)
-				continue
-			}
+// importDecl writes the import declaration of paths, each named as names
+// says: the standard library's first and the others after a blank line, as
+// goimports groups them, each group in the order of paths.
+func importDecl(paths []string, names map[string]importName) string {
+	var std, other []string
+	for _, path := range paths {
+		line := "\t" + strconv.Quote(path)
+		if in := names[path]; in.alias {
+			line = "\t" + in.name + " " + strconv.Quote(path)
 		}
-		other = append(other, line)
+		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+			other = append(other, line)
+		} else {
+			std = append(std, line)
+		}
 	}
-	var out bytes.Buffer
-	out.Write(src[:start])
-	out.Write(bytes.Join(std, []byte("\n")))
+	groups := strings.Join(std, "\n")
 	if len(std) > 0 && len(other) > 0 {
-		out.WriteString("\n\n")
+		groups += "\n\n"
 	}
-	out.Write(bytes.Join(other, []byte("\n")))
-	out.Write(src[start+n:])
-	return out.Bytes()
+	return "import (\n" + groups + strings.Join(other, "\n") + "\n)\n"
 }
 
 // nameImports picks the name of each import the file may use: the
@@ -533,44 +574,43 @@ func adapterName(s handlerShape) string {
 	return name + "Func"
 }
 
-// publishers writes one typed publisher per handler of hs, and its Async
-// twin.
-func (e *emitter) publishers(f *jen.File, hs []*handler) {
+// publishers writes the typed publisher of each handler of hs that has
+// one, and its Async twin.
+func (e *emitter) publishers(w *codeWriter, hs []*handler) {
 	for _, h := range hs {
 		if h.publisher == "" {
 			continue // see needsPublisher
 		}
 		n := e.publisherParams()
-		value := jen.Op("&").Id(n.msg)
+		value := "&" + n.msg
 		if h.shape.pointer {
-			value = jen.Id(n.msg)
+			value = n.msg
 		}
 		doc := fmt.Sprintf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, n.msg, h.ann.name, h.wire, h.name())
-		e.typedPublisher(f, h.publisher, doc, n, e.messageType(h), "Publish", jen.Lit(h.ann.name), jen.Lit(h.wire), value)
+		e.typedPublisher(w, h.publisher, doc, n, e.messageTypeText(h), "Publish", strconv.Quote(h.ann.name), strconv.Quote(h.wire), value)
 	}
 }
 
 // declaredPublishers writes the typed publisher of each
 // //stream:publisher directive, runtime.PublishTo with its destination,
 // and its Async twin.
-func (e *emitter) declaredPublishers(f *jen.File) {
+func (e *emitter) declaredPublishers(w *codeWriter) {
+	rt := e.qual(runtimePath)
 	for _, d := range e.m.usableDeclared() {
 		n := e.publisherParams()
-		var to jen.Code
-		var doc string
+		var to, doc string
 		switch {
 		case d.to.Exchange == "":
-			to = jen.Qual(runtimePath, "Queue").Call(jen.Lit(d.to.Key))
+			to = fmt.Sprintf("%s.Queue(%s)", rt, strconv.Quote(d.to.Key))
 			doc = fmt.Sprintf("%s publishes %s to %q as message type %q.", d.name, n.msg, d.to.Key, d.wire)
 		case d.to.Key == "":
-			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(""))
+			to = fmt.Sprintf("%s.Exchange(%s, \"\")", rt, strconv.Quote(d.to.Exchange))
 			doc = fmt.Sprintf("%s publishes %s to exchange %q with an empty routing key as message type %q;\n// runtime.WithRoutingKey gives a message its routing key.", d.name, n.msg, d.to.Exchange, d.wire)
 		default:
-			to = jen.Qual(runtimePath, "Exchange").Call(jen.Lit(d.to.Exchange), jen.Lit(d.to.Key))
+			to = fmt.Sprintf("%s.Exchange(%s, %s)", rt, strconv.Quote(d.to.Exchange), strconv.Quote(d.to.Key))
 			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, n.msg, d.to.Exchange, d.to.Key, d.wire)
 		}
-		msgType := jen.Qual(d.named.Obj().Pkg().Path(), d.named.Obj().Name())
-		e.typedPublisher(f, d.name, doc, n, msgType, "PublishTo", to, jen.Lit(d.wire), jen.Op("&").Id(n.msg))
+		e.typedPublisher(w, d.name, doc, n, e.namedText(d.named), "PublishTo", to, strconv.Quote(d.wire), "&"+n.msg)
 	}
 }
 
@@ -586,24 +626,37 @@ func (e *emitter) publisherParams() publisherParams {
 // runtime.<call>(ctx, p, args..., opts...), and its Async twin returning
 // runtime.<call>Async with the same arguments: both take (ctx, p, msg of
 // msgType, opts...).
-func (e *emitter) typedPublisher(f *jen.File, name, doc string, n publisherParams, msgType *jen.Statement, call string, args ...jen.Code) {
-	params := []jen.Code{
-		jen.Id(n.ctx).Qual(contextPath, "Context"),
-		jen.Id(n.p).Qual(runtimePath, "Publisher"),
-		jen.Id(n.msg).Add(msgType),
-		jen.Id(n.opts).Op("...").Qual(runtimePath, "PublishOption"),
+func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType, call string, args ...string) {
+	rt := e.qual(runtimePath)
+	params := fmt.Sprintf("%s %s.Context, %s %s.Publisher, %s %s, %s ...%s.PublishOption", n.ctx, e.qual(contextPath), n.p, rt, n.msg, msgType, n.opts, rt)
+	callArgs := strings.Join(append(append([]string{n.ctx, n.p}, args...), n.opts+"..."), ", ")
+	w.blank()
+	w.comment("// " + doc)
+	w.open("func %s(%s) error {", name, params)
+	w.line("return %s.%s(%s)", rt, call, callArgs)
+	w.close("}")
+	w.blank()
+	w.comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, n.msg))
+	w.open("func %sAsync(%s) *%s.Confirmation {", name, params, rt)
+	w.line("return %s.%sAsync(%s)", rt, call, callArgs)
+	w.close("}")
+}
+
+// messageTypeText writes T or *T as the handler takes it.
+func (e *emitter) messageTypeText(h *handler) string {
+	if h.shape.pointer {
+		return "*" + e.namedText(h.shape.msg)
 	}
-	callArgs := append(append([]jen.Code{jen.Id(n.ctx), jen.Id(n.p)}, args...), jen.Id(n.opts).Op("..."))
-	f.Line()
-	f.Comment("// " + doc)
-	f.Func().Id(name).Params(params...).Error().Block(
-		jen.Return(jen.Qual(runtimePath, call).Call(callArgs...)),
-	)
-	f.Line()
-	f.Comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, n.msg))
-	f.Func().Id(name+"Async").Params(params...).Op("*").Qual(runtimePath, "Confirmation").Block(
-		jen.Return(jen.Qual(runtimePath, call+"Async").Call(callArgs...)),
-	)
+	return e.namedText(h.shape.msg)
+}
+
+// namedText writes the named type t as the file names it.
+func (e *emitter) namedText(t *types.Named) string {
+	obj := t.Obj()
+	if obj.Pkg() == e.m.pkg {
+		return obj.Name()
+	}
+	return e.qual(obj.Pkg().Path()) + "." + obj.Name()
 }
 
 // multi is a bracketed, comma-separated list written one item per line.

@@ -165,19 +165,15 @@ func TestEmittedFilesAreFormatted(t *testing.T) {
 	gentest.RunGo(t, dir, "vet", "./...")
 }
 
-func TestGroupImports(t *testing.T) {
-	in := "package p\n\nimport (\n\t\"context\"\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n\t\"time\"\n\t\"net/http\"\n)\n\nfunc f() {}\n"
-	want := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\t\"net/http\"\n\n\trt \"github.com/streamgen/streamgen/runtime\"\n\t\"example.com/x/orders\"\n)\n\nfunc f() {}\n"
-	if got := string(groupImports([]byte(in))); got != want {
-		t.Errorf("groupImports:\n%s\nwant:\n%s", got, want)
+func TestImportDecl(t *testing.T) {
+	names := map[string]importName{runtimePath: {name: "rt", alias: true}, "example.com/x/orders": {name: "orders"}}
+	got := importDecl([]string{"context", "example.com/x/orders", runtimePath, "net/http", "time"}, names)
+	want := "import (\n\t\"context\"\n\t\"net/http\"\n\t\"time\"\n\n\t\"example.com/x/orders\"\n\trt \"github.com/streamgen/streamgen/runtime\"\n)\n"
+	if got != want {
+		t.Errorf("importDecl:\n%s\nwant:\n%s", got, want)
 	}
-	only := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n)\n"
-	if got := string(groupImports([]byte(only))); got != only {
-		t.Errorf("standard library only: %q", got)
-	}
-	single := "package p\n\nimport \"context\"\n"
-	if got := string(groupImports([]byte(single))); got != single {
-		t.Errorf("single import: %q", got)
+	if got, want := importDecl([]string{"context", "time"}, nil), "import (\n\t\"context\"\n\t\"time\"\n)\n"; got != want {
+		t.Errorf("standard library only: %q, want %q", got, want)
 	}
 }
 
