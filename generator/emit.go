@@ -6,7 +6,6 @@ import (
 	"go/format"
 	"go/types"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -412,33 +411,69 @@ func (e *emitter) decoderLocals() nameSet {
 }
 
 // subscriptionLiteral writes s.rs, the runtime.Subscription validated at
-// generate time, as a composite literal: its exported fields in
-// declaration order, Name and Broker always and the others when they are
-// not zero, with each handler's function in place of its placeholder.
+// generate time, as a composite literal: the fields subscriptionFields
+// writes, Name and Broker always and the others when they are not zero,
+// with each handler's function in place of its placeholder.
 func (e *emitter) subscriptionLiteral(s *subscription) jen.Code {
-	v := reflect.ValueOf(s.rs).Elem()
 	var fields []jen.Code
-	for i := range v.NumField() {
-		f, fv := v.Type().Field(i), v.Field(i)
-		if !f.IsExported() || fv.IsZero() && f.Name != "Name" && f.Name != "Broker" {
-			continue
+	for _, f := range e.subscriptionFields(s) {
+		if f.code != nil {
+			fields = append(fields, jen.Id(f.name).Op(":").Add(f.code))
 		}
-		var c jen.Code
-		switch f.Name {
-		case "Handlers":
-			var hs []jen.Code
-			for j, h := range s.rs.Handlers {
-				hs = append(hs, e.handle(s.index[j], h))
-			}
-			c = jen.Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), hs...)
-		case "MaxPayloadBytes":
-			c = byteSizeCode(s.rs.MaxPayloadBytes, s.payloadUnit())
-		default:
-			c = e.literal(fv)
-		}
-		fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
 	}
 	return jen.Op("&").Qual(runtimePath, "Subscription").Custom(multi("{", "}"), fields...)
+}
+
+// keyed is a field of a composite literal: its value's code, or nil when
+// the literal leaves the field out (it is zero).
+type keyed struct {
+	name string
+	code jen.Code
+}
+
+// unlessZero returns code() when zero is false, else nil.
+func unlessZero(zero bool, code func() jen.Code) jen.Code {
+	if zero {
+		return nil
+	}
+	return code()
+}
+
+// subscriptionFields lists the fields of runtime.Subscription that Mount's
+// literal writes for s, in their declaration order, each with its value's
+// code (nil when the literal leaves it out). Middleware is set by hand,
+// never by annotations, and so is not written.
+// TestSubscriptionFieldsAreEveryField keeps the list whole.
+func (e *emitter) subscriptionFields(s *subscription) []keyed {
+	rs := s.rs
+	return []keyed{
+		{"Name", jen.Lit(rs.Name)},
+		{"Broker", brokerKindCode(rs.Broker)},
+		{"RetryDelays", unlessZero(len(rs.RetryDelays) == 0, func() jen.Code { return durationsCode(rs.RetryDelays) })},
+		{"Ack", unlessZero(rs.Ack == "", func() jen.Code {
+			return constantCode(e, rs.Ack, map[runtime.AckMode]string{runtime.AckManual: "AckManual", runtime.AckAuto: "AckAuto"})
+		})},
+		{"Prefetch", unlessZero(rs.Prefetch == 0, func() jen.Code { return jen.Lit(rs.Prefetch) })},
+		{"Concurrency", unlessZero(rs.Concurrency == 0, func() jen.Code { return jen.Lit(rs.Concurrency) })},
+		{"MaxPayloadBytes", unlessZero(rs.MaxPayloadBytes == 0, func() jen.Code { return byteSizeCode(rs.MaxPayloadBytes, s.payloadUnit()) })},
+		{"QueueType", unlessZero(rs.QueueType == "", func() jen.Code {
+			return constantCode(e, rs.QueueType, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"})
+		})},
+		{"DeliveryLimit", unlessZero(rs.DeliveryLimit == 0, func() jen.Code { return jen.Lit(rs.DeliveryLimit) })},
+		{"SingleActiveConsumer", unlessZero(!rs.SingleActiveConsumer, func() jen.Code { return jen.Lit(true) })},
+		{"Exchange", unlessZero(rs.Exchange == "", func() jen.Code { return jen.Lit(rs.Exchange) })},
+		{"ExchangeType", unlessZero(rs.ExchangeType == "", func() jen.Code {
+			return constantCode(e, rs.ExchangeType, map[runtime.ExchangeType]string{runtime.TopicExchange: "TopicExchange", runtime.DirectExchange: "DirectExchange", runtime.FanoutExchange: "FanoutExchange"})
+		})},
+		{"Bindings", unlessZero(len(rs.Bindings) == 0, func() jen.Code { return stringsCode(rs.Bindings) })},
+		{"Handlers", unlessZero(len(rs.Handlers) == 0, func() jen.Code {
+			var hs []jen.Code
+			for j, h := range rs.Handlers {
+				hs = append(hs, e.handle(s.index[j], h))
+			}
+			return jen.Index().Qual(runtimePath, "Handler").Custom(multi("{", "}"), hs...)
+		})},
+	}
 }
 
 // payloadUnit returns the unit max_payload_bytes was written in (1, 1024
@@ -475,76 +510,62 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 // policyLiteral writes a runtime.Policy literal with the fields that are
 // not zero, on one line.
 func (e *emitter) policyLiteral(p runtime.Policy) jen.Code {
-	v := reflect.ValueOf(p)
 	var fields []jen.Code
-	for i := range v.NumField() {
-		if f, fv := v.Type().Field(i), v.Field(i); f.IsExported() && !fv.IsZero() {
-			c := e.literal(fv)
-			if f.Name == "OutRetry" && p.OutRetry == runtime.OutRetrySelf {
-				c = jen.Qual(runtimePath, "OutRetrySelf")
-			}
-			fields = append(fields, jen.Id(f.Name).Op(":").Add(c))
+	for _, f := range policyFields(p) {
+		if f.code != nil {
+			fields = append(fields, jen.Id(f.name).Op(":").Add(f.code))
 		}
 	}
 	return jen.Qual(runtimePath, "Policy").Values(fields...)
 }
 
-// literal writes the value of a field of a runtime.Subscription or a
-// runtime.Policy: a runtime constant by its name, durations as a person
-// writes them, other strings and numbers as literals. A value it cannot
-// write is an error of emit: a field the runtime gained that streamgen
-// sets but does not know how to write.
-func (e *emitter) literal(v reflect.Value) jen.Code {
-	switch x := v.Interface().(type) {
-	case runtime.BrokerKind:
-		return brokerKindCode(x)
-	case runtime.AckMode:
-		if c, ok := constantCode(x, map[runtime.AckMode]string{runtime.AckManual: "AckManual", runtime.AckAuto: "AckAuto"}); ok {
-			return c
-		}
-	case runtime.QueueType:
-		if c, ok := constantCode(x, map[runtime.QueueType]string{runtime.ClassicQueue: "ClassicQueue", runtime.QuorumQueue: "QuorumQueue"}); ok {
-			return c
-		}
-	case runtime.ExchangeType:
-		if c, ok := constantCode(x, map[runtime.ExchangeType]string{runtime.TopicExchange: "TopicExchange", runtime.DirectExchange: "DirectExchange", runtime.FanoutExchange: "FanoutExchange"}); ok {
-			return c
-		}
-	case []string:
-		ss := make([]jen.Code, len(x))
-		for i, s := range x {
-			ss[i] = jen.Lit(s)
-		}
-		return jen.Index().String().Values(ss...)
-	case time.Duration:
-		return durationCode(x)
-	case []time.Duration:
-		ds := make([]jen.Code, len(x))
-		for i, d := range x {
-			ds[i] = durationCode(d)
-		}
-		return jen.Index().Qual(timePath, "Duration").Values(ds...)
-	case string:
-		return jen.Lit(x)
-	case int:
-		return jen.Lit(x)
-	case bool:
-		return jen.Lit(x)
+// policyFields lists the fields of runtime.Policy in their declaration
+// order, each with its value's code (nil when it is zero).
+// TestSubscriptionFieldsAreEveryField keeps the list whole.
+func policyFields(p runtime.Policy) []keyed {
+	return []keyed{
+		{"MaxAttempts", unlessZero(p.MaxAttempts == 0, func() jen.Code { return jen.Lit(p.MaxAttempts) })},
+		{"DeadLetter", unlessZero(p.DeadLetter == "", func() jen.Code { return jen.Lit(p.DeadLetter) })},
+		{"OutRetry", unlessZero(p.OutRetry == "", func() jen.Code {
+			if p.OutRetry == runtime.OutRetrySelf {
+				return jen.Qual(runtimePath, "OutRetrySelf")
+			}
+			return jen.Lit(p.OutRetry)
+		})},
+		{"Timeout", unlessZero(p.Timeout == 0, func() jen.Code { return durationCode(p.Timeout) })},
 	}
-	if e.err == nil {
-		e.err = fmt.Errorf("streamgen cannot write the %s %#v in Mount's literal (please report it)", v.Type(), v.Interface())
-	}
-	return jen.Null()
 }
 
 // constantCode writes the runtime constant whose value is v, as names
-// names them; false when v has no name there.
-func constantCode[T comparable](v T, names map[T]string) (jen.Code, bool) {
+// names them. A value without a name is an error of emit's, kept in e.err
+// (Validate refuses such values before).
+func constantCode[T ~string](e *emitter, v T, names map[T]string) jen.Code {
 	name, ok := names[v]
 	if !ok {
-		return nil, false
+		if e.err == nil {
+			e.err = fmt.Errorf("streamgen cannot write the %T %q in Mount's literal (please report it)", v, string(v))
+		}
+		return jen.Null()
 	}
-	return jen.Qual(runtimePath, name), true
+	return jen.Qual(runtimePath, name)
+}
+
+// stringsCode writes []string{"a", "b"}.
+func stringsCode(ss []string) jen.Code {
+	cs := make([]jen.Code, len(ss))
+	for i, s := range ss {
+		cs[i] = jen.Lit(s)
+	}
+	return jen.Index().String().Values(cs...)
+}
+
+// durationsCode writes []time.Duration{time.Second, 10 * time.Second}.
+func durationsCode(ds []time.Duration) jen.Code {
+	cs := make([]jen.Code, len(ds))
+	for i, d := range ds {
+		cs[i] = durationCode(d)
+	}
+	return jen.Index().Qual(timePath, "Duration").Values(cs...)
 }
 
 // handlerValue writes the handler as Mount calls it: the function, or the
