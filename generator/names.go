@@ -135,19 +135,23 @@ func (m *model) checkDeclaredQueues(ds *diagnostics) {
 			if s.name != q.value || s.rs == nil || s.rs.Exchange == "" {
 				continue
 			}
-			key := "<key>"
-			if len(s.rs.Bindings) == 1 && !strings.ContainsAny(s.rs.Bindings[0], "*#") {
-				key = s.rs.Bindings[0]
+			fix := "exchange=" + s.rs.Exchange
+			switch {
+			case s.rs.ExchangeKind() == runtime.FanoutExchange:
+			case len(s.rs.Bindings) == 1 && !strings.ContainsAny(s.rs.Bindings[0], "*#"):
+				fix += " routing_key=" + s.rs.Bindings[0]
+			default:
+				fix += " routing_key=<key>"
 			}
 			ds.addRelated(q.pos, s.handlers[0].ann.namePos, "the subscription is",
-				"queue=%s would publish around the exchange %s that subscription %q is bound to, and the other queues bound to it would not get the message: publish through the exchange with exchange=%s routing_key=%s", q.value, s.rs.Exchange, s.name, s.rs.Exchange, key)
+				"queue=%s would publish around the exchange %s that subscription %q is bound to, and the other queues bound to it would not get the message: publish through the exchange with %s", q.value, s.rs.Exchange, s.name, fix)
 		}
 	}
 }
 
-// namePublishers gives each usable handler that needs one its typed
-// publisher name (see needsPublisher). A Go
-// type consumed once gets Publish<Type>; one consumed on several
+// namePublishers gives each usable handler that needs a typed publisher
+// (see needsPublisher) its name. A Go type consumed once gets
+// Publish<Type>; one consumed on several
 // subscriptions gets Publish<Type>To<Subscription>; one consumed under
 // several wire types on one subscription gets
 // Publish<WireType>To<Subscription>. An imported type whose name another

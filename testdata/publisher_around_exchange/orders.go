@@ -24,3 +24,13 @@ func Place(ctx context.Context, o OrderPlaced) error { return nil }
 //
 //stream:subscriber "orders.shipped" exchange=orders binding=order.#
 func Ship(ctx context.Context, o OrderShipped) error { return nil }
+
+// Tick is sent to the queue of Count by name.
+//
+//stream:publisher queue=ticks.counted
+type Tick struct{ N int }
+
+// Count takes every tick of the fanout exchange ticks.
+//
+//stream:subscriber "ticks.counted" exchange=ticks exchange_type=fanout
+func Count(ctx context.Context, t Tick) error { return nil }
