@@ -85,9 +85,14 @@
 //     Mount(app, rabbitmq, service *Service), *T when a handler method of
 //     T has a pointer receiver and T when all have value receivers. The
 //     handlers are its method values (service.Place).
-//   - A typed publisher per handler: PublishJob(ctx, p, msg, opts...), or
+//   - A typed publisher per //stream:publisher directive, Publish<Type>,
+//     to the exchange or queue it names; and one per handler whose queue
+//     takes messages by its name: PublishJob(ctx, p, msg, opts...), or
 //     PublishJobToJobsUrgent when a Go type is consumed on several
-//     subscriptions; and its Async twin, PublishJobAsync, which returns a
+//     subscriptions. A handler whose queue is bound to an exchange gets
+//     none, since sending to the queue by name would go around the
+//     exchange; nor does one whose type a directive sends to its queue
+//     already. Each has its Async twin, PublishJobAsync, which returns a
 //     *runtime.Confirmation instead of waiting for the broker.
 //   - A JSON decoder per message type that is a struct,
 //     streamgen_decode_T, and one per struct type its fields reach: each

@@ -176,14 +176,12 @@ const buildConstraint = "//go:build !" + BuildTag
 // in a package are its Diagnostics. Nothing is written: call Write on each
 // Package.
 //
-// The packages are loaded with the build tag streamgen (BuildTag), which
-// leaves out the generated file on disk: a stale file that no longer
+// The packages are loaded once, with the build tag streamgen (BuildTag),
+// which leaves out the generated file on disk: a stale file that no longer
 // compiles never blocks regenerating it, and the dependencies come from the
 // go command's export data as in any build. A file of streamgen's without
-// the build constraint, as streamgen wrote them before it had one, is set
-// aside by loading again with an overlay that replaces it by its package
-// clause; that load type-checks every dependency from source, so it is
-// slower, and only needed until the file is regenerated.
+// the build constraint, as streamgen wrote them before it had one, is in
+// that load: it is reported, to be deleted once.
 func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
@@ -199,35 +197,22 @@ func Generate(ctx context.Context, cfg Config, patterns ...string) ([]*Package, 
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 	cfg.Dir = dir
-	load := func(overlay map[string][]byte) ([]*packages.Package, error) {
-		pkgs, err := packages.Load(&packages.Config{
-			Context:    ctx,
-			Mode:       loadMode,
-			Dir:        cfg.Dir,
-			Env:        cfg.Env,
-			BuildFlags: withBuildTag(cfg.BuildFlags, cfg.Env),
-			Overlay:    overlay,
-		}, patterns...)
-		if err != nil {
-			return nil, fmt.Errorf("generator: load %s: %w", strings.Join(patterns, " "), err)
-		}
-		return pkgs, nil
-	}
-	pkgs, err := load(nil)
+	pkgs, err := packages.Load(&packages.Config{
+		Context:    ctx,
+		Mode:       loadMode,
+		Dir:        cfg.Dir,
+		Env:        cfg.Env,
+		BuildFlags: withBuildTag(cfg.BuildFlags, cfg.Env),
+	}, patterns...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("generator: load %s: %w", strings.Join(patterns, " "), err)
 	}
 	if len(pkgs) == 0 {
 		return nil, noPackages(ctx, cfg, patterns)
 	}
-	olds, overlay, err := readOutputs(pkgs, cfg.Output)
+	olds, err := readOutputs(pkgs, cfg.Output)
 	if err != nil {
 		return nil, err
-	}
-	if len(overlay) > 0 {
-		if pkgs, err = load(overlay); err != nil {
-			return nil, err
-		}
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
 	cs := make([]*checked, len(pkgs))
@@ -309,6 +294,9 @@ type checked struct {
 	lp *packages.Package
 	m  *model // nil when the package could not be analyzed
 	ds *diagnostics
+	// untagged is set when the package's generated file has no build
+	// constraint, so the load did not leave it out (reported).
+	untagged bool
 }
 
 // checkPackage analyzes one loaded package: its annotations, handlers and
@@ -321,6 +309,10 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	if hasOld {
 		p.Existing = old.content
 	}
+	if hasOld && old.ours && (slices.Contains(lp.GoFiles, p.File) || slices.Contains(lp.CompiledGoFiles, p.File)) {
+		c.untagged = true
+		return c
+	}
 	if lp.Types == nil || lp.Fset == nil || len(lp.Syntax) == 0 {
 		return c
 	}
@@ -331,6 +323,7 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	ds := c.ds
 	c.m = analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
 	p.Syntax, p.Config = lp.Syntax, cfg
+	c.m.checkDeclaredQueues(ds)
 	c.m.namePublishers(ds)
 	c.m.checkCollisions(ds)
 	p.Annotated = len(c.m.handlers) > 0 || len(c.m.declared) > 0
@@ -350,6 +343,15 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 // there are none.
 func (c *checked) finish(own generatedNames) *Package {
 	p := c.p
+	if c.untagged {
+		// Its declarations, stale or not, are in the package's scope and
+		// would clash with the new file's: it is the one problem to say.
+		p.Diagnostics = []Diagnostic{{
+			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
+			Msg: fmt.Sprintf("%s has no %q line: an older streamgen wrote it, and it is compiled into the package it is generated from; delete it and run go generate again", filepath.Base(p.File), buildConstraint),
+		}}
+		return p
+	}
 	if c.m == nil && len(c.lp.GoFiles) == 0 && len(c.lp.IgnoredFiles) == 1 && c.lp.IgnoredFiles[0] == p.File && bytes.HasPrefix(p.Existing, []byte(Header+"\n")) {
 		p.Diagnostics = []Diagnostic{{
 			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},
@@ -500,10 +502,8 @@ type oldOutput struct {
 }
 
 // readOutputs reads the output file of each loaded package that has one.
-// overlay replaces by its package clause each of streamgen's files the
-// load did not leave out: one without the build constraint.
-func readOutputs(pkgs []*packages.Package, output string) (olds map[string]oldOutput, overlay map[string][]byte, err error) {
-	olds, overlay = map[string]oldOutput{}, map[string][]byte{}
+func readOutputs(pkgs []*packages.Package, output string) (map[string]oldOutput, error) {
+	olds := map[string]oldOutput{}
 	for _, lp := range pkgs {
 		dir := packageDir(lp)
 		if dir == "" {
@@ -515,15 +515,11 @@ func readOutputs(pkgs []*packages.Package, output string) (olds map[string]oldOu
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("generator: %w", err)
+			return nil, fmt.Errorf("generator: %w", err)
 		}
-		o := oldOutput{content: content, ours: bytes.HasPrefix(content, []byte(Header+"\n"))}
-		olds[path] = o
-		if o.ours && lp.Name != "" && (slices.Contains(lp.GoFiles, path) || slices.Contains(lp.CompiledGoFiles, path)) {
-			overlay[path] = []byte("package " + lp.Name + "\n")
-		}
+		olds[path] = oldOutput{content: content, ours: bytes.HasPrefix(content, []byte(Header+"\n"))}
 	}
-	return olds, overlay, nil
+	return olds, nil
 }
 
 // packageDir returns the directory of a loaded package, or "".

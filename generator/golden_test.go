@@ -6,9 +6,12 @@ import (
 	"flag"
 	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -227,4 +230,65 @@ func commentText(g *ast.CommentGroup) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// No generated publisher sends to a queue by name when the queue is bound
+// to an exchange: such a message would go around the exchange, and the
+// other queues bound to it would never see it.
+func TestGeneratedPublishersNeverGoAroundAnExchange(t *testing.T) {
+	results, err := goldenResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	boundCases := 0
+	for dir, p := range results {
+		if p.Source == nil {
+			continue
+		}
+		bound := map[string]string{}
+		for _, s := range p.Subscriptions {
+			if s.Runtime.Exchange != "" {
+				bound[s.Runtime.Name] = s.Runtime.Exchange
+			}
+		}
+		if len(bound) == 0 {
+			continue
+		}
+		boundCases++
+		f, err := parser.ParseFile(token.NewFileSet(), p.File, p.Source, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			var queue ast.Expr
+			switch sel.Sel.Name {
+			case "Publish", "PublishAsync":
+				if len(call.Args) > 2 {
+					queue = call.Args[2]
+				}
+			case "Queue":
+				if len(call.Args) == 1 {
+					queue = call.Args[0]
+				}
+			}
+			if lit, ok := queue.(*ast.BasicLit); ok {
+				name, _ := strconv.Unquote(lit.Value)
+				if ex, ok := bound[name]; ok {
+					t.Errorf("%s: a generated publisher sends to queue %q by name, around the exchange %s it is bound to", filepath.Base(dir), name, ex)
+				}
+			}
+			return true
+		})
+	}
+	if boundCases < 3 {
+		t.Errorf("%d generating golden cases have a subscription bound to an exchange, want at least 3", boundCases)
+	}
 }

@@ -3,9 +3,8 @@ package generator
 import (
 	"fmt"
 	"go/types"
+	"strconv"
 	"strings"
-
-	"github.com/dave/jennifer/jen"
 
 	"github.com/streamgen/streamgen/generator/internal/jsonfield"
 )
@@ -104,6 +103,10 @@ func (j *jsonDecoders) structFunc(t *types.Named) (string, bool) {
 type structDecoder struct {
 	fn     string
 	fields []jsonfield.Field
+	// goNames are the fields' Go names and values how each is decoded, set
+	// by plan.
+	goNames []string
+	values  []*valuePlan
 }
 
 // decodedInPlace returns the decoder of t when a function of the generated
@@ -177,53 +180,176 @@ func importable(from, to string) bool {
 	return from == parent || strings.HasPrefix(from, parent+"/")
 }
 
-// typeCode writes t as the generated file names it; t is nameable.
-func (j *jsonDecoders) typeCode(t types.Type) *jen.Statement {
+// use records the packages whose types the decoders write when they write
+// t, a nameable type.
+func (j *jsonDecoders) use(t types.Type) {
 	switch t := types.Unalias(t).(type) {
-	case *types.Basic:
-		return jen.Id(t.Name())
 	case *types.Named:
-		p := t.Obj().Pkg()
-		if p != j.pkg {
+		if p := t.Obj().Pkg(); p != j.pkg {
 			j.imports[p.Path()] = p
 		}
-		return jen.Qual(p.Path(), t.Obj().Name())
 	case *types.Slice:
-		return jen.Index().Add(j.typeCode(t.Elem()))
+		j.use(t.Elem())
 	case *types.Pointer:
-		return jen.Op("*").Add(j.typeCode(t.Elem()))
+		j.use(t.Elem())
+	}
+}
+
+// typeCode writes t as the generated file names it, each package by the
+// name qual gives it; t is nameable.
+func (j *jsonDecoders) typeCode(t types.Type, qual func(path string) string) string {
+	switch t := types.Unalias(t).(type) {
+	case *types.Basic:
+		return t.Name()
+	case *types.Named:
+		if p := t.Obj().Pkg(); p != j.pkg {
+			return qual(p.Path()) + "." + t.Obj().Name()
+		}
+		return t.Obj().Name()
+	case *types.Slice:
+		return "[]" + j.typeCode(t.Elem(), qual)
+	case *types.Pointer:
+		return "*" + j.typeCode(t.Elem(), qual)
 	}
 	panic(fmt.Sprintf("streamgen: typeCode of %s", t))
 }
 
-// write appends the decoders to f. locals gives the functions' local
-// names, so that none hides a name the functions use.
-func (j *jsonDecoders) write(f *jen.File, locals func() nameSet) {
+// plan decides how every field of every struct decoder is decoded, planning
+// the struct decoders the fields reach, and records the packages the
+// decoders name: after it, writing the decoders decides nothing.
+func (j *jsonDecoders) plan() {
+	for _, t := range j.tops {
+		j.use(t)
+	}
+	// Planning a struct may plan more: range over the growing list.
+	for i := 0; i < len(j.order); i++ {
+		t := j.order[i]
+		j.use(t)
+		sd := j.structs[t]
+		st := t.Underlying().(*types.Struct)
+		for _, fd := range sd.fields {
+			sd.goNames = append(sd.goNames, st.Field(fd.Index[0]).Name())
+			sd.values = append(sd.values, j.planValue(fd.Type))
+		}
+	}
+}
+
+// valueKind is how a decoder decodes one JSON value.
+type valueKind uint8
+
+const (
+	// byStd hands the value's bytes to encoding/json (Decoder.Std).
+	byStd valueKind = iota
+	// byStruct calls the struct decoder fn.
+	byStruct
+	// byScalar calls the Decoder method of a basic kind.
+	byScalar
+	// byPointer decodes null as nil, and anything else into a new elem.
+	byPointer
+	// bySlice decodes null as nil, and an array element by element.
+	bySlice
+)
+
+// valuePlan is how the next JSON value is decoded into a value of type t.
+type valuePlan struct {
+	kind valueKind
+	t    types.Type
+	// fn is the struct decoder (byStruct); method the Decoder method and
+	// conv the basic type a named basic type is converted to (byScalar).
+	fn, method, conv string
+	// elem is the plan of the pointed-to type or of the elements
+	// (byPointer, bySlice), of type elemType.
+	elem     *valuePlan
+	elemType types.Type
+}
+
+// planValue decides how a value of type t is decoded.
+func (j *jsonDecoders) planValue(t types.Type) *valuePlan {
+	std := &valuePlan{kind: byStd, t: t}
+	t = types.Unalias(t)
+	if decodesItself(t) {
+		return std
+	}
+	named, _ := t.(*types.Named)
+	if named != nil {
+		if obj := named.Obj(); obj.Pkg() != nil && obj.Pkg().Path() == "encoding/json" && obj.Name() == "Number" {
+			return std
+		}
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		if named == nil {
+			return std
+		}
+		fn, ok := j.structFunc(named)
+		if !ok {
+			return std
+		}
+		return &valuePlan{kind: byStruct, t: t, fn: fn}
+	case *types.Basic:
+		method := scalarMethod(u.Kind())
+		if method == "" {
+			return std
+		}
+		p := &valuePlan{kind: byScalar, t: t, method: method}
+		if named != nil {
+			p.conv = types.Typ[u.Kind()].Name()
+		}
+		return p
+	case *types.Pointer:
+		elem := types.Unalias(u.Elem())
+		if _, ok := elem.(*types.Pointer); ok || named != nil || !j.nameable(elem) {
+			return std // **T, a named pointer type, or an element it cannot name
+		}
+		j.use(elem)
+		return &valuePlan{kind: byPointer, t: t, elem: j.planValue(elem), elemType: elem}
+	case *types.Slice:
+		elem := types.Unalias(u.Elem())
+		if b, ok := elem.Underlying().(*types.Basic); ok && b.Kind() == types.Uint8 {
+			return std // base64, or an array of numbers
+		}
+		if !j.nameable(t) {
+			return std
+		}
+		j.use(t)
+		return &valuePlan{kind: bySlice, t: t, elem: j.planValue(elem), elemType: elem}
+	}
+	return std
+}
+
+// write appends the decoders to w, in gofmt's layout. locals gives the
+// functions' local names, so that none hides a name the functions use;
+// qual gives the name of an imported package. plan has run.
+func (j *jsonDecoders) write(w *codeWriter, locals func() nameSet, qual func(path string) string) {
 	if len(j.tops) == 0 {
 		return
 	}
-	f.Line()
-	f.Comment("// The JSON decoders of the message types (see runtime.HandleJSON). Each\n// decodes a body exactly as encoding/json would, or reports false, and then\n// encoding/json decodes it.")
+	jd := qual(jsondecodePath)
+	w.blank()
+	w.comment("// The JSON decoders of the message types (see runtime.HandleJSON). Each\n// decodes a body exactly as encoding/json would, or reports false, and then\n// encoding/json decodes it.")
 	for _, t := range j.tops {
 		local := locals()
 		body, v, d := freshName("body", local), freshName("v", local), freshName("d", local)
-		f.Line()
-		f.Commentf("%s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
-		f.Func().Id(j.top[t]).Params(jen.Id(body).Index().Byte(), jen.Id(v).Op("*").Add(j.typeCode(t))).Bool().Block(
-			jen.Id(d).Op(":=").Qual(jsondecodePath, "Start").Call(jen.Id(body)),
-			jen.Id(j.structs[t].fn).Call(jen.Op("&").Id(d), jen.Id(v)),
-			jen.Return(jen.Id(d).Dot("End").Call()),
-		)
+		w.blank()
+		w.line("// %s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
+		w.open("func %s(%s []byte, %s *%s) bool {", j.top[t], body, v, j.typeCode(t, qual))
+		w.line("%s := %s.Start(%s)", d, jd, body)
+		w.line("%s(&%s, %s)", j.structs[t].fn, d, v)
+		w.line("return %s.End()", d)
+		w.close("}")
 	}
-	// Writing a function may plan more: range over the growing list.
-	for i := 0; i < len(j.order); i++ {
-		j.writeStruct(f, j.order[i], locals())
+	for _, t := range j.order {
+		if sd := j.structs[t]; sd != nil {
+			j.writeStruct(w, t, sd, locals(), qual)
+		}
 	}
 }
 
 // structWriter writes the body of one struct decoder.
 type structWriter struct {
 	j     *jsonDecoders
+	w     *codeWriter
+	qual  func(path string) string
 	d     string
 	local nameSet
 }
@@ -233,37 +359,45 @@ type structWriter struct {
 // leaves it as it is, members are matched to fields by exact name (any
 // other name that a field's matches without regard to case, and a name
 // given twice, fail the decoder), members of no field are skipped.
-func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
-	st := t.Underlying().(*types.Struct)
-	sd := j.structs[t]
+func (j *jsonDecoders) writeStruct(w *codeWriter, t *types.Named, sd *structDecoder, local nameSet, qual func(path string) string) {
 	fields := sd.fields
 	d, v := freshName("d", local), freshName("v", local)
-	w := &structWriter{j: j, d: d, local: local}
-	var body []jen.Code
-	body = append(body, jen.If(jen.Op("!").Id(d).Dot("Object").Call()).Block(jen.Return()))
-	var names []jen.Code
-	for _, fd := range fields {
-		names = append(names, jen.Lit(fd.Name))
-	}
+	sw := &structWriter{j: j, w: w, qual: qual, d: d, local: local}
+	w.blank()
+	w.line("// %s decodes a JSON object into *%s.", sd.fn, v)
+	w.open("func %s(%s *%s.Decoder, %s *%s) {", sd.fn, d, qual(jsondecodePath), v, j.typeCode(t, qual))
+	w.open("if !%s.Object() {", d)
+	w.line("return")
+	w.close("}")
 	i := freshName("i", local)
-	loop := jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(d).Dot("Member").Call(jen.Id(i)), jen.Id(i).Op("++"))
+	loop := fmt.Sprintf("for %s := 0; %s.Member(%s); %s++ {", i, d, i, i)
 	if len(fields) == 0 {
-		body = append(body, loop.Block(jen.Id(d).Dot("Unknown").Call()))
+		w.open("%s", loop)
+		w.line("%s.Unknown()", d)
+		w.close("}")
 	} else {
 		seen := freshName("seen", local)
-		body = append(body, jen.Var().Id(seen).Index(jen.Lit(len(fields))).Bool())
-		var cases []jen.Code
+		w.line("var %s [%d]bool", seen, len(fields))
+		w.open("%s", loop)
+		w.line("switch string(%s.Key()) {", d) // case labels at the switch's depth
+		names := make([]string, len(fields))
 		for k, fd := range fields {
-			stmts := []jen.Code{jen.Id(d).Dot("Seen").Call(jen.Op("&").Id(seen).Index(jen.Lit(k)))}
-			stmts = append(stmts, w.value(field(v, st.Field(fd.Index[0]).Name()), fd.Type)...)
-			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(stmts...))
+			names[k] = strconv.Quote(fd.Name)
+			w.line("case %s:", names[k])
+			w.depth++
+			w.line("%s.Seen(&%s[%d])", d, seen, k)
+			name := v + "." + sd.goNames[k]
+			sw.value(sd.values[k], name, "&"+name)
+			w.depth--
 		}
-		cases = append(cases, jen.Default().Block(jen.Id(d).Dot("Unknown").Call(names...)))
-		body = append(body, loop.Block(jen.Switch(jen.String().Parens(jen.Id(d).Dot("Key").Call())).Block(cases...)))
+		w.line("default:")
+		w.depth++
+		w.line("%s.Unknown(%s)", d, strings.Join(names, ", "))
+		w.depth--
+		w.line("}")
+		w.close("}")
 	}
-	f.Line()
-	f.Commentf("%s decodes a JSON object into *%s.", sd.fn, v)
-	f.Func().Id(sd.fn).Params(jen.Id(d).Op("*").Qual(jsondecodePath, "Decoder"), jen.Id(v).Op("*").Add(j.typeCode(t))).Block(body...)
+	w.close("}")
 }
 
 // scalarMethod returns the Decoder method of a basic kind, or "" when
@@ -283,105 +417,60 @@ func scalarMethod(k types.BasicKind) string {
 	return ""
 }
 
-// target is where a value is decoded to: lv writes it as an operand
-// (v.Items, *x, s[len(s)-1]) and ptr its address (&v.Items, x,
-// &s[len(s)-1]). Each call writes a new statement, since jennifer's
-// statements grow when added to.
-type target struct {
-	lv, ptr func() *jen.Statement
-}
-
-// field is the target of the field name of *v.
-func field(v, name string) target {
-	return target{
-		lv:  func() *jen.Statement { return jen.Id(v).Dot(name) },
-		ptr: func() *jen.Statement { return jen.Op("&").Id(v).Dot(name) },
+// value writes the statements that decode the next JSON value as p says,
+// into the operand lv (v.Items, *x, s[len(s)-1]) whose address is ptr
+// (&v.Items, x, &s[len(s)-1]).
+func (sw *structWriter) value(p *valuePlan, lv, ptr string) {
+	w, d := sw.w, sw.d
+	switch p.kind {
+	case byStruct:
+		w.line("%s(%s, %s)", p.fn, d, ptr)
+	case byScalar:
+		if p.conv != "" {
+			ptr = fmt.Sprintf("(*%s)(%s)", p.conv, ptr)
+		}
+		w.line("%s.%s(%s)", d, p.method, ptr)
+	case byPointer:
+		x := freshName("x", sw.local)
+		w.open("if %s.Null() {", d)
+		w.line("%s = nil", lv)
+		w.close("} else {")
+		w.line("%s := new(%s)", x, sw.j.typeCode(p.elemType, sw.qual))
+		sw.value(p.elem, "*"+x, x)
+		w.line("%s = %s", lv, x)
+		w.close("}")
+	case bySlice:
+		s, i := freshName("s", sw.local), freshName("i", sw.local)
+		typ := sw.j.typeCode(p.t, sw.qual)
+		last := fmt.Sprintf("%s[len(%s)-1]", s, s)
+		w.open("if %s.Null() {", d)
+		w.line("%s = nil", lv)
+		w.close("} else {")
+		w.line("var %s %s", s, typ)
+		w.open("for %s := 0; %s.Element(%s); %s++ {", i, d, i, i)
+		w.line("%s = append(%s, %s)", s, s, sw.j.zero(p.elemType, sw.qual))
+		sw.value(p.elem, last, "&"+last)
+		w.close("}")
+		w.open("if %s == nil {", s)
+		w.line("%s = %s{}", s, typ)
+		w.close("}")
+		w.line("%s = %s", lv, s)
+		w.close("}")
+	default:
+		w.line("%s.Std(%s)", d, ptr)
 	}
-}
-
-// value writes the statements that decode the next JSON value into to, of
-// type t.
-func (w *structWriter) value(to target, t types.Type) []jen.Code {
-	d := w.d
-	std := []jen.Code{jen.Id(d).Dot("Std").Call(to.ptr())}
-	t = types.Unalias(t)
-	if decodesItself(t) {
-		return std
-	}
-	named, _ := t.(*types.Named)
-	if named != nil {
-		if obj := named.Obj(); obj.Pkg() != nil && obj.Pkg().Path() == "encoding/json" && obj.Name() == "Number" {
-			return std
-		}
-	}
-	switch u := t.Underlying().(type) {
-	case *types.Struct:
-		if named == nil {
-			return std
-		}
-		fn, ok := w.j.structFunc(named)
-		if !ok {
-			return std
-		}
-		return []jen.Code{jen.Id(fn).Call(jen.Id(d), to.ptr())}
-	case *types.Basic:
-		method := scalarMethod(u.Kind())
-		if method == "" {
-			return std
-		}
-		p := to.ptr()
-		if named != nil {
-			p = jen.Parens(jen.Op("*").Id(types.Typ[u.Kind()].Name())).Parens(p)
-		}
-		return []jen.Code{jen.Id(d).Dot(method).Call(p)}
-	case *types.Pointer:
-		elem := types.Unalias(u.Elem())
-		if _, ok := elem.(*types.Pointer); ok || named != nil || !w.j.nameable(elem) {
-			return std // **T, a named pointer type, or an element it cannot name
-		}
-		x := freshName("x", w.local)
-		elemTo := target{
-			lv:  func() *jen.Statement { return jen.Op("*").Id(x) },
-			ptr: func() *jen.Statement { return jen.Id(x) },
-		}
-		decode := append([]jen.Code{jen.Id(x).Op(":=").New(w.j.typeCode(elem))}, w.value(elemTo, elem)...)
-		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
-			to.lv().Op("=").Nil(),
-		).Else().Block(append(decode, to.lv().Op("=").Id(x))...)}
-	case *types.Slice:
-		elem := types.Unalias(u.Elem())
-		if b, ok := elem.Underlying().(*types.Basic); ok && b.Kind() == types.Uint8 {
-			return std // base64, or an array of numbers
-		}
-		if !w.j.nameable(t) {
-			return std
-		}
-		s, i := freshName("s", w.local), freshName("i", w.local)
-		last := func() *jen.Statement { return jen.Id(s).Index(jen.Len(jen.Id(s)).Op("-").Lit(1)) }
-		elemTo := target{lv: last, ptr: func() *jen.Statement { return jen.Op("&").Add(last()) }}
-		loop := append([]jen.Code{jen.Id(s).Op("=").Append(jen.Id(s), w.j.zero(elem))}, w.value(elemTo, elem)...)
-		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
-			to.lv().Op("=").Nil(),
-		).Else().Block(
-			jen.Var().Id(s).Add(w.j.typeCode(t)),
-			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(d).Dot("Element").Call(jen.Id(i)), jen.Id(i).Op("++")).Block(loop...),
-			jen.If(jen.Id(s).Op("==").Nil()).Block(jen.Id(s).Op("=").Add(w.j.typeCode(t)).Values()),
-			to.lv().Op("=").Id(s),
-		)}
-	}
-	return std
 }
 
 // zero writes the zero value of t, a nameable type: T{} for a struct, nil
 // for a pointer or slice, *new(T) otherwise.
-func (j *jsonDecoders) zero(t types.Type) *jen.Statement {
+func (j *jsonDecoders) zero(t types.Type, qual func(path string) string) string {
 	switch t.Underlying().(type) {
 	case *types.Struct:
-		return j.typeCode(t).Values()
+		return j.typeCode(t, qual) + "{}"
 	case *types.Pointer, *types.Slice:
 		if _, named := types.Unalias(t).(*types.Named); !named {
-			return jen.Nil()
+			return "nil"
 		}
 	}
-	return jen.Op("*").New(j.typeCode(t))
+	return "*new(" + j.typeCode(t, qual) + ")"
 }

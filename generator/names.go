@@ -6,6 +6,8 @@ import (
 	"go/types"
 	"strings"
 	"unicode"
+
+	"github.com/streamgen/streamgen/runtime"
 )
 
 // mountName is the name of the generated entry point.
@@ -91,8 +93,65 @@ func publisherCandidates(h *handler, base string) []string {
 	return out
 }
 
-// namePublishers gives each usable handler its typed publisher name. A Go
-// type consumed once gets Publish<Type>; one consumed on several
+// needsPublisher reports whether h gets a typed publisher of its own, to
+// its subscription's queue by name: not when the subscription is bound to
+// an exchange, since a message published to the queue would go around the
+// exchange and the other queues bound to it; nor when a //stream:publisher
+// directive sends h's type, under h's wire type, to that queue already.
+func (m *model) needsPublisher(h *handler, bound map[string]bool) bool {
+	if bound[h.ann.name] {
+		return false
+	}
+	for _, p := range m.usableDeclared() {
+		if p.named == h.shape.msg && p.wire == h.wire && p.to.Exchange == "" && p.to.Key == h.ann.name {
+			return false
+		}
+	}
+	return true
+}
+
+// boundToExchange returns the subscriptions of m that are bound to an
+// exchange, by name.
+func (m *model) boundToExchange() map[string]bool {
+	bound := map[string]bool{}
+	for _, s := range m.subs {
+		if s.rs != nil && s.rs.Exchange != "" {
+			bound[s.name] = true
+		}
+	}
+	return bound
+}
+
+// checkDeclaredQueues reports each //stream:publisher queue= that names a
+// subscription of the package bound to an exchange: what it sends would go
+// around the exchange, and the other queues bound to it would never see it.
+func (m *model) checkDeclaredQueues(ds *diagnostics) {
+	for _, p := range m.usableDeclared() {
+		q := p.arg("queue")
+		if q == nil || p.broker == runtime.ZeroMQ {
+			continue
+		}
+		for _, s := range m.subs {
+			if s.name != q.value || s.rs == nil || s.rs.Exchange == "" {
+				continue
+			}
+			fix := "exchange=" + s.rs.Exchange
+			switch {
+			case s.rs.ExchangeKind() == runtime.FanoutExchange:
+			case len(s.rs.Bindings) == 1 && !strings.ContainsAny(s.rs.Bindings[0], "*#"):
+				fix += " routing_key=" + s.rs.Bindings[0]
+			default:
+				fix += " routing_key=<key>"
+			}
+			ds.addRelated(q.pos, s.handlers[0].ann.namePos, "the subscription is",
+				"queue=%s would publish around the exchange %s that subscription %q is bound to, and the other queues bound to it would not get the message: publish through the exchange with %s", q.value, s.rs.Exchange, s.name, fix)
+		}
+	}
+}
+
+// namePublishers gives each usable handler that needs a typed publisher
+// (see needsPublisher) its name. A Go type consumed once gets
+// Publish<Type>; one consumed on several
 // subscriptions gets Publish<Type>To<Subscription>; one consumed under
 // several wire types on one subscription gets
 // Publish<WireType>To<Subscription>. An imported type whose name another
@@ -101,8 +160,9 @@ func publisherCandidates(h *handler, base string) []string {
 // left, the collision is reported.
 func (m *model) namePublishers(ds *diagnostics) {
 	var hs []*handler
+	bound := m.boundToExchange()
 	for _, h := range m.handlers {
-		if h.ok && h.ann.name != "" && !h.duplicate {
+		if h.ok && h.ann.name != "" && !h.duplicate && m.needsPublisher(h, bound) {
 			hs = append(hs, h)
 		}
 	}

@@ -1,7 +1,8 @@
 // Command streamgen generates the broker wiring of annotated message
 // handlers: for each package, one file (streamgen_gen.go) with a Mount
 // function that registers the package's subscriptions on a runtime.App, and
-// a typed publisher per message type.
+// typed publishers: one per //stream:publisher directive, and one per
+// handler whose queue is not bound to an exchange.
 //
 // Usage:
 //

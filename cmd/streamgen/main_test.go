@@ -285,7 +285,7 @@ func TestRun(t *testing.T) {
 	}{
 		{"bad flag", []string{"-nope"}, 2, "usage: streamgen [-check] [-o file] [packages]"},
 		{"check missing", []string{"-check", "../../testdata/zeromq_basic"}, 1, "testdata/zeromq_basic/streamgen_gen.go is missing: run go generate"},
-		{"check stale", []string{"-check", "../../testdata/stale_file"}, 1, "testdata/stale_file/streamgen_gen.go is stale: run go generate"},
+		{"check a file without the build constraint", []string{"-check", "../../testdata/untagged_file"}, 1, `testdata/untagged_file/streamgen_gen.go:1:1: streamgen_gen.go has no "//go:build !streamgen" line: an older streamgen wrote it`},
 		{"check stale with the build constraint", []string{"-check", "../../testdata/stale_tagged"}, 1, "testdata/stale_tagged/streamgen_gen.go is stale: run go generate"},
 		{"diagnostics", []string{"-check", "../../testdata/unknown_key"}, 1, "testdata/unknown_key/keys.go:8:28: unknown key max_attemps; did you mean max_attempts?"},
 		{"no annotations", []string{"../../generator/testdata/noannotations"}, 1, "streamgen: package github.com/streamgen/streamgen/generator/testdata/noannotations has no //stream:subscriber or //stream:publisher directives"},

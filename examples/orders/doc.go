@@ -31,8 +31,10 @@
 // subscriptions on an App (and binds their queues at startup), and the
 // typed publishers. The //stream:publisher directives on OrderPlaced and
 // OrderCancelled give PublishOrderPlaced and PublishOrderCancelled, which
-// publish to the exchange; the publishers of a consumed type to one queue
-// by name are PublishOrderPlacedToOrdersReceived and the like. The service's main is in cmd/orders;
+// publish to the exchange, and they are the only publishers: both queues
+// are bound to the exchange, so streamgen generates no publisher that
+// would send to one of them by name, around the exchange and the other
+// queue. The service's main is in cmd/orders;
 // cmd/orders-demo runs it against a local RabbitMQ and tells what happens
 // (make demo-rabbitmq). orders_test.go tests the handlers with the
 // in-process broker of runtime/streamtest, and rabbitmq_test.go runs them

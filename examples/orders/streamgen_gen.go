@@ -61,50 +61,6 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	})
 }
 
-// PublishOrderPlacedToOrdersReceived publishes msg to "orders.received" as message type "OrderPlaced", which Place handles.
-func PublishOrderPlacedToOrdersReceived(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders.received", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToOrdersReceivedAsync is PublishOrderPlacedToOrdersReceived without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToOrdersReceivedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders.received", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderCancelledToOrdersReceived publishes msg to "orders.received" as message type "OrderCancelled", which Cancel handles.
-func PublishOrderCancelledToOrdersReceived(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders.received", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderCancelledToOrdersReceivedAsync is PublishOrderCancelledToOrdersReceived without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderCancelledToOrdersReceivedAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders.received", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderPlacedToOrdersAudit publishes msg to "orders.audit" as message type "OrderPlaced", which AuditPlaced handles.
-func PublishOrderPlacedToOrdersAudit(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders.audit", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToOrdersAuditAsync is PublishOrderPlacedToOrdersAudit without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToOrdersAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders.audit", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderCancelledToOrdersAudit publishes msg to "orders.audit" as message type "OrderCancelled", which AuditCancelled handles.
-func PublishOrderCancelledToOrdersAudit(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders.audit", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderCancelledToOrdersAuditAsync is PublishOrderCancelledToOrdersAudit without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderCancelledToOrdersAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders.audit", "OrderCancelled", &msg, opts...)
-}
-
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {

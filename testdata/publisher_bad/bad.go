@@ -66,7 +66,10 @@ func PublishClash() {}
 //stream:publisher queue=clash
 type Clash struct{}
 
-//stream:publisher queue=jobs
+// Job is published elsewhere than to the queue Work consumes, so Work
+// has a publisher of its own.
+//
+//stream:publisher queue=jobs.incoming
 type Job struct{}
 
 //stream:subscriber "jobs"

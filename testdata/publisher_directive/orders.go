@@ -33,12 +33,16 @@ type (
 	Invoice struct{ ID string }
 )
 
-// Bill consumes what this package also publishes: its own publisher for
-// OrderPlaced, to the billing queue, is named after the queue, and
-// PublishOrderPlaced is the one the directive declares.
+// Bill consumes what this package also publishes. Its queue is bound to
+// the orders exchange, so it gets no publisher of its own (one to the
+// billing queue would go around the exchange): PublishOrderPlaced, the
+// one the directive declares, is the publisher of OrderPlaced.
 //
 //stream:subscriber "billing" exchange=orders binding=order.placed
 func Bill(ctx context.Context, o OrderPlaced) error { return nil }
 
+// Keep consumes the receipts PublishReceipt sends to its queue by name:
+// that is its publisher, and no second one is generated.
+//
 //stream:subscriber "receipts"
 func Keep(ctx context.Context, r Receipt) error { return nil }

@@ -68,50 +68,6 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	})
 }
 
-// PublishOrderPlacedToShippingOrders publishes msg to "shipping.orders" as message type "OrderPlaced", which Ship handles.
-func PublishOrderPlacedToShippingOrders(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "shipping.orders", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToShippingOrdersAsync is PublishOrderPlacedToShippingOrders without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToShippingOrdersAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "shipping.orders", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderCancelled publishes msg to "shipping.orders" as message type "OrderCancelled", which Stop handles.
-func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "shipping.orders", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "shipping.orders", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderPlacedToAudit publishes msg to "audit" as message type "OrderPlaced", which Audit handles.
-func PublishOrderPlacedToAudit(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "audit", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToAuditAsync is PublishOrderPlacedToAudit without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToAuditAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "audit", "OrderPlaced", &msg, opts...)
-}
-
-// PublishReceiptToReceipts publishes msg to "receipts" as message type "Receipt", which Keep handles.
-func PublishReceiptToReceipts(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "receipts", "Receipt", &msg, opts...)
-}
-
-// PublishReceiptToReceiptsAsync is PublishReceiptToReceipts without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishReceiptToReceiptsAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", &msg, opts...)
-}
-
 // PublishShipped publishes msg to exchange "shipping" with routing key "parcel.shipped" as message type "Shipped";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishShipped(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) error {

@@ -82,61 +82,6 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	})
 }
 
-// PublishOrderPlacedToBilling publishes msg to "billing" as message type "OrderPlaced", which Bill handles.
-func PublishOrderPlacedToBilling(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "billing", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToBillingAsync is PublishOrderPlacedToBilling without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToBillingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "billing", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderCancelled publishes msg to "billing" as message type "OrderCancelled", which Refund handles.
-func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "billing", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "billing", "OrderCancelled", &msg, opts...)
-}
-
-// PublishOrderPlacedToShipping publishes msg to "shipping" as message type "OrderPlaced", which Ship handles.
-func PublishOrderPlacedToShipping(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "shipping", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToShippingAsync is PublishOrderPlacedToShipping without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToShippingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "shipping", "OrderPlaced", &msg, opts...)
-}
-
-// PublishAuditToAudit publishes msg to "audit" as message type "Audit", which Record handles.
-func PublishAuditToAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
-}
-
-// PublishAuditToAuditAsync is PublishAuditToAudit without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishAuditToAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
-}
-
-// PublishAuditToMail publishes msg to "mail" as message type "Audit", which Mail handles.
-func PublishAuditToMail(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "mail", "Audit", &msg, opts...)
-}
-
-// PublishAuditToMailAsync is PublishAuditToMail without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishAuditToMailAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "mail", "Audit", &msg, opts...)
-}
-
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
 // decodes a body exactly as encoding/json would, or reports false, and then
 // encoding/json decodes it.

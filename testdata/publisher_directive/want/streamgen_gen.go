@@ -51,28 +51,6 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	})
 }
 
-// PublishOrderPlacedToBilling publishes msg to "billing" as message type "OrderPlaced", which Bill handles.
-func PublishOrderPlacedToBilling(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "billing", "OrderPlaced", &msg, opts...)
-}
-
-// PublishOrderPlacedToBillingAsync is PublishOrderPlacedToBilling without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishOrderPlacedToBillingAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "billing", "OrderPlaced", &msg, opts...)
-}
-
-// PublishReceiptToReceipts publishes msg to "receipts" as message type "Receipt", which Keep handles.
-func PublishReceiptToReceipts(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "receipts", "Receipt", &msg, opts...)
-}
-
-// PublishReceiptToReceiptsAsync is PublishReceiptToReceipts without waiting for the broker's confirmation: it returns
-// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishReceiptToReceiptsAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", &msg, opts...)
-}
-
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {

@@ -1,7 +1,7 @@
 // Command stale calls the generated Mount and publisher, and its generated
-// file is stale: it was written for an older handler and no longer
-// compiles, by a streamgen that wrote no build constraint, so the file is
-// set aside with an overlay. Regenerating works all the same.
+// file was written, for an older handler, by a streamgen that wrote no
+// build constraint: the load streamgen makes compiles it into the package,
+// so streamgen says to delete it, and nothing else.
 package main
 
 import (
