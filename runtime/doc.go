@@ -50,8 +50,9 @@
 // when there is no dead-letter queue. Every retry copy carries the retry
 // count in RetryCountHeader, so the count survives restarts and is shared by
 // all workers. Policy.Timeout bounds each handler call: its context is
-// cancelled after that long, and the call is a failure ("handler timed out
-// after 2s", a TimeoutError).
+// cancelled after that long, and a call that fails then has the reason
+// "handler timed out after 2s" (a TimeoutError); a call that ignores its
+// context and acknowledges late is acknowledged, with a warning.
 //
 // # Middleware and observers
 //

@@ -348,22 +348,32 @@ func (c *Consumer) callHandler(ctx context.Context, h *runtime.Handler, v any, m
 	if h.Policy.Timeout <= 0 {
 		return h.Call(ctx, v, md)
 	}
-	return callWithin(ctx, h, v, md)
+	return c.callWithin(ctx, h, v, md)
 }
 
 // callWithin calls h with a context that ends after h's timeout. A call
-// that returns once its timeout has passed is a failure, whatever it
-// returned. The timeout runs on the wall clock, not the App's: the
-// handler's own I/O honours the context's deadline in real time.
-func callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+// that returns once its timeout has passed is late, and its result counts
+// all the same: the work it did is not done a second time. A late failure
+// has a TimeoutError as its reason (keeping the delay it asked for); a
+// late ack, drop or dead-letter is logged as a warning. The timeout runs
+// on the wall clock, not the App's: the handler's own I/O honours the
+// context's deadline in real time.
+func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
 	timeout := h.Policy.Timeout
 	cause := &runtime.TimeoutError{After: timeout}
+	start := time.Now()
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
 	defer cancel()
 	out := h.Call(tctx, v, md)
-	if ctx.Err() == nil && context.Cause(tctx) == error(cause) {
-		return runtime.Retry().Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+	if ctx.Err() != nil || context.Cause(tctx) != error(cause) {
+		return out // in time, or the handlers' own context ended
 	}
+	if out.Action() == runtime.ActionRetry {
+		return runtime.Retry().After(out.Delay()).Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+	}
+	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
+		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
+		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action().String())
 	return out
 }
 

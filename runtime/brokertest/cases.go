@@ -51,6 +51,7 @@ var cases = []testCase{
 	{"MiddlewareWrapsEveryCallAndMayChangeTheOutcome", middlewareWrapsEveryCall},
 	{"MiddlewarePanicIsRecoveredAndRetried", middlewarePanicIsRecovered},
 	{"HandlerTimeoutIsAFailure", handlerTimeoutIsAFailure},
+	{"LateResultCountsAsThatResult", lateResultCounts},
 	{"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies", observerHeadersTravelOnCopies},
 }
 
