@@ -34,7 +34,8 @@
 //	                                 poison: park now, skip remaining attempts
 //	Drop(err) / DropNow()            forget it now, with a warning
 //
-// A panic is recovered, logged with its stack, and counts as a failure.
+// A panic is recovered, logged with the first frames of its stack (the
+// whole stack at debug level), and counts as a failure.
 //
 // Generated code mounts each handler with Handle and the adapter of its
 // shape, for example runtime.ValueFunc(Work) for func(ctx, Job) error; the
