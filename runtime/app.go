@@ -169,6 +169,47 @@ func (a *App) Mount(b Broker, subs ...*Subscription) {
 	}
 }
 
+// Receiver reports whether recv, the value a generated Mount was given in
+// its parameter param for the handler methods named (Service.Place), can
+// have them called. It cannot when it is nil (a nil *Service): every
+// message would panic in its handler. Then Run fails with an error that
+// names the parameter and the handlers, and Mount mounts nothing.
+// Generated Mount functions call it for each pointer they take, before
+// they take its methods' values.
+func (a *App) Receiver(param string, recv any, handlers ...string) bool {
+	if recv != nil {
+		v := reflect.ValueOf(recv)
+		if v.Kind() != reflect.Pointer || !v.IsNil() {
+			return true
+		}
+	}
+	t := "value"
+	if recv != nil {
+		t = reflect.TypeOf(recv).String()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.errs = append(a.errs, fmt.Errorf("runtime: Mount was given a nil %s as %s, whose %s %s messages: pass a %s that is not nil",
+		t, param, plural(len(handlers), "method", "methods"), andList(handlers)+plural(len(handlers), " handles", " handle"), t))
+	return false
+}
+
+// plural returns one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// andList joins names as "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 type brokerGroup struct {
 	broker Broker
 	subs   []*Subscription
