@@ -281,6 +281,16 @@ func TestAppRunRefusesWhatCannotRun(t *testing.T) {
 			s.Broker = runtime.ZeroMQ
 			a.Mount(rabbit(), s)
 		}, []string{`subscription "jobs": written for zeromq but mounted on a rabbitmq broker`}},
+		{"a prefetch RabbitMQ cannot take", func(a *runtime.App) {
+			s := sub("jobs")
+			s.Prefetch = 70000
+			a.Mount(rabbit(), s)
+		}, []string{`subscription "jobs": prefetch is 70000: RabbitMQ takes at most 65535`}},
+		{"a concurrency that raises the prefetch beyond what RabbitMQ takes", func(a *runtime.App) {
+			s := sub("jobs")
+			s.Concurrency = 70000
+			a.Mount(rabbit(), s)
+		}, []string{`subscription "jobs": concurrency is 70000, which raises the prefetch to 70000`}},
 		{"mounted twice on one broker", func(a *runtime.App) {
 			b := rabbit()
 			a.Mount(b, sub("jobs"))

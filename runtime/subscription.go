@@ -487,6 +487,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 
 	if kind != ZeroMQ {
 		s.validateExchange(add)
+		s.validatePrefetch(add)
 	}
 
 	switch kind {
@@ -499,6 +500,23 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		return nil
 	}
 	return errs
+}
+
+// maxPrefetch is the largest prefetch RabbitMQ takes: basic.qos carries
+// the prefetch count in 16 bits, so a larger one would reach the broker as
+// its remainder modulo 65536.
+const maxPrefetch = 1<<16 - 1
+
+// validatePrefetch checks that the prefetch RabbitMQ is given fits
+// basic.qos: Prefetch, or, when it is not set, the concurrency that raises
+// the default to it.
+func (s *Subscription) validatePrefetch(add func(int, string, string, ...any)) {
+	switch {
+	case s.Prefetch > maxPrefetch:
+		add(-1, "prefetch", "prefetch is %d: RabbitMQ takes at most %d unsettled deliveries per consumer (basic.qos has 16 bits for it); set prefetch=%d or less", s.Prefetch, maxPrefetch, maxPrefetch)
+	case s.Prefetch == 0 && s.Concurrency > maxPrefetch:
+		add(-1, "concurrency", "concurrency is %d, which raises the prefetch to %d, and RabbitMQ takes at most %d unsettled deliveries per consumer (basic.qos has 16 bits for it); set concurrency=%d or less, or set a prefetch of %d or less", s.Concurrency, s.Concurrency, maxPrefetch, maxPrefetch, maxPrefetch)
+	}
 }
 
 func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
