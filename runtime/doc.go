@@ -67,6 +67,13 @@
 // what brokers report through Env.Report: runtime/otelstream is one, with
 // OpenTelemetry. Without either, a delivery costs nothing more.
 //
+// # Tuning
+//
+// Tune sets a subscription's prefetch and concurrency from main, in place
+// of its annotations' values, without regenerating:
+// Tune("jobs", Prefetch(200), Concurrency(8)). Run refuses a Tune that
+// names no mounted subscription, or values the annotations could not have.
+//
 // # Lifecycle and health
 //
 // OnStart hooks run before any broker starts, and the first error stops
