@@ -718,7 +718,7 @@ func (c *Consumer) settleCopy(ctx context.Context, d *Delivery, cp *Copy, err er
 		if rerr := c.acks.Reject(ctx, d); rerr != nil {
 			return fmt.Errorf("%s unroutable: %w; the nack failed too (%v), so the broker delivers the message again", what, err, rerr)
 		}
-		return fmt.Errorf("%s unroutable; nacked without requeue: %w", what, err)
+		return fmt.Errorf("%s unroutable; nacked without requeue: %w: there is no queue %q", what, err, cp.Queue)
 	}
 	n := c.sendFailures.Add(1)
 	c.pause(requeuePause(n))

@@ -156,3 +156,15 @@ func TestDelayedRetryIsLoggedWhenDecided(t *testing.T) {
 		t.Errorf("counters %+v, want 1 retried and 1 acked", m)
 	}
 }
+
+// A copy the broker returned is an error that says there is no queue of
+// its name: copies go queue to queue.
+func TestUnroutableCopySaysThereIsNoSuchQueue(t *testing.T) {
+	c, _, tr := newRecorded(failing(runtime.Policy{MaxAttempts: 2}), runtime.RabbitMQ)
+	tr.send = adapter.ErrUnroutable
+	_, err := c.Handle(t.Context(), delivery(1))
+	want := `retry copy to "jobs.retry" unroutable; nacked without requeue: unroutable: the broker returned it: there is no queue "jobs.retry"`
+	if err == nil || err.Error() != want {
+		t.Errorf("Handle = %v, want %s", err, want)
+	}
+}
