@@ -2,6 +2,8 @@ package adapter_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,6 +13,11 @@ import (
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
+
+// noJob returns no job: its fields cannot be read.
+//
+//go:noinline
+func noJob() *job { return nil }
 
 // deep calls itself n times, then runs f: a handler with a deep stack.
 //
@@ -32,10 +39,7 @@ func TestPanicLineKeepsTheFirstFrames(t *testing.T) {
 		panic func()
 	}{
 		{"panic", func() { panic("kaboom") }},
-		{"nil map", func() {
-			var m map[string]int
-			m["x"] = 1
-		}},
+		{"nil pointer", func() { fmt.Fprint(io.Discard, noJob().ID) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &probe{outcome: func(runtime.Metadata) runtime.Outcome {
