@@ -81,5 +81,5 @@ func publishError(msgType, queue string, err error) error {
 // queue by name, through the default exchange, that the broker returned
 // (err): there is no queue of that name.
 func unroutableQueue(msgType, queue string, err error) error {
-	return fmt.Errorf("rabbitmq: publish %s to %q: %w: there is no queue %q: declare it first (a subscription on it declares it when it starts)", msgType, queue, err, queue)
+	return fmt.Errorf("rabbitmq: publish %s to %q: %w: there is no queue %q: declare the queue first (a subscription on it declares it when it starts)", msgType, queue, err, queue)
 }
