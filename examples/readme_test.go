@@ -36,6 +36,8 @@ import (
 
 	"go.uber.org/goleak"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/streamgen/streamgen/internal/brokerurl"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -354,6 +356,33 @@ func TestReadmePythonBlocksCompile(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
 			t.Errorf("the Python block at README.md:%d does not compile (%v):\n%s", b.line, err, out.String())
+		}
+	}
+}
+
+// The README's orders main (the one that names its connection "orders",
+// as the command does) is configured as examples/orders/cmd/orders is: a
+// -url flag whose default is brokerurl.EnvVar, else the local broker.
+func TestReadmeOrdersMainReadsTheCommandsSettings(t *testing.T) {
+	var mains []codeBlock
+	for _, b := range blocksOf(t, "go") {
+		if strings.Contains(b.text, `"github.com/streamgen/streamgen/examples/orders"`) && strings.Contains(b.text, `rabbitmq.WithConnectionName("orders")`) {
+			mains = append(mains, b)
+		}
+	}
+	if len(mains) != 1 {
+		t.Fatalf("the README has %d orders main blocks, want 1", len(mains))
+	}
+	cmd, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "orders", "cmd", "orders", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ in, text string }{
+		{string(cmd), `fs.StringVar(&cfg.url, "url", brokerurl.RabbitMQ()`},
+		{mains[0].text, `flag.String("url", cmp.Or(os.Getenv("` + brokerurl.EnvVar + `"), "` + brokerurl.DefaultRabbitMQ + `")`},
+	} {
+		if !strings.Contains(want.in, want.text) {
+			t.Errorf("want %s in:\n%s", want.text, want.in)
 		}
 	}
 }

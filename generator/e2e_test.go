@@ -9,19 +9,21 @@ import (
 	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
-// TestGoldenOutputsRunEndToEnd copies four golden cases with their wanted
+// TestGoldenOutputsRunEndToEnd copies five golden cases with their wanted
 // output into a module of their own, vets it, and runs tests there that
 // drive the generated Mount and publishers on runtime/streamtest: the
 // reference's failing job on ZeroMQ (five deliveries, the last with retry
-// count 4, then dropped), every handler shape on RabbitMQ, and handler
-// methods called on the values Mount was given, and the publishers that
-// //stream:publisher declares routing through an exchange.
+// count 4, then dropped), every handler shape on RabbitMQ, handler
+// methods called on the values Mount was given (a nil pointer refused by
+// Run, naming its handlers), and the publishers that //stream:publisher
+// declares routing through an exchange.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
 	copyCase(t, "shapes", dir, "shapes")
 	copyCase(t, "methods", dir, "methods")
 	copyCase(t, "publisher_directive", dir, "publisher")
+	copyCase(t, "nil_receivers", dir, "jobs")
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -31,9 +33,10 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	write("shapes/shapes_test.go", shapesTest)
 	write("methods/methods_test.go", methodsTest)
 	write("publisher/publisher_test.go", publisherTest)
+	write("jobs/jobs_test.go", nilReceiversTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -177,6 +180,56 @@ func TestMethodsAreCalledOnTheValuesMountTakes(t *testing.T) {
 	}
 	if line := <-out; line != "audit: checked" {
 		t.Errorf("the ledger wrote %q", line)
+	}
+
+	// A nil *Service is refused before anything runs.
+	app := runtime.NewApp("orders")
+	Mount(app, streamtest.NewBroker(runtime.RabbitMQ, streamtest.NewClock(streamtest.DefaultStart())), Ledger{}, nil)
+	want := "runtime: Mount was given a nil *orders.Service as service, whose methods Service.Place and Service.Refund handle messages: pass a *orders.Service that is not nil"
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := app.Run(stopped); err == nil || err.Error() != want {
+		t.Errorf("Run with a nil *Service = %v, want %s", err, want)
+	}
+}
+`
+
+const nilReceiversTest = `package jobs
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+// run mounts the package with biller and worker and returns Run's error.
+func run(t *testing.T, biller *Biller, worker *Worker) error {
+	app := runtime.NewApp("jobs")
+	Mount(app, streamtest.NewBroker(runtime.ZeroMQ, streamtest.NewClock(streamtest.DefaultStart())), biller, worker)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return app.Run(ctx)
+}
+
+func TestANilReceiverIsRefused(t *testing.T) {
+	err := run(t, &Biller{}, nil)
+	want := "runtime: Mount was given a nil *jobs.Worker as worker, whose method Worker.Work handles messages: pass a *jobs.Worker that is not nil"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Run = %v, want %s", err, want)
+	}
+	if err := run(t, &Biller{}, &Worker{}); err != nil {
+		t.Fatalf("Run with both = %v", err)
+	}
+}
+
+func TestNilReceiversAreRefusedTogether(t *testing.T) {
+	err := run(t, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "nil *jobs.Biller as biller, whose method Biller.Send") ||
+		!strings.Contains(err.Error(), "nil *jobs.Worker as worker, whose method Worker.Work") {
+		t.Fatalf("Run = %v, want both refused", err)
 	}
 }
 `

@@ -373,11 +373,15 @@ func (e *emitter) mount(f *jen.File) {
 			t = "*" + t
 		}
 		fmt.Fprintf(&doc, "//\n// %s is the %s whose %s %s.\n", e.recvParam[r.named], t, plural(len(r.methods), "method", "methods"), andList(r.methods)+plural(len(r.methods), " handles messages", " handle messages"))
+		if r.pointer {
+			fmt.Fprintf(&doc, "// A nil %s is refused: Run fails, naming it.\n", e.recvParam[r.named])
+		}
 	}
 	doc.WriteString("//\n// App.Run checks each subscription against the broker it is mounted on.")
 	f.Line()
 	f.Comment(doc.String())
 	f.Func().Id(mountName).Params(params...).BlockFunc(func(g *jen.Group) {
+		e.receiverChecks(g, app, local)
 		for _, s := range e.m.subs {
 			broker := paramName[s.broker]
 			if broker == "" {
@@ -386,6 +390,36 @@ func (e *emitter) mount(f *jen.File) {
 			g.Id(app).Dot("Mount").Call(jen.Id(broker), e.subscriptionLiteral(s))
 		}
 	})
+}
+
+// receiverChecks writes Mount's check of each pointer it takes for
+// methods: runtime's App.Receiver refuses a nil one, naming its handlers,
+// and Mount then returns before it takes the methods' values.
+func (e *emitter) receiverChecks(g *jen.Group, app string, local nameSet) {
+	var checks []*jen.Statement
+	for _, r := range e.m.receivers {
+		if !r.pointer {
+			continue
+		}
+		param := e.recvParam[r.named]
+		args := []jen.Code{jen.Lit(param), jen.Id(param)}
+		for _, m := range r.methods {
+			args = append(args, jen.Lit(r.named.Obj().Name()+"."+m))
+		}
+		checks = append(checks, jen.Id(app).Dot("Receiver").Call(args...))
+	}
+	switch len(checks) {
+	case 0:
+	case 1:
+		g.If(jen.Op("!").Add(checks[0])).Block(jen.Return())
+	default:
+		ok := freshName("ok", local)
+		g.Id(ok).Op(":=").Add(checks[0])
+		for _, c := range checks[1:] {
+			g.Id(ok).Op("=").Add(c).Op("&&").Id(ok)
+		}
+		g.If(jen.Op("!").Id(ok)).Block(jen.Return())
+	}
 }
 
 // locals returns a set of names for one function's parameters: a name is

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +40,7 @@ type App struct {
 	observer        Observer
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
+	tunes           []tune
 
 	mu      sync.Mutex
 	mounts  []mount
@@ -115,6 +119,81 @@ func OnStop(fn func(ctx context.Context) error) Option {
 	}
 }
 
+// Tuning is a value Tune sets on a subscription: Prefetch or Concurrency.
+type Tuning struct {
+	key string // the annotation key it stands for
+	n   int
+	set func(*Subscription, int)
+}
+
+// Prefetch sets the subscription's Prefetch, in place of its prefetch=
+// annotation: how many deliveries the worker may hold unsettled (RabbitMQ:
+// basic.qos). It must be at least 1, and at most 65535 on RabbitMQ.
+func Prefetch(n int) Tuning {
+	return Tuning{key: "prefetch", n: n, set: func(s *Subscription, n int) { s.Prefetch = n }}
+}
+
+// Concurrency sets the subscription's Concurrency, in place of its
+// concurrency= annotation: how many handler calls may run at once. It must
+// be at least 1.
+func Concurrency(n int) Tuning {
+	return Tuning{key: "concurrency", n: n, set: func(s *Subscription, n int) { s.Concurrency = n }}
+}
+
+// tune is one Tune option.
+type tune struct {
+	subscription string
+	settings     []Tuning
+}
+
+// Tune sets values of the subscription named subscription, so that an
+// operator can change them from main, without regenerating:
+//
+//	app := runtime.NewApp("billing", runtime.Tune("jobs", runtime.Prefetch(200), runtime.Concurrency(8)))
+//
+// The annotations stay the defaults: what Tune leaves out keeps the
+// annotation's value. A later Tune of the same subscription and key wins.
+// The values apply wherever a subscription of that name is mounted, and
+// are checked as the annotations are; Run fails when one breaks a rule,
+// or when no subscription of that name is mounted (a typo is not ignored).
+func Tune(subscription string, settings ...Tuning) Option {
+	return func(a *App) {
+		for _, t := range settings {
+			if t.set == nil {
+				a.errs = append(a.errs, fmt.Errorf("runtime: Tune(%q) is given a zero Tuning: use runtime.Prefetch or runtime.Concurrency", subscription))
+			} else if t.n < 1 {
+				a.errs = append(a.errs, fmt.Errorf("runtime: Tune(%q): %s is %d: it must be 1 or more", subscription, t.key, t.n))
+			}
+		}
+		a.tunes = append(a.tunes, tune{subscription: subscription, settings: settings})
+	}
+}
+
+// tuned returns s with the values Tune sets for it, a copy, and whether
+// there are any; s itself is left as it is.
+func (a *App) tuned(s *Subscription) (*Subscription, bool) {
+	var t *Subscription
+	for _, tn := range a.tunes {
+		if tn.subscription != s.Name {
+			continue
+		}
+		for _, set := range tn.settings {
+			if set.set == nil || set.n < 1 {
+				continue // refused by Tune
+			}
+			if t == nil {
+				c := *s
+				t = &c
+			}
+			set.set(t, set.n)
+		}
+	}
+	if t == nil {
+		return s, false
+	}
+	return t, true
+}
+
 // NewApp returns an App named name.
 func NewApp(name string, opts ...Option) *App {
 	a := &App{
@@ -167,6 +246,47 @@ func (a *App) Mount(b Broker, subs ...*Subscription) {
 		}
 		a.mounts = append(a.mounts, mount{broker: b, sub: s})
 	}
+}
+
+// Receiver reports whether recv, the value a generated Mount was given in
+// its parameter param for the handler methods named (Service.Place), can
+// have them called. It cannot when it is nil (a nil *Service): every
+// message would panic in its handler. Then Run fails with an error that
+// names the parameter and the handlers, and Mount mounts nothing.
+// Generated Mount functions call it for each pointer they take, before
+// they take its methods' values.
+func (a *App) Receiver(param string, recv any, handlers ...string) bool {
+	if recv != nil {
+		v := reflect.ValueOf(recv)
+		if v.Kind() != reflect.Pointer || !v.IsNil() {
+			return true
+		}
+	}
+	t := "value"
+	if recv != nil {
+		t = reflect.TypeOf(recv).String()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.errs = append(a.errs, fmt.Errorf("runtime: Mount was given a nil %s as %s, whose %s %s messages: pass a %s that is not nil",
+		t, param, plural(len(handlers), "method", "methods"), andList(handlers)+plural(len(handlers), " handles", " handle"), t))
+	return false
+}
+
+// plural returns one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// andList joins names as "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 type brokerGroup struct {
@@ -294,11 +414,18 @@ func (a *App) prepare() ([]brokerGroup, error) {
 	var groups []brokerGroup
 	index := map[Broker]int{}
 	seen := map[Broker]map[string]bool{}
+	mounted := map[string]bool{}
 	for _, m := range a.mounts {
-		if err := m.sub.Validate(m.broker.Kind()); err != nil {
+		mounted[m.sub.Name] = true
+		sub, tuned := a.tuned(m.sub)
+		if err := sub.Validate(m.broker.Kind()); err != nil {
+			if tuned {
+				err = fmt.Errorf("%w (with the values of runtime.Tune(%q))", err, sub.Name)
+			}
 			errs = append(errs, err)
 			continue
 		}
+		m.sub = sub
 		if seen[m.broker][m.sub.Name] {
 			errs = append(errs, fmt.Errorf("runtime: subscription %q is mounted twice on the same %s broker", m.sub.Name, m.broker.Kind()))
 			continue
@@ -315,11 +442,30 @@ func (a *App) prepare() ([]brokerGroup, error) {
 		}
 		groups[i].subs = append(groups[i].subs, m.sub)
 	}
+	unknown := map[string]bool{}
+	for _, t := range a.tunes {
+		if !mounted[t.subscription] && !unknown[t.subscription] {
+			unknown[t.subscription] = true
+			errs = append(errs, fmt.Errorf("runtime: Tune(%q) names no subscription that is mounted (mounted: %s)", t.subscription, mountedList(mounted)))
+		}
+	}
 	if len(errs) > 0 {
 		a.phase = phaseStopped
 		return nil, errors.Join(errs...)
 	}
 	return groups, nil
+}
+
+// mountedList lists the names mounted, sorted and quoted.
+func mountedList(mounted map[string]bool) string {
+	names := slices.Sorted(maps.Keys(mounted))
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // shutdown stops the brokers concurrently, within the shutdown timeout.

@@ -296,6 +296,16 @@ func TestAppRunRefusesWhatCannotRun(t *testing.T) {
 			a.Mount(b, sub("jobs"))
 			a.Mount(b, sub("jobs"))
 		}, []string{`runtime: subscription "jobs" is mounted twice on the same rabbitmq broker`}},
+		{"a nil receiver", func(a *runtime.App) {
+			var svc *fakeBroker // any pointer type
+			if a.Receiver("svc", svc, "Service.Place", "Service.Refund") {
+				t.Error("Receiver took a nil pointer")
+			}
+			if !a.Receiver("ok", &fakeBroker{}, "Service.Audit") || !a.Receiver("value", struct{}{}, "Ledger.Record") {
+				t.Error("Receiver refused a value that is not nil")
+			}
+			a.Mount(rabbit(), sub("jobs"))
+		}, []string{"runtime: Mount was given a nil *runtime_test.fakeBroker as svc, whose methods Service.Place and Service.Refund handle messages: pass a *runtime_test.fakeBroker that is not nil"}},
 		{"every problem at once", func(a *runtime.App) {
 			b := rabbit()
 			a.Mount(nil, sub("x"))

@@ -34,7 +34,8 @@
 //	                                 poison: park now, skip remaining attempts
 //	Drop(err) / DropNow()            forget it now, with a warning
 //
-// A panic is recovered, logged with its stack, and counts as a failure.
+// A panic is recovered, logged with the first frames of its stack (the
+// whole stack at debug level), and counts as a failure.
 //
 // Generated code mounts each handler with Handle and the adapter of its
 // shape, for example runtime.ValueFunc(Work) for func(ctx, Job) error; the
@@ -50,8 +51,9 @@
 // when there is no dead-letter queue. Every retry copy carries the retry
 // count in RetryCountHeader, so the count survives restarts and is shared by
 // all workers. Policy.Timeout bounds each handler call: its context is
-// cancelled after that long, and the call is a failure ("handler timed out
-// after 2s", a TimeoutError).
+// cancelled after that long, and a call that fails then has the reason
+// "handler timed out after 2s" (a TimeoutError); a call that ignores its
+// context and acknowledges late is acknowledged, with a warning.
 //
 // # Middleware and observers
 //
@@ -65,6 +67,13 @@
 // what brokers report through Env.Report: runtime/otelstream is one, with
 // OpenTelemetry, and runtime/promstream, with Prometheus. Without either,
 // a delivery costs nothing more.
+//
+// # Tuning
+//
+// Tune sets a subscription's prefetch and concurrency from main, in place
+// of its annotations' values, without regenerating:
+// Tune("jobs", Prefetch(200), Concurrency(8)). Run refuses a Tune that
+// names no mounted subscription, or values the annotations could not have.
 //
 // # Lifecycle and health
 //

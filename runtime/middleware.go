@@ -65,9 +65,9 @@ func WithMiddleware(mw ...Middleware) Option {
 }
 
 // TimeoutError is the reason of a handler call that outlived its
-// Policy.Timeout: its context was cancelled (context.Cause returns the
-// TimeoutError), and the call counts as a failure whatever the handler
-// returned.
+// Policy.Timeout and failed: its context was cancelled (context.Cause
+// returns the TimeoutError). A late call that acknowledged, dropped or
+// dead-lettered its message counts as what it returned.
 type TimeoutError struct {
 	// After is the timeout in force.
 	After time.Duration

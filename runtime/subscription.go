@@ -47,12 +47,14 @@ type Policy struct {
 	// subscription name.
 	OutRetry string
 	// Timeout bounds each handler call: its context is cancelled after
-	// that long, and a call that returns after it counts as a failure with
-	// the reason "handler timed out after 2s" (a TimeoutError), whatever
-	// the handler returned. The handler must honour its context: the
-	// runtime cannot stop a call that ignores it, it waits for its return.
-	// Middleware runs outside the timeout and sees the failure. 0 means no
-	// timeout.
+	// that long, with a TimeoutError as its cause. The handler must honour
+	// its context: the runtime cannot stop a call that ignores it, it
+	// waits for its return. What a late call returns counts: a failure
+	// (the context's error, say) has the reason "handler timed out after
+	// 2s" (a TimeoutError), and an ack, drop or dead-letter is carried out
+	// as asked, with a warning that the call was late, so that work done
+	// is not done again. Middleware runs outside the timeout and sees the
+	// outcome. 0 means no timeout.
 	Timeout time.Duration
 }
 

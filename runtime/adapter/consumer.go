@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	goruntime "runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -363,22 +364,32 @@ func (c *Consumer) callHandler(ctx context.Context, h *runtime.Handler, v any, m
 	if h.Policy.Timeout <= 0 {
 		return h.Call(ctx, v, md)
 	}
-	return callWithin(ctx, h, v, md)
+	return c.callWithin(ctx, h, v, md)
 }
 
 // callWithin calls h with a context that ends after h's timeout. A call
-// that returns once its timeout has passed is a failure, whatever it
-// returned. The timeout runs on the wall clock, not the App's: the
-// handler's own I/O honours the context's deadline in real time.
-func callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+// that returns once its timeout has passed is late, and its result counts
+// all the same: the work it did is not done a second time. A late failure
+// has a TimeoutError as its reason (keeping the delay it asked for); a
+// late ack, drop or dead-letter is logged as a warning. The timeout runs
+// on the wall clock, not the App's: the handler's own I/O honours the
+// context's deadline in real time.
+func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
 	timeout := h.Policy.Timeout
 	cause := &runtime.TimeoutError{After: timeout}
+	start := time.Now()
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
 	defer cancel()
 	out := h.Call(tctx, v, md)
-	if ctx.Err() == nil && context.Cause(tctx) == error(cause) {
-		return runtime.Retry().Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+	if ctx.Err() != nil || context.Cause(tctx) != error(cause) {
+		return out // in time, or the handlers' own context ended
 	}
+	if out.Action() == runtime.ActionRetry {
+		return runtime.Retry().After(out.Delay()).Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+	}
+	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
+		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
+		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action().String())
 	return out
 }
 
@@ -411,8 +422,13 @@ func middlewareOf(env runtime.Env, sub *runtime.Subscription) []runtime.Middlewa
 	return mws
 }
 
+// panicFrames is how many frames of a panic's stack its error line
+// shows, from where it panicked; the whole stack is logged at debug.
+const panicFrames = 5
+
 // recoverPanic, deferred by a call of what ("handler", "middleware"),
-// makes its panic a failure Outcome, and logs it with its stack.
+// makes its panic a failure Outcome, and logs it with the first frames of
+// its stack, and the whole stack at debug.
 func (c *Consumer) recoverPanic(out *runtime.Outcome, what string, md runtime.Metadata) {
 	r := recover()
 	if r == nil {
@@ -420,7 +436,11 @@ func (c *Consumer) recoverPanic(out *runtime.Outcome, what string, md runtime.Me
 	}
 	c.log.Error(what+" panicked; treating it as a failure",
 		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		"panic", fmt.Sprint(r), "stack", panicStack(panicFrames))
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.log.Debug(what+" panic stack", "message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
+			"stack", string(debug.Stack()))
+	}
 	*out = runtime.Retry().Because(fmt.Errorf("%s panicked: %v", what, r))
 }
 
@@ -442,6 +462,42 @@ func (c *Consumer) unsettled(d *Delivery, h *runtime.Handler) Verdict {
 		return v
 	}
 	return c.park(v, h.Policy.DeadLetter)
+}
+
+// panicStack, called by a deferred function that recovered a panic,
+// returns the first n frames of the stack from where the panic was raised
+// (the runtime's own frames left out), one "function\n\tfile:line" each
+// as in a goroutine dump, and a last line saying how many were left out.
+func panicStack(n int) string {
+	pcs := make([]uintptr, 64)
+	pcs = pcs[:goruntime.Callers(2, pcs)] // from the deferred function's caller
+	frames := goruntime.CallersFrames(pcs)
+	var b strings.Builder
+	shown, left, raised := 0, 0, false
+	for {
+		f, more := frames.Next()
+		switch {
+		case !raised:
+			raised = f.Function == "runtime.gopanic"
+		case shown == 0 && strings.HasPrefix(f.Function, "runtime."):
+			// panicmem, sigpanic, ...: how the runtime raised it
+		case shown < n:
+			if shown > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s\n\t%s:%d", f.Function, f.File, f.Line)
+			shown++
+		default:
+			left++
+		}
+		if !more {
+			break
+		}
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "\n... %d more frames (logged at debug level)", left)
+	}
+	return b.String()
 }
 
 // poison is the verdict for a delivery that cannot reach any handler.
@@ -537,12 +593,15 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		cp := c.rules.retryCopy(d, v.Queue)
 		c.observedHeaders(d, cp)
 		if c.rules.delaysInMemory() && v.Delay > 0 {
+			// The copy waits in memory: the retry is logged now, when it
+			// is decided, and its sending after the delay at debug.
 			verdict := *v
 			if d.obs != nil {
 				c.end(d, verdict, nil)
 			}
+			c.logRetry(slog.LevelInfo, "message will be retried", d, verdict)
 			c.delayed.schedule(v.Delay,
-				func() { c.sendCopy(ctx, d, cp, verdict) },
+				func() { c.sendLogged(ctx, d, cp, verdict, true) },
 				func() { c.Settle(d, verdict, ErrCopyLost) })
 			return nil
 		}
@@ -623,7 +682,13 @@ func (c *Consumer) reject(ctx context.Context, d *Delivery) error {
 // settled with when the outcome came before Send returned, else nil: d is
 // settled later, without holding the handler's slot.
 func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy, v Verdict) error {
-	s := &sending{c: c, ctx: ctx, d: d, cp: cp, v: v}
+	return c.sendLogged(ctx, d, cp, v, false)
+}
+
+// sendLogged is sendCopy; logged says that the retry v was logged when it was
+// decided, so that its sending is logged at debug only.
+func (c *Consumer) sendLogged(ctx context.Context, d *Delivery, cp *Copy, v Verdict, logged bool) error {
+	s := &sending{c: c, ctx: ctx, d: d, cp: cp, v: v, logged: logged}
 	c.copies.Add(1)
 	c.send.Send(ctx, d, cp, s.done)
 	if s.state.CompareAndSwap(copySending, copyReturned) {
@@ -639,6 +704,8 @@ type sending struct {
 	d   *Delivery
 	cp  *Copy
 	v   Verdict
+	// logged: the retry was logged when it was decided.
+	logged bool
 	// state tells whether Send returned or done ran first; err, written
 	// by done before state, is what the original was settled with.
 	state  atomic.Int32
@@ -660,7 +727,7 @@ func (s *sending) done(err error) {
 		return
 	}
 	s.err = s.c.settleCopy(s.ctx, s.d, s.cp, err)
-	s.c.Settle(s.d, s.v, s.err)
+	s.c.settle(s.d, s.v, s.err, s.logged)
 	s.state.CompareAndSwap(copySending, copySettled)
 	s.c.copies.Done()
 }
@@ -693,7 +760,7 @@ func (c *Consumer) settleCopy(ctx context.Context, d *Delivery, cp *Copy, err er
 		if rerr := c.acks.Reject(ctx, d); rerr != nil {
 			return fmt.Errorf("%s unroutable: %w; the nack failed too (%v), so the broker delivers the message again", what, err, rerr)
 		}
-		return fmt.Errorf("%s unroutable; nacked without requeue: %w", what, err)
+		return fmt.Errorf("%s unroutable; nacked without requeue: %w: there is no queue %q", what, err, cp.Queue)
 	}
 	n := c.sendFailures.Add(1)
 	c.pause(requeuePause(n))
@@ -766,7 +833,11 @@ func (c *Consumer) WaitCopies(ctx context.Context) error {
 // logs every retry, park, reject and drop with the subscription, message
 // id and reason, and counts it. Handle calls it; an adapter calls it only
 // for what it settles itself.
-func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
+func (c *Consumer) Settle(d *Delivery, v Verdict, err error) { c.settle(d, v, err, false) }
+
+// settle is Settle; logged says that v, a retry, was logged when it was
+// decided: a copy sent once its delay passed is then logged at debug.
+func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	if d.obs != nil {
 		c.end(d, v, err)
 	}
@@ -781,7 +852,11 @@ func (c *Consumer) Settle(d *Delivery, v Verdict, err error) {
 		c.logSettled(slog.LevelDebug, "message handled", d, v)
 	case VerdictRetry:
 		c.metrics.Retried.Add(1)
-		c.logSettled(slog.LevelInfo, "message will be retried", d, v, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)
+		if logged {
+			c.logRetry(slog.LevelDebug, "retry copy sent after its delay", d, v)
+		} else {
+			c.logRetry(slog.LevelInfo, "message will be retried", d, v)
+		}
 	case VerdictPark:
 		c.metrics.Parked.Add(1)
 		c.logSettled(slog.LevelWarn, "message parked", d, v, "dead_letter", v.Queue, "poison", v.Poison, "reason", v.Reason)
@@ -819,6 +894,11 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	}
 	c.Settle(d, v, err)
 	return v
+}
+
+// logRetry logs msg about d and v, a retry, at level.
+func (c *Consumer) logRetry(level slog.Level, msg string, d *Delivery, v Verdict) {
+	c.logSettled(level, msg, d, v, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)
 }
 
 // logSettled logs msg about d and v at level, followed by extra attributes.

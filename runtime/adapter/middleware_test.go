@@ -284,8 +284,9 @@ func (*nopTransport) Reject(context.Context, *adapter.Delivery) error  { return 
 func (*nopTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
 
 // A handler call that outlives Policy.Timeout has its context cancelled
-// with a TimeoutError as the cause, and counts as a failure with a reason
-// that says so, whatever the handler returned.
+// with a TimeoutError as the cause. A failure it returns late has a reason
+// that says so; a late ack, drop or dead-letter counts as what it is, with
+// a warning that it was late (TestLateResult).
 func TestTimeout(t *testing.T) {
 	const timeout = 20 * time.Millisecond
 	waitsForCtx := func(ctx context.Context, _ runtime.Metadata) runtime.Outcome {
@@ -307,10 +308,10 @@ func TestTimeout(t *testing.T) {
 			<-ctx.Done()
 			return runtime.OutcomeOf(fmt.Errorf("query stopped at row 3: %w", ctx.Err()))
 		}, runtime.Policy{MaxAttempts: 2, Timeout: timeout}, adapter.VerdictRetry, "handler timed out after 20ms: query stopped at row 3: context deadline exceeded"},
-		{"a handler that ignores its context and acks late: a failure all the same", func(ctx context.Context, _ runtime.Metadata) runtime.Outcome {
+		{"a handler that ignores its context and fails late: the timeout is the reason", func(ctx context.Context, _ runtime.Metadata) runtime.Outcome {
 			time.Sleep(2 * timeout)
-			return runtime.Ack()
-		}, runtime.Policy{MaxAttempts: 2, Timeout: timeout}, adapter.VerdictRetry, "handler timed out after 20ms"},
+			return runtime.OutcomeOf(errors.New("row locked"))
+		}, runtime.Policy{MaxAttempts: 2, Timeout: timeout}, adapter.VerdictRetry, "handler timed out after 20ms: row locked"},
 		{"a handler within its time: acked", func(ctx context.Context, _ runtime.Metadata) runtime.Outcome {
 			if _, ok := ctx.Deadline(); !ok {
 				return runtime.Retry().Because(errors.New("no deadline"))
@@ -333,6 +334,63 @@ func TestTimeout(t *testing.T) {
 			var te *runtime.TimeoutError
 			if tc.kind != adapter.VerdictAck && (!errors.As(cause, &te) || te.After != timeout || !errors.Is(cause, context.DeadlineExceeded)) {
 				t.Errorf("the handler's context ended with cause %v, want a TimeoutError after %v", cause, timeout)
+			}
+		})
+	}
+}
+
+// A handler that ignores its context and returns after its timeout has
+// its result counted as that result: a late ack is an ack (its work is
+// not done a second time), a late drop or dead-letter is one, and a late
+// retry keeps its delay. Each late result but a failure is logged as a
+// warning naming the message, the timeout and how long the call took.
+func TestLateResult(t *testing.T) {
+	const timeout = 10 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		out    runtime.Outcome
+		kind   adapter.VerdictKind
+		warned bool
+		reason string
+	}{
+		{"ack", runtime.Ack(), adapter.VerdictAck, true, ""},
+		{"drop", runtime.DropNow().Because(errors.New("stale")), adapter.VerdictDrop, true, "dropped by the handler: stale"},
+		{"dead-letter", runtime.DeadLetterNow().Because(errors.New("bad")), adapter.VerdictPark, true, "dead-lettered by the handler: bad"},
+		{"retry after", runtime.Retry().After(time.Minute).Because(errors.New("busy")), adapter.VerdictRetry, false, "handler timed out after 10ms: busy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{runtime.Handle("Job",
+				runtime.Policy{MaxAttempts: 3, OutRetry: "self", DeadLetter: "jobs.dead", Timeout: timeout},
+				func(ctx context.Context, _ *job, _ runtime.Metadata) runtime.Outcome {
+					calls++
+					time.Sleep(5 * timeout) // ignores ctx
+					return tc.out
+				})}}
+			c, logs, _ := newWithMiddleware(sub, runtime.ZeroMQ)
+			t.Cleanup(func() { c.Stop() })
+			v, _ := c.Handle(t.Context(), delivery(1))
+			if v.Kind != tc.kind || v.Reason != tc.reason || calls != 1 {
+				t.Errorf("verdict %v because %q after %d calls, want %v because %q after 1", v.Kind, v.Reason, calls, tc.kind, tc.reason)
+			}
+			if tc.kind == adapter.VerdictRetry && v.Delay != time.Minute {
+				t.Errorf("the late retry waits %v, want the minute it asked for", v.Delay)
+			}
+			late := logs.find("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context")
+			if !tc.warned {
+				if len(late) != 0 {
+					t.Errorf("a late failure is logged as a late result: %v", late)
+				}
+				return
+			}
+			if len(late) != 1 {
+				t.Fatalf("%d late-result lines, want 1:\n%v", len(late), logs.all())
+			}
+			l := late[0]
+			took, err := time.ParseDuration(l.attrs["took"])
+			if l.level != slog.LevelWarn || l.attrs["message_id"] != "m-1" || l.attrs["timeout"] != "10ms" ||
+				l.attrs["outcome"] != tc.out.Action().String() || err != nil || took < 5*timeout {
+				t.Errorf("late-result line %v", l)
 			}
 		})
 	}

@@ -41,5 +41,7 @@ type Acknowledger interface {
 
 // ErrUnroutable is what a Transport's Send wraps when the destination does
 // not exist or cannot take the copy: trying again cannot help, so the
-// original is rejected rather than requeued.
-var ErrUnroutable = errors.New("unroutable: no queue of that name")
+// original is rejected rather than requeued. Its text names no cause: the
+// error that wraps it says where the message went, and why nothing took
+// it there.
+var ErrUnroutable = errors.New("unroutable: the broker returned it")

@@ -51,6 +51,7 @@ var cases = []testCase{
 	{"MiddlewareWrapsEveryCallAndMayChangeTheOutcome", middlewareWrapsEveryCall},
 	{"MiddlewarePanicIsRecoveredAndRetried", middlewarePanicIsRecovered},
 	{"HandlerTimeoutIsAFailure", handlerTimeoutIsAFailure},
+	{"LateResultCountsAsThatResult", lateResultCounts},
 	{"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies", observerHeadersTravelOnCopies},
 }
 
@@ -317,7 +318,8 @@ func dropForgetsTheMessage(t testing.TB, tr Transport) {
 	requireLog(t, f, slog.LevelWarn, "message dropped", q, "m-dropped", errFailed.Error())
 }
 
-// A handler that panics fails: the panic is logged with its stack and the
+// A handler that panics fails: the panic is logged with the first frames
+// of its stack, from the handler, the whole stack at debug, and the
 // message is retried.
 func panicIsRecoveredAndRetried(t testing.TB, tr Transport) {
 	q := uniqueName(t)
@@ -337,15 +339,7 @@ func panicIsRecoveredAndRetried(t testing.TB, tr Transport) {
 	if got := attemptsOf(got.metadata()); !slices.Equal(got, []int{1, 2}) {
 		t.Fatalf("the handler saw attempts %v, want [1 2]", got)
 	}
-	var logged bool
-	for _, r := range f.logs.Find(slog.LevelError, "handler panicked; treating it as a failure") {
-		if r.Attr("subscription") == q && r.Attr("message_id") == "m-9" && strings.Contains(r.Attr("stack"), "goroutine") {
-			logged = true
-		}
-	}
-	if !logged {
-		t.Error("the panic was not logged with subscription, message id and stack")
-	}
+	requirePanicLogs(t, f, "handler", q, "m-9", "brokertest.panicIsRecoveredAndRetried.func")
 }
 
 // Several message types on one subscription each reach their own handler.
@@ -444,6 +438,31 @@ func requireLog(t testing.TB, f *fixture, level slog.Level, msg, subscription, m
 		}
 	}
 	t.Errorf("no %s record %q naming subscription %s, message id %s and reason %q", level, msg, subscription, messageID, reason)
+}
+
+// requirePanicLogs requires the logs of a panic in what ("handler",
+// "middleware") on messageID: an error line whose stack starts at the
+// function that panicked, named fn, and holds no more than the first
+// frames, and a debug line with the whole stack.
+func requirePanicLogs(t testing.TB, f *fixture, what, subscription, messageID, fn string) {
+	t.Helper()
+	var short, full bool
+	for _, r := range f.logs.Find(slog.LevelError, what+" panicked; treating it as a failure") {
+		s := r.Attr("stack")
+		if r.Attr("subscription") == subscription && r.Attr("message_id") == messageID &&
+			strings.Contains(strings.SplitN(s, "\n", 2)[0], fn) && strings.Count(s, "\n\t") <= 5 && !strings.Contains(s, "goroutine") {
+			short = true
+		}
+	}
+	for _, r := range f.logs.Find(slog.LevelDebug, what+" panic stack") {
+		if r.Attr("subscription") == subscription && r.Attr("message_id") == messageID && strings.Contains(r.Attr("stack"), "goroutine") {
+			full = true
+		}
+	}
+	if !short || !full {
+		t.Errorf("the %s panic on %s was not logged with subscription, message id, its first frames from %s (%v), and its whole stack at debug (%v):\n%s",
+			what, messageID, fn, short, full, f.logs)
+	}
 }
 
 // A handler sees header names as the broker shows them: RabbitMQ keeps

@@ -126,6 +126,9 @@
 //   - A handler that outlives Policy.Timeout fails with "handler timed out
 //     after 50ms", retried, then parked with that reason.
 //
+//   - A handler that ignores its context and returns nil after its timeout
+//     is acknowledged, not retried, with a warning that it was late.
+//
 //   - The App's Observer hears of every delivery and how it ended, and the
 //     headers it sets on a delivery's copies reach the next delivery: a
 //     transport sends each copy with Copy.Set.

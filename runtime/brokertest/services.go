@@ -107,15 +107,7 @@ func middlewarePanicIsRecovered(t testing.TB, tr Transport) {
 		t.Errorf("counters %+v, want 1 retried, 1 acked", st)
 	}
 	requireLog(t, f, slog.LevelInfo, "message will be retried", q, "m-22", "middleware panicked: brokertest: a panicking middleware")
-	var logged bool
-	for _, r := range f.logs.Find(slog.LevelError, "middleware panicked; treating it as a failure") {
-		if r.Attr("subscription") == q && r.Attr("message_id") == "m-22" && strings.Contains(r.Attr("stack"), "goroutine") {
-			logged = true
-		}
-	}
-	if !logged {
-		t.Error("the panic was not logged with subscription, message id and stack")
-	}
+	requirePanicLogs(t, f, "middleware", q, "m-22", "brokertest.middlewarePanicIsRecovered.func")
 }
 
 // A handler call that outlives Policy.Timeout has its context cancelled
@@ -146,6 +138,38 @@ func handlerTimeoutIsAFailure(t testing.TB, tr Transport) {
 		t.Errorf("the dead letter's reason is %q, want the timeout", reason)
 	}
 	requireLog(t, f, slog.LevelInfo, "message will be retried", q, "m-23", "handler timed out after 50ms")
+}
+
+// A handler that ignores its context and returns nil after its timeout
+// has done its work: it is acknowledged, not retried, and a warning says
+// that it was late.
+func lateResultCounts(t testing.TB, tr Transport) {
+	q := uniqueName(t)
+	f := newFixture(t, tr, q)
+	var work handlerCalls[Job]
+	p := f.policy(3, "")
+	p.Timeout = 20 * time.Millisecond
+	f.start(f.subscription(q, runtime.Handle("Job", p, func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+		time.Sleep(5 * p.Timeout) // ignores ctx
+		work.add(ctx, j, md)
+		return runtime.Ack()
+	})))
+	f.publish(q, "Job", Job{ID: 24}, runtime.WithMessageID("m-24"))
+	f.waitFor("the delivery to be settled", func() bool {
+		st := f.stats(q)
+		return st.Acked+st.Retried+st.Dropped+st.Failed >= 1
+	})
+	f.stop()
+
+	if st := f.stats(q); st.Delivered != 1 || st.Acked != 1 || st.Retried != 0 || work.len() != 1 {
+		t.Errorf("counters %+v after %d calls, want one delivery, acked, no retry", st, work.len())
+	}
+	for _, r := range f.logs.Find(slog.LevelWarn, "handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context") {
+		if r.Attr("subscription") == q && r.Attr("message_id") == "m-24" && r.Attr("timeout") == "20ms" && r.Attr("outcome") == "ack" {
+			return
+		}
+	}
+	t.Errorf("no warning that the result of m-24 on %s came after the 20ms timeout", q)
 }
 
 // traceObserver is an Observer that sets "x-trace: <message id>/<attempt>"

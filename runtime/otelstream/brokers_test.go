@@ -80,10 +80,16 @@ func TestRabbitMQ(t *testing.T) {
 		t.Fatalf("spans:%s", describe(tm.spans.Ended()))
 	}
 	requireChain(t, tm.named("caller")[0], sends[0], attempts[0], attempts[1], deads[0])
-	for _, s := range append(attempts, sends...) {
+	for _, s := range attempts {
 		if attr(s, "messaging.system") != "rabbitmq" || attr(s, "messaging.destination.name") != q {
 			t.Errorf("span %s: %v", s.Name(), s.Attributes())
 		}
+	}
+	// A publish to a queue goes through the default exchange, "", with the
+	// queue's name as its routing key.
+	if s := sends[0]; attr(s, "messaging.system") != "rabbitmq" || !hasAttr(s, "messaging.destination.name") || attr(s, "messaging.destination.name") != "" ||
+		attr(s, "messaging.rabbitmq.destination.routing_key") != q {
+		t.Errorf("span %s: %v", s.Name(), s.Attributes())
 	}
 	if n := histogramCount(t, tm.metric(t, otelstream.MetricConfirmDuration), map[string]string{"messaging.system": "rabbitmq"}); n != 3 {
 		t.Errorf("%d confirms measured, want 3: the publish, the retry copy and the dead letter", n)
@@ -138,4 +144,47 @@ func freeEndpoint(t testing.TB) string {
 	}
 	defer ln.Close()
 	return "tcp://" + ln.Addr().String()
+}
+
+// On RabbitMQ, a publish to an exchange is a span "send <exchange>" whose
+// destination is the exchange and whose routing key is its own attribute,
+// as the messaging semantic conventions say; the routing key set with
+// runtime.WithRoutingKey is the one named.
+func TestRabbitMQExchangeSendSpan(t *testing.T) {
+	testkit.NoLeaks(t)
+	conn := testkit.DialRabbitMQ(t, rabbitURL())
+	q, x := uniqueName("otelstream"), uniqueName("otelstream.x")
+	t.Cleanup(func() {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer ch.Close()
+		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
+			t.Errorf("delete %s: %v", q, err)
+		}
+		if err := ch.ExchangeDelete(x, false, false); err != nil {
+			t.Errorf("delete %s: %v", x, err)
+		}
+	})
+	tm := newTelemetry(t)
+	rb := rabbitmq.New(rabbitURL(), rabbitmq.WithConnectionName("streamgen-test-otel-"+q))
+	app := runtime.NewApp("otelstream-test", runtime.WithObserver(tm.obs), runtime.WithShutdownTimeout(20*time.Second))
+	app.Mount(rb, &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Exchange: x, Bindings: []string{"order.#"},
+		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}})
+	runUntil(t, app, "the event to be handled", func() bool { return len(tm.named("process "+q)) == 1 }, func() {
+		if err := runtime.PublishTo(context.Background(), tm.obs.Publisher(rb), runtime.Exchange(x, "order.placed"), "Job", job{ID: 1},
+			runtime.WithRoutingKey("order.placed.eu")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	sends := tm.named("send " + x)
+	if len(sends) != 1 {
+		t.Fatalf("spans:%s", describe(tm.spans.Ended()))
+	}
+	if s := sends[0]; attr(s, "messaging.system") != "rabbitmq" || attr(s, "messaging.destination.name") != x ||
+		attr(s, "messaging.rabbitmq.destination.routing_key") != "order.placed.eu" {
+		t.Errorf("span %s: %v", s.Name(), s.Attributes())
+	}
 }

@@ -20,7 +20,12 @@
 // that never reached a handler, streamgen.poison. A delivery that was not
 // acknowledged, or whose verdict could not be carried out, ends with
 // status Error and the reason. A publish through Observer.Publisher is a
-// producer span, "send <queue>".
+// producer span. On RabbitMQ its messaging.destination.name is the
+// exchange, as the semantic conventions say ("" for the default exchange,
+// which a publish to a queue by name goes through), and
+// messaging.rabbitmq.destination.routing_key its routing key; it is "send
+// <exchange>", or "send <queue>" through the default exchange. On ZeroMQ
+// messaging.destination.name is the queue, and the span "send <queue>".
 //
 // # Propagation: one causal chain
 //

@@ -80,7 +80,16 @@ func TestOneCausalChainOnTheHarness(t *testing.T) {
 			requireChain(t, root, sends[0], attempts[0], attempts[1], attempts[2], deads[0])
 
 			send := sends[0]
-			if send.SpanKind() != trace.SpanKindProducer || attr(send, "messaging.operation.type") != "send" || attr(send, "messaging.destination.name") != "jobs" ||
+			// On RabbitMQ the destination is the exchange, the default
+			// one ("") for a publish to a queue, whose name is the
+			// routing key.
+			destination, key := "jobs", ""
+			if kind == runtime.RabbitMQ {
+				destination, key = "", "jobs"
+			}
+			if send.SpanKind() != trace.SpanKindProducer || attr(send, "messaging.operation.type") != "send" ||
+				!hasAttr(send, "messaging.destination.name") || attr(send, "messaging.destination.name") != destination ||
+				attr(send, "messaging.rabbitmq.destination.routing_key") != key ||
 				attr(send, "messaging.system") != string(kind) || attr(send, "messaging.message.id") != "m-1" {
 				t.Errorf("send span %v %v", send.SpanKind(), send.Attributes())
 			}

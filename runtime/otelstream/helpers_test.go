@@ -93,6 +93,16 @@ func attr(s sdktrace.ReadOnlySpan, key string) string {
 	return ""
 }
 
+// hasAttr reports whether s has the attribute key, empty or not.
+func hasAttr(s sdktrace.ReadOnlySpan, key string) bool {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return true
+		}
+	}
+	return false
+}
+
 // hasAttrs reports whether set holds every key=value of want.
 func hasAttrs(set attribute.Set, want map[string]string) bool {
 	for k, v := range want {

@@ -1,6 +1,7 @@
 package otelstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -289,11 +290,20 @@ func (o *Observer) BrokerEvent(e runtime.BrokerEvent) {
 	}
 }
 
-// Publisher returns p, tracing each publish: a producer span ("send
-// <queue>", a child of the span in the publish's context), whose context
-// the message carries in its headers, so that its deliveries' spans are
-// its children. Typed publishers and runtime.Publish take it in place of
-// p; it encodes with p's codec.
+// Publisher returns p, tracing each publish: a producer span, a child of
+// the span in the publish's context, whose context the message carries in
+// its headers, so that its deliveries' spans are its children. Typed
+// publishers and runtime.Publish take it in place of p; it encodes with
+// p's codec.
+//
+// The span follows the messaging semantic conventions. On RabbitMQ the
+// destination is an exchange and a routing key: messaging.destination.name
+// is the exchange, "" for the default exchange a publish to a queue goes
+// through, and messaging.rabbitmq.destination.routing_key the routing key
+// (the queue's name, through the default exchange); the span is "send
+// <exchange>", or "send <queue>" through the default exchange. Elsewhere
+// (ZeroMQ) messaging.destination.name is the queue, and the span "send
+// <queue>".
 func (o *Observer) Publisher(p runtime.Publisher) runtime.Publisher {
 	return &publisher{o: o, p: p}
 }
@@ -318,13 +328,27 @@ func (p *publisher) Codec() runtime.Codec {
 }
 
 func (p *publisher) Publish(ctx context.Context, queue string, msg runtime.Message) error {
+	var kind runtime.BrokerKind
+	k, known := p.p.(interface{ Kind() runtime.BrokerKind })
+	if known {
+		kind = k.Kind()
+	}
+	destination, name := queue, queue
+	var key string
+	if kind == runtime.RabbitMQ {
+		key = cmp.Or(msg.RoutingKey, queue)
+		destination, name = msg.Exchange, cmp.Or(msg.Exchange, key)
+	}
 	attrs := []attribute.KeyValue{
-		semconv.MessagingDestinationName(queue),
+		semconv.MessagingDestinationName(destination),
 		semconv.MessagingOperationTypeSend,
 		semconv.MessagingOperationName("send"),
 	}
-	if k, ok := p.p.(interface{ Kind() runtime.BrokerKind }); ok {
-		attrs = append(attrs, system(k.Kind()))
+	if key != "" {
+		attrs = append(attrs, semconv.MessagingRabbitMQDestinationRoutingKey(key))
+	}
+	if known {
+		attrs = append(attrs, system(kind))
 	}
 	if msg.ID != "" {
 		attrs = append(attrs, semconv.MessagingMessageID(msg.ID))
@@ -332,7 +356,7 @@ func (p *publisher) Publish(ctx context.Context, queue string, msg runtime.Messa
 	if msg.Type != "" {
 		attrs = append(attrs, MessageTypeKey.String(msg.Type))
 	}
-	ctx, span := p.o.tracer.Start(ctx, "send "+queue, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	ctx, span := p.o.tracer.Start(ctx, "send "+name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	defer span.End()
 	headers := make(map[string]string, len(msg.Headers)+2)
 	for k, v := range msg.Headers {

@@ -72,7 +72,14 @@ func publishError(msgType, queue string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrUnroutable):
-		return fmt.Errorf("rabbitmq: publish %s to %q: %w: declare the queue first (a subscription on it declares it when it starts)", msgType, queue, err)
+		return unroutableQueue(msgType, queue, err)
 	}
 	return fmt.Errorf("rabbitmq: publish %s to %q: %w", msgType, queue, err)
+}
+
+// unroutableQueue is the error of a message of type msgType published to
+// queue by name, through the default exchange, that the broker returned
+// (err): there is no queue of that name.
+func unroutableQueue(msgType, queue string, err error) error {
+	return fmt.Errorf("rabbitmq: publish %s to %q: %w: there is no queue %q: declare the queue first (a subscription on it declares it when it starts)", msgType, queue, err, queue)
 }

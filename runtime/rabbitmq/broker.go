@@ -176,9 +176,9 @@ func (b *Broker) publishTo(ctx context.Context, queue string, msg runtime.Messag
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrUnroutable) && msg.Exchange != "":
-		return fmt.Errorf("rabbitmq: publish %s to %s: %w: no queue is bound for the key (a subscription with exchange=%s and a binding that matches binds one when it starts); to let the broker drop it, publish with runtime.AllowUnroutable()", msg.Type, to, err, msg.Exchange)
+		return fmt.Errorf("rabbitmq: publish %s to %s: %w: no queue is bound to exchange %q for routing key %q (a subscription with exchange=%s and a binding that matches the key binds one when it starts); to let the broker drop it, publish with runtime.AllowUnroutable()", msg.Type, to, err, msg.Exchange, key, msg.Exchange)
 	case errors.Is(err, ErrUnroutable):
-		return fmt.Errorf("rabbitmq: publish %s to %s: %w: declare the queue first (a subscription on it declares it when it starts)", msg.Type, to, err)
+		return unroutableQueue(msg.Type, key, err)
 	}
 	return fmt.Errorf("rabbitmq: publish %s to %s: %w", msg.Type, to, err)
 }

@@ -33,9 +33,13 @@ var (
 // app2 is the App whose method Work handles messages.
 //
 // worker is the *worker whose method Work handles messages.
+// A nil worker is refused: Run fails, naming it.
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, zeromq runtime.Broker, app2 App, worker *worker) {
+	if !app.Receiver("worker", worker, "worker.Work") {
+		return
+	}
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,

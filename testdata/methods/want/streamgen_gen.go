@@ -40,9 +40,13 @@ var (
 // ledger is the Ledger whose method Record handles messages.
 //
 // service is the *Service whose methods Place and Refund handle messages.
+// A nil service is refused: Run fails, naming it.
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker, ledger Ledger, service *Service) {
+	if !app.Receiver("service", service, "Service.Place", "Service.Refund") {
+		return
+	}
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
