@@ -161,8 +161,9 @@
 //
 // # Acknowledgements
 //
-// There are none. An acknowledgement does nothing and a rejected message
-// is dropped; each is logged once per subscription, not per message.
+// There are none. An acknowledgement does nothing, which is logged once
+// per subscription at info level; a rejected message is dropped, which is
+// warned about once per subscription; neither is logged per message.
 //
 // # Concurrency, limits, shutdown
 //
