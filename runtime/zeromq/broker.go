@@ -520,7 +520,7 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 	for _, s := range subs {
 		s.c.Stop() // each copy still waiting for its delay is settled as lost, and logged
 		if err := s.c.WaitCopies(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("zeromq: subscription %q: retry copies were still being sent: %w", s.name, err))
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: shutdown deadline passed with %s still being sent: %w", s.name, s.unsettledCopies(), err))
 		}
 	}
 	return errs
@@ -540,7 +540,7 @@ func (b *Broker) flushOutboxes(ctx context.Context) []error {
 		if lost := outboxes[name].flush(ctx); lost > 0 {
 			b.log.Warn("zeromq: copies were still in the outbox of a queue that did not take them in time; they are lost (ZeroMQ stores nothing)",
 				"queue", name, "lost", lost, "err", ctx.Err())
-			errs = append(errs, fmt.Errorf("zeromq: queue %q: %d copies were still in its outbox when the shutdown deadline passed; they are lost: %w", name, lost, ctx.Err()))
+			errs = append(errs, fmt.Errorf("zeromq: queue %q: the shutdown deadline passed with %s still in its outbox, lost: %w", name, copiesOf(0, int64(lost)), ctx.Err()))
 		}
 	}
 	return errs

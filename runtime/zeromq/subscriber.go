@@ -34,6 +34,10 @@ type subscriber struct {
 	recv     *receiver
 	workers  sync.WaitGroup
 	closing  atomic.Bool
+	// sending counts the copies handed to an outbox and not yet settled,
+	// by kind (adapter.CopyKind), so that a shutdown that gives up on them
+	// says what they were.
+	sending [adapter.DeadLetterCopy + 1]atomic.Int64
 }
 
 func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *queueConfig) *subscriber {
@@ -144,7 +148,48 @@ func (s *subscriber) tooLarge(peer string, err error) {
 // that does not answer holds back no worker. done gets the outcome once
 // the copy is written, or lost.
 func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
-	s.b.sendCopy(ctx, cp.Queue, s.copyEnvelope(d, cp), done)
+	kind := cp.Kind
+	if int(kind) >= len(s.sending) {
+		kind = 0
+	}
+	n := &s.sending[kind]
+	n.Add(1)
+	s.b.sendCopy(ctx, cp.Queue, s.copyEnvelope(d, cp), func(err error) {
+		n.Add(-1)
+		done(err)
+	})
+}
+
+// unsettledCopies says which copies are still being sent, by kind: "2
+// dead letters", "1 retry copy and 3 dead letters"; "copies" when none is
+// counted any more.
+func (s *subscriber) unsettledCopies() string {
+	var parts []string
+	for _, kind := range []adapter.CopyKind{adapter.RetryCopy, adapter.DeadLetterCopy, 0} {
+		n := s.sending[kind].Load()
+		if n <= 0 {
+			continue
+		}
+		parts = append(parts, copiesOf(kind, n))
+	}
+	if len(parts) == 0 {
+		return "copies"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// copiesOf names n copies of a kind: "1 retry copy", "2 dead letters".
+func copiesOf(kind adapter.CopyKind, n int64) string {
+	if n == 1 {
+		return "1 " + kind.String()
+	}
+	switch kind {
+	case adapter.RetryCopy:
+		return fmt.Sprintf("%d retry copies", n)
+	case adapter.DeadLetterCopy:
+		return fmt.Sprintf("%d dead letters", n)
+	}
+	return fmt.Sprintf("%d copies", n)
 }
 
 // copyEnvelope is cp as an envelope: d's, framed for cp.Queue, with cp's
