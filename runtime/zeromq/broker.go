@@ -155,6 +155,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 			s.workers.Go(func() {
 				for in := range s.incoming {
 					s.handle(b.work, in)
+					s.recv.release(in)
 				}
 			})
 		}
@@ -220,6 +221,9 @@ func (b *Broker) check(subs []*runtime.Subscription) error {
 		}
 		seen[sub.Name] = true
 		q := b.cfg.queues[sub.Name]
+		if q != nil && q.maxInFlightBytes > 0 && q.maxInFlightBytes < q.messageLimit(sub) {
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: MaxInFlightBytes is %d, less than the largest message the queue takes (%d bytes, its MaxMessageBytes or max_payload_bytes plus 1 MiB): raise it with zeromq.MaxInFlightBytes, or lower the message bound", sub.Name, q.maxInFlightBytes, q.messageLimit(sub)))
+		}
 		switch {
 		case q == nil:
 			errs = append(errs, fmt.Errorf("zeromq: subscription %q has no endpoint: declare it with zeromq.Queue(%q, zeromq.Bind(\"tcp://host:port\")) to bind it, or zeromq.Dial(...) to dial a ventilator", sub.Name, sub.Name))

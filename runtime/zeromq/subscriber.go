@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
 // DefaultPrefetch is how many received messages may wait for a free worker
@@ -45,16 +46,10 @@ func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *que
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
 	}
-	limit := q.maxMessageBytes
-	if limit == 0 {
-		limit = DefaultMaxMessageBytes
-		if sub.MaxPayloadBytes > 0 {
-			limit = int64(sub.MaxPayloadBytes) + payloadAllowance
-		}
-	}
+	limit := q.messageLimit(sub)
 	s := &subscriber{b: b, name: sub.Name, incoming: make(chan inbound, prefetch)}
 	s.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.ZeroMQ, RetryCountHeader: b.cfg.retryCountHeader}, s)
-	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, s.c.Logger(), s.tooLarge)
+	s.recv = newReceiver(sub.Name, q, limit, q.inFlightLimit(limit), s.incoming, b.clock, s.c.Logger(), s.tooLarge)
 	if env.Observing() {
 		s.recv.cfg.Reconnected = func() { env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.ZeroMQ}) }
 	}
@@ -140,7 +135,11 @@ type received struct {
 // tooLarge reports a message over the size limit, whose connection is then
 // closed.
 func (s *subscriber) tooLarge(peer string, err error) {
-	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
+	hint := "raise it with zeromq.MaxMessageBytes"
+	if errors.Is(err, zmtp.ErrLeadTooLarge) {
+		hint = fmt.Sprintf("a message's subscription name and header frames may hold %d bytes together", maxLeadingBytes)
+	}
+	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (%s)", err, peer, hint), nil)
 }
 
 // Send puts cp, a copy of d's envelope with cp's header changes, in the
