@@ -96,8 +96,12 @@ func TestManyConnectionsOfLargeMessagesStayWithinTheInFlightBound(t *testing.T) 
 	goruntime.GC()
 	var held goruntime.MemStats
 	goruntime.ReadMemStats(&held)
-	if grew := int64(held.HeapAlloc) - int64(before.HeapAlloc); grew > bound+4<<20 {
-		t.Errorf("the heap grew by %d MiB with the handler holding, want at most the bound, %d MiB", grew>>20, bound>>20)
+	// The heap holds more than the messages (20 connections, their
+	// buffers, what the senders and the race detector allocate): allow
+	// five messages of that, far below the seventeen more the connections
+	// would hold without the bound.
+	if grew := int64(held.HeapAlloc) - int64(before.HeapAlloc); grew > bound+5*size {
+		t.Errorf("the heap grew by %d MiB with the handler holding, want at most the bound, %d MiB, and %d MiB besides", grew>>20, bound>>20, 5*size>>20)
 	}
 	if inUse, _, waiting := zeromq.InFlight(zq, "jobs"); inUse > bound || waiting != conns-3 {
 		t.Errorf("%d bytes in flight, %d connections waiting; want at most %d, and %d waiting", inUse, waiting, bound, conns-3)
