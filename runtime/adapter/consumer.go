@@ -648,7 +648,8 @@ func (c *Consumer) ack(ctx context.Context, d *Delivery) error {
 	switch {
 	case c.acks == nil:
 		if !c.ackWarned.Load() && c.ackWarned.CompareAndSwap(false, true) {
-			c.log.Warn("ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)")
+			// Documented behaviour, not a fault: said once, at info.
+			c.log.Info("ZeroMQ cannot acknowledge a message; acks do nothing (logged once per subscription)")
 		}
 		return nil
 	case c.auto:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,21 +100,31 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 	for i := range 3 {
 		confs = append(confs, runtime.PublishAsync(ctx, b, "q", "Job", job{ID: i}))
 	}
+	// The fourth waits on its context: once it asks for the context's
+	// end, it has found the window full. It must not have returned or
+	// sent anything then, nor until the context ends, however long that
+	// takes on a busy machine.
 	var returned atomic.Bool
-	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	short, cancel := context.WithCancel(ctx)
 	defer cancel()
+	watched := &doneWatch{Context: short, asked: make(chan struct{})}
 	fourth := make(chan *runtime.Confirmation)
 	go func() {
-		c := runtime.PublishAsync(short, b, "q", "Job", job{ID: 3})
+		c := runtime.PublishAsync(watched, b, "q", "Job", job{ID: 3})
 		returned.Store(true)
 		fourth <- c
 	}()
-	time.Sleep(30 * time.Millisecond)
-	if returned.Load() {
-		t.Error("a fourth PublishAsync returned while three messages await their confirm")
+	select {
+	case <-watched.asked:
+	case c := <-fourth:
+		t.Fatalf("a fourth PublishAsync returned without waiting while three messages await their confirm (outcome %v)", c.Err())
 	}
-	if err := (<-fourth).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("the fourth message: %v, want the context's deadline", err)
+	if returned.Load() || published.Load() != 3 {
+		t.Errorf("a fourth PublishAsync returned (%v) or was sent (%d sent) while three messages await their confirm", returned.Load(), published.Load())
+	}
+	cancel()
+	if err := (<-fourth).Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("the fourth message: %v, want the context's end", err)
 	}
 	if n := published.Load(); n != 3 {
 		t.Errorf("%d messages sent, want 3", n)
@@ -164,4 +175,17 @@ func TestPublishAsyncAllocatesOneRecord(t *testing.T) {
 	if broker > fake+1 {
 		t.Errorf("PublishAsync allocates %v times, the channel %v: want one more at most", broker, fake)
 	}
+}
+
+// doneWatch is a context that tells, by closing asked, when its Done is
+// first asked for: a call waiting on it has got that far.
+type doneWatch struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (w *doneWatch) Done() <-chan struct{} {
+	w.once.Do(func() { close(w.asked) })
+	return w.Context.Done()
 }

@@ -155,6 +155,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 			s.workers.Go(func() {
 				for in := range s.incoming {
 					s.handle(b.work, in)
+					s.recv.release(in)
 				}
 			})
 		}
@@ -220,6 +221,9 @@ func (b *Broker) check(subs []*runtime.Subscription) error {
 		}
 		seen[sub.Name] = true
 		q := b.cfg.queues[sub.Name]
+		if q != nil && q.maxInFlightBytes > 0 && q.maxInFlightBytes < q.messageLimit(sub) {
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: MaxInFlightBytes is %d, less than the largest message the queue takes (%d bytes, its MaxMessageBytes or max_payload_bytes plus 1 MiB): raise it with zeromq.MaxInFlightBytes, or lower the message bound", sub.Name, q.maxInFlightBytes, q.messageLimit(sub)))
+		}
 		switch {
 		case q == nil:
 			errs = append(errs, fmt.Errorf("zeromq: subscription %q has no endpoint: declare it with zeromq.Queue(%q, zeromq.Bind(\"tcp://host:port\")) to bind it, or zeromq.Dial(...) to dial a ventilator", sub.Name, sub.Name))
@@ -520,7 +524,7 @@ func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []er
 	for _, s := range subs {
 		s.c.Stop() // each copy still waiting for its delay is settled as lost, and logged
 		if err := s.c.WaitCopies(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("zeromq: subscription %q: retry copies were still being sent: %w", s.name, err))
+			errs = append(errs, fmt.Errorf("zeromq: subscription %q: shutdown deadline passed with %s still being sent: %w", s.name, s.unsettledCopies(), err))
 		}
 	}
 	return errs
@@ -540,7 +544,7 @@ func (b *Broker) flushOutboxes(ctx context.Context) []error {
 		if lost := outboxes[name].flush(ctx); lost > 0 {
 			b.log.Warn("zeromq: copies were still in the outbox of a queue that did not take them in time; they are lost (ZeroMQ stores nothing)",
 				"queue", name, "lost", lost, "err", ctx.Err())
-			errs = append(errs, fmt.Errorf("zeromq: queue %q: %d copies were still in its outbox when the shutdown deadline passed; they are lost: %w", name, lost, ctx.Err()))
+			errs = append(errs, fmt.Errorf("zeromq: queue %q: the shutdown deadline passed with %s still in its outbox, lost: %w", name, copiesOf(0, int64(lost)), ctx.Err()))
 		}
 	}
 	return errs

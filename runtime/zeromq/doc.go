@@ -161,8 +161,9 @@
 //
 // # Acknowledgements
 //
-// There are none. An acknowledgement does nothing and a rejected message
-// is dropped; each is logged once per subscription, not per message.
+// There are none. An acknowledgement does nothing, which is logged once
+// per subscription at info level; a rejected message is dropped, which is
+// warned about once per subscription; neither is logged per message.
 //
 // # Concurrency, limits, shutdown
 //
@@ -174,8 +175,22 @@
 // A received message larger than MaxMessageBytes (by default the
 // subscription's max_payload_bytes plus 1 MiB, or DefaultMaxMessageBytes)
 // is not read into memory: its connection is closed and the message dropped
-// with a warning, as libzmq does with ZMQ_MAXMSGSIZE. The frames a peer
-// sends in the ZMTP handshake are bounded too.
+// with a warning, as libzmq does with ZMQ_MAXMSGSIZE. So is a message whose
+// subscription name and header frames hold more than 128 KiB together. The
+// frames a peer sends in the ZMTP handshake are bounded too.
+//
+// The messages a subscription has read and not yet handled — being read,
+// waiting for a worker, being handled — hold at most MaxInFlightBytes
+// across all its connections (DefaultMaxInFlightBytes, 256 MiB, or one
+// largest message when max_payload_bytes allows more than that). A
+// connection takes a message's bytes from the bound as their size is
+// announced, before it reads them, and a worker gives them back once the
+// message is handled. While they do not fit the connection reads no more,
+// so TCP holds its sender back; nothing it sent is dropped, and the
+// connections waiting for room are served in turn. Start refuses a bound
+// smaller than the largest message the queue takes. Retry copies waiting
+// for their delay and copies in an outbox are not counted (an outbox holds
+// at most OutboxSize copies).
 //
 // A queue this service binds (a subscription's Bind queue, a Ventilator)
 // takes at most MaxConnections connections at once (DefaultMaxConnections,

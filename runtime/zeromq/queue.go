@@ -79,6 +79,36 @@ func MaxMessageBytes(n int64) QueueOption {
 	return func(q *queueConfig) { q.maxMessageBytes = n }
 }
 
+// DefaultMaxInFlightBytes bounds the bytes of the messages a subscription
+// has read and not yet handled, across all its connections, when
+// MaxInFlightBytes does not say otherwise: 256 MiB, four messages of
+// DefaultMaxMessageBytes. A subscription whose messages may be larger
+// (max_payload_bytes) is bounded by one such message instead.
+const DefaultMaxInFlightBytes = 256 << 20
+
+// MaxInFlightBytes bounds the bytes of the messages the subscription on the
+// queue has read and not yet handled, all its connections together
+// (DefaultMaxInFlightBytes when 0): those being read, those waiting for a
+// worker, and those being handled. A connection takes a message's bytes
+// from the bound before it reads them, as their size is announced, and
+// gives them back once the message is handled. While they do not fit, it
+// reads no more: TCP holds its sender back, and nothing it sent is lost.
+// Connections waiting for room are served in turn. The bound must be at
+// least the largest message the queue takes (MaxMessageBytes, or the
+// subscription's max_payload_bytes plus 1 MiB): Start refuses a smaller
+// one. The name and header frames of a message wait beside its body
+// outside the bound, at most 128 KiB per connection.
+func MaxInFlightBytes(n int64) QueueOption {
+	return func(q *queueConfig) { q.maxInFlightBytes = n }
+}
+
+// maxLeadingBytes bounds the subscription name and header frames of a
+// received message together: a header frame at its limit and a name of
+// 64 KiB. A message over it is treated as too large (its connection is
+// closed), since a message waiting for room in the in-flight bound keeps
+// them outside it.
+const maxLeadingBytes = MaxHeaderBytes + 64<<10
+
 // DefaultOutboxSize is how many messages may wait in memory for one queue
 // when OutboxSize does not say otherwise: 1,000, libzmq's default send
 // high-water mark.
@@ -108,8 +138,8 @@ const DefaultMaxConnections = 1024
 // queue declared with Bind, workers of a Ventilator. A peer over the bound
 // is hung up on, with a warning at most once a minute. Each connection
 // costs memory only as its bytes arrive (a frame's buffer grows with the
-// frame), so the memory held for messages still arriving is at most about
-// MaxConnections × MaxMessageBytes.
+// frame), and the messages of all connections together hold at most
+// MaxInFlightBytes.
 func MaxConnections(n int) QueueOption {
 	return func(q *queueConfig) { q.maxConnections = n }
 }
@@ -176,13 +206,36 @@ type config struct {
 
 // queueConfig is one declared queue.
 type queueConfig struct {
-	name            string
-	ep              Endpoint
-	network         string // "tcp" or "unix"
-	address         string // host:port or a path
-	maxMessageBytes int64
-	outboxSize      int
-	maxConnections  int
+	name             string
+	ep               Endpoint
+	network          string // "tcp" or "unix"
+	address          string // host:port or a path
+	maxMessageBytes  int64
+	outboxSize       int
+	maxConnections   int
+	maxInFlightBytes int64
+}
+
+// messageLimit is the largest message the queue's subscription sub takes:
+// MaxMessageBytes, else its max_payload_bytes plus an allowance, else
+// DefaultMaxMessageBytes.
+func (q *queueConfig) messageLimit(sub *runtime.Subscription) int64 {
+	switch {
+	case q.maxMessageBytes > 0:
+		return q.maxMessageBytes
+	case sub.MaxPayloadBytes > 0:
+		return int64(sub.MaxPayloadBytes) + payloadAllowance
+	}
+	return DefaultMaxMessageBytes
+}
+
+// inFlightLimit is the queue's MaxInFlightBytes, or its default for
+// messages of up to limit bytes.
+func (q *queueConfig) inFlightLimit(limit int64) int64 {
+	if q.maxInFlightBytes > 0 {
+		return q.maxInFlightBytes
+	}
+	return max(DefaultMaxInFlightBytes, limit)
 }
 
 // outboxLimit is the queue's OutboxSize, or its default.
@@ -214,6 +267,9 @@ func (q *queueConfig) check() error {
 	}
 	if q.outboxSize < 0 {
 		return fmt.Errorf("zeromq: queue %q: OutboxSize is %d: it must be 0 (the default, %d) or more", q.name, q.outboxSize, DefaultOutboxSize)
+	}
+	if q.maxInFlightBytes < 0 {
+		return fmt.Errorf("zeromq: queue %q: MaxInFlightBytes is %d: it must be 0 (the default, %d) or more", q.name, q.maxInFlightBytes, DefaultMaxInFlightBytes)
 	}
 	if q.maxConnections < 0 {
 		return fmt.Errorf("zeromq: queue %q: MaxConnections is %d: it must be 0 (the default, %d) or more", q.name, q.maxConnections, DefaultMaxConnections)

@@ -10,10 +10,13 @@ import (
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
-// inbound is one message read from a connection, not yet parsed.
+// inbound is one message read from a connection, not yet parsed, and
+// the bytes it holds of the subscription's in-flight bound, which the
+// worker gives back once it is handled (receiver.release).
 type inbound struct {
-	frames [][]byte
-	peer   string
+	frames  [][]byte
+	peer    string
+	charged int64
 }
 
 // receiver is the PULL side of a subscription: it binds (Bind) or dials a
@@ -27,16 +30,20 @@ type receiver struct {
 	log *slog.Logger
 	cfg zmtp.PullConfig
 	p   *zmtp.Puller // once started
+	// budget bounds the bytes of the messages read from every connection
+	// and not yet handled (MaxInFlightBytes).
+	budget *zmtp.Budget
 }
 
 // newReceiver returns the receiver of subscription sub on queue q: messages
 // up to limit bytes go to out, larger ones to tooLarge (their connection is
-// then closed).
-func newReceiver(sub string, q *queueConfig, limit int64, out chan<- inbound, clock runtime.Clock, log *slog.Logger, tooLarge func(string, error)) *receiver {
-	r := &receiver{sub: sub, q: q, out: out, log: log}
+// then closed). The messages read and not yet released hold at most
+// inFlight bytes together.
+func newReceiver(sub string, q *queueConfig, limit, inFlight int64, out chan<- inbound, clock runtime.Clock, log *slog.Logger, tooLarge func(string, error)) *receiver {
+	r := &receiver{sub: sub, q: q, out: out, log: log, budget: zmtp.NewBudget(inFlight)}
 	r.cfg = zmtp.PullConfig{
 		Network: q.network, Address: q.address, Endpoint: q.ep.addr, Dial: q.ep.role == roleDial,
-		Limit: limit, Keep: FrameCount + 1,
+		Limit: limit, Keep: FrameCount + 1, Budget: r.budget, Lead: maxLeadingBytes,
 		MaxConnections: q.connectionLimit(), Hint: "raise it with zeromq.MaxConnections",
 		Clock: clock, Log: log,
 		Deliver:  r.deliver,
@@ -46,9 +53,9 @@ func newReceiver(sub string, q *queueConfig, limit int64, out chan<- inbound, cl
 }
 
 // deliver puts a message on out, waiting for room until ctx ends.
-func (r *receiver) deliver(ctx context.Context, frames [][]byte, peer string) bool {
+func (r *receiver) deliver(ctx context.Context, frames [][]byte, peer string, charged int64) bool {
 	select {
-	case r.out <- inbound{frames: frames, peer: peer}:
+	case r.out <- inbound{frames: frames, peer: peer, charged: charged}:
 		return true
 	case <-ctx.Done():
 		return false
@@ -83,6 +90,10 @@ func (r *receiver) addr() net.Addr {
 	}
 	return r.p.Addr()
 }
+
+// release gives back the bytes a message held of the in-flight bound,
+// once it is handled: a connection waiting for room may read on.
+func (r *receiver) release(in inbound) { r.budget.Release(in.charged) }
 
 // stop stops receiving: it closes the listener and every connection, and
 // returns once no goroutine of the receiver runs.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
 // DefaultPrefetch is how many received messages may wait for a free worker
@@ -34,6 +35,10 @@ type subscriber struct {
 	recv     *receiver
 	workers  sync.WaitGroup
 	closing  atomic.Bool
+	// sending counts the copies handed to an outbox and not yet settled,
+	// by kind (adapter.CopyKind), so that a shutdown that gives up on them
+	// says what they were.
+	sending [adapter.DeadLetterCopy + 1]atomic.Int64
 }
 
 func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *queueConfig) *subscriber {
@@ -41,16 +46,10 @@ func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *que
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
 	}
-	limit := q.maxMessageBytes
-	if limit == 0 {
-		limit = DefaultMaxMessageBytes
-		if sub.MaxPayloadBytes > 0 {
-			limit = int64(sub.MaxPayloadBytes) + payloadAllowance
-		}
-	}
+	limit := q.messageLimit(sub)
 	s := &subscriber{b: b, name: sub.Name, incoming: make(chan inbound, prefetch)}
 	s.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.ZeroMQ, RetryCountHeader: b.cfg.retryCountHeader}, s)
-	s.recv = newReceiver(sub.Name, q, limit, s.incoming, b.clock, s.c.Logger(), s.tooLarge)
+	s.recv = newReceiver(sub.Name, q, limit, q.inFlightLimit(limit), s.incoming, b.clock, s.c.Logger(), s.tooLarge)
 	if env.Observing() {
 		s.recv.cfg.Reconnected = func() { env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.ZeroMQ}) }
 	}
@@ -136,7 +135,11 @@ type received struct {
 // tooLarge reports a message over the size limit, whose connection is then
 // closed.
 func (s *subscriber) tooLarge(peer string, err error) {
-	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (raise it with zeromq.MaxMessageBytes)", err, peer), nil)
+	hint := "raise it with zeromq.MaxMessageBytes"
+	if errors.Is(err, zmtp.ErrLeadTooLarge) {
+		hint = fmt.Sprintf("a message's subscription name and header frames may hold %d bytes together", maxLeadingBytes)
+	}
+	s.c.Discard(&adapter.Delivery{}, fmt.Sprintf("message too large: %v; the connection from %s is closed (%s)", err, peer, hint), nil)
 }
 
 // Send puts cp, a copy of d's envelope with cp's header changes, in the
@@ -144,7 +147,48 @@ func (s *subscriber) tooLarge(peer string, err error) {
 // that does not answer holds back no worker. done gets the outcome once
 // the copy is written, or lost.
 func (s *subscriber) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
-	s.b.sendCopy(ctx, cp.Queue, s.copyEnvelope(d, cp), done)
+	kind := cp.Kind
+	if int(kind) >= len(s.sending) {
+		kind = 0
+	}
+	n := &s.sending[kind]
+	n.Add(1)
+	s.b.sendCopy(ctx, cp.Queue, s.copyEnvelope(d, cp), func(err error) {
+		n.Add(-1)
+		done(err)
+	})
+}
+
+// unsettledCopies says which copies are still being sent, by kind: "2
+// dead letters", "1 retry copy and 3 dead letters"; "copies" when none is
+// counted any more.
+func (s *subscriber) unsettledCopies() string {
+	var parts []string
+	for _, kind := range []adapter.CopyKind{adapter.RetryCopy, adapter.DeadLetterCopy, 0} {
+		n := s.sending[kind].Load()
+		if n <= 0 {
+			continue
+		}
+		parts = append(parts, copiesOf(kind, n))
+	}
+	if len(parts) == 0 {
+		return "copies"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// copiesOf names n copies of a kind: "1 retry copy", "2 dead letters".
+func copiesOf(kind adapter.CopyKind, n int64) string {
+	if n == 1 {
+		return "1 " + kind.String()
+	}
+	switch kind {
+	case adapter.RetryCopy:
+		return fmt.Sprintf("%d retry copies", n)
+	case adapter.DeadLetterCopy:
+		return fmt.Sprintf("%d dead letters", n)
+	}
+	return fmt.Sprintf("%d copies", n)
 }
 
 // copyEnvelope is cp as an envelope: d's, framed for cp.Queue, with cp's

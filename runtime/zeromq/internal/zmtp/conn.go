@@ -43,6 +43,10 @@ const (
 // resumed without reading the message.
 var ErrTooLarge = errors.New("message exceeds the size limit")
 
+// ErrLeadTooLarge is wrapped, with ErrTooLarge, by ReadMessageWithin's
+// error for a message whose frames before the last exceed their bound.
+var ErrLeadTooLarge = errors.New("the frames before the last exceed their bound")
+
 // Conn is one ZMTP connection with NULL security, after the handshake.
 type Conn struct {
 	raw  net.Conn
@@ -121,112 +125,157 @@ func (c *Conn) Close() error { return c.raw.Close() }
 // more than limit bytes fails with ErrTooLarge before its bodies are read:
 // limit must be more than 0. A frame's buffer grows as its bytes arrive.
 func (c *Conn) ReadMessage(limit int64, keep int) ([][]byte, error) {
+	frames, _, err := c.ReadMessageWithin(context.Background(), nil, limit, 0, keep)
+	return frames, err
+}
+
+// ReadMessageWithin is ReadMessage with the bytes of the frames it keeps
+// taken from b (when not nil) before they are read, and returned as
+// charged: the caller gives them back with b.Release once done with the
+// message. While they do not fit, it waits until ctx ends, and reads
+// nothing more from c meanwhile. It takes them at once when the whole
+// message is already buffered, else when it reaches the last frame: the
+// frames before it, kept while it waits, are bounded by lead bytes
+// together (0: by limit alone), and a message over that fails with
+// ErrTooLarge. So a connection waits only while it holds nothing of b.
+func (c *Conn) ReadMessageWithin(ctx context.Context, b *Budget, limit, lead int64, keep int) ([][]byte, int64, error) {
 	if c.r.Buffered() == 0 {
 		// Wait for the next bytes: a message that comes alone, in one
 		// segment, is then in the buffer whole.
 		if _, err := c.r.Peek(1); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	if frames, ok := c.readBuffered(limit, keep); ok {
-		return frames, nil
+	if frames, charged, ok, err := c.readBuffered(ctx, b, limit, lead, keep); ok || err != nil {
+		return frames, charged, err
 	}
 	var (
-		frames = make([][]byte, 0, min(max(keep, 1), 8))
-		total  int64
-		hdr    [8]byte
+		frames  = make([][]byte, 0, min(max(keep, 1), 8))
+		total   int64
+		leading int64 // bytes of the frames kept before the last
+		charged int64
+		hdr     [8]byte
 	)
+	fail := func(err error) ([][]byte, int64, error) {
+		if b != nil {
+			b.Release(charged)
+		}
+		return nil, 0, err
+	}
 	for {
 		flags, err := c.r.ReadByte()
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		var size uint64
 		if flags&flagLong != 0 {
 			if _, err := io.ReadFull(c.r, hdr[:8]); err != nil {
-				return nil, err
+				return fail(err)
 			}
 			size = binary.BigEndian.Uint64(hdr[:8])
 		} else {
-			b, err := c.r.ReadByte()
+			short, err := c.r.ReadByte()
 			if err != nil {
-				return nil, err
+				return fail(err)
 			}
-			size = uint64(b)
+			size = uint64(short)
 		}
 		if flags&flagCommand != 0 {
 			// A command between messages (ZMTP 3.1 heartbeats, which
 			// peers do not send to our 3.0 greeting): skip it.
 			if size > MaxHandshakeFrame {
-				return nil, fmt.Errorf("a command of %d bytes from %s: %w", size, c.peer, ErrTooLarge)
+				return fail(fmt.Errorf("a command of %d bytes from %s: %w", size, c.peer, ErrTooLarge))
 			}
 			if _, err := c.r.Discard(int(size)); err != nil {
-				return nil, err
+				return fail(err)
 			}
 			continue
 		}
 		if size > uint64(limit) || total+int64(size) > limit {
-			return nil, fmt.Errorf("a message of more than %d bytes from %s: %w", limit, c.peer, ErrTooLarge)
+			return fail(fmt.Errorf("a message of more than %d bytes from %s: %w", limit, c.peer, ErrTooLarge))
 		}
 		total += int64(size)
-		if len(frames) < keep {
+		last, kept := flags&flagMore == 0, len(frames) < keep
+		if kept && !last {
+			if leading += int64(size); lead > 0 && leading > lead {
+				return fail(fmt.Errorf("a message whose frames before the last are over %d bytes from %s: %w (%w)", lead, c.peer, ErrTooLarge, ErrLeadTooLarge))
+			}
+		}
+		if last && b != nil {
+			charged = leading
+			if kept {
+				charged += int64(size)
+			}
+			if err := b.Acquire(ctx, charged); err != nil {
+				charged = 0
+				return fail(err)
+			}
+		}
+		if kept {
 			body, err := readBody(c.r, size)
 			if err != nil {
-				return nil, err
+				return fail(err)
 			}
 			frames = append(frames, body)
 		} else {
 			if _, err := io.CopyN(io.Discard, c.r, int64(size)); err != nil {
-				return nil, err
+				return fail(err)
 			}
 			frames = append(frames, nil)
 		}
-		if flags&flagMore == 0 {
-			return frames, nil
+		if last {
+			return frames, charged, nil
 		}
 	}
 }
 
 // readBuffered reads the next message when all of it is already in the
 // read buffer, and is made of at most keep frames and no command, within
-// limit: then its frames share one allocation, the size of the message.
-// It returns false, having read nothing, otherwise.
-func (c *Conn) readBuffered(limit int64, keep int) ([][]byte, bool) {
+// limit: then its frames share one allocation, the size of the message,
+// taken from b (when not nil) first. It returns false, having read
+// nothing, otherwise, or with the error of b.Acquire.
+func (c *Conn) readBuffered(ctx context.Context, b *Budget, limit, lead int64, keep int) ([][]byte, int64, bool, error) {
 	buf, _ := c.r.Peek(c.r.Buffered())
 	// First pass: the frames' sizes, and where the message ends.
 	var (
-		n, off, total int
-		last          bool
+		n, off, total, size int
+		last                bool
 	)
 	for !last {
 		if n == keep || off+2 > len(buf) {
-			return nil, false
+			return nil, 0, false, nil
 		}
 		flags := buf[off]
 		if flags&flagCommand != 0 {
-			return nil, false
+			return nil, 0, false, nil
 		}
-		size, head := int(buf[off+1]), 2
+		head := 2
+		size = int(buf[off+1])
 		if flags&flagLong != 0 {
 			if off+9 > len(buf) {
-				return nil, false
+				return nil, 0, false, nil
 			}
 			long := binary.BigEndian.Uint64(buf[off+1 : off+9])
 			if long > uint64(len(buf)) {
-				return nil, false
+				return nil, 0, false, nil
 			}
 			size, head = int(long), 9
 		}
 		off += head + size
 		if off > len(buf) {
-			return nil, false
+			return nil, 0, false, nil
 		}
 		total += size
 		n++
 		last = flags&flagMore == 0
 	}
-	if int64(total) > limit {
-		return nil, false // the slow path reports it
+	if int64(total) > limit || lead > 0 && int64(total-size) > lead {
+		return nil, 0, false, nil // the slow path reports it
+	}
+	if b != nil {
+		if err := b.Acquire(ctx, int64(total)); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	// Second pass: copy the bodies out.
 	frames := make([][]byte, n)
@@ -245,7 +294,11 @@ func (c *Conn) readBuffered(limit int64, keep int) ([][]byte, bool) {
 		at += size
 	}
 	_, _ = c.r.Discard(off) // buffered: cannot fail
-	return frames, true
+	var charged int64
+	if b != nil {
+		charged = int64(total)
+	}
+	return frames, charged, true, nil
 }
 
 // readBody reads a frame body of size bytes. Its buffer starts at

@@ -16,6 +16,10 @@
 //     a minute and otherwise logged at debug level with a count.
 //   - Puller: the PULL side of a queue, bound (a Server) or dialling a
 //     ventilator; it hands each message read to a callback.
+//   - Budget: a bound on the bytes of the messages a Puller's connections
+//     have read and not yet released, all together; a connection takes a
+//     message's bytes before it reads them and waits, reading no more,
+//     while they do not fit.
 //   - Pusher: a PUSH that dials a bound PULL over one connection,
 //     redialling with backoff, and writes each message before Send returns.
 //   - Ventilator: a bound PUSH that hands each message to exactly one

@@ -26,15 +26,23 @@ type PullConfig struct {
 	Limit int64
 	// Keep is how many frames of a message are kept (see ReadMessage).
 	Keep int
+	// Budget, when set, bounds the bytes of the messages read from every
+	// connection and not yet released (see ReadMessageWithin): Deliver
+	// gets each message's share, which its taker gives back. Lead bounds
+	// the frames of a message before its last.
+	Budget *Budget
+	Lead   int64
 	// MaxConnections bounds the connections of a bound Puller (0: none),
 	// and Hint tells how to raise it.
 	MaxConnections int
 	Hint           string
 	Clock          runtime.Clock
 	Log            *slog.Logger
-	// Deliver takes each message read, and blocks while it cannot; it
-	// returns false when ctx, the Puller's, ends first.
-	Deliver func(ctx context.Context, frames [][]byte, peer string) bool
+	// Deliver takes each message read, with the bytes it holds of Budget
+	// (0 without one), which the taker releases once done with it. It
+	// blocks while it cannot take it, and returns false when ctx, the
+	// Puller's, ends first: the Puller then releases them.
+	Deliver func(ctx context.Context, frames [][]byte, peer string, charged int64) bool
 	// TooLarge reports a message over Limit; its connection is then
 	// closed.
 	TooLarge func(peer string, err error)
@@ -125,7 +133,7 @@ func (p *Puller) dialLoop() {
 // read delivers the messages of c until c is lost or the Puller stops.
 func (p *Puller) read(c *Conn) {
 	for {
-		frames, err := c.ReadMessage(p.cfg.Limit, p.cfg.Keep)
+		frames, charged, err := c.ReadMessageWithin(p.ctx, p.cfg.Budget, p.cfg.Limit, p.cfg.Lead, p.cfg.Keep)
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
 				p.cfg.TooLarge(c.Peer(), err)
@@ -134,9 +142,17 @@ func (p *Puller) read(c *Conn) {
 			}
 			return
 		}
-		if !p.cfg.Deliver(p.ctx, frames, c.Peer()) {
+		if !p.cfg.Deliver(p.ctx, frames, c.Peer(), charged) {
+			p.Release(charged)
 			return
 		}
+	}
+}
+
+// Release gives back the bytes a delivered message held of the Budget.
+func (p *Puller) Release(charged int64) {
+	if p.cfg.Budget != nil {
+		p.cfg.Budget.Release(charged)
 	}
 }
 

@@ -1,0 +1,19 @@
+package zeromq
+
+// InFlight reports the in-flight bound of the subscription on queue: the
+// bytes its messages hold now, the most they held at once, and how many
+// connections wait for room.
+func InFlight(b *Broker, queue string) (inUse, peak int64, waiting int) {
+	b.mu.Lock()
+	s := b.subs[queue]
+	b.mu.Unlock()
+	return s.recv.budget.InUse(), s.recv.budget.Peak(), s.recv.budget.Waiting()
+}
+
+// InFlightBound is the in-flight bound of the subscription on queue.
+func InFlightBound(b *Broker, queue string) int64 {
+	b.mu.Lock()
+	s := b.subs[queue]
+	b.mu.Unlock()
+	return s.recv.budget.Size()
+}
