@@ -23,8 +23,11 @@ const jsondecodePath = "github.com/streamgen/streamgen/runtime/jsondecode"
 // only what it can decode the same way: structs without embedded fields or
 // the string option, slices, pointers, and boolean, number and string
 // kinds. Every other field (maps, arrays, interfaces, []byte, json.Number,
-// types with an UnmarshalJSON or UnmarshalText method, struct types it
-// cannot name) it hands to encoding/json with the field's own bytes.
+// the standard library's types with an UnmarshalJSON or UnmarshalText
+// method, struct types it cannot name) it hands to encoding/json with the
+// field's own bytes. A message type that reaches a type with such a method
+// from anywhere else, or a field encoding/json panics on, has no decoder:
+// encoding/json decodes its bodies whole (see leftToJSON).
 type jsonDecoders struct {
 	pkg *types.Package
 	// top is the decoder function of each message type that has one, in
@@ -37,6 +40,8 @@ type jsonDecoders struct {
 	structs map[*types.Named]*structDecoder
 	order   []*types.Named
 	names   map[string]bool
+	// whole caches leftToJSON of named types.
+	whole map[*types.Named]bool
 	// imports are the packages the decoders name types of.
 	imports map[string]*types.Package
 }
@@ -44,7 +49,7 @@ type jsonDecoders struct {
 func newJSONDecoders(pkg *types.Package) *jsonDecoders {
 	return &jsonDecoders{
 		pkg: pkg,
-		top: map[*types.Named]string{}, structs: map[*types.Named]*structDecoder{},
+		top: map[*types.Named]string{}, structs: map[*types.Named]*structDecoder{}, whole: map[*types.Named]bool{},
 		names: map[string]bool{}, imports: map[string]*types.Package{},
 	}
 }
@@ -109,10 +114,11 @@ type structDecoder struct {
 // decodedInPlace returns the decoder of t when a function of the generated
 // file can decode into t as encoding/json does, else nil: t is a struct
 // type it can name, that has no UnmarshalJSON or UnmarshalText method, no
-// promoted fields and no field with the string option.
+// promoted fields, no field with the string option, and nothing that
+// leftToJSON leaves to encoding/json.
 func (j *jsonDecoders) decodedInPlace(t *types.Named) *structDecoder {
 	st, ok := t.Underlying().(*types.Struct)
-	if !ok || !j.nameable(t) || decodesItself(t) {
+	if !ok || !j.nameable(t) || decodesItself(t) || j.leftToJSON(t) {
 		return nil
 	}
 	fields := jsonfield.Of(st, types.TypeString(t, nil))
@@ -123,6 +129,80 @@ func (j *jsonDecoders) decodedInPlace(t *types.Named) *structDecoder {
 	}
 	j.order = append(j.order, t)
 	return &structDecoder{fn: j.name("streamgen_json_" + j.typeIdent(t)), fields: fields}
+}
+
+// leftToJSON reports whether encoding/json must decode a whole body for
+// what is decoded into t to go as it goes with encoding/json, whatever a
+// fast path does, because somewhere in t (its fields, elements, map keys
+// and values, pointed-to types) is
+//   - a type with its own UnmarshalJSON or UnmarshalText from outside the
+//     few packages of the standard library whose methods only fill their
+//     receiver (see pureDecoder): encoding/json checks a whole body before
+//     it calls any such method, and calls each once, where a fast path
+//     would call it on meeting its field, and again when it then leaves
+//     the body to encoding/json;
+//   - or a field that encoding/json panics on: an embedded field of an
+//     unexported struct type (or pointer to one) that a json tag names,
+//     which encoding/json cannot set ("reflect.Value.Set using value
+//     obtained using unexported field").
+//
+// A struct type that reaches one is not decoded in place, and neither is
+// one that reaches such a struct: the message type's body is left to
+// encoding/json whole.
+func (j *jsonDecoders) leftToJSON(t types.Type) bool {
+	t = types.Unalias(t)
+	for _, name := range []string{"UnmarshalJSON", "UnmarshalText"} {
+		if m := jsonfield.Method(t, name); m != nil {
+			return !pureDecoder(m)
+		}
+	}
+	if n, ok := t.(*types.Named); ok {
+		if left, seen := j.whole[n]; seen {
+			return left // false while n is being looked at: a cycle adds nothing
+		}
+		j.whole[n] = false
+		left := j.leftToJSON(n.Underlying())
+		j.whole[n] = left
+		return left
+	}
+	switch u := t.(type) {
+	case *types.Pointer:
+		return j.leftToJSON(u.Elem())
+	case *types.Slice:
+		return j.leftToJSON(u.Elem())
+	case *types.Array:
+		return j.leftToJSON(u.Elem())
+	case *types.Map:
+		if m := jsonfield.Method(u.Key(), "UnmarshalText"); m != nil && !pureDecoder(m) {
+			return true
+		}
+		return j.leftToJSON(u.Elem())
+	case *types.Struct:
+		for _, f := range jsonfield.Of(u, types.TypeString(u, nil)) {
+			if sf := u.Field(f.Index[0]); !f.Promoted && sf.Embedded() && !sf.Exported() {
+				return true
+			}
+			if j.leftToJSON(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pureDecoder reports whether m, an UnmarshalJSON or UnmarshalText method,
+// is one of the standard library's that only fill their receiver from their
+// argument, so that a call encoding/json would not make cannot be seen:
+// those of time, math/big, net, net/netip, encoding/json and log/slog.
+func pureDecoder(m *types.Func) bool {
+	if m.Pkg() == nil {
+		return false
+	}
+	switch m.Pkg().Path() {
+	case "time", "math/big", "net", "net/netip", "encoding/json", "log/slog":
+		return true
+	}
+	return false
 }
 
 // decodesItself reports whether encoding/json leaves t to t's own

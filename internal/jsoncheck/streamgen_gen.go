@@ -21,8 +21,10 @@ type (
 	streamgen_TakeOrder_changed_run_go_generate   func(context.Context, *Order) error
 	streamgen_TakeNode_changed_run_go_generate    func(context.Context, Node) error
 	streamgen_TakeMixed_changed_run_go_generate   func(context.Context, Mixed) error
+	streamgen_TakeMethods_changed_run_go_generate func(context.Context, Methods) error
 	streamgen_TakeWrapper_changed_run_go_generate func(context.Context, Wrapper) error
 	streamgen_TakeEmpty_changed_run_go_generate   func(context.Context, Empty) error
+	streamgen_TakeCalls_changed_run_go_generate   func(context.Context, Calls) error
 )
 
 var (
@@ -30,8 +32,10 @@ var (
 	_ streamgen_TakeOrder_changed_run_go_generate   = TakeOrder
 	_ streamgen_TakeNode_changed_run_go_generate    = TakeNode
 	_ streamgen_TakeMixed_changed_run_go_generate   = TakeMixed
+	_ streamgen_TakeMethods_changed_run_go_generate = TakeMethods
 	_ streamgen_TakeWrapper_changed_run_go_generate = TakeWrapper
 	_ streamgen_TakeEmpty_changed_run_go_generate   = TakeEmpty
+	_ streamgen_TakeCalls_changed_run_go_generate   = TakeCalls
 )
 
 // Mount registers the subscriptions of package jsoncheck on app:
@@ -40,8 +44,10 @@ var (
 //   - "orders" on any broker: TakeOrder (Order)
 //   - "nodes" on any broker: TakeNode (Node)
 //   - "mixed" on any broker: TakeMixed (Mixed)
+//   - "methods" on any broker: TakeMethods (Methods)
 //   - "wrappers" on any broker: TakeWrapper (Wrapper)
 //   - "empty" on any broker: TakeEmpty (Empty)
+//   - "calls" on any broker: TakeCalls (Calls)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, broker runtime.Broker) {
@@ -74,6 +80,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
+		Name:   "methods",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.Handle[Methods]("Methods", runtime.Policy{}, runtime.ValueFunc(TakeMethods)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
 		Name:   "wrappers",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
@@ -85,6 +98,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
 			runtime.HandleJSON[Empty]("Empty", runtime.Policy{}, streamgen_decode_Empty, runtime.ValueFunc(TakeEmpty)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
+		Name:   "calls",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.Handle[Calls]("Calls", runtime.Policy{}, runtime.ValueFunc(TakeCalls)),
 		},
 	})
 }
@@ -133,6 +153,17 @@ func PublishMixedAsync(ctx context.Context, p runtime.Publisher, msg Mixed, opts
 	return runtime.PublishAsync(ctx, p, "mixed", "Mixed", &msg, opts...)
 }
 
+// PublishMethods publishes msg to "methods" as message type "Methods", which TakeMethods handles.
+func PublishMethods(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "methods", "Methods", &msg, opts...)
+}
+
+// PublishMethodsAsync is PublishMethods without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMethodsAsync(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "methods", "Methods", &msg, opts...)
+}
+
 // PublishWrapper publishes msg to "wrappers" as message type "Wrapper", which TakeWrapper handles.
 func PublishWrapper(ctx context.Context, p runtime.Publisher, msg Wrapper, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "wrappers", "Wrapper", &msg, opts...)
@@ -153,6 +184,17 @@ func PublishEmpty(ctx context.Context, p runtime.Publisher, msg Empty, opts ...r
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEmptyAsync(ctx context.Context, p runtime.Publisher, msg Empty, opts ...runtime.PublishOption) *runtime.Confirmation {
 	return runtime.PublishAsync(ctx, p, "empty", "Empty", &msg, opts...)
+}
+
+// PublishCalls publishes msg to "calls" as message type "Calls", which TakeCalls handles.
+func PublishCalls(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "calls", "Calls", &msg, opts...)
+}
+
+// PublishCallsAsync is PublishCalls without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishCallsAsync(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "calls", "Calls", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
@@ -517,7 +559,7 @@ func streamgen_json_Mixed(d *jsondecode.Decoder, v *Mixed) {
 	if !d.Object() {
 		return
 	}
-	var seen [25]bool
+	var seen [20]bool
 	for i := 0; d.Member(i); i++ {
 		switch string(d.Key()) {
 		case "map":
@@ -550,65 +592,38 @@ func streamgen_json_Mixed(d *jsondecode.Decoder, v *Mixed) {
 		case "anon":
 			d.Seen(&seen[9])
 			d.Std(&v.Anon)
-		case "upper":
-			d.Seen(&seen[10])
-			d.Std(&v.Upper)
-		case "cents":
-			d.Seen(&seen[11])
-			d.Std(&v.Cents)
-		case "cents_ptr":
-			d.Seen(&seen[12])
-			d.Std(&v.CentsPtr)
 		case "with_emb":
-			d.Seen(&seen[13])
+			d.Seen(&seen[10])
 			d.Std(&v.WithEmb)
 		case "quoted":
-			d.Seen(&seen[14])
+			d.Seen(&seen[11])
 			d.Std(&v.Quoted)
 		case "ptr_ptr":
-			d.Seen(&seen[15])
+			d.Seen(&seen[12])
 			d.Std(&v.PtrPtr)
-		case "keys":
-			d.Seen(&seen[16])
-			d.Std(&v.Keys)
-		case "uppers":
-			d.Seen(&seen[17])
-			if d.Null() {
-				v.Uppers = nil
-			} else {
-				var s []Upper
-				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, *new(Upper))
-					d.Std(&s[len(s)-1])
-				}
-				if s == nil {
-					s = []Upper{}
-				}
-				v.Uppers = s
-			}
 		case "int_keys":
-			d.Seen(&seen[18])
+			d.Seen(&seen[13])
 			d.Std(&v.IntKeys)
 		case "ifaces":
-			d.Seen(&seen[19])
+			d.Seen(&seen[14])
 			d.Std(&v.Ifaces)
 		case "named_pointer":
-			d.Seen(&seen[20])
+			d.Seen(&seen[15])
 			d.Std(&v.Named)
 		case "dup":
-			d.Seen(&seen[21])
+			d.Seen(&seen[16])
 			d.String(&v.Dup)
 		case "Dup":
-			d.Seen(&seen[22])
+			d.Seen(&seen[17])
 			d.String(&v.Dup2)
 		case "Untagged":
-			d.Seen(&seen[23])
+			d.Seen(&seen[18])
 			d.String(&v.Untagged)
 		case "Untagged2":
-			d.Seen(&seen[24])
+			d.Seen(&seen[19])
 			d.String(&v.Tagged)
 		default:
-			d.Unknown("map", "nested", "any", "bytes", "array", "raw", "number", "when", "until", "anon", "upper", "cents", "cents_ptr", "with_emb", "quoted", "ptr_ptr", "keys", "uppers", "int_keys", "ifaces", "named_pointer", "dup", "Dup", "Untagged", "Untagged2")
+			d.Unknown("map", "nested", "any", "bytes", "array", "raw", "number", "when", "until", "anon", "with_emb", "quoted", "ptr_ptr", "int_keys", "ifaces", "named_pointer", "dup", "Dup", "Untagged", "Untagged2")
 		}
 	}
 }
