@@ -193,13 +193,15 @@ func (j *jsonDecoders) leftToJSON(t types.Type) bool {
 // pureDecoder reports whether m, an UnmarshalJSON or UnmarshalText method,
 // is one of the standard library's that only fill their receiver from their
 // argument, so that a call encoding/json would not make cannot be seen:
-// those of time, math/big, net, net/netip, encoding/json and log/slog.
+// those of time, math/big, net, net/netip, log/slog and encoding/json
+// (with encoding/json/jsontext, where json.RawMessage is declared under
+// GOEXPERIMENT=jsonv2).
 func pureDecoder(m *types.Func) bool {
 	if m.Pkg() == nil {
 		return false
 	}
 	switch m.Pkg().Path() {
-	case "time", "math/big", "net", "net/netip", "encoding/json", "log/slog":
+	case "time", "math/big", "net", "net/netip", "log/slog", "encoding/json", "encoding/json/jsontext":
 		return true
 	}
 	return false

@@ -24,6 +24,7 @@ type (
 	streamgen_TakeMethods_changed_run_go_generate func(context.Context, Methods) error
 	streamgen_TakeWrapper_changed_run_go_generate func(context.Context, Wrapper) error
 	streamgen_TakeEmpty_changed_run_go_generate   func(context.Context, Empty) error
+	streamgen_TakeEuro_changed_run_go_generate    func(context.Context, Euro) error
 	streamgen_TakeCalls_changed_run_go_generate   func(context.Context, Calls) error
 )
 
@@ -35,6 +36,7 @@ var (
 	_ streamgen_TakeMethods_changed_run_go_generate = TakeMethods
 	_ streamgen_TakeWrapper_changed_run_go_generate = TakeWrapper
 	_ streamgen_TakeEmpty_changed_run_go_generate   = TakeEmpty
+	_ streamgen_TakeEuro_changed_run_go_generate    = TakeEuro
 	_ streamgen_TakeCalls_changed_run_go_generate   = TakeCalls
 )
 
@@ -47,6 +49,7 @@ var (
 //   - "methods" on any broker: TakeMethods (Methods)
 //   - "wrappers" on any broker: TakeWrapper (Wrapper)
 //   - "empty" on any broker: TakeEmpty (Empty)
+//   - "euros" on any broker: TakeEuro (Euro)
 //   - "calls" on any broker: TakeCalls (Calls)
 //
 // App.Run checks each subscription against the broker it is mounted on.
@@ -98,6 +101,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
 			runtime.HandleJSON[Empty]("Empty", runtime.Policy{}, streamgen_decode_Empty, runtime.ValueFunc(TakeEmpty)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
+		Name:   "euros",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.HandleJSON[Euro]("Euro", runtime.Policy{}, streamgen_decode_Euro, runtime.ValueFunc(TakeEuro)),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
@@ -186,6 +196,17 @@ func PublishEmptyAsync(ctx context.Context, p runtime.Publisher, msg Empty, opts
 	return runtime.PublishAsync(ctx, p, "empty", "Empty", &msg, opts...)
 }
 
+// PublishEuro publishes msg to "euros" as message type "Euro", which TakeEuro handles.
+func PublishEuro(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "euros", "Euro", &msg, opts...)
+}
+
+// PublishEuroAsync is PublishEuro without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEuroAsync(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "euros", "Euro", &msg, opts...)
+}
+
 // PublishCalls publishes msg to "calls" as message type "Calls", which TakeCalls handles.
 func PublishCalls(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "calls", "Calls", &msg, opts...)
@@ -233,6 +254,13 @@ func streamgen_decode_Mixed(body []byte, v *Mixed) bool {
 func streamgen_decode_Empty(body []byte, v *Empty) bool {
 	d := jsondecode.Start(body)
 	streamgen_json_Empty(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Euro decodes body into *v, a new Euro.
+func streamgen_decode_Euro(body []byte, v *Euro) bool {
+	d := jsondecode.Start(body)
+	streamgen_json_Euro(&d, v)
 	return d.End()
 }
 
@@ -635,6 +663,23 @@ func streamgen_json_Empty(d *jsondecode.Decoder, v *Empty) {
 	}
 	for i := 0; d.Member(i); i++ {
 		d.Unknown()
+	}
+}
+
+// streamgen_json_Euro decodes a JSON object into *v.
+func streamgen_json_Euro(d *jsondecode.Decoder, v *Euro) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]bool
+	for i := 0; d.Member(i); i++ {
+		switch string(d.Key()) {
+		case "Euro":
+			d.Seen(&seen[0])
+			d.Int(&v.Euro)
+		default:
+			d.Unknown("Euro")
+		}
 	}
 }
 

@@ -248,5 +248,16 @@ type Calls struct {
 	X int                 `json:"x"`
 }
 
+// Euro has a tag name encoding/json v1 does not take (a currency sign),
+// and encoding/json under GOEXPERIMENT=jsonv2 does: {"Euro":1} decodes to 1
+// with the one, to 0 with the other.
+type Euro struct {
+	//lint:ignore SA5008 a tag name encoding/json v1 does not take: the field keeps its Go name
+	Euro int `json:"price€"`
+}
+
+//stream:subscriber "euros"
+func TakeEuro(ctx context.Context, e Euro) error { return nil }
+
 //stream:subscriber "calls"
 func TakeCalls(ctx context.Context, c Calls) error { return nil }
