@@ -291,7 +291,7 @@ func (j *jsonDecoders) write(f *jen.File, locals func() nameSet) {
 		body, v, d := freshName("body", local), freshName("v", local), freshName("d", local)
 		f.Line()
 		f.Commentf("%s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
-		f.Func().Id(j.top[t]).Params(jen.Id(body).Index().Byte(), jen.Id(v).Op("*").Add(j.typeCode(t))).Bool().Block(
+		f.Func().Id(j.top[t]).Params(jen.Id(body).Qual(jsondecodePath, "Body"), jen.Id(v).Op("*").Add(j.typeCode(t))).Qual(jsondecodePath, "Flag").Block(
 			jen.Id(d).Op(":=").Qual(jsondecodePath, "Start").Call(jen.Id(body)),
 			jen.Id(j.structs[t].fn).Call(jen.Op("&").Id(d), jen.Id(v)),
 			jen.Return(jen.Id(d).Dot("End").Call()),
@@ -333,7 +333,7 @@ func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
 		body = append(body, loop.Block(jen.Id(d).Dot("Unknown").Call()))
 	} else {
 		seen := freshName("seen", local)
-		body = append(body, jen.Var().Id(seen).Index(jen.Lit(len(fields))).Bool())
+		body = append(body, jen.Var().Id(seen).Index(jen.Lit(len(fields))).Qual(jsondecodePath, "Flag"))
 		var cases []jen.Code
 		for k, fd := range fields {
 			stmts := []jen.Code{jen.Id(d).Dot("Seen").Call(jen.Op("&").Id(seen).Index(jen.Lit(k)))}
@@ -341,7 +341,7 @@ func (j *jsonDecoders) writeStruct(f *jen.File, t *types.Named, local nameSet) {
 			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(stmts...))
 		}
 		cases = append(cases, jen.Default().Block(jen.Id(d).Dot("Unknown").Call(names...)))
-		body = append(body, loop.Block(jen.Switch(jen.String().Parens(jen.Id(d).Dot("Key").Call())).Block(cases...)))
+		body = append(body, loop.Block(jen.Switch(jen.Qual(jsondecodePath, "Text").Parens(jen.Id(d).Dot("Key").Call())).Block(cases...)))
 	}
 	f.Line()
 	f.Commentf("%s decodes a JSON object into *%s.", sd.fn, v)
@@ -366,9 +366,15 @@ func scalarMethod(k types.BasicKind) string {
 }
 
 // target is where a value is decoded to: lv writes it as an operand
-// (v.Items, *x, s[len(s)-1]) and ptr its address (&v.Items, x,
-// &s[len(s)-1]). Each call writes a new statement, since jennifer's
-// statements grow when added to.
+// (v.Items, *x) and ptr its address (&v.Items, x). Each call writes a new
+// statement, since jennifer's statements grow when added to. A target
+// holds its zero value when it is decoded (a new message, a new element, a
+// new pointed-to value; a key given twice fails), so JSON null, which
+// encoding/json makes nil of a pointer or slice, leaves it as it is.
+//
+// The code written names no builtin and no predeclared type (new, append,
+// len, nil, bool, byte, string), which the package may declare its own of:
+// package jsondecode does that work (New, Next, NotNil, Flag, Body, Text).
 type target struct {
 	lv, ptr func() *jen.Statement
 }
@@ -426,10 +432,8 @@ func (w *structWriter) value(to target, t types.Type) []jen.Code {
 			lv:  func() *jen.Statement { return jen.Op("*").Id(x) },
 			ptr: func() *jen.Statement { return jen.Id(x) },
 		}
-		decode := append([]jen.Code{jen.Id(x).Op(":=").New(w.j.typeCode(elem))}, w.value(elemTo, elem)...)
-		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
-			to.lv().Op("=").Nil(),
-		).Else().Block(append(decode, to.lv().Op("=").Id(x))...)}
+		decode := append([]jen.Code{jen.Id(x).Op(":=").Qual(jsondecodePath, "New").Call(to.ptr())}, w.value(elemTo, elem)...)
+		return []jen.Code{jen.If(jen.Op("!").Id(d).Dot("Null").Call()).Block(decode...)}
 	case *types.Slice:
 		elem := types.Unalias(u.Elem())
 		if b, ok := elem.Underlying().(*types.Basic); ok && b.Kind() == types.Uint8 {
@@ -438,32 +442,16 @@ func (w *structWriter) value(to target, t types.Type) []jen.Code {
 		if !w.j.nameable(t) {
 			return std
 		}
-		s, i := freshName("s", w.local), freshName("i", w.local)
-		last := func() *jen.Statement { return jen.Id(s).Index(jen.Len(jen.Id(s)).Op("-").Lit(1)) }
-		elemTo := target{lv: last, ptr: func() *jen.Statement { return jen.Op("&").Add(last()) }}
-		loop := append([]jen.Code{jen.Id(s).Op("=").Append(jen.Id(s), w.j.zero(elem))}, w.value(elemTo, elem)...)
-		return []jen.Code{jen.If(jen.Id(d).Dot("Null").Call()).Block(
-			to.lv().Op("=").Nil(),
-		).Else().Block(
-			jen.Var().Id(s).Add(w.j.typeCode(t)),
+		e, i := freshName("e", w.local), freshName("i", w.local)
+		elemTo := target{
+			lv:  func() *jen.Statement { return jen.Op("*").Id(e) },
+			ptr: func() *jen.Statement { return jen.Id(e) },
+		}
+		loop := append([]jen.Code{jen.Id(e).Op(":=").Qual(jsondecodePath, "Next").Call(to.ptr())}, w.value(elemTo, elem)...)
+		return []jen.Code{jen.If(jen.Op("!").Id(d).Dot("Null").Call()).Block(
 			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id(d).Dot("Element").Call(jen.Id(i)), jen.Id(i).Op("++")).Block(loop...),
-			jen.If(jen.Id(s).Op("==").Nil()).Block(jen.Id(s).Op("=").Add(w.j.typeCode(t)).Values()),
-			to.lv().Op("=").Id(s),
+			jen.Qual(jsondecodePath, "NotNil").Call(to.ptr()),
 		)}
 	}
 	return std
-}
-
-// zero writes the zero value of t, a nameable type: T{} for a struct, nil
-// for a pointer or slice, *new(T) otherwise.
-func (j *jsonDecoders) zero(t types.Type) *jen.Statement {
-	switch t.Underlying().(type) {
-	case *types.Struct:
-		return j.typeCode(t).Values()
-	case *types.Pointer, *types.Slice:
-		if _, named := types.Unalias(t).(*types.Named); !named {
-			return jen.Nil()
-		}
-	}
-	return jen.Op("*").New(j.typeCode(t))
 }

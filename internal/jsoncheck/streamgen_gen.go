@@ -223,42 +223,42 @@ func PublishCallsAsync(ctx context.Context, p runtime.Publisher, msg Calls, opts
 // encoding/json decodes it.
 
 // streamgen_decode_Scalars decodes body into *v, a new Scalars.
-func streamgen_decode_Scalars(body []byte, v *Scalars) bool {
+func streamgen_decode_Scalars(body jsondecode.Body, v *Scalars) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Scalars(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Order decodes body into *v, a new Order.
-func streamgen_decode_Order(body []byte, v *Order) bool {
+func streamgen_decode_Order(body jsondecode.Body, v *Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Node decodes body into *v, a new Node.
-func streamgen_decode_Node(body []byte, v *Node) bool {
+func streamgen_decode_Node(body jsondecode.Body, v *Node) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Node(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Mixed decodes body into *v, a new Mixed.
-func streamgen_decode_Mixed(body []byte, v *Mixed) bool {
+func streamgen_decode_Mixed(body jsondecode.Body, v *Mixed) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Mixed(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Empty decodes body into *v, a new Empty.
-func streamgen_decode_Empty(body []byte, v *Empty) bool {
+func streamgen_decode_Empty(body jsondecode.Body, v *Empty) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Empty(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Euro decodes body into *v, a new Euro.
-func streamgen_decode_Euro(body []byte, v *Euro) bool {
+func streamgen_decode_Euro(body jsondecode.Body, v *Euro) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Euro(&d, v)
 	return d.End()
@@ -269,9 +269,9 @@ func streamgen_json_Scalars(d *jsondecode.Decoder, v *Scalars) {
 	if !d.Object() {
 		return
 	}
-	var seen [23]bool
+	var seen [23]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "b":
 			d.Seen(&seen[0])
 			d.Bool(&v.B)
@@ -352,9 +352,9 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [14]bool
+	var seen [14]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -363,177 +363,108 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 			d.String(&v.Customer)
 		case "items":
 			d.Seen(&seen[2])
-			if d.Null() {
-				v.Items = nil
-			} else {
-				var s []Item
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, Item{})
-					streamgen_json_Item(d, &s[len(s)-1])
+					e := jsondecode.Next(&v.Items)
+					streamgen_json_Item(d, e)
 				}
-				if s == nil {
-					s = []Item{}
-				}
-				v.Items = s
+				jsondecode.NotNil(&v.Items)
 			}
 		case "refs":
 			d.Seen(&seen[3])
-			if d.Null() {
-				v.Refs = nil
-			} else {
-				var s2 []*Item
+			if !d.Null() {
 				for i3 := 0; d.Element(i3); i3++ {
-					s2 = append(s2, nil)
-					if d.Null() {
-						s2[len(s2)-1] = nil
-					} else {
-						x := new(Item)
+					e2 := jsondecode.Next(&v.Refs)
+					if !d.Null() {
+						x := jsondecode.New(e2)
 						streamgen_json_Item(d, x)
-						s2[len(s2)-1] = x
 					}
 				}
-				if s2 == nil {
-					s2 = []*Item{}
-				}
-				v.Refs = s2
+				jsondecode.NotNil(&v.Refs)
 			}
 		case "main":
 			d.Seen(&seen[4])
-			if d.Null() {
-				v.Main = nil
-			} else {
-				x2 := new(Item)
+			if !d.Null() {
+				x2 := jsondecode.New(&v.Main)
 				streamgen_json_Item(d, x2)
-				v.Main = x2
 			}
 		case "backup":
 			d.Seen(&seen[5])
 			streamgen_json_Item(d, &v.Backup)
 		case "note":
 			d.Seen(&seen[6])
-			if d.Null() {
-				v.Note = nil
-			} else {
-				x3 := new(string)
+			if !d.Null() {
+				x3 := jsondecode.New(&v.Note)
 				d.String(x3)
-				v.Note = x3
 			}
 		case "count":
 			d.Seen(&seen[7])
-			if d.Null() {
-				v.Count = nil
-			} else {
-				x4 := new(int)
+			if !d.Null() {
+				x4 := jsondecode.New(&v.Count)
 				d.Int(x4)
-				v.Count = x4
 			}
 		case "grid":
 			d.Seen(&seen[8])
-			if d.Null() {
-				v.Grid = nil
-			} else {
-				var s3 [][]int
+			if !d.Null() {
 				for i4 := 0; d.Element(i4); i4++ {
-					s3 = append(s3, nil)
-					if d.Null() {
-						s3[len(s3)-1] = nil
-					} else {
-						var s4 []int
+					e3 := jsondecode.Next(&v.Grid)
+					if !d.Null() {
 						for i5 := 0; d.Element(i5); i5++ {
-							s4 = append(s4, *new(int))
-							d.Int(&s4[len(s4)-1])
+							e4 := jsondecode.Next(e3)
+							d.Int(e4)
 						}
-						if s4 == nil {
-							s4 = []int{}
-						}
-						s3[len(s3)-1] = s4
+						jsondecode.NotNil(e3)
 					}
 				}
-				if s3 == nil {
-					s3 = [][]int{}
-				}
-				v.Grid = s3
+				jsondecode.NotNil(&v.Grid)
 			}
 		case "tags":
 			d.Seen(&seen[9])
-			if d.Null() {
-				v.Tags = nil
-			} else {
-				var s5 Tags
+			if !d.Null() {
 				for i6 := 0; d.Element(i6); i6++ {
-					s5 = append(s5, *new(string))
-					d.String(&s5[len(s5)-1])
+					e5 := jsondecode.Next(&v.Tags)
+					d.String(e5)
 				}
-				if s5 == nil {
-					s5 = Tags{}
-				}
-				v.Tags = s5
+				jsondecode.NotNil(&v.Tags)
 			}
 		case "statuses":
 			d.Seen(&seen[10])
-			if d.Null() {
-				v.Statuses = nil
-			} else {
-				var s6 []Status
+			if !d.Null() {
 				for i7 := 0; d.Element(i7); i7++ {
-					s6 = append(s6, *new(Status))
-					d.String((*string)(&s6[len(s6)-1]))
+					e6 := jsondecode.Next(&v.Statuses)
+					d.String((*string)(e6))
 				}
-				if s6 == nil {
-					s6 = []Status{}
-				}
-				v.Statuses = s6
+				jsondecode.NotNil(&v.Statuses)
 			}
 		case "levels":
 			d.Seen(&seen[11])
-			if d.Null() {
-				v.Levels = nil
-			} else {
-				var s7 []*Level
+			if !d.Null() {
 				for i8 := 0; d.Element(i8); i8++ {
-					s7 = append(s7, nil)
-					if d.Null() {
-						s7[len(s7)-1] = nil
-					} else {
-						x5 := new(Level)
+					e7 := jsondecode.Next(&v.Levels)
+					if !d.Null() {
+						x5 := jsondecode.New(e7)
 						d.Int8((*int8)(x5))
-						s7[len(s7)-1] = x5
 					}
 				}
-				if s7 == nil {
-					s7 = []*Level{}
-				}
-				v.Levels = s7
+				jsondecode.NotNil(&v.Levels)
 			}
 		case "flags":
 			d.Seen(&seen[12])
-			if d.Null() {
-				v.Flags = nil
-			} else {
-				var s8 []bool
+			if !d.Null() {
 				for i9 := 0; d.Element(i9); i9++ {
-					s8 = append(s8, *new(bool))
-					d.Bool(&s8[len(s8)-1])
+					e8 := jsondecode.Next(&v.Flags)
+					d.Bool(e8)
 				}
-				if s8 == nil {
-					s8 = []bool{}
-				}
-				v.Flags = s8
+				jsondecode.NotNil(&v.Flags)
 			}
 		case "weights":
 			d.Seen(&seen[13])
-			if d.Null() {
-				v.Weights = nil
-			} else {
-				var s9 []float32
+			if !d.Null() {
 				for i10 := 0; d.Element(i10); i10++ {
-					s9 = append(s9, *new(float32))
-					d.Float32(&s9[len(s9)-1])
+					e9 := jsondecode.Next(&v.Weights)
+					d.Float32(e9)
 				}
-				if s9 == nil {
-					s9 = []float32{}
-				}
-				v.Weights = s9
+				jsondecode.NotNil(&v.Weights)
 			}
 		default:
 			d.Unknown("id", "customer", "items", "refs", "main", "backup", "note", "count", "grid", "tags", "statuses", "levels", "flags", "weights")
@@ -546,35 +477,26 @@ func streamgen_json_Node(d *jsondecode.Decoder, v *Node) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "name":
 			d.Seen(&seen[0])
 			d.String(&v.Name)
 		case "children":
 			d.Seen(&seen[1])
-			if d.Null() {
-				v.Children = nil
-			} else {
-				var s []Node
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, Node{})
-					streamgen_json_Node(d, &s[len(s)-1])
+					e := jsondecode.Next(&v.Children)
+					streamgen_json_Node(d, e)
 				}
-				if s == nil {
-					s = []Node{}
-				}
-				v.Children = s
+				jsondecode.NotNil(&v.Children)
 			}
 		case "next":
 			d.Seen(&seen[2])
-			if d.Null() {
-				v.Next = nil
-			} else {
-				x := new(Node)
+			if !d.Null() {
+				x := jsondecode.New(&v.Next)
 				streamgen_json_Node(d, x)
-				v.Next = x
 			}
 		default:
 			d.Unknown("name", "children", "next")
@@ -587,9 +509,9 @@ func streamgen_json_Mixed(d *jsondecode.Decoder, v *Mixed) {
 	if !d.Object() {
 		return
 	}
-	var seen [20]bool
+	var seen [20]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "map":
 			d.Seen(&seen[0])
 			d.Std(&v.Map)
@@ -671,9 +593,9 @@ func streamgen_json_Euro(d *jsondecode.Decoder, v *Euro) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Euro":
 			d.Seen(&seen[0])
 			d.Int(&v.Euro)
@@ -688,9 +610,9 @@ func streamgen_json_Item(d *jsondecode.Decoder, v *Item) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "sku":
 			d.Seen(&seen[0])
 			d.String(&v.SKU)

@@ -118,7 +118,7 @@ func PublishStampAsync(ctx context.Context, p runtime.Publisher, msg Stamp, opts
 // encoding/json decodes it.
 
 // streamgen_decode_Stamp decodes body into *v, a new Stamp.
-func streamgen_decode_Stamp(body []byte, v *Stamp) bool {
+func streamgen_decode_Stamp(body jsondecode.Body, v *Stamp) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Stamp(&d, v)
 	return d.End()
@@ -129,9 +129,9 @@ func streamgen_json_Stamp(d *jsondecode.Decoder, v *Stamp) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "at":
 			d.Seen(&seen[0])
 			d.Std(&v.At)
