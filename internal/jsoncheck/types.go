@@ -252,7 +252,6 @@ type Calls struct {
 // and encoding/json under GOEXPERIMENT=jsonv2 does: {"Euro":1} decodes to 1
 // with the one, to 0 with the other.
 type Euro struct {
-	//lint:ignore SA5008 a tag name encoding/json v1 does not take: the field keeps its Go name
 	Euro int `json:"price€"`
 }
 
