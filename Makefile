@@ -8,9 +8,11 @@ export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
 all: test
 
-## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed)
+## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed),
+## then the JSON decoders' tests again under GOEXPERIMENT=jsonv2, whose encoding/json they leave every body to
 test: vet fmt-check rabbitmq
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	GOEXPERIMENT=jsonv2 $(GO) test -race -count=1 ./internal/jsoncheck ./runtime/jsondecode
 
 ## test-rabbitmq: the tests that talk to RabbitMQ, on the broker STREAMGEN_RABBITMQ_URL names (and
 ## STREAMGEN_RABBITMQCTL reaches, default rabbitmqctl), saying which version it is
@@ -40,7 +42,7 @@ fmt-check:
 rabbitmq:
 	@.ci/ensure-rabbitmq
 
-## fuzz: run each fuzz function for FUZZTIME (5s each: about a minute and a half in all); for a longer hunt, make fuzz FUZZTIME=10m
+## fuzz: run each fuzz function for FUZZTIME (5s each: about two minutes in all; the JSON decoders' also under GOEXPERIMENT=jsonv2); for a longer hunt, make fuzz FUZZTIME=10m
 ## (make test runs their seed corpora, testdata/fuzz, as plain tests)
 FUZZTIME ?= 5s
 fuzz:
@@ -53,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
 	$(GO) test -run '^$$' -fuzz '^FuzzScalars$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
 	$(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck
+	GOEXPERIMENT=jsonv2 $(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck
 
 ## generate: regenerate the examples' generated files, and those of the decoder tests and benchmarks
 generate:

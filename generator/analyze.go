@@ -86,6 +86,8 @@ type model struct {
 	receivers []*receiver
 	// declared are the //stream:publisher directives, in source order.
 	declared []*declared
+	// noJSONDecoders is Config.NoJSONDecoders.
+	noJSONDecoders bool
 }
 
 // receiver is a type whose methods are handlers.

@@ -93,7 +93,7 @@ func newEmitter(m *model) *emitter {
 	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}}
 	e.json = newJSONDecoders(m.pkg)
 	for _, h := range m.handlers {
-		if h.ok {
+		if h.ok && !m.noJSONDecoders {
 			e.json.add(h.shape.msg)
 		}
 	}

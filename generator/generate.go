@@ -36,6 +36,10 @@ type Config struct {
 	Env []string
 	// BuildFlags are passed to the go command, for example -tags.
 	BuildFlags []string
+	// NoJSONDecoders leaves every body to encoding/json: no JSON decoder is
+	// written for any message type (see runtime.HandleJSON), and every
+	// handler is made with runtime.Handle.
+	NoJSONDecoders bool
 }
 
 // Package is the result of generating one package.
@@ -322,6 +326,7 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	}
 	ds := c.ds
 	c.m = analyze(lp.Types, info, lp.Fset, lp.Syntax, ds)
+	c.m.noJSONDecoders = cfg.NoJSONDecoders
 	p.Syntax, p.Config = lp.Syntax, cfg
 	c.m.checkDeclaredQueues(ds)
 	c.m.namePublishers(ds)

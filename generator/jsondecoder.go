@@ -22,8 +22,11 @@ const jsondecodePath = "github.com/streamgen/streamgen/runtime/jsondecode"
 // only what it can decode the same way: structs without embedded fields or
 // the string option, slices, pointers, and boolean, number and string
 // kinds. Every other field (maps, arrays, interfaces, []byte, json.Number,
-// types with an UnmarshalJSON or UnmarshalText method, struct types it
-// cannot name) it hands to encoding/json with the field's own bytes.
+// the standard library's types with an UnmarshalJSON or UnmarshalText
+// method, struct types it cannot name) it hands to encoding/json with the
+// field's own bytes. A message type that reaches a type with such a method
+// from anywhere else, or a field encoding/json panics on, has no decoder:
+// encoding/json decodes its bodies whole (see leftToJSON).
 type jsonDecoders struct {
 	pkg *types.Package
 	// top is the decoder function of each message type that has one, in
@@ -36,6 +39,8 @@ type jsonDecoders struct {
 	structs map[*types.Named]*structDecoder
 	order   []*types.Named
 	names   map[string]bool
+	// whole caches leftToJSON of named types.
+	whole map[*types.Named]bool
 	// imports are the packages the decoders name types of.
 	imports map[string]*types.Package
 }
@@ -43,7 +48,7 @@ type jsonDecoders struct {
 func newJSONDecoders(pkg *types.Package) *jsonDecoders {
 	return &jsonDecoders{
 		pkg: pkg,
-		top: map[*types.Named]string{}, structs: map[*types.Named]*structDecoder{},
+		top: map[*types.Named]string{}, structs: map[*types.Named]*structDecoder{}, whole: map[*types.Named]bool{},
 		names: map[string]bool{}, imports: map[string]*types.Package{},
 	}
 }
@@ -112,10 +117,11 @@ type structDecoder struct {
 // decodedInPlace returns the decoder of t when a function of the generated
 // file can decode into t as encoding/json does, else nil: t is a struct
 // type it can name, that has no UnmarshalJSON or UnmarshalText method, no
-// promoted fields and no field with the string option.
+// promoted fields, no field with the string option, and nothing that
+// leftToJSON leaves to encoding/json.
 func (j *jsonDecoders) decodedInPlace(t *types.Named) *structDecoder {
 	st, ok := t.Underlying().(*types.Struct)
-	if !ok || !j.nameable(t) || decodesItself(t) {
+	if !ok || !j.nameable(t) || decodesItself(t) || j.leftToJSON(t) {
 		return nil
 	}
 	fields := jsonfield.Of(st, types.TypeString(t, nil))
@@ -126,6 +132,82 @@ func (j *jsonDecoders) decodedInPlace(t *types.Named) *structDecoder {
 	}
 	j.order = append(j.order, t)
 	return &structDecoder{fn: j.name("streamgen_json_" + j.typeIdent(t)), fields: fields}
+}
+
+// leftToJSON reports whether encoding/json must decode a whole body for
+// what is decoded into t to go as it goes with encoding/json, whatever a
+// fast path does, because somewhere in t (its fields, elements, map keys
+// and values, pointed-to types) is
+//   - a type with its own UnmarshalJSON or UnmarshalText from outside the
+//     few packages of the standard library whose methods only fill their
+//     receiver (see pureDecoder): encoding/json checks a whole body before
+//     it calls any such method, and calls each once, where a fast path
+//     would call it on meeting its field, and again when it then leaves
+//     the body to encoding/json;
+//   - or a field that encoding/json panics on: an embedded field of an
+//     unexported struct type (or pointer to one) that a json tag names,
+//     which encoding/json cannot set ("reflect.Value.Set using value
+//     obtained using unexported field").
+//
+// A struct type that reaches one is not decoded in place, and neither is
+// one that reaches such a struct: the message type's body is left to
+// encoding/json whole.
+func (j *jsonDecoders) leftToJSON(t types.Type) bool {
+	t = types.Unalias(t)
+	for _, name := range []string{"UnmarshalJSON", "UnmarshalText"} {
+		if m := jsonfield.Method(t, name); m != nil {
+			return !pureDecoder(m)
+		}
+	}
+	if n, ok := t.(*types.Named); ok {
+		if left, seen := j.whole[n]; seen {
+			return left // false while n is being looked at: a cycle adds nothing
+		}
+		j.whole[n] = false
+		left := j.leftToJSON(n.Underlying())
+		j.whole[n] = left
+		return left
+	}
+	switch u := t.(type) {
+	case *types.Pointer:
+		return j.leftToJSON(u.Elem())
+	case *types.Slice:
+		return j.leftToJSON(u.Elem())
+	case *types.Array:
+		return j.leftToJSON(u.Elem())
+	case *types.Map:
+		if m := jsonfield.Method(u.Key(), "UnmarshalText"); m != nil && !pureDecoder(m) {
+			return true
+		}
+		return j.leftToJSON(u.Elem())
+	case *types.Struct:
+		for _, f := range jsonfield.Of(u, types.TypeString(u, nil)) {
+			if sf := u.Field(f.Index[0]); !f.Promoted && sf.Embedded() && !sf.Exported() {
+				return true
+			}
+			if j.leftToJSON(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pureDecoder reports whether m, an UnmarshalJSON or UnmarshalText method,
+// is one of the standard library's that only fill their receiver from their
+// argument, so that a call encoding/json would not make cannot be seen:
+// those of time, math/big, net, net/netip, log/slog and encoding/json
+// (with encoding/json/jsontext, where json.RawMessage is declared under
+// GOEXPERIMENT=jsonv2).
+func pureDecoder(m *types.Func) bool {
+	if m.Pkg() == nil {
+		return false
+	}
+	switch m.Pkg().Path() {
+	case "time", "math/big", "net", "net/netip", "log/slog", "encoding/json", "encoding/json/jsontext":
+		return true
+	}
+	return false
 }
 
 // decodesItself reports whether encoding/json leaves t to t's own
@@ -332,7 +414,7 @@ func (j *jsonDecoders) write(w *codeWriter, locals func() nameSet, qual func(pat
 		body, v, d := freshName("body", local), freshName("v", local), freshName("d", local)
 		w.blank()
 		w.line("// %s decodes %s into *%s, a new %s.", j.top[t], body, v, types.TypeString(t, qualifier(j.pkg)))
-		w.open("func %s(%s []byte, %s *%s) bool {", j.top[t], body, v, j.typeCode(t, qual))
+		w.open("func %s(%s %s.Body, %s *%s) %s.Flag {", j.top[t], body, jd, v, j.typeCode(t, qual), jd)
 		w.line("%s := %s.Start(%s)", d, jd, body)
 		w.line("%s(&%s, %s)", j.structs[t].fn, d, v)
 		w.line("return %s.End()", d)
@@ -377,9 +459,9 @@ func (j *jsonDecoders) writeStruct(w *codeWriter, t *types.Named, sd *structDeco
 		w.close("}")
 	} else {
 		seen := freshName("seen", local)
-		w.line("var %s [%d]bool", seen, len(fields))
+		w.line("var %s [%d]%s.Flag", seen, len(fields), qual(jsondecodePath))
 		w.open("%s", loop)
-		w.line("switch string(%s.Key()) {", d) // case labels at the switch's depth
+		w.line("switch %s.Text(%s.Key()) {", qual(jsondecodePath), d) // case labels at the switch's depth
 		names := make([]string, len(fields))
 		for k, fd := range fields {
 			names[k] = strconv.Quote(fd.Name)
@@ -387,7 +469,7 @@ func (j *jsonDecoders) writeStruct(w *codeWriter, t *types.Named, sd *structDeco
 			w.depth++
 			w.line("%s.Seen(&%s[%d])", d, seen, k)
 			name := v + "." + sd.goNames[k]
-			sw.value(sd.values[k], name, "&"+name)
+			sw.value(sd.values[k], "&"+name)
 			w.depth--
 		}
 		w.line("default:")
@@ -418,10 +500,17 @@ func scalarMethod(k types.BasicKind) string {
 }
 
 // value writes the statements that decode the next JSON value as p says,
-// into the operand lv (v.Items, *x, s[len(s)-1]) whose address is ptr
-// (&v.Items, x, &s[len(s)-1]).
-func (sw *structWriter) value(p *valuePlan, lv, ptr string) {
+// into the operand whose address is ptr (&v.Items, x).
+// A target holds its zero value when it is decoded (a new message, a new
+// element, a new pointed-to value; a key given twice fails), so JSON null,
+// which encoding/json makes nil of a pointer or slice, leaves it as it is.
+//
+// The code written names no builtin and no predeclared type (new, append,
+// len, nil, bool, byte, string), which the package may declare its own of:
+// package jsondecode does that work (New, Next, NotNil, Flag, Body, Text).
+func (sw *structWriter) value(p *valuePlan, ptr string) {
 	w, d := sw.w, sw.d
+	jd := sw.qual(jsondecodePath)
 	switch p.kind {
 	case byStruct:
 		w.line("%s(%s, %s)", p.fn, d, ptr)
@@ -432,45 +521,20 @@ func (sw *structWriter) value(p *valuePlan, lv, ptr string) {
 		w.line("%s.%s(%s)", d, p.method, ptr)
 	case byPointer:
 		x := freshName("x", sw.local)
-		w.open("if %s.Null() {", d)
-		w.line("%s = nil", lv)
-		w.close("} else {")
-		w.line("%s := new(%s)", x, sw.j.typeCode(p.elemType, sw.qual))
-		sw.value(p.elem, "*"+x, x)
-		w.line("%s = %s", lv, x)
+		w.open("if !%s.Null() {", d)
+		w.line("%s := %s.New(%s)", x, jd, ptr)
+		sw.value(p.elem, x)
 		w.close("}")
 	case bySlice:
-		s, i := freshName("s", sw.local), freshName("i", sw.local)
-		typ := sw.j.typeCode(p.t, sw.qual)
-		last := fmt.Sprintf("%s[len(%s)-1]", s, s)
-		w.open("if %s.Null() {", d)
-		w.line("%s = nil", lv)
-		w.close("} else {")
-		w.line("var %s %s", s, typ)
+		e, i := freshName("e", sw.local), freshName("i", sw.local)
+		w.open("if !%s.Null() {", d)
 		w.open("for %s := 0; %s.Element(%s); %s++ {", i, d, i, i)
-		w.line("%s = append(%s, %s)", s, s, sw.j.zero(p.elemType, sw.qual))
-		sw.value(p.elem, last, "&"+last)
+		w.line("%s := %s.Next(%s)", e, jd, ptr)
+		sw.value(p.elem, e)
 		w.close("}")
-		w.open("if %s == nil {", s)
-		w.line("%s = %s{}", s, typ)
-		w.close("}")
-		w.line("%s = %s", lv, s)
+		w.line("%s.NotNil(%s)", jd, ptr)
 		w.close("}")
 	default:
 		w.line("%s.Std(%s)", d, ptr)
 	}
-}
-
-// zero writes the zero value of t, a nameable type: T{} for a struct, nil
-// for a pointer or slice, *new(T) otherwise.
-func (j *jsonDecoders) zero(t types.Type, qual func(path string) string) string {
-	switch t.Underlying().(type) {
-	case *types.Struct:
-		return j.typeCode(t, qual) + "{}"
-	case *types.Pointer, *types.Slice:
-		if _, named := types.Unalias(t).(*types.Named); !named {
-			return "nil"
-		}
-	}
-	return "*new(" + j.typeCode(t, qual) + ")"
 }

@@ -89,9 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "compare the generated file with the one on disk; exit 1 when it is stale")
 	output := fs.String("o", generator.DefaultOutput, "name of the generated `file` in each package")
 	version := fs.Bool("version", false, "print the version of streamgen and exit")
+	jsonDecoders := fs.Bool("json-decoders", true, "write a JSON decoder for each message type it can (false: encoding/json decodes every body; give -check the same)")
 	asyncapi := addAsyncAPIFlags(fs)
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: streamgen [-check] [-o file] [packages]\n")
+		fmt.Fprintf(w, "usage: streamgen [-check] [-o file] [-json-decoders=false] [packages]\n")
 		fmt.Fprintf(w, "       streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]\n")
 		fmt.Fprintf(w, "       streamgen -version\n\n")
 		fs.SetOutput(w)
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fail(stderr, err)
 		return 1
 	}
-	pkgs, err := generator.Generate(ctx, generator.Config{Dir: cwd, Output: *output}, fs.Args()...)
+	pkgs, err := generator.Generate(ctx, generator.Config{Dir: cwd, Output: *output, NoJSONDecoders: !*jsonDecoders}, fs.Args()...)
 	if err != nil {
 		fail(stderr, err)
 		return 1

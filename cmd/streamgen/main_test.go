@@ -283,7 +283,7 @@ func TestRun(t *testing.T) {
 		code int
 		want string // a line the output must contain
 	}{
-		{"bad flag", []string{"-nope"}, 2, "usage: streamgen [-check] [-o file] [packages]"},
+		{"bad flag", []string{"-nope"}, 2, "usage: streamgen [-check] [-o file] [-json-decoders=false] [packages]"},
 		{"check missing", []string{"-check", "../../testdata/zeromq_basic"}, 1, "testdata/zeromq_basic/streamgen_gen.go is missing: run go generate"},
 		{"check a file without the build constraint", []string{"-check", "../../testdata/untagged_file"}, 1, `testdata/untagged_file/streamgen_gen.go:1:1: streamgen_gen.go has no "//go:build !streamgen" line: an older streamgen wrote it`},
 		{"check stale with the build constraint", []string{"-check", "../../testdata/stale_tagged"}, 1, "testdata/stale_tagged/streamgen_gen.go is stale: run go generate"},
@@ -329,7 +329,7 @@ func TestHelpAndVersion(t *testing.T) {
 		code           int
 		stdout, stderr string // a line each must contain ("" for empty)
 	}{
-		{[]string{"-h"}, 0, "usage: streamgen [-check] [-o file] [packages]", ""},
+		{[]string{"-h"}, 0, "usage: streamgen [-check] [-o file] [-json-decoders=false] [packages]", ""},
 		{[]string{"-help"}, 0, "       streamgen -version", ""},
 		{[]string{"-version"}, 0, "streamgen ", ""},
 		{[]string{"-version", "./does-not-exist"}, 0, "streamgen ", ""},

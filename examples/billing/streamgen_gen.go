@@ -97,14 +97,14 @@ func PublishInvoiceToInvoicesDeadAsync(ctx context.Context, p runtime.Publisher,
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Invoice decodes body into *v, a new Invoice.
-func streamgen_decode_Invoice(body []byte, v *Invoice) bool {
+func streamgen_decode_Invoice(body jsondecode.Body, v *Invoice) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Invoice(&d, v)
 	return d.End()
@@ -115,9 +115,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Uint64(&v.ID)
@@ -138,9 +138,9 @@ func streamgen_json_Invoice(d *jsondecode.Decoder, v *Invoice) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Uint64(&v.ID)

@@ -90,14 +90,14 @@ func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg Or
 // encoding/json decodes it.
 
 // streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
-func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+func streamgen_decode_OrderPlaced(body jsondecode.Body, v *OrderPlaced) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_OrderPlaced(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_OrderCancelled decodes body into *v, a new OrderCancelled.
-func streamgen_decode_OrderCancelled(body []byte, v *OrderCancelled) bool {
+func streamgen_decode_OrderCancelled(body jsondecode.Body, v *OrderCancelled) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_OrderCancelled(&d, v)
 	return d.End()
@@ -108,9 +108,9 @@ func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
 	if !d.Object() {
 		return
 	}
-	var seen [4]bool
+	var seen [4]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -134,9 +134,9 @@ func streamgen_json_OrderCancelled(d *jsondecode.Decoder, v *OrderCancelled) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)

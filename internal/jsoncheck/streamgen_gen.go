@@ -21,8 +21,11 @@ type (
 	streamgen_TakeOrder_changed_run_go_generate   func(context.Context, *Order) error
 	streamgen_TakeNode_changed_run_go_generate    func(context.Context, Node) error
 	streamgen_TakeMixed_changed_run_go_generate   func(context.Context, Mixed) error
+	streamgen_TakeMethods_changed_run_go_generate func(context.Context, Methods) error
 	streamgen_TakeWrapper_changed_run_go_generate func(context.Context, Wrapper) error
 	streamgen_TakeEmpty_changed_run_go_generate   func(context.Context, Empty) error
+	streamgen_TakeEuro_changed_run_go_generate    func(context.Context, Euro) error
+	streamgen_TakeCalls_changed_run_go_generate   func(context.Context, Calls) error
 )
 
 var (
@@ -30,8 +33,11 @@ var (
 	_ streamgen_TakeOrder_changed_run_go_generate   = TakeOrder
 	_ streamgen_TakeNode_changed_run_go_generate    = TakeNode
 	_ streamgen_TakeMixed_changed_run_go_generate   = TakeMixed
+	_ streamgen_TakeMethods_changed_run_go_generate = TakeMethods
 	_ streamgen_TakeWrapper_changed_run_go_generate = TakeWrapper
 	_ streamgen_TakeEmpty_changed_run_go_generate   = TakeEmpty
+	_ streamgen_TakeEuro_changed_run_go_generate    = TakeEuro
+	_ streamgen_TakeCalls_changed_run_go_generate   = TakeCalls
 )
 
 // Mount registers the subscriptions of package jsoncheck on app:
@@ -40,8 +46,11 @@ var (
 //   - "orders" on any broker: TakeOrder (Order)
 //   - "nodes" on any broker: TakeNode (Node)
 //   - "mixed" on any broker: TakeMixed (Mixed)
+//   - "methods" on any broker: TakeMethods (Methods)
 //   - "wrappers" on any broker: TakeWrapper (Wrapper)
 //   - "empty" on any broker: TakeEmpty (Empty)
+//   - "euros" on any broker: TakeEuro (Euro)
+//   - "calls" on any broker: TakeCalls (Calls)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, broker runtime.Broker) {
@@ -74,6 +83,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
+		Name:   "methods",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.Handle[Methods]("Methods", runtime.Policy{}, runtime.ValueFunc(TakeMethods)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
 		Name:   "wrappers",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
@@ -85,6 +101,20 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
 			runtime.HandleJSON[Empty]("Empty", runtime.Policy{}, streamgen_decode_Empty, runtime.ValueFunc(TakeEmpty)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
+		Name:   "euros",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.HandleJSON[Euro]("Euro", runtime.Policy{}, streamgen_decode_Euro, runtime.ValueFunc(TakeEuro)),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
+		Name:   "calls",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.Handle[Calls]("Calls", runtime.Policy{}, runtime.ValueFunc(TakeCalls)),
 		},
 	})
 }
@@ -133,6 +163,17 @@ func PublishMixedAsync(ctx context.Context, p runtime.Publisher, msg Mixed, opts
 	return runtime.PublishAsync(ctx, p, "mixed", "Mixed", &msg, opts...)
 }
 
+// PublishMethods publishes msg to "methods" as message type "Methods", which TakeMethods handles.
+func PublishMethods(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "methods", "Methods", &msg, opts...)
+}
+
+// PublishMethodsAsync is PublishMethods without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishMethodsAsync(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "methods", "Methods", &msg, opts...)
+}
+
 // PublishWrapper publishes msg to "wrappers" as message type "Wrapper", which TakeWrapper handles.
 func PublishWrapper(ctx context.Context, p runtime.Publisher, msg Wrapper, opts ...runtime.PublishOption) error {
 	return runtime.Publish(ctx, p, "wrappers", "Wrapper", &msg, opts...)
@@ -155,42 +196,71 @@ func PublishEmptyAsync(ctx context.Context, p runtime.Publisher, msg Empty, opts
 	return runtime.PublishAsync(ctx, p, "empty", "Empty", &msg, opts...)
 }
 
+// PublishEuro publishes msg to "euros" as message type "Euro", which TakeEuro handles.
+func PublishEuro(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "euros", "Euro", &msg, opts...)
+}
+
+// PublishEuroAsync is PublishEuro without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishEuroAsync(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "euros", "Euro", &msg, opts...)
+}
+
+// PublishCalls publishes msg to "calls" as message type "Calls", which TakeCalls handles.
+func PublishCalls(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, "calls", "Calls", &msg, opts...)
+}
+
+// PublishCallsAsync is PublishCalls without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishCallsAsync(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, "calls", "Calls", &msg, opts...)
+}
+
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
 // decodes a body exactly as encoding/json would, or reports false, and then
 // encoding/json decodes it.
 
 // streamgen_decode_Scalars decodes body into *v, a new Scalars.
-func streamgen_decode_Scalars(body []byte, v *Scalars) bool {
+func streamgen_decode_Scalars(body jsondecode.Body, v *Scalars) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Scalars(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Order decodes body into *v, a new Order.
-func streamgen_decode_Order(body []byte, v *Order) bool {
+func streamgen_decode_Order(body jsondecode.Body, v *Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Node decodes body into *v, a new Node.
-func streamgen_decode_Node(body []byte, v *Node) bool {
+func streamgen_decode_Node(body jsondecode.Body, v *Node) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Node(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Mixed decodes body into *v, a new Mixed.
-func streamgen_decode_Mixed(body []byte, v *Mixed) bool {
+func streamgen_decode_Mixed(body jsondecode.Body, v *Mixed) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Mixed(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Empty decodes body into *v, a new Empty.
-func streamgen_decode_Empty(body []byte, v *Empty) bool {
+func streamgen_decode_Empty(body jsondecode.Body, v *Empty) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Empty(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Euro decodes body into *v, a new Euro.
+func streamgen_decode_Euro(body jsondecode.Body, v *Euro) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Euro(&d, v)
 	return d.End()
 }
 
@@ -199,9 +269,9 @@ func streamgen_json_Scalars(d *jsondecode.Decoder, v *Scalars) {
 	if !d.Object() {
 		return
 	}
-	var seen [23]bool
+	var seen [23]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "b":
 			d.Seen(&seen[0])
 			d.Bool(&v.B)
@@ -282,9 +352,9 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [14]bool
+	var seen [14]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -293,177 +363,108 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 			d.String(&v.Customer)
 		case "items":
 			d.Seen(&seen[2])
-			if d.Null() {
-				v.Items = nil
-			} else {
-				var s []Item
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, Item{})
-					streamgen_json_Item(d, &s[len(s)-1])
+					e := jsondecode.Next(&v.Items)
+					streamgen_json_Item(d, e)
 				}
-				if s == nil {
-					s = []Item{}
-				}
-				v.Items = s
+				jsondecode.NotNil(&v.Items)
 			}
 		case "refs":
 			d.Seen(&seen[3])
-			if d.Null() {
-				v.Refs = nil
-			} else {
-				var s2 []*Item
+			if !d.Null() {
 				for i3 := 0; d.Element(i3); i3++ {
-					s2 = append(s2, nil)
-					if d.Null() {
-						s2[len(s2)-1] = nil
-					} else {
-						x := new(Item)
+					e2 := jsondecode.Next(&v.Refs)
+					if !d.Null() {
+						x := jsondecode.New(e2)
 						streamgen_json_Item(d, x)
-						s2[len(s2)-1] = x
 					}
 				}
-				if s2 == nil {
-					s2 = []*Item{}
-				}
-				v.Refs = s2
+				jsondecode.NotNil(&v.Refs)
 			}
 		case "main":
 			d.Seen(&seen[4])
-			if d.Null() {
-				v.Main = nil
-			} else {
-				x2 := new(Item)
+			if !d.Null() {
+				x2 := jsondecode.New(&v.Main)
 				streamgen_json_Item(d, x2)
-				v.Main = x2
 			}
 		case "backup":
 			d.Seen(&seen[5])
 			streamgen_json_Item(d, &v.Backup)
 		case "note":
 			d.Seen(&seen[6])
-			if d.Null() {
-				v.Note = nil
-			} else {
-				x3 := new(string)
+			if !d.Null() {
+				x3 := jsondecode.New(&v.Note)
 				d.String(x3)
-				v.Note = x3
 			}
 		case "count":
 			d.Seen(&seen[7])
-			if d.Null() {
-				v.Count = nil
-			} else {
-				x4 := new(int)
+			if !d.Null() {
+				x4 := jsondecode.New(&v.Count)
 				d.Int(x4)
-				v.Count = x4
 			}
 		case "grid":
 			d.Seen(&seen[8])
-			if d.Null() {
-				v.Grid = nil
-			} else {
-				var s3 [][]int
+			if !d.Null() {
 				for i4 := 0; d.Element(i4); i4++ {
-					s3 = append(s3, nil)
-					if d.Null() {
-						s3[len(s3)-1] = nil
-					} else {
-						var s4 []int
+					e3 := jsondecode.Next(&v.Grid)
+					if !d.Null() {
 						for i5 := 0; d.Element(i5); i5++ {
-							s4 = append(s4, *new(int))
-							d.Int(&s4[len(s4)-1])
+							e4 := jsondecode.Next(e3)
+							d.Int(e4)
 						}
-						if s4 == nil {
-							s4 = []int{}
-						}
-						s3[len(s3)-1] = s4
+						jsondecode.NotNil(e3)
 					}
 				}
-				if s3 == nil {
-					s3 = [][]int{}
-				}
-				v.Grid = s3
+				jsondecode.NotNil(&v.Grid)
 			}
 		case "tags":
 			d.Seen(&seen[9])
-			if d.Null() {
-				v.Tags = nil
-			} else {
-				var s5 Tags
+			if !d.Null() {
 				for i6 := 0; d.Element(i6); i6++ {
-					s5 = append(s5, *new(string))
-					d.String(&s5[len(s5)-1])
+					e5 := jsondecode.Next(&v.Tags)
+					d.String(e5)
 				}
-				if s5 == nil {
-					s5 = Tags{}
-				}
-				v.Tags = s5
+				jsondecode.NotNil(&v.Tags)
 			}
 		case "statuses":
 			d.Seen(&seen[10])
-			if d.Null() {
-				v.Statuses = nil
-			} else {
-				var s6 []Status
+			if !d.Null() {
 				for i7 := 0; d.Element(i7); i7++ {
-					s6 = append(s6, *new(Status))
-					d.String((*string)(&s6[len(s6)-1]))
+					e6 := jsondecode.Next(&v.Statuses)
+					d.String((*string)(e6))
 				}
-				if s6 == nil {
-					s6 = []Status{}
-				}
-				v.Statuses = s6
+				jsondecode.NotNil(&v.Statuses)
 			}
 		case "levels":
 			d.Seen(&seen[11])
-			if d.Null() {
-				v.Levels = nil
-			} else {
-				var s7 []*Level
+			if !d.Null() {
 				for i8 := 0; d.Element(i8); i8++ {
-					s7 = append(s7, nil)
-					if d.Null() {
-						s7[len(s7)-1] = nil
-					} else {
-						x5 := new(Level)
+					e7 := jsondecode.Next(&v.Levels)
+					if !d.Null() {
+						x5 := jsondecode.New(e7)
 						d.Int8((*int8)(x5))
-						s7[len(s7)-1] = x5
 					}
 				}
-				if s7 == nil {
-					s7 = []*Level{}
-				}
-				v.Levels = s7
+				jsondecode.NotNil(&v.Levels)
 			}
 		case "flags":
 			d.Seen(&seen[12])
-			if d.Null() {
-				v.Flags = nil
-			} else {
-				var s8 []bool
+			if !d.Null() {
 				for i9 := 0; d.Element(i9); i9++ {
-					s8 = append(s8, *new(bool))
-					d.Bool(&s8[len(s8)-1])
+					e8 := jsondecode.Next(&v.Flags)
+					d.Bool(e8)
 				}
-				if s8 == nil {
-					s8 = []bool{}
-				}
-				v.Flags = s8
+				jsondecode.NotNil(&v.Flags)
 			}
 		case "weights":
 			d.Seen(&seen[13])
-			if d.Null() {
-				v.Weights = nil
-			} else {
-				var s9 []float32
+			if !d.Null() {
 				for i10 := 0; d.Element(i10); i10++ {
-					s9 = append(s9, *new(float32))
-					d.Float32(&s9[len(s9)-1])
+					e9 := jsondecode.Next(&v.Weights)
+					d.Float32(e9)
 				}
-				if s9 == nil {
-					s9 = []float32{}
-				}
-				v.Weights = s9
+				jsondecode.NotNil(&v.Weights)
 			}
 		default:
 			d.Unknown("id", "customer", "items", "refs", "main", "backup", "note", "count", "grid", "tags", "statuses", "levels", "flags", "weights")
@@ -476,35 +477,26 @@ func streamgen_json_Node(d *jsondecode.Decoder, v *Node) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "name":
 			d.Seen(&seen[0])
 			d.String(&v.Name)
 		case "children":
 			d.Seen(&seen[1])
-			if d.Null() {
-				v.Children = nil
-			} else {
-				var s []Node
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, Node{})
-					streamgen_json_Node(d, &s[len(s)-1])
+					e := jsondecode.Next(&v.Children)
+					streamgen_json_Node(d, e)
 				}
-				if s == nil {
-					s = []Node{}
-				}
-				v.Children = s
+				jsondecode.NotNil(&v.Children)
 			}
 		case "next":
 			d.Seen(&seen[2])
-			if d.Null() {
-				v.Next = nil
-			} else {
-				x := new(Node)
+			if !d.Null() {
+				x := jsondecode.New(&v.Next)
 				streamgen_json_Node(d, x)
-				v.Next = x
 			}
 		default:
 			d.Unknown("name", "children", "next")
@@ -517,9 +509,9 @@ func streamgen_json_Mixed(d *jsondecode.Decoder, v *Mixed) {
 	if !d.Object() {
 		return
 	}
-	var seen [25]bool
+	var seen [20]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "map":
 			d.Seen(&seen[0])
 			d.Std(&v.Map)
@@ -550,65 +542,38 @@ func streamgen_json_Mixed(d *jsondecode.Decoder, v *Mixed) {
 		case "anon":
 			d.Seen(&seen[9])
 			d.Std(&v.Anon)
-		case "upper":
-			d.Seen(&seen[10])
-			d.Std(&v.Upper)
-		case "cents":
-			d.Seen(&seen[11])
-			d.Std(&v.Cents)
-		case "cents_ptr":
-			d.Seen(&seen[12])
-			d.Std(&v.CentsPtr)
 		case "with_emb":
-			d.Seen(&seen[13])
+			d.Seen(&seen[10])
 			d.Std(&v.WithEmb)
 		case "quoted":
-			d.Seen(&seen[14])
+			d.Seen(&seen[11])
 			d.Std(&v.Quoted)
 		case "ptr_ptr":
-			d.Seen(&seen[15])
+			d.Seen(&seen[12])
 			d.Std(&v.PtrPtr)
-		case "keys":
-			d.Seen(&seen[16])
-			d.Std(&v.Keys)
-		case "uppers":
-			d.Seen(&seen[17])
-			if d.Null() {
-				v.Uppers = nil
-			} else {
-				var s []Upper
-				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, *new(Upper))
-					d.Std(&s[len(s)-1])
-				}
-				if s == nil {
-					s = []Upper{}
-				}
-				v.Uppers = s
-			}
 		case "int_keys":
-			d.Seen(&seen[18])
+			d.Seen(&seen[13])
 			d.Std(&v.IntKeys)
 		case "ifaces":
-			d.Seen(&seen[19])
+			d.Seen(&seen[14])
 			d.Std(&v.Ifaces)
 		case "named_pointer":
-			d.Seen(&seen[20])
+			d.Seen(&seen[15])
 			d.Std(&v.Named)
 		case "dup":
-			d.Seen(&seen[21])
+			d.Seen(&seen[16])
 			d.String(&v.Dup)
 		case "Dup":
-			d.Seen(&seen[22])
+			d.Seen(&seen[17])
 			d.String(&v.Dup2)
 		case "Untagged":
-			d.Seen(&seen[23])
+			d.Seen(&seen[18])
 			d.String(&v.Untagged)
 		case "Untagged2":
-			d.Seen(&seen[24])
+			d.Seen(&seen[19])
 			d.String(&v.Tagged)
 		default:
-			d.Unknown("map", "nested", "any", "bytes", "array", "raw", "number", "when", "until", "anon", "upper", "cents", "cents_ptr", "with_emb", "quoted", "ptr_ptr", "keys", "uppers", "int_keys", "ifaces", "named_pointer", "dup", "Dup", "Untagged", "Untagged2")
+			d.Unknown("map", "nested", "any", "bytes", "array", "raw", "number", "when", "until", "anon", "with_emb", "quoted", "ptr_ptr", "int_keys", "ifaces", "named_pointer", "dup", "Dup", "Untagged", "Untagged2")
 		}
 	}
 }
@@ -623,14 +588,31 @@ func streamgen_json_Empty(d *jsondecode.Decoder, v *Empty) {
 	}
 }
 
+// streamgen_json_Euro decodes a JSON object into *v.
+func streamgen_json_Euro(d *jsondecode.Decoder, v *Euro) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "Euro":
+			d.Seen(&seen[0])
+			d.Int(&v.Euro)
+		default:
+			d.Unknown("Euro")
+		}
+	}
+}
+
 // streamgen_json_Item decodes a JSON object into *v.
 func streamgen_json_Item(d *jsondecode.Decoder, v *Item) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "sku":
 			d.Seen(&seen[0])
 			d.String(&v.SKU)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -146,14 +147,9 @@ type Mixed struct {
 	When      time.Time         `json:"when"`
 	Until     *time.Time        `json:"until"`
 	Anon      struct{ X int }   `json:"anon"`
-	Upper     Upper             `json:"upper"`
-	Cents     Cents             `json:"cents"`
-	CentsPtr  *Cents            `json:"cents_ptr"`
 	WithEmb   Wrapper           `json:"with_emb"`
 	Quoted    Quoted            `json:"quoted"`
 	PtrPtr    **int             `json:"ptr_ptr"`
-	Keys      map[Upper]Status  `json:"keys"`
-	Uppers    []Upper           `json:"uppers"`
 	IntKeys   map[int]string    `json:"int_keys"`
 	Ifaces    []any             `json:"ifaces"`
 	Named     NamedPointer      `json:"named_pointer"`
@@ -162,6 +158,18 @@ type Mixed struct {
 	Untagged  string
 	Tagged    string `json:"Untagged2"`
 	Untagged2 string
+}
+
+// Methods has fields of types with their own UnmarshalText or
+// UnmarshalJSON: no decoder is generated for it, encoding/json decodes it
+// whole, so that each method is called as encoding/json calls it.
+type Methods struct {
+	Upper    Upper            `json:"upper"`
+	Cents    Cents            `json:"cents"`
+	CentsPtr *Cents           `json:"cents_ptr"`
+	Keys     map[Upper]Status `json:"keys"`
+	Uppers   []Upper          `json:"uppers"`
+	When     time.Time        `json:"when"`
 }
 
 // Wrapper embeds a struct.
@@ -188,8 +196,67 @@ func TakeNode(ctx context.Context, n Node) error { return nil }
 //stream:subscriber "mixed"
 func TakeMixed(ctx context.Context, m Mixed) error { return nil }
 
+//stream:subscriber "methods"
+func TakeMethods(ctx context.Context, m Methods) error { return nil }
+
 //stream:subscriber "wrappers"
 func TakeWrapper(ctx context.Context, w Wrapper) error { return nil }
 
 //stream:subscriber "empty"
 func TakeEmpty(ctx context.Context, e Empty) error { return nil }
+
+// decodeCalls counts the calls of Counted's and CountedText's decode
+// methods, the way a method with a side effect shows each call: the tests
+// hold the count through the Handler to json.Unmarshal's.
+var decodeCalls atomic.Int64
+
+// Counted is a struct with its own UnmarshalJSON, which counts its calls.
+type Counted struct{ A int }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *Counted) UnmarshalJSON(b []byte) error {
+	decodeCalls.Add(1)
+	var v struct {
+		A int `json:"a"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	c.A = v.A
+	return nil
+}
+
+// CountedText is a string with its own UnmarshalText, which counts its
+// calls.
+type CountedText string
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *CountedText) UnmarshalText(b []byte) error {
+	decodeCalls.Add(1)
+	*c = CountedText(b)
+	return nil
+}
+
+// Calls has fields whose types decode themselves, next to fields that do
+// not.
+type Calls struct {
+	C Counted             `json:"c"`
+	P *Counted            `json:"p"`
+	L []Counted           `json:"l"`
+	T CountedText         `json:"t"`
+	K map[CountedText]int `json:"k"`
+	X int                 `json:"x"`
+}
+
+// Euro has a tag name encoding/json v1 does not take (a currency sign),
+// and encoding/json under GOEXPERIMENT=jsonv2 does: {"Euro":1} decodes to 1
+// with the one, to 0 with the other.
+type Euro struct {
+	Euro int `json:"price€"`
+}
+
+//stream:subscriber "euros"
+func TakeEuro(ctx context.Context, e Euro) error { return nil }
+
+//stream:subscriber "calls"
+func TakeCalls(ctx context.Context, c Calls) error { return nil }

@@ -282,7 +282,7 @@ func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Ver
 	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
 	}
-	v, err := h.Decode(c.codec, d.Body)
+	v, err := c.decode(h, d)
 	if err != nil {
 		return c.poisonFor(d, h, fmt.Sprintf("body does not decode into %s: %v", h.MessageType, err))
 	}
@@ -498,6 +498,24 @@ func panicStack(n int) string {
 		fmt.Fprintf(&b, "\n... %d more frames (logged at debug level)", left)
 	}
 	return b.String()
+}
+
+// decode decodes d's body for h. A panic while decoding (in a type's own
+// UnmarshalJSON or UnmarshalText, in encoding/json, in a codec) is an error,
+// so that the message is poison like any other body that does not decode,
+// and the worker goes on. Its stack is logged at debug level; the parked
+// message's reason names the panic.
+func (c *Consumer) decode(h *runtime.Handler, d *Delivery) (v any, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		c.log.Debug("decoding panicked",
+			"message_id", d.MessageID, "message_type", h.MessageType, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		v, err = nil, fmt.Errorf("decoding panicked: %v", r)
+	}()
+	return h.Decode(c.codec, d.Body)
 }
 
 // poison is the verdict for a delivery that cannot reach any handler.

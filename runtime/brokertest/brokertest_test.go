@@ -155,6 +155,7 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"FailureIsRetriedWithTheRetryCount",
 		"ExhaustedMessageIsParkedOnTheDeadLetterQueue",
 		"UndecodableBodyIsParkedWithoutReachingTheHandler",
+		"DecodePanicIsParkedAsPoison",
 		"DeadLetterSkipsTheRemainingAttempts",
 		"DropForgetsTheMessageWithAWarning",
 		"PanicIsRecoveredAndRetried",

@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,7 @@ var cases = []testCase{
 	{"FailureIsRetriedWithTheRetryCount", failureIsRetried},
 	{"ExhaustedMessageIsParkedOnTheDeadLetterQueue", exhaustedMessageIsParked},
 	{"UndecodableBodyIsParkedWithoutReachingTheHandler", undecodableBodyIsParked},
+	{"DecodePanicIsParkedAsPoison", decodePanicIsParked},
 	{"PoisonWithoutDeadLetterQueueIsRejected", poisonWithoutDeadLetterIsRejected},
 	{"DeadLetterSkipsTheRemainingAttempts", deadLetterSkipsRemainingAttempts},
 	{"DropForgetsTheMessageWithAWarning", dropForgetsTheMessage},
@@ -184,13 +186,37 @@ func exhaustedMessageIsParked(t testing.TB, tr Transport) {
 // no retries, and is parked with poison=true. The subscription goes on
 // serving the next message.
 func undecodableBodyIsParked(t testing.TB, tr Transport) {
+	poisonBodyIsParked[Job](t, tr, `{"id":"not a number"}`, "does not decode")
+}
+
+// A body whose decoding panics (here in the type's own UnmarshalJSON) is
+// poison too, parked with the panic as its reason; the worker goes on.
+func decodePanicIsParked(t testing.TB, tr Transport) {
+	poisonBodyIsParked[panickyJob](t, tr, `{"id":1,"panic":true}`, "decoding panicked: brokertest: UnmarshalJSON panicked on purpose")
+}
+
+// panickyJob is a Job whose UnmarshalJSON panics on a body with "panic".
+type panickyJob Job
+
+// UnmarshalJSON decodes b as a Job, and panics when b has "panic".
+func (j *panickyJob) UnmarshalJSON(b []byte) error {
+	if strings.Contains(string(b), "panic") {
+		panic("brokertest: UnmarshalJSON panicked on purpose")
+	}
+	return json.Unmarshal(b, (*Job)(j))
+}
+
+// poisonBodyIsParked publishes body to a handler of T: it must be parked as
+// poison with a reason that has reason in it, and Job 4 published after it
+// handled.
+func poisonBodyIsParked[T any](t testing.TB, tr Transport, body, reason string) {
 	q := uniqueName(t)
 	dl := q + ".dead"
 	f := newFixture(t, tr, q, dl)
-	var work handlerCalls[Job]
+	var work handlerCalls[T]
 	var dead handlerCalls[map[string]any]
 	f.start(
-		f.subscription(q, runtime.Handle("Job", f.policy(3, dl), func(ctx context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
+		f.subscription(q, runtime.Handle("Job", f.policy(3, dl), func(ctx context.Context, j *T, md runtime.Metadata) runtime.Outcome {
 			work.add(ctx, j, md)
 			return runtime.Ack()
 		})),
@@ -199,7 +225,7 @@ func undecodableBodyIsParked(t testing.TB, tr Transport) {
 			return runtime.Ack()
 		})),
 	)
-	f.publishRaw(q, runtime.Message{ID: "m-poison", Type: "Job", ContentType: "application/json", Body: []byte(`{"id":"not a number"}`)})
+	f.publishRaw(q, runtime.Message{ID: "m-poison", Type: "Job", ContentType: "application/json", Body: []byte(body)})
 	f.eventually("the poison message to be parked", func() bool { return dead.len() >= 1 })
 	f.publish(q, "Job", Job{ID: 4}, runtime.WithMessageID("m-after"))
 	f.eventually("the next message to be handled", func() bool { return work.len() >= 1 })
@@ -214,8 +240,8 @@ func undecodableBodyIsParked(t testing.TB, tr Transport) {
 	}
 	h := mds[0].Headers
 	if h[runtime.HeaderDeadLetterPoison] != "true" || h[runtime.HeaderDeadLetterAttempts] != "1" ||
-		!strings.Contains(h[runtime.HeaderDeadLetterReason], "does not decode") || h[runtime.HeaderDeadLetterSource] != q {
-		t.Errorf("dead letter headers %v: want poison true, attempts 1, a decode error as reason, source %s", h, q)
+		!strings.Contains(h[runtime.HeaderDeadLetterReason], reason) || h[runtime.HeaderDeadLetterSource] != q {
+		t.Errorf("dead letter headers %v: want poison true, attempts 1, a reason with %q, source %s", h, reason, q)
 	}
 	if st := f.stats(q); st.Retried != 0 || st.Parked != 1 || st.Acked != 1 {
 		t.Errorf("counters %+v, want no retry, 1 parked, 1 acked", st)

@@ -27,10 +27,11 @@ type Decoder struct {
 
 // Start returns a Decoder for body. It fails unless the first byte other
 // than JSON whitespace is '{', which it leaves for Object to read (so a body
-// that is null fails).
+// that is null fails). Built with GOEXPERIMENT=jsonv2 it always fails, since
+// encoding/json then follows rules the Decoder does not.
 func Start(body []byte) Decoder {
 	d := Decoder{data: body}
-	if d.next() != '{' {
+	if !fastPath || d.next() != '{' {
 		d.failed = true
 	}
 	return d
@@ -811,5 +812,41 @@ func (d *Decoder) skipValue() {
 			return
 		}
 		d.pos = end
+	}
+}
+
+// Flag, Body and Text are bool, []byte and string, named from this
+// package so that the generated code means them even in a package that
+// declares its own bool, byte or string at package level.
+type (
+	Flag = bool
+	Body = []byte
+	Text = string
+)
+
+// New points *p at a new zero value, and returns it for the value to be
+// decoded into. The generated code calls it, rather than the builtin new,
+// for a pointer that is not JSON null, so that it means the builtin even in
+// a package that declares its own new.
+func New[T any](p **T) *T {
+	*p = new(T)
+	return *p
+}
+
+// Next appends a zero element to *s, and returns it for the element to be
+// decoded into. The generated code calls it, rather than the builtins
+// append and len, for each element of an array.
+func Next[S ~[]E, E any](s *S) *E {
+	var zero E
+	*s = append(*s, zero)
+	return &(*s)[len(*s)-1]
+}
+
+// NotNil makes *s an empty slice when it is nil, as encoding/json makes a
+// slice of the array []. The generated code calls it after the elements of
+// an array.
+func NotNil[S ~[]E, E any](s *S) {
+	if *s == nil {
+		*s = S{}
 	}
 }

@@ -237,14 +237,19 @@ func validName(s string) bool {
 // MarshalJSON and MarshalText (json.Marshaler, encoding.TextMarshaler),
 // func([]byte) error for UnmarshalJSON and UnmarshalText. The method set
 // looked in is that of *t, or of t when it is a pointer.
-func HasMethod(t types.Type, name string) bool {
+func HasMethod(t types.Type, name string) bool { return Method(t, name) != nil }
+
+// Method returns the method HasMethod finds, or nil.
+func Method(t types.Type, name string) *types.Func {
 	t = types.Unalias(t)
 	if _, isPtr := t.(*types.Pointer); !isPtr {
 		t = types.NewPointer(t)
 	}
 	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
-	fn, ok := obj.(*types.Func)
-	return ok && types.Identical(fn.Signature(), methodSignature(name))
+	if fn, ok := obj.(*types.Func); ok && types.Identical(fn.Signature(), methodSignature(name)) {
+		return fn
+	}
+	return nil
 }
 
 // methodSignature is the signature encoding/json asks of the method name

@@ -56,7 +56,7 @@ func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg *benchpair.
 // encoding/json decodes it.
 
 // streamgen_decode_benchpair_Order decodes body into *v, a new benchpair.Order.
-func streamgen_decode_benchpair_Order(body []byte, v *benchpair.Order) bool {
+func streamgen_decode_benchpair_Order(body jsondecode.Body, v *benchpair.Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_benchpair_Order(&d, v)
 	return d.End()
@@ -67,9 +67,9 @@ func streamgen_json_benchpair_Order(d *jsondecode.Decoder, v *benchpair.Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -78,18 +78,12 @@ func streamgen_json_benchpair_Order(d *jsondecode.Decoder, v *benchpair.Order) {
 			d.String(&v.Customer)
 		case "items":
 			d.Seen(&seen[2])
-			if d.Null() {
-				v.Items = nil
-			} else {
-				var s []benchpair.OrderItem
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, benchpair.OrderItem{})
-					streamgen_json_benchpair_OrderItem(d, &s[len(s)-1])
+					e := jsondecode.Next(&v.Items)
+					streamgen_json_benchpair_OrderItem(d, e)
 				}
-				if s == nil {
-					s = []benchpair.OrderItem{}
-				}
-				v.Items = s
+				jsondecode.NotNil(&v.Items)
 			}
 		default:
 			d.Unknown("id", "customer", "items")
@@ -102,9 +96,9 @@ func streamgen_json_benchpair_OrderItem(d *jsondecode.Decoder, v *benchpair.Orde
 	if !d.Object() {
 		return
 	}
-	var seen [3]bool
+	var seen [3]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "sku":
 			d.Seen(&seen[0])
 			d.String(&v.SKU)

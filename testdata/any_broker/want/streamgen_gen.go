@@ -56,7 +56,7 @@ func PublishMailAsync(ctx context.Context, p runtime.Publisher, msg Mail, opts .
 // encoding/json decodes it.
 
 // streamgen_decode_Mail decodes body into *v, a new Mail.
-func streamgen_decode_Mail(body []byte, v *Mail) bool {
+func streamgen_decode_Mail(body jsondecode.Body, v *Mail) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Mail(&d, v)
 	return d.End()
@@ -67,9 +67,9 @@ func streamgen_json_Mail(d *jsondecode.Decoder, v *Mail) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "To":
 			d.Seen(&seen[0])
 			d.String(&v.To)

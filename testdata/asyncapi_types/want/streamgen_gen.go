@@ -76,7 +76,7 @@ func PublishArchivedAsync(ctx context.Context, p runtime.Publisher, msg *Archive
 // encoding/json decodes it.
 
 // streamgen_decode_Archived decodes body into *v, a new Archived.
-func streamgen_decode_Archived(body []byte, v *Archived) bool {
+func streamgen_decode_Archived(body jsondecode.Body, v *Archived) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Archived(&d, v)
 	return d.End()
@@ -87,9 +87,9 @@ func streamgen_json_Archived(d *jsondecode.Decoder, v *Archived) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "sku":
 			d.Seen(&seen[0])
 			d.String(&v.SKU)

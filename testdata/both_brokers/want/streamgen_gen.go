@@ -120,28 +120,28 @@ func PublishNoticeAsync(ctx context.Context, p runtime.Publisher, msg Notice, op
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Audit decodes body into *v, a new Audit.
-func streamgen_decode_Audit(body []byte, v *Audit) bool {
+func streamgen_decode_Audit(body jsondecode.Body, v *Audit) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Audit(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Ping decodes body into *v, a new Ping.
-func streamgen_decode_Ping(body []byte, v *Ping) bool {
+func streamgen_decode_Ping(body jsondecode.Body, v *Ping) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Ping(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Notice decodes body into *v, a new Notice.
-func streamgen_decode_Notice(body []byte, v *Notice) bool {
+func streamgen_decode_Notice(body jsondecode.Body, v *Notice) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Notice(&d, v)
 	return d.End()
@@ -152,9 +152,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -169,9 +169,9 @@ func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "JobID":
 			d.Seen(&seen[0])
 			d.Int(&v.JobID)
@@ -196,9 +196,9 @@ func streamgen_json_Notice(d *jsondecode.Decoder, v *Notice) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Text":
 			d.Seen(&seen[0])
 			d.String(&v.Text)

@@ -87,21 +87,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 // encoding/json decodes it.
 
 // streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
-func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+func streamgen_decode_OrderPlaced(body jsondecode.Body, v *OrderPlaced) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_OrderPlaced(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_OrderCancelled decodes body into *v, a new OrderCancelled.
-func streamgen_decode_OrderCancelled(body []byte, v *OrderCancelled) bool {
+func streamgen_decode_OrderCancelled(body jsondecode.Body, v *OrderCancelled) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_OrderCancelled(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Audit decodes body into *v, a new Audit.
-func streamgen_decode_Audit(body []byte, v *Audit) bool {
+func streamgen_decode_Audit(body jsondecode.Body, v *Audit) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Audit(&d, v)
 	return d.End()
@@ -112,9 +112,9 @@ func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -129,9 +129,9 @@ func streamgen_json_OrderCancelled(d *jsondecode.Decoder, v *OrderCancelled) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -146,9 +146,9 @@ func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)

@@ -75,7 +75,7 @@ func PublishTaskToTasksBackfillAsync(ctx context.Context, p runtime.Publisher, m
 // encoding/json decodes it.
 
 // streamgen_decode_Task decodes body into *v, a new Task.
-func streamgen_decode_Task(body []byte, v *Task) bool {
+func streamgen_decode_Task(body jsondecode.Body, v *Task) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Task(&d, v)
 	return d.End()
@@ -86,9 +86,9 @@ func streamgen_json_Task(d *jsondecode.Decoder, v *Task) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)

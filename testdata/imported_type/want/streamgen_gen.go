@@ -70,14 +70,14 @@ func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg *orders.Re
 // encoding/json decodes it.
 
 // streamgen_decode_orders_Order decodes body into *v, a new orders.Order.
-func streamgen_decode_orders_Order(body []byte, v *orders.Order) bool {
+func streamgen_decode_orders_Order(body jsondecode.Body, v *orders.Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_orders_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_orders_Refund decodes body into *v, a new orders.Refund.
-func streamgen_decode_orders_Refund(body []byte, v *orders.Refund) bool {
+func streamgen_decode_orders_Refund(body jsondecode.Body, v *orders.Refund) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_orders_Refund(&d, v)
 	return d.End()
@@ -88,26 +88,20 @@ func streamgen_json_orders_Order(d *jsondecode.Decoder, v *orders.Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
 		case "lines":
 			d.Seen(&seen[1])
-			if d.Null() {
-				v.Lines = nil
-			} else {
-				var s []string
+			if !d.Null() {
 				for i2 := 0; d.Element(i2); i2++ {
-					s = append(s, *new(string))
-					d.String(&s[len(s)-1])
+					e := jsondecode.Next(&v.Lines)
+					d.String(e)
 				}
-				if s == nil {
-					s = []string{}
-				}
-				v.Lines = s
+				jsondecode.NotNil(&v.Lines)
 			}
 		default:
 			d.Unknown("id", "lines")
@@ -120,9 +114,9 @@ func streamgen_json_orders_Refund(d *jsondecode.Decoder, v *orders.Refund) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "order_id":
 			d.Seen(&seen[0])
 			d.String(&v.OrderID)

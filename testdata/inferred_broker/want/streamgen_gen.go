@@ -76,14 +76,14 @@ func PublishDigestAsync(ctx context.Context, p runtime.Publisher, msg Digest, op
 // encoding/json decodes it.
 
 // streamgen_decode_Alert decodes body into *v, a new Alert.
-func streamgen_decode_Alert(body []byte, v *Alert) bool {
+func streamgen_decode_Alert(body jsondecode.Body, v *Alert) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Alert(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Digest decodes body into *v, a new Digest.
-func streamgen_decode_Digest(body []byte, v *Digest) bool {
+func streamgen_decode_Digest(body jsondecode.Body, v *Digest) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Digest(&d, v)
 	return d.End()
@@ -94,9 +94,9 @@ func streamgen_json_Alert(d *jsondecode.Decoder, v *Alert) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Text":
 			d.Seen(&seen[0])
 			d.String(&v.Text)
@@ -111,9 +111,9 @@ func streamgen_json_Digest(d *jsondecode.Decoder, v *Digest) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Count":
 			d.Seen(&seen[0])
 			d.Int(&v.Count)

@@ -77,14 +77,14 @@ func PublishPartsMsgAsync(ctx context.Context, p runtime.Publisher, msg *parts.M
 // encoding/json decodes it.
 
 // streamgen_decode_Msg decodes body2 into *v2, a new Msg.
-func streamgen_decode_Msg(body2 []byte, v2 *Msg) bool {
+func streamgen_decode_Msg(body2 jsondecode2.Body, v2 *Msg) jsondecode2.Flag {
 	d2 := jsondecode2.Start(body2)
 	streamgen_json_Msg2(&d2, v2)
 	return d2.End()
 }
 
 // streamgen_decode_parts_Msg decodes body2 into *v2, a new parts.Msg.
-func streamgen_decode_parts_Msg(body2 []byte, v2 *parts.Msg) bool {
+func streamgen_decode_parts_Msg(body2 jsondecode2.Body, v2 *parts.Msg) jsondecode2.Flag {
 	d2 := jsondecode2.Start(body2)
 	streamgen_json_parts_Msg(&d2, v2)
 	return d2.End()
@@ -95,74 +95,50 @@ func streamgen_json_Msg2(d2 *jsondecode2.Decoder, v2 *Msg) {
 	if !d2.Object() {
 		return
 	}
-	var seen2 [6]bool
+	var seen2 [6]jsondecode2.Flag
 	for i2 := 0; d2.Member(i2); i2++ {
-		switch string(d2.Key()) {
+		switch jsondecode2.Text(d2.Key()) {
 		case "items":
 			d2.Seen(&seen2[0])
-			if d2.Null() {
-				v2.Items = nil
-			} else {
-				var s2 []s
+			if !d2.Null() {
 				for i3 := 0; d2.Element(i3); i3++ {
-					s2 = append(s2, s{})
-					streamgen_json_s(d2, &s2[len(s2)-1])
+					e := jsondecode2.Next(&v2.Items)
+					streamgen_json_s(d2, e)
 				}
-				if s2 == nil {
-					s2 = []s{}
-				}
-				v2.Items = s2
+				jsondecode2.NotNil(&v2.Items)
 			}
 		case "ptrs":
 			d2.Seen(&seen2[1])
-			if d2.Null() {
-				v2.Ptrs = nil
-			} else {
-				var s3 []*s
+			if !d2.Null() {
 				for i4 := 0; d2.Element(i4); i4++ {
-					s3 = append(s3, nil)
-					if d2.Null() {
-						s3[len(s3)-1] = nil
-					} else {
-						x2 := new(s)
+					e2 := jsondecode2.Next(&v2.Ptrs)
+					if !d2.Null() {
+						x2 := jsondecode2.New(e2)
 						streamgen_json_s(d2, x2)
-						s3[len(s3)-1] = x2
 					}
 				}
-				if s3 == nil {
-					s3 = []*s{}
-				}
-				v2.Ptrs = s3
+				jsondecode2.NotNil(&v2.Ptrs)
 			}
 		case "part":
 			d2.Seen(&seen2[2])
 			streamgen_json_parts_Part(d2, &v2.Part)
 		case "other":
 			d2.Seen(&seen2[3])
-			if d2.Null() {
-				v2.Other = nil
-			} else {
-				x3 := new(parts.Msg)
+			if !d2.Null() {
+				x3 := jsondecode2.New(&v2.Other)
 				streamgen_json_parts_Msg(d2, x3)
-				v2.Other = x3
 			}
 		case "box":
 			d2.Seen(&seen2[4])
 			streamgen_json_parts_Box(d2, &v2.Box)
 		case "parts":
 			d2.Seen(&seen2[5])
-			if d2.Null() {
-				v2.Parts = nil
-			} else {
-				var s4 []parts.Part
+			if !d2.Null() {
 				for i5 := 0; d2.Element(i5); i5++ {
-					s4 = append(s4, parts.Part{})
-					streamgen_json_parts_Part(d2, &s4[len(s4)-1])
+					e3 := jsondecode2.Next(&v2.Parts)
+					streamgen_json_parts_Part(d2, e3)
 				}
-				if s4 == nil {
-					s4 = []parts.Part{}
-				}
-				v2.Parts = s4
+				jsondecode2.NotNil(&v2.Parts)
 			}
 		default:
 			d2.Unknown("items", "ptrs", "part", "other", "box", "parts")
@@ -175,9 +151,9 @@ func streamgen_json_parts_Msg(d2 *jsondecode2.Decoder, v2 *parts.Msg) {
 	if !d2.Object() {
 		return
 	}
-	var seen2 [1]bool
+	var seen2 [1]jsondecode2.Flag
 	for i2 := 0; d2.Member(i2); i2++ {
-		switch string(d2.Key()) {
+		switch jsondecode2.Text(d2.Key()) {
 		case "id":
 			d2.Seen(&seen2[0])
 			d2.Int(&v2.ID)
@@ -192,9 +168,9 @@ func streamgen_json_s(d2 *jsondecode2.Decoder, v2 *s) {
 	if !d2.Object() {
 		return
 	}
-	var seen2 [1]bool
+	var seen2 [1]jsondecode2.Flag
 	for i2 := 0; d2.Member(i2); i2++ {
-		switch string(d2.Key()) {
+		switch jsondecode2.Text(d2.Key()) {
 		case "N":
 			d2.Seen(&seen2[0])
 			d2.Int(&v2.N)
@@ -209,9 +185,9 @@ func streamgen_json_parts_Part(d2 *jsondecode2.Decoder, v2 *parts.Part) {
 	if !d2.Object() {
 		return
 	}
-	var seen2 [2]bool
+	var seen2 [2]jsondecode2.Flag
 	for i2 := 0; d2.Member(i2); i2++ {
-		switch string(d2.Key()) {
+		switch jsondecode2.Text(d2.Key()) {
 		case "name":
 			d2.Seen(&seen2[0])
 			d2.String(&v2.Name)
@@ -229,9 +205,9 @@ func streamgen_json_parts_Box(d2 *jsondecode2.Decoder, v2 *parts.Box) {
 	if !d2.Object() {
 		return
 	}
-	var seen2 [2]bool
+	var seen2 [2]jsondecode2.Flag
 	for i2 := 0; d2.Member(i2); i2++ {
-		switch string(d2.Key()) {
+		switch jsondecode2.Text(d2.Key()) {
 		case "inner":
 			d2.Seen(&seen2[0])
 			d2.Std(&v2.Inner)

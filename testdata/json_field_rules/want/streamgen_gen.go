@@ -118,14 +118,14 @@ func PublishRenamedAsync(ctx context.Context, p runtime.Publisher, msg Renamed, 
 // encoding/json decodes it.
 
 // streamgen_decode_Tie decodes body into *v, a new Tie.
-func streamgen_decode_Tie(body []byte, v *Tie) bool {
+func streamgen_decode_Tie(body jsondecode.Body, v *Tie) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Tie(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Renamed decodes body into *v, a new Renamed.
-func streamgen_decode_Renamed(body []byte, v *Renamed) bool {
+func streamgen_decode_Renamed(body jsondecode.Body, v *Renamed) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Renamed(&d, v)
 	return d.End()
@@ -146,9 +146,9 @@ func streamgen_json_Renamed(d *jsondecode.Decoder, v *Renamed) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "X":
 			d.Seen(&seen[0])
 			d.Int(&v.X)

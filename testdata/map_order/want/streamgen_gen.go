@@ -625,119 +625,119 @@ func PublishAlphaMsg5ToSub13Async(ctx context.Context, p runtime.Publisher, msg 
 // encoding/json decodes it.
 
 // streamgen_decode_T1 decodes body into *v, a new T1.
-func streamgen_decode_T1(body []byte, v *T1) bool {
+func streamgen_decode_T1(body jsondecode.Body, v *T1) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T1(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T8 decodes body into *v, a new T8.
-func streamgen_decode_T8(body []byte, v *T8) bool {
+func streamgen_decode_T8(body jsondecode.Body, v *T8) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T8(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_alpha_Msg0 decodes body into *v, a new alpha.Msg0.
-func streamgen_decode_alpha_Msg0(body []byte, v *alpha.Msg0) bool {
+func streamgen_decode_alpha_Msg0(body jsondecode.Body, v *alpha.Msg0) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_alpha_Msg0(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T9 decodes body into *v, a new T9.
-func streamgen_decode_T9(body []byte, v *T9) bool {
+func streamgen_decode_T9(body jsondecode.Body, v *T9) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T9(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_beta_Msg0 decodes body into *v, a new beta.Msg0.
-func streamgen_decode_beta_Msg0(body []byte, v *beta.Msg0) bool {
+func streamgen_decode_beta_Msg0(body jsondecode.Body, v *beta.Msg0) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_beta_Msg0(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T0 decodes body into *v, a new T0.
-func streamgen_decode_T0(body []byte, v *T0) bool {
+func streamgen_decode_T0(body jsondecode.Body, v *T0) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T0(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_beta_Msg1 decodes body into *v, a new beta.Msg1.
-func streamgen_decode_beta_Msg1(body []byte, v *beta.Msg1) bool {
+func streamgen_decode_beta_Msg1(body jsondecode.Body, v *beta.Msg1) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_beta_Msg1(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T5 decodes body into *v, a new T5.
-func streamgen_decode_T5(body []byte, v *T5) bool {
+func streamgen_decode_T5(body jsondecode.Body, v *T5) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T5(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_beta_Msg3 decodes body into *v, a new beta.Msg3.
-func streamgen_decode_beta_Msg3(body []byte, v *beta.Msg3) bool {
+func streamgen_decode_beta_Msg3(body jsondecode.Body, v *beta.Msg3) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_beta_Msg3(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_alpha_Msg1 decodes body into *v, a new alpha.Msg1.
-func streamgen_decode_alpha_Msg1(body []byte, v *alpha.Msg1) bool {
+func streamgen_decode_alpha_Msg1(body jsondecode.Body, v *alpha.Msg1) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_alpha_Msg1(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T3 decodes body into *v, a new T3.
-func streamgen_decode_T3(body []byte, v *T3) bool {
+func streamgen_decode_T3(body jsondecode.Body, v *T3) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T3(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_beta_Msg4 decodes body into *v, a new beta.Msg4.
-func streamgen_decode_beta_Msg4(body []byte, v *beta.Msg4) bool {
+func streamgen_decode_beta_Msg4(body jsondecode.Body, v *beta.Msg4) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_beta_Msg4(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_alpha_Msg5 decodes body into *v, a new alpha.Msg5.
-func streamgen_decode_alpha_Msg5(body []byte, v *alpha.Msg5) bool {
+func streamgen_decode_alpha_Msg5(body jsondecode.Body, v *alpha.Msg5) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_alpha_Msg5(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_alpha_Msg4 decodes body into *v, a new alpha.Msg4.
-func streamgen_decode_alpha_Msg4(body []byte, v *alpha.Msg4) bool {
+func streamgen_decode_alpha_Msg4(body jsondecode.Body, v *alpha.Msg4) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_alpha_Msg4(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_T6 decodes body into *v, a new T6.
-func streamgen_decode_T6(body []byte, v *T6) bool {
+func streamgen_decode_T6(body jsondecode.Body, v *T6) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_T6(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_beta_Msg5 decodes body into *v, a new beta.Msg5.
-func streamgen_decode_beta_Msg5(body []byte, v *beta.Msg5) bool {
+func streamgen_decode_beta_Msg5(body jsondecode.Body, v *beta.Msg5) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_beta_Msg5(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_alpha_Msg3 decodes body into *v, a new alpha.Msg3.
-func streamgen_decode_alpha_Msg3(body []byte, v *alpha.Msg3) bool {
+func streamgen_decode_alpha_Msg3(body jsondecode.Body, v *alpha.Msg3) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_alpha_Msg3(&d, v)
 	return d.End()
@@ -748,9 +748,9 @@ func streamgen_json_T1(d *jsondecode.Decoder, v *T1) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -765,9 +765,9 @@ func streamgen_json_T8(d *jsondecode.Decoder, v *T8) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -782,9 +782,9 @@ func streamgen_json_alpha_Msg0(d *jsondecode.Decoder, v *alpha.Msg0) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -799,9 +799,9 @@ func streamgen_json_T9(d *jsondecode.Decoder, v *T9) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -816,9 +816,9 @@ func streamgen_json_beta_Msg0(d *jsondecode.Decoder, v *beta.Msg0) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -833,9 +833,9 @@ func streamgen_json_T0(d *jsondecode.Decoder, v *T0) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -850,9 +850,9 @@ func streamgen_json_beta_Msg1(d *jsondecode.Decoder, v *beta.Msg1) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -867,9 +867,9 @@ func streamgen_json_T5(d *jsondecode.Decoder, v *T5) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -884,9 +884,9 @@ func streamgen_json_beta_Msg3(d *jsondecode.Decoder, v *beta.Msg3) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -901,9 +901,9 @@ func streamgen_json_alpha_Msg1(d *jsondecode.Decoder, v *alpha.Msg1) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -918,9 +918,9 @@ func streamgen_json_T3(d *jsondecode.Decoder, v *T3) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -935,9 +935,9 @@ func streamgen_json_beta_Msg4(d *jsondecode.Decoder, v *beta.Msg4) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -952,9 +952,9 @@ func streamgen_json_alpha_Msg5(d *jsondecode.Decoder, v *alpha.Msg5) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -969,9 +969,9 @@ func streamgen_json_alpha_Msg4(d *jsondecode.Decoder, v *alpha.Msg4) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -986,9 +986,9 @@ func streamgen_json_T6(d *jsondecode.Decoder, v *T6) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -1003,9 +1003,9 @@ func streamgen_json_beta_Msg5(d *jsondecode.Decoder, v *beta.Msg5) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -1020,9 +1020,9 @@ func streamgen_json_alpha_Msg3(d *jsondecode.Decoder, v *alpha.Msg3) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)

@@ -77,7 +77,7 @@ func PublishAppJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg *Job
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
@@ -88,9 +88,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)

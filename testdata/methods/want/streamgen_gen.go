@@ -138,21 +138,21 @@ func PublishOrderToOrdersLegacyAsync(ctx context.Context, p runtime.Publisher, m
 // encoding/json decodes it.
 
 // streamgen_decode_Order decodes body into *v, a new Order.
-func streamgen_decode_Order(body []byte, v *Order) bool {
+func streamgen_decode_Order(body jsondecode.Body, v *Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Refund decodes body into *v, a new Refund.
-func streamgen_decode_Refund(body []byte, v *Refund) bool {
+func streamgen_decode_Refund(body jsondecode.Body, v *Refund) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Refund(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Audit decodes body into *v, a new Audit.
-func streamgen_decode_Audit(body []byte, v *Audit) bool {
+func streamgen_decode_Audit(body jsondecode.Body, v *Audit) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Audit(&d, v)
 	return d.End()
@@ -163,9 +163,9 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -180,9 +180,9 @@ func streamgen_json_Refund(d *jsondecode.Decoder, v *Refund) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "order_id":
 			d.Seen(&seen[0])
 			d.String(&v.OrderID)
@@ -197,9 +197,9 @@ func streamgen_json_Audit(d *jsondecode.Decoder, v *Audit) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "line":
 			d.Seen(&seen[0])
 			d.String(&v.Line)

@@ -86,21 +86,21 @@ func PublishFrozenAsync(ctx context.Context, p runtime.Publisher, msg Frozen, op
 // encoding/json decodes it.
 
 // streamgen_decode_Opened decodes body into *v, a new Opened.
-func streamgen_decode_Opened(body []byte, v *Opened) bool {
+func streamgen_decode_Opened(body jsondecode.Body, v *Opened) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Opened(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Closed decodes body into *v, a new Closed.
-func streamgen_decode_Closed(body []byte, v *Closed) bool {
+func streamgen_decode_Closed(body jsondecode.Body, v *Closed) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Closed(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Frozen decodes body into *v, a new Frozen.
-func streamgen_decode_Frozen(body []byte, v *Frozen) bool {
+func streamgen_decode_Frozen(body jsondecode.Body, v *Frozen) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Frozen(&d, v)
 	return d.End()
@@ -111,9 +111,9 @@ func streamgen_json_Opened(d *jsondecode.Decoder, v *Opened) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Account":
 			d.Seen(&seen[0])
 			d.String(&v.Account)
@@ -128,9 +128,9 @@ func streamgen_json_Closed(d *jsondecode.Decoder, v *Closed) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Account":
 			d.Seen(&seen[0])
 			d.String(&v.Account)
@@ -145,9 +145,9 @@ func streamgen_json_Frozen(d *jsondecode.Decoder, v *Frozen) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Account":
 			d.Seen(&seen[0])
 			d.String(&v.Account)

@@ -97,7 +97,7 @@ func PublishMsgToZeromqAsync(ctx2 context2.Context, p runtime2.Publisher, msg Ms
 // encoding/json decodes it.
 
 // streamgen_decode_Msg decodes body into *v, a new Msg.
-func streamgen_decode_Msg(body []byte, v *Msg) bool {
+func streamgen_decode_Msg(body jsondecode.Body, v *Msg) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Msg(&d, v)
 	return d.End()
@@ -108,9 +108,9 @@ func streamgen_json_Msg(d *jsondecode.Decoder, v *Msg) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)

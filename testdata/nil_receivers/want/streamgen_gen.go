@@ -87,14 +87,14 @@ func PublishInvoiceAsync(ctx context.Context, p runtime.Publisher, msg Invoice, 
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Invoice decodes body into *v, a new Invoice.
-func streamgen_decode_Invoice(body []byte, v *Invoice) bool {
+func streamgen_decode_Invoice(body jsondecode.Body, v *Invoice) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Invoice(&d, v)
 	return d.End()
@@ -105,9 +105,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -122,9 +122,9 @@ func streamgen_json_Invoice(d *jsondecode.Decoder, v *Invoice) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)

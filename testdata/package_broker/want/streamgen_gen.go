@@ -76,14 +76,14 @@ func PublishExportAsync(ctx context.Context, p runtime.Publisher, msg Export, op
 // encoding/json decodes it.
 
 // streamgen_decode_Report decodes body into *v, a new Report.
-func streamgen_decode_Report(body []byte, v *Report) bool {
+func streamgen_decode_Report(body jsondecode.Body, v *Report) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Report(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Export decodes body into *v, a new Export.
-func streamgen_decode_Export(body []byte, v *Export) bool {
+func streamgen_decode_Export(body jsondecode.Body, v *Export) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Export(&d, v)
 	return d.End()
@@ -94,9 +94,9 @@ func streamgen_json_Report(d *jsondecode.Decoder, v *Report) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Name":
 			d.Seen(&seen[0])
 			d.String(&v.Name)
@@ -111,9 +111,9 @@ func streamgen_json_Export(d *jsondecode.Decoder, v *Export) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Name":
 			d.Seen(&seen[0])
 			d.String(&v.Name)

@@ -103,14 +103,14 @@ func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg Receipt, 
 // encoding/json decodes it.
 
 // streamgen_decode_OrderPlaced decodes body into *v, a new OrderPlaced.
-func streamgen_decode_OrderPlaced(body []byte, v *OrderPlaced) bool {
+func streamgen_decode_OrderPlaced(body jsondecode.Body, v *OrderPlaced) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_OrderPlaced(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Receipt decodes body into *v, a new Receipt.
-func streamgen_decode_Receipt(body []byte, v *Receipt) bool {
+func streamgen_decode_Receipt(body jsondecode.Body, v *Receipt) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Receipt(&d, v)
 	return d.End()
@@ -121,9 +121,9 @@ func streamgen_json_OrderPlaced(d *jsondecode.Decoder, v *OrderPlaced) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -141,9 +141,9 @@ func streamgen_json_Receipt(d *jsondecode.Decoder, v *Receipt) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.String(&v.ID)

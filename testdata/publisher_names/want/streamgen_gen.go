@@ -147,28 +147,28 @@ func PublishEventV2ToEventsAsync(ctx context.Context, p runtime.Publisher, msg E
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Order decodes body into *v, a new Order.
-func streamgen_decode_Order(body []byte, v *Order) bool {
+func streamgen_decode_Order(body jsondecode.Body, v *Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_orders_Order decodes body into *v, a new orders.Order.
-func streamgen_decode_orders_Order(body []byte, v *orders.Order) bool {
+func streamgen_decode_orders_Order(body jsondecode.Body, v *orders.Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_orders_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Event decodes body into *v, a new Event.
-func streamgen_decode_Event(body []byte, v *Event) bool {
+func streamgen_decode_Event(body jsondecode.Body, v *Event) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Event(&d, v)
 	return d.End()
@@ -179,9 +179,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.Int(&v.ID)
@@ -196,9 +196,9 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Ref":
 			d.Seen(&seen[0])
 			d.String(&v.Ref)
@@ -213,9 +213,9 @@ func streamgen_json_orders_Order(d *jsondecode.Decoder, v *orders.Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -230,9 +230,9 @@ func streamgen_json_Event(d *jsondecode.Decoder, v *Event) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Name":
 			d.Seen(&seen[0])
 			d.String(&v.Name)

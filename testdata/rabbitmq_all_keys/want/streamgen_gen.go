@@ -88,14 +88,14 @@ func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg *Receipt,
 // encoding/json decodes it.
 
 // streamgen_decode_Invoice decodes body into *v, a new Invoice.
-func streamgen_decode_Invoice(body []byte, v *Invoice) bool {
+func streamgen_decode_Invoice(body jsondecode.Body, v *Invoice) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Invoice(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Receipt decodes body into *v, a new Receipt.
-func streamgen_decode_Receipt(body []byte, v *Receipt) bool {
+func streamgen_decode_Receipt(body jsondecode.Body, v *Receipt) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Receipt(&d, v)
 	return d.End()
@@ -106,9 +106,9 @@ func streamgen_json_Invoice(d *jsondecode.Decoder, v *Invoice) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -126,9 +126,9 @@ func streamgen_json_Receipt(d *jsondecode.Decoder, v *Receipt) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "invoice_id":
 			d.Seen(&seen[0])
 			d.String(&v.InvoiceID)

@@ -79,14 +79,14 @@ func PublishSlowAsync(ctx context.Context, p runtime.Publisher, msg Slow, opts .
 // encoding/json decodes it.
 
 // streamgen_decode_Hook decodes body into *v, a new Hook.
-func streamgen_decode_Hook(body []byte, v *Hook) bool {
+func streamgen_decode_Hook(body jsondecode.Body, v *Hook) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Hook(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Slow decodes body into *v, a new Slow.
-func streamgen_decode_Slow(body []byte, v *Slow) bool {
+func streamgen_decode_Slow(body jsondecode.Body, v *Slow) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Slow(&d, v)
 	return d.End()
@@ -97,9 +97,9 @@ func streamgen_json_Hook(d *jsondecode.Decoder, v *Hook) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "url":
 			d.Seen(&seen[0])
 			d.String(&v.URL)
@@ -114,9 +114,9 @@ func streamgen_json_Slow(d *jsondecode.Decoder, v *Slow) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "URL":
 			d.Seen(&seen[0])
 			d.String(&v.URL)

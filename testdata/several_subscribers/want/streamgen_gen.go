@@ -97,21 +97,21 @@ func PublishPaymentAsync(ctx context.Context, p runtime.Publisher, msg Payment, 
 // encoding/json decodes it.
 
 // streamgen_decode_Shipment decodes body into *v, a new Shipment.
-func streamgen_decode_Shipment(body []byte, v *Shipment) bool {
+func streamgen_decode_Shipment(body jsondecode.Body, v *Shipment) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Shipment(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Order decodes body into *v, a new Order.
-func streamgen_decode_Order(body []byte, v *Order) bool {
+func streamgen_decode_Order(body jsondecode.Body, v *Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Order(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Payment decodes body into *v, a new Payment.
-func streamgen_decode_Payment(body []byte, v *Payment) bool {
+func streamgen_decode_Payment(body jsondecode.Body, v *Payment) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Payment(&d, v)
 	return d.End()
@@ -122,9 +122,9 @@ func streamgen_json_Shipment(d *jsondecode.Decoder, v *Shipment) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "OrderID":
 			d.Seen(&seen[0])
 			d.String(&v.OrderID)
@@ -142,9 +142,9 @@ func streamgen_json_Order(d *jsondecode.Decoder, v *Order) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "ID":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -159,9 +159,9 @@ func streamgen_json_Payment(d *jsondecode.Decoder, v *Payment) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "OrderID":
 			d.Seen(&seen[0])
 			d.String(&v.OrderID)

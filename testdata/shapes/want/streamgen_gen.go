@@ -202,56 +202,56 @@ func PublishHAsync(ctx context.Context, p runtime.Publisher, msg *H, opts ...run
 // encoding/json decodes it.
 
 // streamgen_decode_A decodes body into *v, a new A.
-func streamgen_decode_A(body []byte, v *A) bool {
+func streamgen_decode_A(body jsondecode.Body, v *A) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_A(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_B decodes body into *v, a new B.
-func streamgen_decode_B(body []byte, v *B) bool {
+func streamgen_decode_B(body jsondecode.Body, v *B) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_B(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_C decodes body into *v, a new C.
-func streamgen_decode_C(body []byte, v *C) bool {
+func streamgen_decode_C(body jsondecode.Body, v *C) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_C(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_D decodes body into *v, a new D.
-func streamgen_decode_D(body []byte, v *D) bool {
+func streamgen_decode_D(body jsondecode.Body, v *D) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_D(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_E decodes body into *v, a new E.
-func streamgen_decode_E(body []byte, v *E) bool {
+func streamgen_decode_E(body jsondecode.Body, v *E) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_E(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_F decodes body into *v, a new F.
-func streamgen_decode_F(body []byte, v *F) bool {
+func streamgen_decode_F(body jsondecode.Body, v *F) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_F(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_G decodes body into *v, a new G.
-func streamgen_decode_G(body []byte, v *G) bool {
+func streamgen_decode_G(body jsondecode.Body, v *G) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_G(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_H decodes body into *v, a new H.
-func streamgen_decode_H(body []byte, v *H) bool {
+func streamgen_decode_H(body jsondecode.Body, v *H) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_H(&d, v)
 	return d.End()
@@ -262,9 +262,9 @@ func streamgen_json_A(d *jsondecode.Decoder, v *A) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -279,9 +279,9 @@ func streamgen_json_B(d *jsondecode.Decoder, v *B) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -296,9 +296,9 @@ func streamgen_json_C(d *jsondecode.Decoder, v *C) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -313,9 +313,9 @@ func streamgen_json_D(d *jsondecode.Decoder, v *D) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -330,9 +330,9 @@ func streamgen_json_E(d *jsondecode.Decoder, v *E) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -347,9 +347,9 @@ func streamgen_json_F(d *jsondecode.Decoder, v *F) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -364,9 +364,9 @@ func streamgen_json_G(d *jsondecode.Decoder, v *G) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)
@@ -381,9 +381,9 @@ func streamgen_json_H(d *jsondecode.Decoder, v *H) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "N":
 			d.Seen(&seen[0])
 			d.Int(&v.N)

@@ -55,7 +55,7 @@ func PublishTicketAsync(ctx context.Context, p runtime.Publisher, msg Ticket, op
 // encoding/json decodes it.
 
 // streamgen_decode_Ticket decodes body into *v, a new Ticket.
-func streamgen_decode_Ticket(body []byte, v *Ticket) bool {
+func streamgen_decode_Ticket(body jsondecode.Body, v *Ticket) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Ticket(&d, v)
 	return d.End()
@@ -66,9 +66,9 @@ func streamgen_json_Ticket(d *jsondecode.Decoder, v *Ticket) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "Title":
 			d.Seen(&seen[0])
 			d.String(&v.Title)

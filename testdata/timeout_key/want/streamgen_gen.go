@@ -91,14 +91,14 @@ func PublishChargeToAuditAsync(ctx context.Context, p runtime.Publisher, msg *Ch
 // encoding/json decodes it.
 
 // streamgen_decode_Charge decodes body into *v, a new Charge.
-func streamgen_decode_Charge(body []byte, v *Charge) bool {
+func streamgen_decode_Charge(body jsondecode.Body, v *Charge) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Charge(&d, v)
 	return d.End()
 }
 
 // streamgen_decode_Refund decodes body into *v, a new Refund.
-func streamgen_decode_Refund(body []byte, v *Refund) bool {
+func streamgen_decode_Refund(body jsondecode.Body, v *Refund) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Refund(&d, v)
 	return d.End()
@@ -109,9 +109,9 @@ func streamgen_json_Charge(d *jsondecode.Decoder, v *Charge) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)
@@ -126,9 +126,9 @@ func streamgen_json_Refund(d *jsondecode.Decoder, v *Refund) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.String(&v.ID)

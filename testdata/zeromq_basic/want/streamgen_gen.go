@@ -55,7 +55,7 @@ func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...
 // encoding/json decodes it.
 
 // streamgen_decode_Job decodes body into *v, a new Job.
-func streamgen_decode_Job(body []byte, v *Job) bool {
+func streamgen_decode_Job(body jsondecode.Body, v *Job) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Job(&d, v)
 	return d.End()
@@ -66,9 +66,9 @@ func streamgen_json_Job(d *jsondecode.Decoder, v *Job) {
 	if !d.Object() {
 		return
 	}
-	var seen [2]bool
+	var seen [2]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "id":
 			d.Seen(&seen[0])
 			d.Uint64(&v.ID)

@@ -80,7 +80,7 @@ func PublishEventToEventsRetryAsync(ctx context.Context, p runtime.Publisher, ms
 // encoding/json decodes it.
 
 // streamgen_decode_Event decodes body into *v, a new Event.
-func streamgen_decode_Event(body []byte, v *Event) bool {
+func streamgen_decode_Event(body jsondecode.Body, v *Event) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Event(&d, v)
 	return d.End()
@@ -91,9 +91,9 @@ func streamgen_json_Event(d *jsondecode.Decoder, v *Event) {
 	if !d.Object() {
 		return
 	}
-	var seen [1]bool
+	var seen [1]jsondecode.Flag
 	for i := 0; d.Member(i); i++ {
-		switch string(d.Key()) {
+		switch jsondecode.Text(d.Key()) {
 		case "kind":
 			d.Seen(&seen[0])
 			d.String(&v.Kind)
