@@ -103,6 +103,8 @@ func New(url string, opts ...Option) *Broker {
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user
+	b.dialer.handshake = o.handshake
+	b.dialer.log = b.logger
 	b.pub = newPublisher(b.dial, o.confirmTimeout, o.publishWindow, b.blocks, log)
 	return b
 }
@@ -282,12 +284,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	b.mu.Unlock()
 	b.pub.use(env.Clock, log)
 
-	sess, err := b.openSession(ctx)
-	if err == nil {
-		if _, err = b.pub.channel(ctx); err != nil {
-			_ = sess.close(ctx)
-		}
-	}
+	sess, err := b.connect(ctx, log)
 	if err != nil {
 		b.stopRun()
 		b.abort()
@@ -307,6 +304,44 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	log.Info("rabbitmq: consuming", "url", sess.conn.addr, "subscriptions", len(b.runners))
 	return nil
 }
+
+// connect opens the first consuming session and the publishing channel.
+// With WaitForBroker it tries again while no address answers, until its
+// bound passes or ctx ends.
+func (b *Broker) connect(ctx context.Context, log *slog.Logger) (*session, error) {
+	bound := b.opts.waitForBroker
+	start := time.Now()
+	retry := b.opts.backoff
+	retry.max = min(retry.max, maxStartupDelay)
+	retry.min = min(retry.min, retry.max)
+	for n := 1; ; n++ {
+		sess, err := b.openSession(ctx)
+		if err == nil {
+			if _, err = b.pub.channel(ctx); err != nil {
+				_ = sess.close(ctx)
+			}
+		}
+		var unreachable unreachableError
+		if err == nil || bound == 0 || ctx.Err() != nil || !errors.As(err, &unreachable) {
+			return sess, err
+		}
+		waited := time.Since(start)
+		if waited >= bound {
+			return nil, fmt.Errorf("rabbitmq: the broker did not answer within %s (WaitForBroker), after %d tries: %w", bound, n, err)
+		}
+		delay := min(retry.delay(n), bound-waited)
+		log.Warn("rabbitmq: the broker does not answer yet; waiting for it",
+			"url", b.dialer.redacted, "attempt", n, "waited", waited.Round(time.Millisecond), "wait_up_to", bound, "err", err)
+		b.setNotReady(fmt.Sprintf("waiting for the broker: attempt %d failed: %v", n, err))
+		if err := wait.Sleep(ctx, b.clock, delay); err != nil {
+			return nil, fmt.Errorf("rabbitmq: waiting for the broker: %w", err)
+		}
+	}
+}
+
+// maxStartupDelay caps the delay between two tries of WaitForBroker, so a
+// broker that comes up is found soon.
+const maxStartupDelay = 5 * time.Second
 
 // install makes s the current session and starts handing its deliveries to
 // the workers, unless Shutdown has begun.
@@ -336,7 +371,7 @@ func (b *Broker) supervise(runCtx context.Context, sess *session) {
 		}
 		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
 		b.setNotReady(fmt.Sprintf("consuming was interrupted; reconnecting: %v", sess.cause()))
-		closeCtx, cancel := context.WithTimeout(runCtx, handshakeTimeout)
+		closeCtx, cancel := context.WithTimeout(runCtx, closeTimeout)
 		_ = sess.close(closeCtx)
 		cancel()
 		next, err := b.reconnect(runCtx)
