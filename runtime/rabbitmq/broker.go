@@ -66,6 +66,7 @@ var _ interface {
 	runtime.Publisher
 	runtime.CodecProvider
 	runtime.ReadinessReporter
+	runtime.WarningReporter
 } = (*Broker)(nil)
 
 // New returns a Broker for the broker at url (amqp:// or amqps://), or for
@@ -143,6 +144,29 @@ func (b *Broker) logger() *slog.Logger {
 // connection.blocked and connection.unblocked.
 func (b *Broker) Blocked() (reason string, blocked bool) {
 	return b.blocks.blocked()
+}
+
+// Warnings reports, for App.Health, what holds retries back while the
+// Broker still consumes: while the broker blocks the publishing connection
+// (see Blocked), each subscription whose retry copies and dead letters
+// await their confirm, and how many of its prefetch slots their originals
+// hold.
+func (b *Broker) Warnings() []string {
+	reason, blocked := b.blocks.blocked()
+	if !blocked {
+		return nil
+	}
+	b.mu.Lock()
+	runners := b.runners
+	b.mu.Unlock()
+	var out []string
+	for _, r := range runners {
+		if n := len(r.copies); n > 0 {
+			out = append(out, fmt.Sprintf("%d copies of %q await their confirm while the broker blocks publishing (%s); their originals hold %d of its %d prefetch slots until the alarm clears",
+				n, r.sub.Name, reason, n, r.prefetch))
+		}
+	}
+	return out
 }
 
 // Publish sends msg to the queue of that name through the default

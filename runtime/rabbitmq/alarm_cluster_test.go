@@ -1,0 +1,125 @@
+//go:build cluster
+
+package rabbitmq
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+// memoryAlarm raises a memory alarm on node i, which blocks the
+// publishing connections of the whole cluster, and returns what clears
+// it; the test's cleanup clears it too.
+func (c *cluster) memoryAlarm(i int) (clear func()) {
+	c.t.Helper()
+	c.ctl(i, "eval", "rabbit_alarm:set_alarm({{resource_limit, memory, node()}, []}).")
+	var once sync.Once
+	clear = func() {
+		once.Do(func() { c.ctl(i, "eval", "rabbit_alarm:clear_alarm({resource_limit, memory, node()}).") })
+	}
+	c.t.Cleanup(clear)
+	return clear
+}
+
+// A memory alarm that outlasts the confirm timeout many times over does
+// not multiply retries: a retry copy the blocked connection holds keeps
+// its original until the alarm clears, so a message that fails once
+// succeeds once. Meanwhile the health report says which copies wait, and
+// how many prefetch slots their originals hold.
+func TestClusterMemoryAlarmDoesNotMultiplyRetries(t *testing.T) {
+	testkit.NoLeaks(t)
+	c := theCluster(t)
+	const (
+		node           = 1
+		n              = 10
+		confirmTimeout = time.Second
+		alarmFor       = 8 * confirmTimeout
+	)
+	adm := c.admin(node)
+	q := adm.queue("cluster-alarm")
+
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	calls, succeeded := map[int]int{}, map[int]int{}
+	h := runtime.Handle("Job", runtime.Policy{MaxAttempts: 5}, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {
+		mu.Lock()
+		calls[j.ID]++
+		first := calls[j.ID] == 1
+		mu.Unlock()
+		if md.Attempt == 1 {
+			if first {
+				<-gate // every message is in a handler before the alarm
+			}
+			return runtime.Retry().Because(errFailed)
+		}
+		mu.Lock()
+		succeeded[j.ID]++
+		mu.Unlock()
+		return runtime.Ack()
+	})
+	s := &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Concurrency: n,
+		RetryDelays: []time.Duration{200 * time.Millisecond}, Handlers: []runtime.Handler{h}}
+	logs := streamtest.NewLogRecorder(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	b := New(c.urls[node], WithConnectionName("streamgen-test-alarm-"+randomHex(4)), WithLogger(logs.Logger()),
+		WithConfirmTimeout(confirmTimeout))
+	a := runApp(t, b, s)
+	for id := range n {
+		publishJob(t, adm, q, "Job", job{ID: id})
+	}
+	testkit.Eventually(t, "every message in its first handler call", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls) == n
+	})
+
+	clear := c.memoryAlarm(node)
+	close(gate) // n retry copies, which the broker blocks
+	testkit.Eventually(t, "the publishing connection to be blocked", func() bool { _, blocked := b.Blocked(); return blocked })
+	began := time.Now()
+	var warned []string
+	testkit.Eventually(t, "the health report to show the copies awaiting their confirm", func() bool {
+		warned = a.app.Readiness().Brokers[0].Warnings
+		return len(warned) == 1 && strings.Contains(warned[0], "10 copies of \""+q+"\" await their confirm while the broker blocks publishing (publish: low on memory)")
+	})
+	if !strings.Contains(warned[0], "their originals hold 10 of its 20 prefetch slots") {
+		t.Errorf("health warning %q, want it to say how many prefetch slots the originals hold", warned[0])
+	}
+	time.Sleep(alarmFor - time.Since(began))
+	mu.Lock()
+	during := 0
+	for _, k := range calls {
+		during += k
+	}
+	mu.Unlock()
+	if during != n {
+		t.Errorf("%d handler calls during the alarm, want %d: originals came back while their copies waited", during, n)
+	}
+	clear()
+
+	testkit.Eventually(t, "every message to succeed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(succeeded) == n
+	})
+	// A duplicate chain would land soon after: its copy was sent with the
+	// first, and its delay is 200 ms.
+	time.Sleep(3 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for id := range n {
+		if calls[id] != 2 || succeeded[id] != 1 {
+			t.Errorf("message %d: %d handler calls, %d successes; want 2 and 1", id, calls[id], succeeded[id])
+		}
+	}
+	if w := a.app.Readiness().Brokers[0].Warnings; len(w) != 0 {
+		t.Errorf("health warnings after the alarm: %q, want none", w)
+	}
+}
