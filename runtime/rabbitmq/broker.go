@@ -150,20 +150,36 @@ func (b *Broker) Blocked() (reason string, blocked bool) {
 // Broker still consumes: while the broker blocks the publishing connection
 // (see Blocked), each subscription whose retry copies and dead letters
 // await their confirm, and how many of its prefetch slots their originals
-// hold.
+// hold; and each wait queue whose retry copies are overdue by 30 s or
+// more with none coming back (the Broker logs a warning when that begins,
+// and when they come back).
 func (b *Broker) Warnings() []string {
-	reason, blocked := b.blocks.blocked()
-	if !blocked {
-		return nil
-	}
 	b.mu.Lock()
 	runners := b.runners
 	b.mu.Unlock()
 	var out []string
+	if reason, blocked := b.blocks.blocked(); blocked {
+		for _, r := range runners {
+			if n := len(r.copies); n > 0 {
+				out = append(out, fmt.Sprintf("%d copies of %q await their confirm while the broker blocks publishing (%s); their originals hold %d of its %d prefetch slots until the alarm clears",
+					n, r.sub.Name, reason, n, r.prefetch))
+			}
+		}
+	}
+	return append(out, b.checkWaits()...)
+}
+
+// checkWaits looks for wait queues whose copies stopped coming back (see
+// waitWatch), logging those that stalled since the last look, and returns
+// a warning for each.
+func (b *Broker) checkWaits() []string {
+	b.mu.Lock()
+	runners, now := b.runners, b.clock.Now()
+	b.mu.Unlock()
+	var out []string
 	for _, r := range runners {
-		if n := len(r.copies); n > 0 {
-			out = append(out, fmt.Sprintf("%d copies of %q await their confirm while the broker blocks publishing (%s); their originals hold %d of its %d prefetch slots until the alarm clears",
-				n, r.sub.Name, reason, n, r.prefetch))
+		if r.waits != nil {
+			out = append(out, r.waits.check(now)...)
 		}
 	}
 	return out
@@ -387,10 +403,15 @@ func (b *Broker) install(s *session) bool {
 // runCtx ends.
 func (b *Broker) supervise(runCtx context.Context, sess *session) {
 	defer close(b.supervised)
+	tick := time.NewTicker(min(max(b.opts.stallAfter/4, 100*time.Millisecond), 5*time.Second))
+	defer tick.Stop()
 	for {
 		select {
 		case <-runCtx.Done():
 			return
+		case <-tick.C:
+			b.checkWaits()
+			continue
 		case <-sess.lost:
 		}
 		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())

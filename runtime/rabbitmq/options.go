@@ -54,6 +54,7 @@ type options struct {
 	handshake      time.Duration
 	waitForBroker  time.Duration // 0: Start fails when no address answers
 	ackIdle        time.Duration // see acker; tests lengthen it
+	stallAfter     time.Duration // see waitWatch; tests shorten it
 }
 
 func defaultOptions() options {
@@ -64,6 +65,7 @@ func defaultOptions() options {
 		prefetch:       DefaultPrefetch,
 		handshake:      DefaultHandshakeTimeout,
 		ackIdle:        ackIdle,
+		stallAfter:     defaultStallAfter,
 	}
 }
 

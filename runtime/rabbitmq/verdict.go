@@ -34,6 +34,9 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 		if confirmed != nil {
 			confirmed(err)
 		}
+		if err == nil && r.waits != nil && cp.Kind == adapter.RetryCopy {
+			r.waits.sent(cp.Queue, r.clock.Now())
+		}
 		r.reported(done, err)
 	})
 	if err != nil {

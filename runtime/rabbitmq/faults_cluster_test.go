@@ -123,3 +123,74 @@ func TestClusterMemoryAlarmDoesNotMultiplyRetries(t *testing.T) {
 		t.Errorf("health warnings after the alarm: %q, want none", w)
 	}
 }
+
+// suspendQueue suspends the process of classic queue q on node i, as a
+// broker that holds a queue's expired messages does, and returns what
+// resumes it; the test's cleanup resumes it too.
+func (c *cluster) suspendQueue(i int, q string) (resume func()) {
+	c.t.Helper()
+	pid := `{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"` + q + `">>)), P = amqqueue:get_pid(Q), `
+	c.ctl(i, "eval", pid+"sys:suspend(P).")
+	var once sync.Once
+	resume = func() { once.Do(func() { c.ctl(i, "eval", pid+"sys:resume(P).") }) }
+	c.t.Cleanup(resume)
+	return resume
+}
+
+// A wait queue whose expired copies stop coming back is reported: a
+// warning in the log and in the health report once they are overdue, and
+// an info line when they come back. Nothing is lost.
+func TestClusterAStalledWaitQueueIsReported(t *testing.T) {
+	testkit.NoLeaks(t)
+	c := theCluster(t)
+	const (
+		node  = 1
+		n     = 5
+		delay = 5 * time.Second
+	)
+	adm := c.admin(node)
+	q := adm.queue("cluster-stall")
+	var mu sync.Mutex
+	succeeded := map[int]int{}
+	h := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3}, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {
+		if md.Attempt == 1 {
+			return runtime.Retry().Because(errFailed)
+		}
+		mu.Lock()
+		succeeded[j.ID]++
+		mu.Unlock()
+		return runtime.Ack()
+	})
+	s := &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Concurrency: n,
+		RetryDelays: []time.Duration{delay}, Handlers: []runtime.Handler{h}}
+	b := New(c.urls[node], WithConnectionName("streamgen-test-stall-"+randomHex(4)),
+		func(o *options) { o.stallAfter = time.Second })
+	a := runApp(t, b, s)
+	for id := range n {
+		publishJob(t, adm, q, "Job", job{ID: id})
+	}
+	testkit.Eventually(t, "every retry copy confirmed", func() bool { return a.stats(q).Retried == n })
+	resume := c.suspendQueue(node, q+".retry")
+	const stalled = "rabbitmq: retry copies do not come back from their wait queue: the broker holds them (a quorum queue whose leader was lost can hold them for minutes), or they wait behind a backlog"
+	testkit.Eventually(t, "the stall to be logged", func() bool { return len(a.logs.Find(slog.LevelWarn, stalled)) == 1 })
+	if w := a.logs.Find(slog.LevelWarn, stalled)[0]; w.Attr("queue") != q+".retry" || w.Attr("overdue") != "5" {
+		t.Errorf("stall logged as %v, want the wait queue and 5 copies overdue", w)
+	}
+	warned := a.app.Readiness().Brokers[0].Warnings
+	if len(warned) != 1 || !strings.Contains(warned[0], `wait queue "`+q+`.retry": 5 retry copies of "`+q+`" are overdue`) {
+		t.Errorf("health warnings %q, want the stalled wait queue", warned)
+	}
+	if ready, _ := b.Ready(); !ready {
+		t.Error("not ready while a wait queue stalls; it still consumes")
+	}
+	resume()
+	testkit.Eventually(t, "every message to succeed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(succeeded) == n
+	})
+	testkit.Eventually(t, "the health warning to clear", func() bool { return len(a.app.Readiness().Brokers[0].Warnings) == 0 })
+	if back := a.logs.Find(slog.LevelInfo, "rabbitmq: retry copies come back from their wait queue again"); len(back) != 1 || back[0].Attr("queue") != q+".retry" {
+		t.Errorf("end of the stall logged as %v, want one line naming the wait queue", back)
+	}
+}
