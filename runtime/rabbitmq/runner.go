@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -53,8 +54,15 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 	}
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
 	r.clock = env.Clock
+	if r.clock == nil { // a runner a test makes
+		r.clock = runtime.SystemClock{}
+	}
 	if qs := sub.WaitQueues(); len(qs) > 0 && !r.auto {
-		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, env.Logger)
+		log := env.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, log)
 	}
 	return r
 }
