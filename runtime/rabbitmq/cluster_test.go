@@ -277,13 +277,15 @@ type handled struct {
 type lossFigures struct {
 	messages, calls, duplicates, redelivered, parked, parkedTwice int
 	pause, reconnect                                              time.Duration
+	retryPause                                                    time.Duration // the longest gap between two retries after the loss
 }
 
 // runLoss consumes a quorum queue with retries and dead letters while a
 // node goes away and comes back: stopWorkerNode stops the node the
-// worker's connections are on, else the node that leads the queues. It
+// worker's connections are on, else the node that leads the queues; with
+// kill, it is killed with kill -9 instead of stopped with stop_app. It
 // accounts for every message by id.
-func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
+func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 	const (
 		n           = 3000
 		maxAttempts = 3
@@ -364,7 +366,11 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 	}
 	testkit.Eventually(t, "a quarter of the messages to be handled", func() bool { return count() >= n/4 })
 	stoppedAt := time.Now()
-	c.stopApp(stopped)
+	if kill {
+		c.kill(stopped)
+	} else {
+		c.stopApp(stopped)
+	}
 	t.Logf("stopped %s in %v with %d calls made", c.nodes[stopped], time.Since(stoppedAt).Round(10*time.Millisecond), count())
 	atStop := count()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -381,7 +387,11 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 			t.Logf("%s leads %s now", c.nodes[now], q)
 		}
 	}
-	c.startApp(stopped)
+	if kill {
+		c.restart(stopped)
+	} else {
+		c.startApp(stopped)
+	}
 	t.Logf("started %s again", c.nodes[stopped])
 	<-published
 
@@ -426,7 +436,7 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 	fresh := map[int]int{}     // deliveries of attempt 1 that were not redelivered
 	first := map[int]int{}     // deliveries of attempt 1
 	succeeded := map[int]int{} // acks per id
-	var last time.Time
+	var last, lastRetry time.Time
 	for _, h := range calls {
 		if h.attempt == 1 {
 			first[h.id]++
@@ -454,6 +464,12 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 			f.pause = h.at.Sub(last)
 		}
 		last = h.at
+		if h.attempt > 1 {
+			if h.at.After(stoppedAt) && !lastRetry.IsZero() && h.at.Sub(lastRetry) > f.retryPause {
+				f.retryPause = h.at.Sub(lastRetry)
+			}
+			lastRetry = h.at
+		}
 	}
 	for id := range n {
 		switch {
@@ -522,22 +538,34 @@ func runLoss(t *testing.T, stopWorkerNode bool) lossFigures {
 	if stopWorkerNode {
 		reconnected = fmt.Sprintf("consuming again %v after the connection was lost", f.reconnect.Round(10*time.Millisecond))
 	}
+	stalls := a.logs.Find(slog.LevelWarn, "rabbitmq: retry copies do not come back from their wait queue: the broker holds them (a quorum queue whose leader was lost can hold them for minutes), or they wait behind a backlog")
+	backs := a.logs.Find(slog.LevelInfo, "rabbitmq: retry copies come back from their wait queue again")
+	var stalledFor []string
+	for _, r := range backs {
+		stalledFor = append(stalledFor, r.Attr("stalled_for"))
+	}
+	if len(stalls) != len(backs) {
+		t.Errorf("%d stalls of a wait queue logged, and %d ends of one", len(stalls), len(backs))
+	}
+	if f.retryPause > defaultStallAfter+10*time.Second && len(stalls) == 0 {
+		t.Errorf("retries paused for %v, and no stall was logged", f.retryPause.Round(time.Second))
+	}
 	t.Logf("%d messages (%d fail once, %d always): %d handler calls, %d more than one run each needs (duplicates), %d redeliveries; "+
-		"%d parked, %d parked twice; %s; longest pause in handling: %v",
+		"%d parked, %d parked twice; %s; longest pause in handling: %v; longest pause between retries: %v; stalls of a wait queue reported: %d %v",
 		n, n/10, wantParked, f.calls, f.duplicates, f.redelivered, f.parked, f.parkedTwice,
-		reconnected, f.pause.Round(10*time.Millisecond))
+		reconnected, f.pause.Round(10*time.Millisecond), f.retryPause.Round(10*time.Millisecond), len(stalls), stalledFor)
 	return f
 }
 
 // Node loss: the node the worker's connections are on stops and comes
 // back; the worker moves to another node and nothing is lost.
 func TestClusterNodeLoss(t *testing.T) {
-	runLoss(t, true)
+	runLoss(t, true, false)
 }
 
 // Leader loss: the node that leads the quorum queue and its wait and
 // dead-letter queues stops and comes back; the queues elect another
 // leader and nothing is lost.
 func TestClusterLeaderLoss(t *testing.T) {
-	runLoss(t, false)
+	runLoss(t, false, false)
 }

@@ -5,8 +5,13 @@ package rabbitmq
 import (
 	"context"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,4 +198,114 @@ func TestClusterAStalledWaitQueueIsReported(t *testing.T) {
 	if back := a.logs.Find(slog.LevelInfo, "rabbitmq: retry copies come back from their wait queue again"); len(back) != 1 || back[0].Attr("queue") != q+".retry" {
 		t.Errorf("end of the stall logged as %v, want one line naming the wait queue", back)
 	}
+}
+
+// A stop during an alarm that outlasts the shutdown timeout gives up the
+// copies the blocked connection holds, within the timeout, and says so.
+func TestClusterShutdownGivesUpCopiesHeldByAnAlarm(t *testing.T) {
+	testkit.NoLeaks(t)
+	c := theCluster(t)
+	const (
+		node    = 1
+		n       = 3
+		timeout = 3 * time.Second
+	)
+	adm := c.admin(node)
+	q := adm.queue("cluster-alarm-stop")
+	var calls calls
+	gate := make(chan struct{})
+	fail := func(*job, runtime.Metadata) runtime.Outcome {
+		<-gate
+		return runtime.Retry().Because(errFailed)
+	}
+	s := &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Concurrency: n,
+		RetryDelays: []time.Duration{200 * time.Millisecond}, Handlers: []runtime.Handler{handler("Job", runtime.Policy{MaxAttempts: 3}, &calls, fail)}}
+	b := New(c.urls[node], WithConnectionName("streamgen-test-alarm-stop-"+randomHex(4)), WithConfirmTimeout(500*time.Millisecond))
+	a := startApp(t, b, timeout, s)
+	a.waitReady()
+	for id := range n {
+		publishJob(t, adm, q, "Job", job{ID: id})
+	}
+	testkit.Eventually(t, "every message in its handler", func() bool { return calls.len() == n })
+	c.memoryAlarm(node)
+	close(gate)
+	testkit.Eventually(t, "the copies to be held", func() bool {
+		w := a.app.Readiness().Brokers[0].Warnings
+		return len(w) == 1 && strings.HasPrefix(w[0], "3 copies of")
+	})
+	time.Sleep(time.Second) // two confirm timeouts: the copies are still held
+	if got := calls.len(); got != n {
+		t.Errorf("%d handler calls, want %d: an original came back while its copy was held", got, n)
+	}
+	began := time.Now()
+	err := a.stop()
+	took := time.Since(began)
+	if took > timeout+10*time.Second {
+		t.Errorf("Shutdown took %v, its timeout is %v", took, timeout)
+	}
+	if err == nil || !strings.Contains(err.Error(), "copies still awaiting their confirm were given up; their originals are left to the broker") {
+		t.Errorf("Shutdown = %v, want it to say the held copies were given up", err)
+	}
+	t.Logf("Shutdown returned after %v: %v", took.Round(10*time.Millisecond), err)
+}
+
+// startCommand returns the command that starts node i again after a
+// kill (.ci/rabbitmq-cluster writes one per node).
+func (c *cluster) startCommand(i int) string {
+	c.t.Helper()
+	starts := strings.Split(os.Getenv("STREAMGEN_CLUSTER_START"), ",")
+	if len(starts) != len(c.nodes) {
+		c.t.Fatal("STREAMGEN_CLUSTER_START does not name a start command per node: run these tests with make test-cluster")
+	}
+	return starts[i]
+}
+
+// kill kills node i's Erlang VM with SIGKILL, as a crash or a power cut
+// would, and starts it again after the test unless the test did.
+func (c *cluster) kill(i int) {
+	c.t.Helper()
+	// The pid file, else the node's own word (slower on a busy machine).
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(c.startCommand(i)), "mnesia", c.nodes[i]+".pid"))
+	if err != nil {
+		raw = []byte(strings.Trim(c.ctl(i, "eval", "os:getpid()."), `"`))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		c.t.Fatalf("the pid of %s: %v", c.nodes[i], err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		c.t.Fatalf("kill -9 %s (pid %d): %v", c.nodes[i], pid, err)
+	}
+	c.t.Cleanup(func() { c.restart(i) })
+}
+
+// restart starts node i again after kill, unless it runs.
+func (c *cluster) restart(i int) {
+	c.t.Helper()
+	ping := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return exec.CommandContext(ctx, "rabbitmqctl", "-q", "-n", c.nodes[i], "ping").Run() == nil
+	}
+	if !ping() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := exec.CommandContext(ctx, c.startCommand(i)).CombinedOutput()
+		cancel()
+		if err != nil {
+			c.t.Fatalf("start %s again: %v\n%s", c.nodes[i], err, out)
+		}
+		for deadline := time.Now().Add(2 * time.Minute); !ping(); time.Sleep(time.Second) {
+			if time.Now().After(deadline) {
+				c.t.Fatalf("%s does not answer 2 minutes after it was started again", c.nodes[i])
+			}
+		}
+	}
+	c.waitRunning(i)
+}
+
+// Leader crash: the node that leads the quorum queue and its wait and
+// dead-letter queues is killed with kill -9 and started again; nothing is
+// lost, and a stall of the retries is reported while it lasts.
+func TestClusterLeaderCrash(t *testing.T) {
+	runLoss(t, false, true)
 }
