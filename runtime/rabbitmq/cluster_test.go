@@ -280,6 +280,9 @@ type lossFigures struct {
 	retryPause                                                    time.Duration // the longest gap between two retries after the loss
 }
 
+// crashedFor is how long a node killed by a loss test stays down.
+const crashedFor = 3 * time.Minute
+
 // runLoss consumes a quorum queue with retries and dead letters while a
 // node goes away and comes back: stopWorkerNode stops the node the
 // worker's connections are on, else the node that leads the queues; with
@@ -388,6 +391,12 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 		}
 	}
 	if kill {
+		// A crashed node may stay down a while: long enough for the
+		// retries that its lost leadership holds back to show.
+		if rest := crashedFor - time.Since(stoppedAt); rest > 0 {
+			t.Logf("leaving %s down for %v more", c.nodes[stopped], rest.Round(time.Second))
+			time.Sleep(rest)
+		}
 		c.restart(stopped)
 	} else {
 		c.startApp(stopped)

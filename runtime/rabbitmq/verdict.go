@@ -30,12 +30,13 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 		}
 	}
 	confirmed := r.b.confirmReporter()
+	sentAt := r.clock.Now()
 	err := r.b.pub.publishCopy(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) {
 		if confirmed != nil {
 			confirmed(err)
 		}
 		if err == nil && r.waits != nil && cp.Kind == adapter.RetryCopy {
-			r.waits.sent(cp.Queue, r.clock.Now())
+			r.waits.sent(cp.Queue, sentAt)
 		}
 		r.reported(done, err)
 	})

@@ -61,19 +61,26 @@ func newWaitWatch(sub string, queues []runtime.WaitQueue, stallAfter time.Durati
 	return w
 }
 
-// sent records a copy confirmed into queue at now.
-func (w *waitWatch) sent(queue string, now time.Time) {
+// sent records a copy sent into queue at sentAt, once the broker confirmed
+// it. The broker enqueued it after sentAt, so it cannot be back before
+// sentAt plus the queue's TTL; it can be back before its confirm is
+// handled, which a copy that came back since that time accounts for.
+func (w *waitWatch) sent(queue string, sentAt time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.queues[queue]
 	if q == nil {
 		return
 	}
+	due := sentAt.Add(q.ttl)
+	if !q.back.Before(due) {
+		return
+	}
 	if len(q.due) == maxWatched {
 		q.beyond++
 		return
 	}
-	q.due = append(q.due, now.Add(q.ttl))
+	q.due = append(q.due, due)
 }
 
 // cameBack records a delivery that came back from queue at now: the copies

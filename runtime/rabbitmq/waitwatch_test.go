@@ -58,6 +58,18 @@ func TestWaitWatchFindsAWaitQueueWhoseCopiesStopComingBack(t *testing.T) {
 	}
 }
 
+// A copy can come back before its confirm is handled: one that came back
+// since it was due accounts for it, and no stall is reported.
+func TestWaitWatchCountsACopyBackBeforeItsConfirm(t *testing.T) {
+	w := newWaitWatch("jobs", []runtime.WaitQueue{{Name: "jobs.retry", TTL: 200 * time.Millisecond}}, 30*time.Second, slog.New(slog.DiscardHandler))
+	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	w.cameBack("jobs.retry", t0.Add(250*time.Millisecond)) // back, 50 ms after its TTL
+	w.sent("jobs.retry", t0)                               // its confirm, handled later
+	if got := w.check(t0.Add(time.Minute)); len(got) != 0 {
+		t.Errorf("a copy back before its confirm was handled: %q, want no stall", got)
+	}
+}
+
 func TestCameBackFrom(t *testing.T) {
 	isWait := func(q string) bool { return q == "jobs.retry" }
 	tests := []struct {
