@@ -15,6 +15,16 @@ type ReadinessReporter interface {
 	Ready() (ready bool, reason string)
 }
 
+// WarningReporter is a Broker that reports what an operator should know
+// while it stays ready: runtime/rabbitmq reports the copies a blocked
+// publishing connection holds, and wait queues whose copies stop coming
+// back. Health asks every broker that implements it while the App runs.
+type WarningReporter interface {
+	// Warnings returns each condition in a sentence for a person; none
+	// when all is well.
+	Warnings() []string
+}
+
 // HealthReport is the App's readiness, as Health serves it.
 type HealthReport struct {
 	App string `json:"app"`
@@ -33,6 +43,9 @@ type BrokerHealth struct {
 	Ready         bool     `json:"ready"`
 	// Reason says why it is not ready, "" when it is.
 	Reason string `json:"reason,omitempty"`
+	// Warnings are what the broker reports besides (WarningReporter),
+	// ready or not.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Readiness reports whether the App and each of its brokers, in mount
@@ -84,6 +97,9 @@ func (a *App) Readiness() HealthReport {
 			}
 		default:
 			b.Ready = true
+		}
+		if wr, ok := reporters[i].(WarningReporter); ok && why == "" {
+			b.Warnings = wr.Warnings()
 		}
 		if !b.Ready {
 			notReady++

@@ -31,6 +31,45 @@ func (b *reportingBroker) set(ready bool, reason string) {
 	b.ready, b.reason = ready, reason
 }
 
+// warningBroker is a reportingBroker that reports warnings.
+type warningBroker struct {
+	*reportingBroker
+	warnings []string
+}
+
+func (b *warningBroker) Warnings() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.warnings
+}
+
+// A broker's warnings are in the report while the App runs, ready or not,
+// and do not make it unready.
+func TestHealthCarriesWarnings(t *testing.T) {
+	ev := &events{}
+	wb := &warningBroker{reportingBroker: &reportingBroker{fakeBroker: &fakeBroker{name: "a", kind: runtime.RabbitMQ, events: ev}, ready: true},
+		warnings: []string{"3 copies of \"jobs\" await their confirm"}}
+	app := runtime.NewApp("billing")
+	app.Mount(wb, sub("jobs"))
+	if _, r := probeHealth(t, app); len(r.Brokers[0].Warnings) != 0 {
+		t.Errorf("before Run: %+v, want no warnings", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := run(ctx, app)
+	waitReady(t, app, done)
+	code, r := probeHealth(t, app)
+	want := runtime.HealthReport{App: "billing", Ready: true, Brokers: []runtime.BrokerHealth{
+		{Broker: runtime.RabbitMQ, Subscriptions: []string{"jobs"}, Ready: true, Warnings: []string{"3 copies of \"jobs\" await their confirm"}},
+	}}
+	if code != http.StatusOK || !equalReports(r, want) {
+		t.Errorf("running: %d %+v, want 200 %+v", code, r, want)
+	}
+	cancel()
+	if err := result(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // probe serves one request to app.Health and decodes the answer.
 func probeHealth(t *testing.T, app *runtime.App) (int, runtime.HealthReport) {
 	t.Helper()

@@ -208,8 +208,8 @@ func TestDialFailsOverPerRole(t *testing.T) {
 	}
 	dial(roleConsume) // down does not answer: a
 	dial(roleConsume) // b
-	dial(rolePublish) // down, then a: the publishing side has its own place
-	dial(roleConsume) // wraps round: down, then a
+	dial(rolePublish) // a: the publishing side has its own place, and skips down, which the consuming side found dead
+	dial(roleConsume) // wraps round: down is tried last, so a
 	dial(rolePublish) // b
 	want := []string{
 		roleConsume + " " + RedactURL(a),

@@ -71,3 +71,11 @@ func (s *blockState) blocked() (string, bool) {
 	sort.Strings(out)
 	return strings.Join(out, "; "), true
 }
+
+// isBlocked reports whether the broker blocks conn.
+func (s *blockState) isBlocked(conn *connection) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.reasons[conn]
+	return ok
+}

@@ -69,6 +69,7 @@ var _ interface {
 	runtime.Publisher
 	runtime.CodecProvider
 	runtime.ReadinessReporter
+	runtime.WarningReporter
 } = (*Broker)(nil)
 
 // New returns a Broker for the broker at url (amqp:// or amqps://), or for
@@ -106,6 +107,8 @@ func New(url string, opts ...Option) *Broker {
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user
+	b.dialer.handshake = o.handshake
+	b.dialer.log = b.logger
 	b.pub = newPublisher(b.dial, o.confirmTimeout, o.publishWindow, b.blocks, log)
 	return b
 }
@@ -144,6 +147,45 @@ func (b *Broker) logger() *slog.Logger {
 // connection.blocked and connection.unblocked.
 func (b *Broker) Blocked() (reason string, blocked bool) {
 	return b.blocks.blocked()
+}
+
+// Warnings reports, for App.Health, what holds retries back while the
+// Broker still consumes: while the broker blocks the publishing connection
+// (see Blocked), each subscription whose retry copies and dead letters
+// await their confirm, and how many of its prefetch slots their originals
+// hold; and each wait queue whose retry copies are overdue by 30 s or
+// more with none coming back (the Broker logs a warning when that begins,
+// and when they come back).
+func (b *Broker) Warnings() []string {
+	b.mu.Lock()
+	runners := b.runners
+	b.mu.Unlock()
+	var out []string
+	if reason, blocked := b.blocks.blocked(); blocked {
+		for _, r := range runners {
+			if n := len(r.copies); n > 0 {
+				out = append(out, fmt.Sprintf("%d copies of %q await their confirm while the broker blocks publishing (%s); their originals hold %d of its %d prefetch slots until the alarm clears",
+					n, r.sub.Name, reason, n, r.prefetch))
+			}
+		}
+	}
+	return append(out, b.checkWaits()...)
+}
+
+// checkWaits looks for wait queues whose copies stopped coming back (see
+// waitWatch), logging those that stalled since the last look, and returns
+// a warning for each.
+func (b *Broker) checkWaits() []string {
+	b.mu.Lock()
+	runners, now := b.runners, b.clock.Now()
+	b.mu.Unlock()
+	var out []string
+	for _, r := range runners {
+		if r.waits != nil {
+			out = append(out, r.waits.check(now)...)
+		}
+	}
+	return out
 }
 
 // Publish sends msg to the queue of that name through the default
@@ -285,12 +327,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	b.mu.Unlock()
 	b.pub.use(env.Clock, log)
 
-	sess, err := b.openSession(ctx)
-	if err == nil {
-		if _, err = b.pub.channel(ctx); err != nil {
-			_ = sess.close(ctx)
-		}
-	}
+	sess, err := b.connect(ctx, log)
 	if err != nil {
 		b.stopRun()
 		b.abort()
@@ -310,6 +347,44 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	log.Info("rabbitmq: consuming", "url", sess.conn.addr, "subscriptions", len(b.runners))
 	return nil
 }
+
+// connect opens the first consuming session and the publishing channel.
+// With WaitForBroker it tries again while no address answers, until its
+// bound passes or ctx ends.
+func (b *Broker) connect(ctx context.Context, log *slog.Logger) (*session, error) {
+	bound := b.opts.waitForBroker
+	start := time.Now()
+	retry := b.opts.backoff
+	retry.max = min(retry.max, maxStartupDelay)
+	retry.min = min(retry.min, retry.max)
+	for n := 1; ; n++ {
+		sess, err := b.openSession(ctx)
+		if err == nil {
+			if _, err = b.pub.channel(ctx); err != nil {
+				_ = sess.close(ctx)
+			}
+		}
+		var unreachable unreachableError
+		if err == nil || bound == 0 || ctx.Err() != nil || !errors.As(err, &unreachable) {
+			return sess, err
+		}
+		waited := time.Since(start)
+		if waited >= bound {
+			return nil, fmt.Errorf("rabbitmq: the broker did not answer within %s (WaitForBroker), after %d tries: %w", bound, n, err)
+		}
+		delay := min(retry.delay(n), bound-waited)
+		log.Warn("rabbitmq: the broker does not answer yet; waiting for it",
+			"url", b.dialer.redacted, "attempt", n, "waited", waited.Round(time.Millisecond), "wait_up_to", bound, "err", err)
+		b.setNotReady(fmt.Sprintf("waiting for the broker: attempt %d failed: %v", n, err))
+		if err := wait.Sleep(ctx, b.clock, delay); err != nil {
+			return nil, fmt.Errorf("rabbitmq: waiting for the broker: %w", err)
+		}
+	}
+}
+
+// maxStartupDelay caps the delay between two tries of WaitForBroker, so a
+// broker that comes up is found soon.
+const maxStartupDelay = 5 * time.Second
 
 // install makes s the current session and starts handing its deliveries to
 // the workers, unless Shutdown has begun.
@@ -331,15 +406,20 @@ func (b *Broker) install(s *session) bool {
 // runCtx ends.
 func (b *Broker) supervise(runCtx context.Context, sess *session) {
 	defer close(b.supervised)
+	tick := time.NewTicker(min(max(b.opts.stallAfter/4, 100*time.Millisecond), 5*time.Second))
+	defer tick.Stop()
 	for {
 		select {
 		case <-runCtx.Done():
 			return
+		case <-tick.C:
+			b.checkWaits()
+			continue
 		case <-sess.lost:
 		}
 		b.log.Warn("rabbitmq: consuming was interrupted; reconnecting", "url", sess.conn.addr, "err", sess.cause())
 		b.setNotReady(fmt.Sprintf("consuming was interrupted; reconnecting: %v", sess.cause()))
-		closeCtx, cancel := context.WithTimeout(runCtx, handshakeTimeout)
+		closeCtx, cancel := context.WithTimeout(runCtx, closeTimeout)
 		_ = sess.close(closeCtx)
 		cancel()
 		next, err := b.reconnect(runCtx)

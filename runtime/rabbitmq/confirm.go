@@ -82,6 +82,10 @@ type confirmChannel struct {
 	clock   runtime.Clock
 	timeout time.Duration
 	log     *slog.Logger
+	// held reports whether the broker blocks the channel's connection:
+	// the confirm waits of copies (publishCopy) do not time out then. Nil
+	// when nothing blocks it.
+	held func() bool
 
 	send sync.Mutex // held across queueing and publish, so the queue is in publish order
 
@@ -110,6 +114,9 @@ type pendingPublish struct {
 	exchange  string
 	key       string
 	mandatory bool
+	// hold: while the broker blocks the connection, the confirm wait does
+	// not time out (a copy, see publishCopy).
+	hold bool
 	// confirm is the broker's confirm to come; nil until the message is
 	// sent.
 	confirm deferredConfirm
@@ -441,6 +448,18 @@ func (c *confirmChannel) publishAsync(ctx context.Context, queue string, msg amq
 	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, done: done}, msg)
 }
 
+// publishCopy is publishAsync for a retry copy or a dead letter, whose
+// confirm wait does not time out while the broker blocks the connection
+// (a memory or disk alarm): the broker holds the copy unread and lands it
+// once the alarm clears, so failing it then would requeue its original
+// while the copy is still on its way, and the message would run twice.
+// Once the broker unblocks the connection, the wait has the whole timeout
+// again. A shutdown bounds it: closing the connection fails the copies
+// still awaited.
+func (c *confirmChannel) publishCopy(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
+	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, hold: true, done: done}, msg)
+}
+
 // publishAsyncTo is publishAsync with p, unused, as the pending publish,
 // whose receiver gets the outcome.
 func (c *confirmChannel) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, p *pendingPublish) error {
@@ -510,15 +529,24 @@ func (c *confirmChannel) expireLaterLocked() {
 }
 
 // expire fails the publishes whose deadline has passed and whose confirm
-// has not come. One whose confirm came, behind one whose confirm has not,
-// is settled once that one is.
+// has not come, except copies while the broker blocks the connection
+// (publishCopy), whose deadline moves a timeout on. One whose confirm
+// came, behind one whose confirm has not, is settled once that one is.
 func (c *confirmChannel) expire() {
 	c.mu.Lock()
 	c.expiry = nil
 	now := c.clock.Now()
+	held := c.held != nil && c.held()
 	oldest := c.pending.front()
 	expired := c.pending.removeIf(func(p *pendingPublish) bool {
-		return !p.deadline.IsZero() && !now.Before(p.deadline) && !isDone(p.confirm)
+		if p.deadline.IsZero() || now.Before(p.deadline) || isDone(p.confirm) {
+			return false
+		}
+		if p.hold && held {
+			p.deadline = now.Add(c.timeout)
+			return false
+		}
+		return true
 	})
 	if c.pending.len() > 0 {
 		c.expireLaterLocked()

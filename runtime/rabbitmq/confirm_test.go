@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,5 +400,39 @@ func TestConfirmNackBeforeCloseIsANack(t *testing.T) {
 	c.close()
 	if err := <-lost; !errors.Is(err, ErrChannelClosed) {
 		t.Errorf("message awaiting its confirm at the close: %v, want ErrChannelClosed", err)
+	}
+}
+
+// While the broker blocks the connection, a copy's confirm wait does not
+// time out, and a Publish's does; once it is unblocked, the copy's wait
+// has its timeout again.
+func TestConfirmWaitOfACopyDoesNotTimeOutWhileTheConnectionIsBlocked(t *testing.T) {
+	testkit.NoLeaks(t)
+	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
+	const timeout = 50 * time.Millisecond
+	c := newTestConfirmChannel(t, f, timeout)
+	var blocked atomic.Bool
+	blocked.Store(true)
+	c.held = blocked.Load
+	copied := make(chan error, 1)
+	if err := c.publishCopy(t.Context(), "q.retry", msg("copy"), func(err error) { copied <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.publish(t.Context(), "q", msg("publish")); !errors.Is(err, ErrNoConfirm) {
+		t.Errorf("Publish while blocked = %v, want ErrNoConfirm", err)
+	}
+	select {
+	case err := <-copied:
+		t.Fatalf("the copy's wait ended while the connection is blocked: %v", err)
+	case <-time.After(20 * timeout):
+	}
+	blocked.Store(false)
+	select {
+	case err := <-copied:
+		if !errors.Is(err, ErrNoConfirm) {
+			t.Errorf("copy after the unblock = %v, want ErrNoConfirm", err)
+		}
+	case <-time.After(patience):
+		t.Fatal("the copy's wait did not time out once the connection was unblocked")
 	}
 }

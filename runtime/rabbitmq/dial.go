@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -15,9 +16,14 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// handshakeTimeout bounds the TCP connect plus the TLS and AMQP handshakes
-// of one connection attempt to one address.
-const handshakeTimeout = 30 * time.Second
+// closeTimeout bounds the graceful close of a lost consuming connection.
+const closeTimeout = 30 * time.Second
+
+// skipFailedFor is how long an address that failed stays behind the
+// others in the order the connections try them: a dead address found by
+// one connection is tried last by the other, and by reconnects, for that
+// long.
+const skipFailedFor = time.Minute
 
 // Connection roles, appended to the connection name.
 const (
@@ -43,10 +49,19 @@ type dialer struct {
 	err      error  // why the addresses are not usable, without passwords
 	user     string // the addresses' user name
 	tls      *tls.Config
+	// handshake bounds the TCP connect plus the TLS and AMQP handshakes
+	// of one attempt to one address (WithHandshakeTimeout).
+	handshake time.Duration
+	// log returns the logger the warnings about failed addresses go to.
+	log func() *slog.Logger
 
 	mu   sync.Mutex
 	name string
 	next map[string]int // per role, the index in addrs the next dial starts at
+	// failed holds, per index in addrs, when an attempt to that address
+	// last failed; an address that answers is taken out. Both roles share
+	// it.
+	failed map[int]time.Time
 }
 
 // newDialer parses list, one URL or a comma list of them, once; a list
@@ -54,7 +69,11 @@ type dialer struct {
 // addresses are shuffled once, so that a fleet of workers spreads over a
 // cluster's nodes.
 func newDialer(list string, tlsConfig *tls.Config, name string, inOrder bool) *dialer {
-	d := &dialer{tls: tlsConfig, name: name, next: map[string]int{}}
+	d := &dialer{
+		tls: tlsConfig, name: name, next: map[string]int{}, failed: map[int]time.Time{},
+		handshake: DefaultHandshakeTimeout,
+		log:       func() *slog.Logger { return slog.New(slog.DiscardHandler) },
+	}
 	raw := splitAddresses(list)
 	var errs []string
 	for i, u := range raw {
@@ -130,7 +149,7 @@ func (d *dialer) config(a address, role string) (amqp.Config, error) {
 	cfg := amqp.Config{Properties: props}
 	if d.tls != nil {
 		if a.uri.Scheme != "amqps" {
-			return amqp.Config{}, fmt.Errorf("rabbitmq: a TLS configuration is set but the broker URL %s is not amqps://: use an amqps:// URL", a.redacted)
+			return amqp.Config{}, configError{fmt.Errorf("rabbitmq: a TLS configuration is set but the broker URL %s is not amqps://: use an amqps:// URL", a.redacted)}
 		}
 		// amqp091 writes ServerName into the config it is given: clone it,
 		// so the caller's configuration stays as it was.
@@ -201,36 +220,103 @@ func (es dialErrors) Error() string {
 func (es dialErrors) Unwrap() []error { return es }
 
 // dial opens a connection in role to the first address that answers,
-// starting where the role's previous dial left off. ctx bounds every
-// attempt: once it ends, the attempt under way ends at once, whether it is
-// in the TCP connect or in the TLS or AMQP handshake.
+// starting where the role's previous dial left off; an address that failed
+// in the last skipFailedFor, for either role, is tried after the others.
+// Each address that does not answer while another is left to try is
+// logged as a warning. ctx bounds every attempt: once it ends, the attempt
+// under way ends at once, whether it is in the TCP connect or in the TLS
+// or AMQP handshake.
 func (d *dialer) dial(ctx context.Context, role string) (*connection, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	d.mu.Lock()
-	start := d.next[role]
-	d.mu.Unlock()
+	order := d.order(role, time.Now())
 	var errs dialErrors
-	for i := range d.addrs {
-		k := (start + i) % len(d.addrs)
+	for i, k := range order {
 		a := d.addrs[k]
 		conn, err := d.dialOne(ctx, a, role)
 		if err == nil {
 			d.mu.Lock()
 			d.next[role] = (k + 1) % len(d.addrs)
+			delete(d.failed, k)
 			d.mu.Unlock()
 			return conn, nil
 		}
+		if ctx.Err() == nil {
+			d.mu.Lock()
+			d.failed[k] = time.Now()
+			d.mu.Unlock()
+		}
 		if len(d.addrs) == 1 {
-			return nil, fmt.Errorf("rabbitmq: connect to %s (%s): %w", a.redacted, role, err)
+			return nil, classify(fmt.Errorf("rabbitmq: connect to %s (%s): %w", a.redacted, role, err), err)
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", a.redacted, err))
 		if ctx.Err() != nil {
 			break
 		}
+		if i < len(order)-1 {
+			d.log().Warn("rabbitmq: a broker address did not answer; trying the next one",
+				"connection", role, "url", a.redacted, "err", err)
+		}
 	}
-	return nil, fmt.Errorf("rabbitmq: connect (%s): no broker address answered: %w", role, errs)
+	return nil, classify(fmt.Errorf("rabbitmq: connect (%s): no broker address answered: %w", role, errs), errs...)
+}
+
+// order returns the indexes in addrs in the order a dial in role tries
+// them at now: from where the role left off, those that failed in the last
+// skipFailedFor last, each part in that order.
+func (d *dialer) order(role string, now time.Time) []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	start := d.next[role]
+	order := make([]int, 0, len(d.addrs))
+	var behind []int
+	for i := range d.addrs {
+		k := (start + i) % len(d.addrs)
+		if at, ok := d.failed[k]; ok && now.Sub(at) < skipFailedFor {
+			behind = append(behind, k)
+		} else {
+			order = append(order, k)
+		}
+	}
+	return append(order, behind...)
+}
+
+// unreachableError is a dial error where no address answered, or one that
+// answered was not ready: waiting for the broker may help (WaitForBroker).
+// Its Error is the dial error's.
+type unreachableError struct{ error }
+
+func (e unreachableError) Unwrap() error { return e.error }
+
+// classify wraps err, the error of a dial whose attempts failed with
+// causes, in an unreachableError, unless a cause is one that waiting does
+// not mend: the broker refused the credentials or the virtual host, or the
+// TLS configuration does not fit the URL.
+func classify(err error, causes ...error) error {
+	for _, c := range causes {
+		var cfg configError
+		if errors.Is(c, amqp.ErrCredentials) || errors.Is(c, amqp.ErrVhost) || errors.As(c, &cfg) {
+			return err
+		}
+	}
+	return unreachableError{err}
+}
+
+// configError is a connection setting that does not fit an address.
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
+
+// handshakeError says, of err, the error of an attempt whose handshakes
+// had until deadline, that the address did not complete them in time, when
+// that is why it failed. amqp091 turns the socket's timeout into a
+// connection exception that keeps only its text.
+func handshakeError(err error, deadline time.Time, timeout time.Duration) error {
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return fmt.Errorf("no AMQP handshake within %s (WithHandshakeTimeout): %w", timeout, err)
+	}
+	return err
 }
 
 // dialOne opens a connection in role to a.
@@ -246,12 +332,18 @@ func (d *dialer) dialOne(ctx context.Context, a address, role string) (*connecti
 		mu      sync.Mutex
 		raw     net.Conn
 		aborted bool
+		// handshakeBy is the deadline of the handshakes, once the
+		// connect began.
+		handshakeBy time.Time
 	)
 	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		deadline := time.Now().Add(handshakeTimeout)
+		deadline := time.Now().Add(d.handshake)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 			deadline = dl
 		}
+		mu.Lock()
+		handshakeBy = deadline
+		mu.Unlock()
 		nd := net.Dialer{Deadline: deadline}
 		conn, err := nd.DialContext(ctx, network, addr)
 		if err != nil {
@@ -289,7 +381,9 @@ func (d *dialer) dialOne(ctx context.Context, a address, role string) (*connecti
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, err
+		mu.Lock()
+		defer mu.Unlock()
+		return nil, handshakeError(err, handshakeBy, d.handshake)
 	}
 	return &connection{Connection: conn, raw: raw, addr: a.redacted}, nil
 }

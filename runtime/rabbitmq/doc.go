@@ -121,12 +121,24 @@
 // disk alarm, so closing one gracefully would wait until the alarm
 // clears. Broker.Blocked tells whether the broker blocks a connection,
 // and each connection.blocked and connection.unblocked is logged with the
-// broker's reason.
+// broker's reason. While the broker blocks the publishing connection, the
+// confirm wait of a retry copy or a dead letter does not time out: the
+// broker lands the copy once the alarm clears, so its original is held
+// until then (a Shutdown gives it up at its deadline).
+//
+// Each connection attempt to one address is bounded by a handshake
+// timeout (DefaultHandshakeTimeout, WithHandshakeTimeout); an address that
+// does not answer is logged as a warning and tried last by both
+// connections for a minute. Start fails when no address answers, unless
+// WaitForBroker makes it wait, for a bound.
 //
 // Broker.Ready (a runtime.ReadinessReporter, which App.Health asks) is
-// false before Start, while the Broker reconnects after losing its
-// consuming connection (the reason says why and what the last attempt
-// met), and after Shutdown. When the App has an Observer
+// false before Start, while Start waits for the broker (WaitForBroker),
+// while the Broker reconnects after losing its consuming connection (the
+// reason says why and what the last attempt met), and after Shutdown.
+// Broker.Warnings (a runtime.WarningReporter) names the copies an alarm
+// holds, with the prefetch slots their originals take, and wait queues
+// whose retry copies stop coming back. When the App has an Observer
 // (runtime.WithObserver), the Broker reports each reconnect, and how long
 // the broker took to confirm each publish (Publish, retry copies, dead
 // letters), through runtime.Env.Report.

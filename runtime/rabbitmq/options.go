@@ -27,6 +27,12 @@ const (
 	// DefaultReconnectJitter is the fraction of each reconnect delay that is
 	// randomised, so many workers do not reconnect in step.
 	DefaultReconnectJitter = 0.2
+	// DefaultHandshakeTimeout bounds one connection attempt to one address:
+	// the TCP connect and the TLS and AMQP handshakes. An address that
+	// accepts connections and does not answer (a frozen node, a proxy
+	// with nothing behind it) costs this long before the next address is
+	// tried.
+	DefaultHandshakeTimeout = 5 * time.Second
 	// DefaultConnectionName names the broker's connections when neither
 	// WithConnectionName nor an App name says otherwise.
 	DefaultConnectionName = "streamgen"
@@ -45,7 +51,10 @@ type options struct {
 	logger         *slog.Logger
 	codec          runtime.Codec
 	inOrder        bool
+	handshake      time.Duration
+	waitForBroker  time.Duration // 0: Start fails when no address answers
 	ackIdle        time.Duration // see acker; tests lengthen it
+	stallAfter     time.Duration // see waitWatch; tests shorten it
 }
 
 func defaultOptions() options {
@@ -54,7 +63,9 @@ func defaultOptions() options {
 		confirmTimeout: DefaultConfirmTimeout,
 		publishWindow:  DefaultPublishWindow,
 		prefetch:       DefaultPrefetch,
+		handshake:      DefaultHandshakeTimeout,
 		ackIdle:        ackIdle,
+		stallAfter:     defaultStallAfter,
 	}
 }
 
@@ -138,4 +149,33 @@ func WithCodec(c runtime.Codec) Option {
 // address after the one that was lost, and wrap around.
 func WithAddressesInOrder() Option {
 	return func(o *options) { o.inOrder = true }
+}
+
+// WithHandshakeTimeout bounds each connection attempt to one address (the
+// TCP connect and the TLS and AMQP handshakes; see
+// DefaultHandshakeTimeout). When it passes, the next address is tried, and
+// a warning names the one that did not answer.
+func WithHandshakeTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.handshake = d
+		}
+	}
+}
+
+// WaitForBroker makes Start wait up to max for the broker when no address
+// answers, instead of failing at once: orchestrators often start a
+// service before its broker. Start tries again with the reconnect backoff
+// (WithReconnectBackoff, each delay capped at 5 s), logs each failed try as
+// a warning naming the addresses, and returns an error saying how long it
+// waited once max has passed. The context given to Start ends the wait
+// too. Waiting does not mend a refused login, an unknown virtual host, or
+// a TLS configuration that does not fit the URL: Start fails on those at
+// once.
+func WaitForBroker(max time.Duration) Option {
+	return func(o *options) {
+		if max > 0 {
+			o.waitForBroker = max
+		}
+	}
 }

@@ -69,6 +69,9 @@ func (p *publisher) channel(ctx context.Context) (*confirmChannel, error) {
 		return nil, err
 	}
 	p.ch = newConfirmChannel(ch, p.clock, p.timeout, p.log)
+	if conn := p.conn; conn != nil {
+		p.ch.held = func() bool { return p.blocks.isBlocked(conn) }
+	}
 	return p.ch, nil
 }
 
@@ -148,16 +151,17 @@ func (p *publisher) publishTo(ctx context.Context, exchange, key string, mandato
 	return ch.publishTo(ctx, exchange, key, mandatory, msg)
 }
 
-// publishAsync sends msg to queue and returns once it is sent; done gets
-// the outcome from the goroutine that learns it, and must not block (see
-// confirmChannel.publishAsync). When it returns an error, done is never
-// called.
-func (p *publisher) publishAsync(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
+// publishCopy sends a copy and returns once it is sent; done gets the
+// outcome from the goroutine that learns it, and must not block. Its
+// confirm wait does not time out while the broker blocks the connection
+// (see confirmChannel.publishCopy). When it returns an error, done is
+// never called.
+func (p *publisher) publishCopy(ctx context.Context, queue string, msg amqp.Publishing, done func(error)) error {
 	ch, err := p.channel(ctx)
 	if err != nil {
 		return err
 	}
-	return ch.publishAsync(ctx, queue, msg, done)
+	return ch.publishCopy(ctx, queue, msg, done)
 }
 
 // publishAsyncTo is publishAsync with p as the pending publish, whose

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -33,6 +34,10 @@ type runner struct {
 	// prefetch (or the handler slots, when more), since each holds its
 	// original unacknowledged.
 	copies chan struct{}
+	// waits follows the retry copies through the wait queues; nil
+	// without retries.
+	waits *waitWatch
+	clock runtime.Clock
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
@@ -48,6 +53,17 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 		copies:   make(chan struct{}, max(prefetch, sub.Workers())),
 	}
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
+	r.clock = env.Clock
+	if r.clock == nil { // a runner a test makes
+		r.clock = runtime.SystemClock{}
+	}
+	if qs := sub.WaitQueues(); len(qs) > 0 && !r.auto {
+		log := env.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, log)
+	}
 	return r
 }
 
@@ -156,6 +172,11 @@ type inbound struct {
 // handle runs one delivery of c through the subscription's Consumer, which
 // decides what becomes of it and has the runner carry that out.
 func (r *runner) handle(c *sessionConsumer, d *amqp.Delivery) {
+	if r.waits != nil {
+		if q := cameBackFrom(d.Headers, r.c.IsWaitQueue); q != "" {
+			r.waits.cameBack(q, r.clock.Now())
+		}
+	}
 	in := &inbound{amqp: *d, acks: c.acks}
 	fillDelivery(&in.d, &in.amqp, r.c)
 	in.d.Source = in

@@ -13,7 +13,9 @@ func raw(d *adapter.Delivery) *amqp.Delivery { return d.Raw.(*amqp.Delivery) }
 
 // Send publishes cp, a copy of d, through the hardened publish (mandatory,
 // persistent, confirmed) and returns once it is sent, so the handler's
-// slot is free while the broker confirms. done gets the outcome off the
+// slot is free while the broker confirms. While the broker blocks the
+// publishing connection, the confirm wait does not time out (see
+// confirmChannel.publishCopy). done gets the outcome off the
 // confirm's goroutine (see reported). At most cap(r.copies) copies await
 // their confirm: Send waits for a place first, or until ctx ends.
 func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
@@ -28,9 +30,13 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 		}
 	}
 	confirmed := r.b.confirmReporter()
-	err := r.b.pub.publishAsync(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) {
+	sentAt := r.clock.Now()
+	err := r.b.pub.publishCopy(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) {
 		if confirmed != nil {
 			confirmed(err)
+		}
+		if err == nil && r.waits != nil && cp.Kind == adapter.RetryCopy {
+			r.waits.sent(cp.Queue, sentAt)
 		}
 		r.reported(done, err)
 	})
