@@ -285,7 +285,7 @@ func (c *cluster) restart(i int) {
 	ping := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		return exec.CommandContext(ctx, "rabbitmqctl", "-q", "-n", c.nodes[i], "ping").Run() == nil
+		return ctlCommand(ctx, c.nodes[i], "ping").Run() == nil
 	}
 	if !ping() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
