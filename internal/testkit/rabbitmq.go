@@ -1,11 +1,13 @@
 package testkit
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"net/url"
 )
 
 // DialRabbitMQ connects to the broker at url for the test and closes the
@@ -36,4 +38,21 @@ func redacted(rawURL string) string {
 		return "(an unreadable URL)"
 	}
 	return u.Redacted()
+}
+
+// RabbitMQURL is the broker the tests use: STREAMGEN_RABBITMQ_URL, else
+// the local broker's default address.
+func RabbitMQURL() string {
+	if u := os.Getenv("STREAMGEN_RABBITMQ_URL"); u != "" {
+		return u
+	}
+	return "amqp://guest:guest@127.0.0.1:5672/"
+}
+
+// UniqueName is prefix with a random suffix: a queue or connection name of
+// the test's own.
+func UniqueName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "." + hex.EncodeToString(b)
 }

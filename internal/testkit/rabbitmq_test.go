@@ -49,3 +49,26 @@ func TestRabbitMQThatDoesNotAnswerFailsLoudlyWithoutThePassword(t *testing.T) {
 		t.Errorf("the failure shows the password: %q", got)
 	}
 }
+
+func TestRabbitMQURLIsTheEnvironmentsElseTheLocalBroker(t *testing.T) {
+	t.Setenv("STREAMGEN_RABBITMQ_URL", "amqp://elsewhere:5673/")
+	if got := RabbitMQURL(); got != "amqp://elsewhere:5673/" {
+		t.Errorf("RabbitMQURL() = %q", got)
+	}
+	t.Setenv("STREAMGEN_RABBITMQ_URL", "")
+	if got := RabbitMQURL(); got != "amqp://guest:guest@127.0.0.1:5672/" {
+		t.Errorf("RabbitMQURL() without the variable = %q", got)
+	}
+	if a, b := UniqueName("q"), UniqueName("q"); a == b || len(a) != len("q.")+8 {
+		t.Errorf("UniqueName: %q and %q", a, b)
+	}
+}
+
+func TestDepsListsThePackagesOfAPrefix(t *testing.T) {
+	if got := Deps(t, "./internal/testkit", "go.uber.org/goleak"); len(got) == 0 {
+		t.Error("testkit links goleak, yet Deps finds it not")
+	}
+	if got := Deps(t, "./internal/annotvalue", "go.uber.org/"); len(got) != 0 {
+		t.Errorf("annotvalue links %v", got)
+	}
+}

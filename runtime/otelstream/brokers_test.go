@@ -2,10 +2,7 @@ package otelstream_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -16,19 +13,6 @@ import (
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
-
-func rabbitURL() string {
-	if u := os.Getenv("STREAMGEN_RABBITMQ_URL"); u != "" {
-		return u
-	}
-	return "amqp://guest:guest@127.0.0.1:5672/"
-}
-
-func uniqueName(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return prefix + "." + hex.EncodeToString(b)
-}
 
 // runUntilIdle runs app until cond holds, then stops it cleanly.
 func runUntil(t *testing.T, app *runtime.App, what string, cond func() bool, publish func()) {
@@ -47,8 +31,8 @@ func runUntil(t *testing.T, app *runtime.App, what string, cond func() bool, pub
 // the retry copy and the dead letter are measured.
 func TestRabbitMQ(t *testing.T) {
 	testkit.NoLeaks(t)
-	conn := testkit.DialRabbitMQ(t, rabbitURL())
-	q := uniqueName("otelstream")
+	conn := testkit.DialRabbitMQ(t, testkit.RabbitMQURL())
+	q := testkit.UniqueName("otelstream")
 	t.Cleanup(func() {
 		ch, err := conn.Channel()
 		if err != nil {
@@ -63,7 +47,7 @@ func TestRabbitMQ(t *testing.T) {
 		}
 	})
 	tm := newTelemetry(t)
-	rb := rabbitmq.New(rabbitURL(), rabbitmq.WithConnectionName("streamgen-test-otel-"+q))
+	rb := rabbitmq.New(testkit.RabbitMQURL(), rabbitmq.WithConnectionName("streamgen-test-otel-"+q))
 	app := runtime.NewApp("otelstream-test", runtime.WithObserver(tm.obs), runtime.WithShutdownTimeout(20*time.Second))
 	jobs, dead := failing(runtime.RabbitMQ, q, 2, 50*time.Millisecond)
 	app.Mount(rb, jobs, dead)
@@ -100,7 +84,7 @@ func TestRabbitMQ(t *testing.T) {
 // which is gauged while it waits.
 func TestZeroMQ(t *testing.T) {
 	testkit.NoLeaks(t)
-	q := uniqueName("otelstream")
+	q := testkit.UniqueName("otelstream")
 	zb := zeromq.New(zeromq.Queue(q, zeromq.Bind(freeEndpoint(t))), zeromq.Queue(q+".dead", zeromq.Bind(freeEndpoint(t))))
 	tm := newTelemetry(t)
 	app := runtime.NewApp("otelstream-test", runtime.WithObserver(tm.obs))
@@ -152,8 +136,8 @@ func freeEndpoint(t testing.TB) string {
 // runtime.WithRoutingKey is the one named.
 func TestRabbitMQExchangeSendSpan(t *testing.T) {
 	testkit.NoLeaks(t)
-	conn := testkit.DialRabbitMQ(t, rabbitURL())
-	q, x := uniqueName("otelstream"), uniqueName("otelstream.x")
+	conn := testkit.DialRabbitMQ(t, testkit.RabbitMQURL())
+	q, x := testkit.UniqueName("otelstream"), testkit.UniqueName("otelstream.x")
 	t.Cleanup(func() {
 		ch, err := conn.Channel()
 		if err != nil {
@@ -169,7 +153,7 @@ func TestRabbitMQExchangeSendSpan(t *testing.T) {
 		}
 	})
 	tm := newTelemetry(t)
-	rb := rabbitmq.New(rabbitURL(), rabbitmq.WithConnectionName("streamgen-test-otel-"+q))
+	rb := rabbitmq.New(testkit.RabbitMQURL(), rabbitmq.WithConnectionName("streamgen-test-otel-"+q))
 	app := runtime.NewApp("otelstream-test", runtime.WithObserver(tm.obs), runtime.WithShutdownTimeout(20*time.Second))
 	app.Mount(rb, &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Exchange: x, Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}})

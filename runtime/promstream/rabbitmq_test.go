@@ -1,9 +1,6 @@
 package promstream_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +11,6 @@ import (
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
-
-func rabbitURL() string {
-	if u := os.Getenv("STREAMGEN_RABBITMQ_URL"); u != "" {
-		return u
-	}
-	return "amqp://guest:guest@127.0.0.1:5672/"
-}
-
-func uniqueName(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return prefix + "." + hex.EncodeToString(b)
-}
 
 // closeConnection makes the broker close the connection named exactly
 // name, and fails the test unless there was one: other tests' connections
@@ -54,8 +38,8 @@ func closeConnection(t testing.TB, name string) {
 // reconnect is counted and consuming goes on.
 func TestRabbitMQ(t *testing.T) {
 	testkit.NoLeaks(t)
-	conn := testkit.DialRabbitMQ(t, rabbitURL())
-	q := uniqueName("promstream")
+	conn := testkit.DialRabbitMQ(t, testkit.RabbitMQURL())
+	q := testkit.UniqueName("promstream")
 	t.Cleanup(func() {
 		ch, err := conn.Channel()
 		if err != nil {
@@ -71,7 +55,7 @@ func TestRabbitMQ(t *testing.T) {
 	})
 	c, reg := newRegistered(t)
 	connName := "streamgen-test-prom-" + q
-	rb := rabbitmq.New(rabbitURL(), rabbitmq.WithConnectionName(connName))
+	rb := rabbitmq.New(testkit.RabbitMQURL(), rabbitmq.WithConnectionName(connName))
 	app := runtime.NewApp("promstream-test", runtime.WithObserver(c), runtime.WithShutdownTimeout(20*time.Second))
 	jobs, _ := jobsSubscription(runtime.RabbitMQ, q, 50*time.Millisecond)
 	app.Mount(rb, jobs)
