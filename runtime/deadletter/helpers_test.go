@@ -164,6 +164,7 @@ type service struct {
 	broker *rabbitmq.Broker
 	mu     sync.Mutex
 	seen   map[string][]int // message id: the attempts it was handled as
+	heads  map[string]map[string]string
 	fail   bool
 }
 
@@ -173,20 +174,22 @@ type card struct {
 	Note  string `json:"note"`
 }
 
-// startService runs a subscription on queue that parks into dlq every
-// message while fail is set ("order N: card declined", or
-// "poison" for a body that is not a card), after maxAttempts attempts
-// without retry delays, and acks it otherwise.
+// startService runs a subscription on queue whose Card handler fails
+// every message while fail is set ("order N: card declined"), so that it
+// is retried at once and parked into dlq after maxAttempts attempts, and
+// acks it otherwise. Its Refund handler fails at once. A body that is not
+// a card is parked as poison.
 func (e *env) startService(queue, dlq string, qt runtime.QueueType, maxAttempts int) *service {
 	e.t.Helper()
-	s := &service{broker: rabbitmq.New(e.url, rabbitmq.WithConnectionName("streamgen-test dlq")), seen: map[string][]int{}, fail: true}
+	s := &service{broker: rabbitmq.New(e.url, rabbitmq.WithConnectionName("streamgen-test dlq")), seen: map[string][]int{}, heads: map[string]map[string]string{}, fail: true}
 	handler := func(ctx context.Context, c *card, md runtime.Metadata) runtime.Outcome {
 		s.mu.Lock()
 		s.seen[md.MessageID] = append(s.seen[md.MessageID], md.Attempt)
+		s.heads[md.MessageID] = md.Headers
 		fail := s.fail
 		s.mu.Unlock()
 		if fail {
-			return runtime.OutcomeOf(runtime.DeadLetter(fmt.Errorf("order %d: card declined", c.Order)))
+			return runtime.OutcomeOf(fmt.Errorf("order %d: card declined", c.Order))
 		}
 		return runtime.Ack()
 	}
@@ -194,9 +197,10 @@ func (e *env) startService(queue, dlq string, qt runtime.QueueType, maxAttempts 
 		return runtime.OutcomeOf(fmt.Errorf("refund of %s failed: gateway timeout", md.MessageID))
 	}
 	sub := &runtime.Subscription{
-		Name:      queue,
-		Broker:    runtime.RabbitMQ,
-		QueueType: qt,
+		Name:        queue,
+		Broker:      runtime.RabbitMQ,
+		QueueType:   qt,
+		RetryDelays: []time.Duration{20 * time.Millisecond},
 		Handlers: []runtime.Handler{
 			runtime.Handle("Card", runtime.Policy{MaxAttempts: maxAttempts, DeadLetter: dlq}, handler),
 			runtime.Handle("Refund", runtime.Policy{MaxAttempts: 1, DeadLetter: dlq}, other),
@@ -239,6 +243,12 @@ func (s *service) attempts(id string) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]int(nil), s.seen[id]...)
+}
+
+func (s *service) headers(id string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heads[id]
 }
 
 func (s *service) setFail(fail bool) {

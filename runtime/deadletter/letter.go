@@ -12,9 +12,10 @@ import (
 )
 
 // HeaderReplays counts how often a letter was replayed. Replay sets it on
-// the new delivery, one more than the letter carried, so that a message
-// replayed again and again is visible.
-const HeaderReplays = "x-streamgen-replays"
+// the new delivery, one more than the letter carried, and a subscription
+// that parks the message again keeps it, so that a message replayed again
+// and again is visible.
+const HeaderReplays = runtime.HeaderReplays
 
 // Letter is one message found in a dead-letter store: the message as it
 // was parked, and the explanation read from its headers.
