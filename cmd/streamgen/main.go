@@ -77,6 +77,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "dlq" {
+		os.Exit(runDLQ(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin)}))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
