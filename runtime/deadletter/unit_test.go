@@ -14,13 +14,13 @@ import (
 
 func TestNormalizeReason(t *testing.T) {
 	for in, want := range map[string]string{
-		"order 123: card declined":                    "order <n>: card declined",
-		"took 1.5s on node 7":                         "took <n>s on node <n>",
+		"order 123: card declined":                     "order <n>: card declined",
+		"took 1.5s on node 7":                          "took <n>s on node <n>",
 		"id 3F2504E0-4F89-11D3-9A0C-0305E82C3301 gone": "id <uuid> gone",
-		"object 5f1d7a9c3b2e not found":               "object <hex> not found",
-		"deadbeef is a word here":                     "deadbeef is a word here",
-		"address 0xc000123abc":                        "address <hex>",
-		"no numbers at all":                           "no numbers at all",
+		"object 5f1d7a9c3b2e not found":                "object <hex> not found",
+		"deadbeef is a word here":                      "deadbeef is a word here",
+		"address 0xc000123abc":                         "address <hex>",
+		"no numbers at all":                            "no numbers at all",
 	} {
 		if got := deadletter.NormalizeReason(in); got != want {
 			t.Errorf("NormalizeReason(%q) = %q, want %q", in, got, want)
