@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,4 +205,51 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// A replay killed with SIGKILL in the middle loses no letter: each is
+// replayed, still parked, or both, counted by message id.
+func TestDLQReplayKilledMidwayLosesNothing(t *testing.T) {
+	conn := testkit.DialRabbitMQ(t, brokerurl.RabbitMQ())
+	target := dlqQueue(t, conn, "target")
+	var msgs []amqp.Publishing
+	for i := range 300 {
+		msgs = append(msgs, cliLetter(fmt.Sprintf("m-%03d", i), "Card", "boom", target, []byte("{}")))
+	}
+	dl := dlqQueue(t, conn, "killed", msgs...)
+	cmd := exec.Command(binary, "dlq", "replay", "-yes", "-rate", "300", dl)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "some letters replayed", func() bool { return count(t, conn, target) >= 60 })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The broker requeues what the killed command held once it sees the
+	// connection gone.
+	testkit.Eventually(t, "every letter parked or replayed", func() bool { return count(t, conn, target)+count(t, conn, dl) >= 300 })
+	seen := map[string]bool{}
+	for _, q := range []string{target, dl} {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			d, ok, err := ch.Get(q, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			seen[d.MessageId] = true
+		}
+		_ = ch.Close()
+	}
+	for _, m := range msgs {
+		if !seen[m.MessageId] {
+			t.Fatalf("letter %s is lost: neither replayed nor parked (%d of 300 seen)", m.MessageId, len(seen))
+		}
+	}
 }

@@ -74,4 +74,3 @@ func TestListingsDuringAReplayLoseNothing(t *testing.T) {
 		})
 	}
 }
-

@@ -141,11 +141,11 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 		return q.wrap("open a channel", err)
 	}
 	defer func() {
-		// The broker coalesces a channel's acks and may not have passed
-		// the last ones on to a quorum queue when the channel closes: the
-		// queue would then requeue letters already replayed or purged.
-		// A synchronous basic.get first makes the channel pass them on (a
-		// letter it returns is handed back with the rest).
+		// A quorum queue requeued letters acked just before the channel
+		// closed (seen on RabbitMQ 3.10 and 4.3: the acks had not reached
+		// it yet), so letters replayed or purged came back. A synchronous
+		// basic.get first makes sure they did (a letter it returns is
+		// handed back with the rest).
 		_, _, _ = ch.Get(q.name, false)
 		// Closing a channel with letters outstanding would requeue them
 		// too, but a quorum queue counts that toward its delivery limit:
