@@ -23,6 +23,8 @@ type dlqIO struct {
 	stdout, stderr io.Writer
 	// terminal reports whether stdin is a terminal a person answers on.
 	terminal bool
+	// progress reports whether stderr is a terminal to show progress on.
+	progress bool
 }
 
 const dlqUsage = `usage: streamgen dlq COMMAND [flags] QUEUE
@@ -250,10 +252,22 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 }
 
 func dlqLs(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
-	groups, err := q.Groups(ctx)
+	var g deadletter.Grouper
+	n := 0
+	err := q.Scan(ctx, func(l *deadletter.Letter) error {
+		g.Add(l)
+		if n++; c.io.progress && n%1000 == 0 {
+			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, q.Name())
+		}
+		return nil
+	})
+	if c.io.progress && n >= 1000 {
+		fmt.Fprint(c.io.stderr, "\r\033[K") // the progress line goes
+	}
 	if err != nil {
 		return err
 	}
+	groups := g.Groups()
 	if c.json {
 		enc := json.NewEncoder(c.io.stdout)
 		enc.SetIndent("", "  ")

@@ -253,3 +253,24 @@ func TestDLQReplayKilledMidwayLosesNothing(t *testing.T) {
 		}
 	}
 }
+
+// ls shows how far it got on stderr when that is a terminal, and leaves
+// no trace of it otherwise.
+func TestDLQLsProgress(t *testing.T) {
+	conn := testkit.DialRabbitMQ(t, brokerurl.RabbitMQ())
+	var msgs []amqp.Publishing
+	for i := range 1200 {
+		msgs = append(msgs, cliLetter(fmt.Sprintf("m-%04d", i), "Card", "boom", "src", []byte("{}")))
+	}
+	dl := dlqQueue(t, conn, "progress", msgs...)
+	for _, terminal := range []bool{true, false} {
+		var out, errOut bytes.Buffer
+		status := runDLQ(context.Background(), []string{"ls", dl}, dlqIO{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, progress: terminal})
+		if status != 0 || !strings.Contains(out.String(), "1200") {
+			t.Fatalf("ls: status %d\n%s%s", status, out.String(), errOut.String())
+		}
+		if got := strings.Contains(errOut.String(), "read 1000 letters of "+dl); got != terminal {
+			t.Fatalf("ls with stderr a terminal %v: progress shown %v: %q", terminal, got, errOut.String())
+		}
+	}
+}
