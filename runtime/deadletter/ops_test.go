@@ -272,6 +272,16 @@ func TestAReplayThatCannotBeDeliveredLeavesTheLetter(t *testing.T) {
 	if got := ids(e.drain(dl)); !slices.Equal(got, []string{"m-1", "m-2"}) {
 		t.Fatalf("after failed replays the queue holds %v", got)
 	}
+	// To a source queue that was deleted: returned, and said so.
+	gone := e.name("gone")
+	m3 := parked("m-3", 3)
+	m3.Headers[runtime.HeaderDeadLetterSource] = gone
+	e.publish(dl, m3)
+	rep, err = e.queue(dl).Replay(e.ctx, deadletter.Selection{}, deadletter.ReplayOptions{})
+	if err != nil || rep.Failed != 1 || !containsAll(rep.Errors[0], "m-3", "queue "+gone, "unroutable") {
+		t.Fatalf("Replay to a deleted source = %+v, %v", rep, err)
+	}
+	testkit.Eventually(t, "m-3 still parked", func() bool { return e.ready(dl) == 1 })
 }
 
 // A dry run changes nothing; a rate limit spaces the replays.

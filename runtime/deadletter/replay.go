@@ -83,6 +83,7 @@ type pending struct {
 	confirm *amqp.DeferredConfirmation
 	key     string // message id and routing key, to match a basic.return
 	id      string
+	to      string // where it went, for an error
 }
 
 // Replay publishes each letter sel picks as a new delivery of the original
@@ -140,7 +141,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		switch {
 		case returned[p.key] > 0:
 			returned[p.key]--
-			rep.fail("letter %s: returned unroutable: nothing is bound to take it at %s", p.id, opts.To)
+			rep.fail("letter %s: returned unroutable: nothing takes it at %s (a queue deleted? replay with another target)", p.id, p.to)
 		case !acked:
 			rep.fail("letter %s: the broker did not confirm its replay (%v)", p.id, closeReason(closes))
 		default:
@@ -178,7 +179,11 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		if err != nil {
 			return fmt.Errorf("deadletter: queue %s: cannot replay to %s: %v: %w", q.name, opts.To, closeReason(closes), err)
 		}
-		inflight = append(inflight, pending{tag: tag, confirm: dc, key: l.MessageID() + "\x00" + key, id: l.MessageID()})
+		to := "queue " + key
+		if exchange != "" {
+			to = fmt.Sprintf("exchange %s with routing key %q", exchange, key)
+		}
+		inflight = append(inflight, pending{tag: tag, confirm: dc, key: l.MessageID() + "\x00" + key, id: l.MessageID(), to: to})
 		if len(inflight) >= window {
 			return settle()
 		}
