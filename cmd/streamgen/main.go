@@ -9,6 +9,11 @@
 //	streamgen [-check] [-o file] [packages]
 //	streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]
 //	streamgen -version
+//	streamgen dlq COMMAND [flags] QUEUE
+//
+// streamgen dlq works with the dead letters of a RabbitMQ dead-letter
+// queue: ls, show, replay, purge, export and import (streamgen dlq -h; the
+// README's "Working with dead letters"; package runtime/deadletter).
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its
@@ -78,6 +83,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "dlq" {
+		os.Exit(runDLQ(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin), isTerminal(os.Stderr)}))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

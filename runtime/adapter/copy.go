@@ -72,7 +72,8 @@ func (c *Copy) Keep(name string) bool {
 	if strings.EqualFold(name, count) || c.rules.bookkeeping(name) {
 		return false
 	}
-	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
+	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) &&
+		!strings.EqualFold(name, runtime.HeaderReplays) {
 		return false
 	}
 	for _, h := range c.Set {

@@ -61,6 +61,7 @@ func TestCopiesFollowTheBrokersHeaderRules(t *testing.T) {
 	headers := map[string]string{
 		"X-Tenant": "acme", "x-death": "broker bookkeeping", "x-first-death-queue": "q",
 		"X-Streamgen-Reason": "forged", "x-streamgen-source": "forged too", "X-Retry-Count": "1",
+		runtime.HeaderReplays: "2",
 	}
 	for _, tc := range []struct {
 		name    string
@@ -75,13 +76,14 @@ func TestCopiesFollowTheBrokersHeaderRules(t *testing.T) {
 			map[string]string{"X-Tenant": "acme", "x-retry-count": "2", "X-Streamgen-Reason": "forged"},
 			[]string{"x-death", "x-first-death-queue", "X-Retry-Count"}},
 		{"rabbitmq dead letter keeps the line break, strips forged x-streamgen-*", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 2, DeadLetter: "dl"}, "", 2,
-			map[string]string{"X-Tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one\nline two", runtime.HeaderDeadLetterSource: "jobs", runtime.HeaderDeadLetterAttempts: "2", runtime.HeaderDeadLetterPoison: "false"},
+			map[string]string{"X-Tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one\nline two", runtime.HeaderDeadLetterSource: "jobs", runtime.HeaderDeadLetterAttempts: "2", runtime.HeaderDeadLetterPoison: "false",
+				runtime.HeaderReplays: "2"}, // a replayed message parked again still shows its replays
 			[]string{"x-death", "X-Streamgen-Reason", "X-Retry-Count", "x-retry-count"}},
 		{"zeromq retry copy: names in lower case", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, "", 2,
 			map[string]string{"x-tenant": "acme", "x-retry-count": "2", "x-death": "broker bookkeeping"},
 			[]string{"X-Tenant"}},
 		{"zeromq dead letter: one-line reason", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 2, OutRetry: "self", DeadLetter: "dl"}, "", 2,
-			map[string]string{"x-tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one line two", runtime.HeaderDeadLetterSource: "jobs"},
+			map[string]string{"x-tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one line two", runtime.HeaderDeadLetterSource: "jobs", runtime.HeaderReplays: "2"},
 			[]string{"x-retry-count"}},
 		{"zeromq renamed retry count header", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, "X-Attempts-Before", 2,
 			map[string]string{"x-attempts-before": "2", "x-retry-count": "1"},

@@ -1,0 +1,436 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
+)
+
+// dlqIO is what a dlq subcommand reads and writes.
+type dlqIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// terminal reports whether stdin is a terminal a person answers on.
+	terminal bool
+	// progress reports whether stderr is a terminal to show progress on.
+	progress bool
+}
+
+const dlqUsage = `usage: streamgen dlq COMMAND [flags] QUEUE
+
+Work with the dead letters of a RabbitMQ dead-letter queue.
+
+Commands:
+  ls       list the letters by group: count, types, source, oldest, newest, reason
+  show     show each selected letter: explanation, properties, headers, body
+  replay   publish the selected letters again, to their source or -to QUEUE
+  purge    remove the selected letters
+  export   write the selected letters as JSON Lines (-o FILE, default stdout)
+  import   put letters written by export back into QUEUE (-i FILE, default stdin)
+
+Run streamgen dlq COMMAND -h for the flags of a command.
+Reading never changes the queue: letters keep their order and are not
+counted against a delivery limit.
+`
+
+// runDLQ runs streamgen dlq with args (after "dlq") and returns the exit
+// status: 0, 1 for an error, 2 for bad usage.
+func runDLQ(ctx context.Context, args []string, io dlqIO) int {
+	if len(args) == 0 {
+		fmt.Fprint(io.stderr, dlqUsage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(io.stdout, dlqUsage)
+		return 0
+	}
+	cmd, ok := dlqCommands[args[0]]
+	if !ok {
+		fmt.Fprintf(io.stderr, "streamgen dlq: unknown command %q\n\n%s", args[0], dlqUsage)
+		return 2
+	}
+	c := &dlqCommand{name: args[0], io: io}
+	fs := c.flags(cmd)
+	queue, status := c.parse(fs, args[1:])
+	if status >= 0 {
+		return status
+	}
+	q, err := deadletter.Dial(c.url, queue)
+	if err != nil {
+		fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
+		return 1
+	}
+	defer func() { _ = q.Close() }()
+	if err := cmd.run(ctx, c, q); err != nil {
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, u.msg)
+			return 2
+		}
+		fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, c.redact(err))
+		return 1
+	}
+	return 0
+}
+
+// usageError is a misuse found after the flags were parsed.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+// redact returns err's text without the package prefix (the line has the
+// command's) and with the -url's password masked, wherever it appears.
+func (c *dlqCommand) redact(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "deadletter: ", "")
+	if c.url != "" {
+		msg = strings.ReplaceAll(msg, c.url, rabbitmq.RedactURL(c.url))
+	}
+	return msg
+}
+
+// dlqSpec describes one subcommand.
+type dlqSpec struct {
+	summary   string
+	selection bool // takes the selection flags
+	flags     func(c *dlqCommand, fs *flag.FlagSet)
+	run       func(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error
+}
+
+var dlqCommands = map[string]dlqSpec{
+	"ls": {summary: "list the letters of QUEUE by group", flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.BoolVar(&c.json, "json", false, "write the groups as a JSON array")
+	}, run: dlqLs},
+	"show": {summary: "show each selected letter of QUEUE", selection: true, flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.BoolVar(&c.json, "json", false, "write the letters as JSON Lines, as export does")
+	}, run: dlqShow},
+	"replay": {summary: "publish the selected letters of QUEUE again, as new deliveries with a fresh attempt budget; each leaves QUEUE once the broker confirmed it", selection: true, flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.StringVar(&c.to.Queue, "to", "", "replay to `queue` instead of each letter's source queue")
+		fs.StringVar(&c.to.Exchange, "exchange", "", "replay through `exchange` (with -routing-key) instead")
+		fs.StringVar(&c.to.RoutingKey, "routing-key", "", "the routing `key` for -exchange")
+		fs.Float64Var(&c.rate, "rate", 0, "publish at most `n` letters a second (0: no limit)")
+		c.confirmFlags(fs)
+	}, run: dlqReplay},
+	"purge": {summary: "remove the selected letters of QUEUE for good (all of them without a selection)", selection: true, flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		c.confirmFlags(fs)
+	}, run: dlqPurge},
+	"export": {summary: "write the selected letters of QUEUE as JSON Lines; QUEUE is left as it was", selection: true, flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.StringVar(&c.file, "o", "", "write to `file` instead of standard output")
+	}, run: dlqExport},
+	"import": {summary: "put letters that export wrote back into QUEUE, as they were parked", flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.StringVar(&c.file, "i", "", "read `file` instead of standard input")
+	}, run: dlqImport},
+}
+
+// dlqCommand holds a subcommand's flags.
+type dlqCommand struct {
+	name string
+	io   dlqIO
+
+	url           string
+	sel           deadletter.Selection
+	types, ids    multiFlag
+	before, after string
+	json          bool
+	to            deadletter.Target
+	rate          float64
+	dryRun, yes   bool
+	file          string
+}
+
+func (c *dlqCommand) confirmFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.dryRun, "dry-run", false, "only say what would be done")
+	fs.BoolVar(&c.yes, "yes", false, "do not ask (needed when standard input is not a terminal)")
+}
+
+// multiFlag is a flag that may be given several times.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func (c *dlqCommand) flags(spec dlqSpec) *flag.FlagSet {
+	fs := flag.NewFlagSet("streamgen dlq "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	// The default is resolved after parsing, so that -h never prints a
+	// password the environment holds.
+	fs.StringVar(&c.url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
+	if spec.selection {
+		fs.StringVar(&c.sel.Group, "group", "", "select the letters of group `key` (the GROUP column of ls)")
+		fs.StringVar(&c.sel.Reason, "reason", "", "select letters whose reason contains `text` (any case)")
+		fs.Var(&c.types, "type", "select letters of message `type` (repeatable)")
+		fs.Var(&c.ids, "id", "select the letter with message `id` (repeatable)")
+		fs.StringVar(&c.before, "before", "", "select letters parked before `time` (RFC 3339, 2006-01-02, or a duration ago such as 2h)")
+		fs.StringVar(&c.after, "after", "", "select letters parked after `time` (as -before)")
+		fs.IntVar(&c.sel.Limit, "limit", 0, "act on at most `n` letters (0: no limit)")
+	}
+	spec.flags(c, fs)
+	return fs
+}
+
+// parse parses args, flags before and after QUEUE, and returns QUEUE, or
+// an exit status (>= 0) when the command is done.
+func (c *dlqCommand) parse(fs *flag.FlagSet, args []string) (string, int) {
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: streamgen dlq %s [flags] QUEUE\n\n%s.\n\nFlags:\n", c.name, dlqCommands[c.name].summary)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage(c.io.stdout)
+				return "", 0
+			}
+			fmt.Fprintf(c.io.stderr, "streamgen dlq %s: %v\n", c.name, err)
+			usage(c.io.stderr)
+			return "", 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give one QUEUE, the dead-letter queue (got %d)\n", c.name, len(positional))
+		usage(c.io.stderr)
+		return "", 2
+	}
+	if c.url == "" {
+		c.url = brokerurl.RabbitMQ()
+	}
+	c.sel.Types, c.sel.IDs = c.types, c.ids
+	var err error
+	now := time.Now()
+	if c.sel.Before, err = parseWhen(c.before, now); err != nil {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: -before: %v\n", c.name, err)
+		return "", 2
+	}
+	if c.sel.After, err = parseWhen(c.after, now); err != nil {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: -after: %v\n", c.name, err)
+		return "", 2
+	}
+	if c.sel.Limit < 0 || c.rate < 0 {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: -limit and -rate cannot be negative\n", c.name)
+		return "", 2
+	}
+	if c.to.Queue != "" && c.to.Exchange != "" || c.to.RoutingKey != "" && c.to.Exchange == "" {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give -to QUEUE, or -exchange with -routing-key, not both\n", c.name)
+		return "", 2
+	}
+	return positional[0], -1
+}
+
+// parseWhen reads a time for -before and -after.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: write 2026-01-02T15:04:05Z, 2026-01-02, or a duration ago such as 90m", s)
+}
+
+func dlqLs(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	var g deadletter.Grouper
+	n := 0
+	err := q.Scan(ctx, func(l *deadletter.Letter) error {
+		g.Add(l)
+		if n++; c.io.progress && n%1000 == 0 {
+			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, q.Name())
+		}
+		return nil
+	})
+	if c.io.progress && n >= 1000 {
+		fmt.Fprint(c.io.stderr, "\r\033[K") // the progress line goes
+	}
+	if err != nil {
+		return err
+	}
+	groups := g.Groups()
+	if c.json {
+		enc := json.NewEncoder(c.io.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(groups)
+	}
+	if len(groups) == 0 {
+		fmt.Fprintf(c.io.stdout, "%s holds no letters\n", q.Name())
+		return nil
+	}
+	return deadletter.WriteGroups(c.io.stdout, groups)
+}
+
+func dlqShow(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	w := bufio.NewWriter(c.io.stdout)
+	n := 0
+	err := q.Select(ctx, c.sel, func(l *deadletter.Letter) error {
+		n++
+		if c.json {
+			b, err := l.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "%s\n", b)
+			return err
+		}
+		if n > 1 {
+			fmt.Fprintln(w)
+		}
+		return deadletter.WriteLetter(w, l)
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err == nil && n == 0 && !c.json {
+		fmt.Fprintf(c.io.stderr, "no letter of %s is selected\n", q.Name())
+	}
+	return err
+}
+
+// confirm says what the command will do to n letters and, unless -yes,
+// asks on the terminal. It returns false when the answer is no.
+func (c *dlqCommand) confirm(what string) (bool, error) {
+	if c.yes {
+		return true, nil
+	}
+	if !c.io.terminal {
+		return false, usageError{"standard input is not a terminal to ask on: pass -yes to " + what + ", or -dry-run to see what it would do"}
+	}
+	fmt.Fprintf(c.io.stderr, "%s? [y/N] ", what)
+	answer, _ := bufio.NewReader(c.io.stdin).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes", nil
+}
+
+// planned counts what a selection picks, to say so before acting.
+func planned(ctx context.Context, c *dlqCommand, q *deadletter.Queue) (deadletter.Report, error) {
+	return q.Purge(ctx, c.sel, true)
+}
+
+func dlqReplay(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	plan, err := planned(ctx, c, q)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
+	if plan.Selected == 0 {
+		fmt.Fprintf(c.io.stdout, "no letter of %s is selected: nothing to replay\n", q.Name())
+		return nil
+	}
+	if c.dryRun {
+		fmt.Fprintf(c.io.stdout, "would %s\n", what)
+		return nil
+	}
+	if ok, err := c.confirm(what); err != nil || !ok {
+		if err == nil {
+			fmt.Fprintln(c.io.stdout, "nothing replayed")
+		}
+		return err
+	}
+	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
+	fmt.Fprintf(c.io.stdout, "replayed %d letters of %s to %s\n", rep.Done, q.Name(), c.to)
+	if err != nil {
+		return err
+	}
+	return failures(c, rep, "replayed")
+}
+
+// failures reports the letters an operation left, as an error.
+func failures(c *dlqCommand, rep deadletter.Report, done string) error {
+	if rep.Failed == 0 {
+		return nil
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintf(c.io.stderr, "  %s\n", e)
+	}
+	return fmt.Errorf("%d selected letters were not %s and are still parked", rep.Failed, done)
+}
+
+func dlqPurge(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	plan, err := planned(ctx, c, q)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
+	if plan.Selected == 0 {
+		fmt.Fprintf(c.io.stdout, "no letter of %s is selected: nothing to purge\n", q.Name())
+		return nil
+	}
+	if c.dryRun {
+		fmt.Fprintf(c.io.stdout, "would %s\n", what)
+		return nil
+	}
+	if ok, err := c.confirm(what); err != nil || !ok {
+		if err == nil {
+			fmt.Fprintln(c.io.stdout, "nothing purged")
+		}
+		return err
+	}
+	rep, err := q.Purge(ctx, c.sel, false)
+	fmt.Fprintf(c.io.stdout, "purged %d letters of %s\n", rep.Done, q.Name())
+	return err
+}
+
+func dlqExport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	w := c.io.stdout
+	if c.file != "" {
+		f, err := os.Create(c.file)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		w = f
+	}
+	n, err := q.Export(ctx, w, c.sel)
+	if err != nil {
+		return err
+	}
+	if f, ok := w.(*os.File); ok && c.file != "" {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(c.io.stderr, "exported %d letters of %s\n", n, q.Name())
+	return nil
+}
+
+func dlqImport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	r := c.io.stdin
+	if c.file != "" {
+		f, err := os.Open(c.file)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		r = f
+	}
+	n, err := q.Import(ctx, r)
+	fmt.Fprintf(c.io.stderr, "imported %d letters into %s\n", n, q.Name())
+	return err
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,384 @@
+package deadletter
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// record is a letter as one line of JSON Lines.
+type record struct {
+	Body         string                     `json:"body"`
+	BodyEncoding string                     `json:"body_encoding"` // "text" or "base64"
+	Headers      map[string]json.RawMessage `json:"headers,omitempty"`
+	Properties   Properties                 `json:"properties"`
+	// The explanation, for whoever reads the line; Import reads it from
+	// the headers again.
+	Reason   string    `json:"reason,omitempty"`
+	Source   string    `json:"source,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+	Poison   bool      `json:"poison,omitempty"`
+	ParkedAt time.Time `json:"parked_at,omitzero"`
+	ByBroker bool      `json:"by_broker,omitempty"`
+}
+
+// MarshalJSON encodes l as one JSON object: its body as text when it is
+// valid UTF-8 ("body_encoding": "text"), else in base64 ("base64"), its
+// headers (a string or bool as itself, any other AMQP value as an object
+// that names its type, so that it reads back as it was), its properties
+// and its explanation.
+func (l *Letter) MarshalJSON() ([]byte, error) {
+	r := record{Properties: l.Properties, Reason: l.Reason, Source: l.Source, Attempts: l.Attempts,
+		Poison: l.Poison, ParkedAt: l.ParkedAt, ByBroker: l.ByBroker}
+	if utf8.Valid(l.Body) {
+		r.Body, r.BodyEncoding = string(l.Body), "text"
+	} else {
+		r.Body, r.BodyEncoding = base64.StdEncoding.EncodeToString(l.Body), "base64"
+	}
+	if len(l.Headers) > 0 {
+		r.Headers = make(map[string]json.RawMessage, len(l.Headers))
+		for k, v := range l.Headers {
+			b, err := json.Marshal(encodeValue(v))
+			if err != nil {
+				return nil, fmt.Errorf("deadletter: header %s: %w", k, err)
+			}
+			r.Headers[k] = b
+		}
+	}
+	return json.Marshal(r)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (l *Letter) UnmarshalJSON(b []byte) error {
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("deadletter: %w", err)
+	}
+	switch r.BodyEncoding {
+	case "text", "":
+		l.Body = []byte(r.Body)
+	case "base64":
+		body, err := base64.StdEncoding.DecodeString(r.Body)
+		if err != nil {
+			return fmt.Errorf("deadletter: body: %w", err)
+		}
+		l.Body = body
+	default:
+		return fmt.Errorf("deadletter: body_encoding %q: want text or base64", r.BodyEncoding)
+	}
+	l.Properties = r.Properties
+	l.Headers = make(map[string]any, len(r.Headers))
+	for k, raw := range r.Headers {
+		v, err := decodeValue(raw)
+		if err != nil {
+			return fmt.Errorf("deadletter: header %s: %w", k, err)
+		}
+		l.Headers[k] = v
+	}
+	l.explain()
+	return nil
+}
+
+// typed is an AMQP value that is neither a string nor a bool, in JSON.
+type typed struct {
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+	Scale *uint8 `json:"scale,omitempty"`
+}
+
+func encodeValue(v any) any {
+	switch x := v.(type) {
+	case nil, string, bool:
+		return x
+	case int8:
+		return typed{Type: "int8", Value: x}
+	case int16:
+		return typed{Type: "int16", Value: x}
+	case int32:
+		return typed{Type: "int32", Value: x}
+	case int64:
+		return typed{Type: "int64", Value: x}
+	case int:
+		return typed{Type: "int64", Value: x}
+	case uint8:
+		return typed{Type: "uint8", Value: x}
+	case uint16:
+		return typed{Type: "uint16", Value: x}
+	case uint32:
+		return typed{Type: "uint32", Value: x}
+	case float32:
+		return typed{Type: "float32", Value: x}
+	case float64:
+		return typed{Type: "float64", Value: x}
+	case time.Time:
+		return typed{Type: "timestamp", Value: x.UTC().Format(time.RFC3339)}
+	case []byte:
+		return typed{Type: "bytes", Value: base64.StdEncoding.EncodeToString(x)}
+	case amqp.Decimal:
+		return typed{Type: "decimal", Value: x.Value, Scale: &x.Scale}
+	case amqp.Table:
+		return typed{Type: "table", Value: encodeTable(x)}
+	case map[string]any:
+		return typed{Type: "table", Value: encodeTable(x)}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = encodeValue(e)
+		}
+		return out
+	}
+	return typed{Type: "string", Value: fmt.Sprint(v)}
+}
+
+func encodeTable(t map[string]any) map[string]any {
+	out := make(map[string]any, len(t))
+	for k, v := range t {
+		out[k] = encodeValue(v)
+	}
+	return out
+}
+
+func decodeValue(raw json.RawMessage) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytesReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return decodeAny(v)
+}
+
+func decodeAny(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, string, bool:
+		return x, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			d, err := decodeAny(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = d
+		}
+		return out, nil
+	case map[string]any:
+		typ, _ := x["type"].(string)
+		return decodeTyped(typ, x["value"], x["scale"])
+	}
+	return nil, fmt.Errorf("a bare %T: numbers and objects are written as {\"type\": ..., \"value\": ...}", v)
+}
+
+func decodeTyped(typ string, value, scale any) (any, error) {
+	num := func(lo, hi float64) (int64, error) {
+		n, ok := value.(json.Number)
+		if !ok {
+			return 0, fmt.Errorf("%s value %v is not a number", typ, value)
+		}
+		i, err := n.Int64()
+		if err != nil || float64(i) < lo || float64(i) > hi {
+			return 0, fmt.Errorf("%s value %v out of range", typ, value)
+		}
+		return i, nil
+	}
+	switch typ {
+	case "int8":
+		i, err := num(math.MinInt8, math.MaxInt8)
+		return int8(i), err
+	case "int16":
+		i, err := num(math.MinInt16, math.MaxInt16)
+		return int16(i), err
+	case "int32":
+		i, err := num(math.MinInt32, math.MaxInt32)
+		return int32(i), err
+	case "int64":
+		return num(math.MinInt64, math.MaxInt64)
+	case "uint8":
+		i, err := num(0, math.MaxUint8)
+		return uint8(i), err
+	case "uint16":
+		i, err := num(0, math.MaxUint16)
+		return uint16(i), err
+	case "uint32":
+		i, err := num(0, math.MaxUint32)
+		return uint32(i), err
+	case "float32", "float64":
+		n, ok := value.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("%s value %v is not a number", typ, value)
+		}
+		f, err := n.Float64()
+		if typ == "float32" {
+			return float32(f), err
+		}
+		return f, err
+	case "timestamp":
+		s, _ := value.(string)
+		return time.Parse(time.RFC3339, s)
+	case "bytes":
+		s, _ := value.(string)
+		return base64.StdEncoding.DecodeString(s)
+	case "decimal":
+		v, err := num(math.MinInt32, math.MaxInt32)
+		s, _ := scale.(json.Number)
+		sc, _ := s.Int64()
+		return amqp.Decimal{Scale: uint8(sc), Value: int32(v)}, err
+	case "string":
+		s, _ := value.(string)
+		return s, nil
+	case "table":
+		m, ok := value.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("table value %v is not an object", value)
+		}
+		out := amqp.Table{}
+		for k, e := range m {
+			d, err := decodeAny(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = d
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown value type %q", typ)
+}
+
+// Export writes each letter sel picks to w as JSON Lines (one
+// Letter.MarshalJSON a line) and leaves the queue as it was. It returns
+// the number written.
+func (q *Queue) Export(ctx context.Context, w io.Writer, sel Selection) (int, error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err := q.Select(ctx, sel, func(l *Letter) error {
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("deadletter: queue %s: export: %w", q.name, err)
+		}
+		n++
+		return nil
+	})
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("deadletter: queue %s: export: %w", q.name, ferr)
+	}
+	return n, err
+}
+
+// ReadLetters calls fn with each letter of r, JSON Lines as Export writes
+// them; blank lines are skipped. An error in the input names its line; an
+// error from fn stops the reading and is returned as it is.
+func ReadLetters(r io.Reader, fn func(*Letter) error) error {
+	err := readLetters(r, fn)
+	var le *lineError
+	if errors.As(err, &le) {
+		return fmt.Errorf("deadletter: %w", err)
+	}
+	return err
+}
+
+// lineError is a line of JSON Lines that is not a letter.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+func (e *lineError) Unwrap() error { return e.err }
+
+func readLetters(r io.Reader, fn func(*Letter) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 512<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(trimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var l Letter
+		if err := l.UnmarshalJSON(sc.Bytes()); err != nil {
+			return &lineError{line, errors.New(strings.TrimPrefix(err.Error(), "deadletter: "))}
+		}
+		if err := fn(&l); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &lineError{line + 1, err}
+	}
+	return nil
+}
+
+// Import publishes each letter of r (JSON Lines as Export writes them)
+// into the queue as it was parked, headers and explanation included, with
+// publisher confirms. It returns the number the broker confirmed; when it
+// fails, the letters after those may or may not be in the queue.
+func (q *Queue) Import(ctx context.Context, r io.Reader) (int, error) {
+	ch, err := q.conn.Channel()
+	if err != nil {
+		return 0, q.wrap("open a channel", err)
+	}
+	defer func() { _ = ch.Close() }()
+	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
+		return 0, q.wrap("inspect the queue", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return 0, q.wrap("put the channel in confirm mode", err)
+	}
+	var confirms []*amqp.DeferredConfirmation
+	n := 0
+	wait := func() error {
+		for _, dc := range confirms {
+			ok, err := dc.WaitContext(ctx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("deadletter: queue %s: import: the broker did not confirm letter %d", q.name, n+1)
+			}
+			n++
+		}
+		confirms = confirms[:0]
+		return nil
+	}
+	err = readLetters(r, func(l *Letter) error {
+		dc, err := ch.PublishWithDeferredConfirm("", q.name, true, false, restored(l))
+		if err != nil {
+			return q.wrap("import a letter", err)
+		}
+		confirms = append(confirms, dc)
+		if len(confirms) >= 256 {
+			return wait()
+		}
+		return nil
+	})
+	if werr := wait(); err == nil {
+		err = werr
+	}
+	var le *lineError
+	if errors.As(err, &le) {
+		return n, fmt.Errorf("deadletter: queue %s: import: %w: fix the line, or export the letters again", q.name, err)
+	}
+	return n, err
+}
+
+// Names of the headers of l, sorted: for a stable display.
+func headerNames(h map[string]any) []string {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
