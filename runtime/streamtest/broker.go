@@ -464,6 +464,7 @@ func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 		Verdict:      v,
 		Err:          err,
 		Time:         b.clock.Now(),
+		countHeader:  c.RetryCountHeader(),
 	})
 }
 

@@ -28,12 +28,21 @@ type Delivery struct {
 	Err error
 	// Time is the fake clock's time when the message was settled.
 	Time time.Time
+
+	// countHeader is the retry count header the broker was configured
+	// with (RetryCountHeader), or "" for the default.
+	countHeader string
 }
 
 // RetryCount returns the retry count header the message arrived with (0
-// when absent or not a number).
+// when absent or not a number): the header the broker was configured with
+// (RetryCountHeader), runtime.RetryCountHeader by default.
 func (d Delivery) RetryCount() int {
-	n, err := runtime.ParseRetryCount(d.Headers[runtime.RetryCountHeader])
+	name := d.countHeader
+	if name == "" {
+		name = runtime.RetryCountHeader
+	}
+	n, err := runtime.ParseRetryCount(d.Headers[name])
 	if err != nil {
 		return 0
 	}

@@ -320,3 +320,33 @@ func TestHarnessMisuseFailsTheTest(t *testing.T) {
 		})
 	}
 }
+
+// RetryCount reads the retry count header the harness was configured with,
+// not the default one.
+func TestDeliveryRetryCountReadsTheConfiguredHeader(t *testing.T) {
+	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs(), streamtest.WithRetryCountHeader("x-tries"))
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+			if md.Attempt < 3 {
+				return runtime.Retry()
+			}
+			return runtime.Ack()
+		})}})
+	h.Start()
+	h.Publish("jobs", "Job", job{ID: 1})
+	h.Wait()
+	h.Advance(time.Hour)
+	h.Wait()
+	ds := h.Deliveries("jobs")
+	if len(ds) != 3 {
+		t.Fatalf("%d deliveries, want 3", len(ds))
+	}
+	for i, d := range ds {
+		if d.Headers["x-tries"] == "" && i > 0 {
+			t.Errorf("delivery %d has no x-tries header: %v", i+1, d.Headers)
+		}
+		if d.RetryCount() != i {
+			t.Errorf("delivery %d: RetryCount %d, want %d (headers %v)", i+1, d.RetryCount(), i, d.Headers)
+		}
+	}
+}
