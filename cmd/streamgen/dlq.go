@@ -327,24 +327,34 @@ func planned(ctx context.Context, c *dlqCommand, q *deadletter.Queue) (deadlette
 	return q.Purge(ctx, c.sel, true)
 }
 
-func dlqReplay(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+// proceed plans an operation that changes the queue (verb, past tense
+// done) and reports whether to carry it out: not when nothing is
+// selected, on a dry run (which says what it would do), or when the
+// operator says no. what says what the plan would do.
+func proceed(ctx context.Context, c *dlqCommand, q *deadletter.Queue, verb, done string, what func(deadletter.Report) string) (bool, error) {
 	plan, err := planned(ctx, c, q)
 	if err != nil {
-		return err
+		return false, err
 	}
-	what := fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
 	if plan.Selected == 0 {
-		fmt.Fprintf(c.io.stdout, "no letter of %s is selected: nothing to replay\n", q.Name())
-		return nil
+		fmt.Fprintf(c.io.stdout, "no letter of %s is selected: nothing to %s\n", q.Name(), verb)
+		return false, nil
 	}
 	if c.dryRun {
-		fmt.Fprintf(c.io.stdout, "would %s\n", what)
-		return nil
+		fmt.Fprintf(c.io.stdout, "would %s\n", what(plan))
+		return false, nil
 	}
-	if ok, err := c.confirm(what); err != nil || !ok {
-		if err == nil {
-			fmt.Fprintln(c.io.stdout, "nothing replayed")
-		}
+	ok, err := c.confirm(what(plan))
+	if err == nil && !ok {
+		fmt.Fprintln(c.io.stdout, "nothing "+done)
+	}
+	return ok && err == nil, err
+}
+
+func dlqReplay(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+	if ok, err := proceed(ctx, c, q, "replay", "replayed", func(plan deadletter.Report) string {
+		return fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
+	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
@@ -367,23 +377,9 @@ func failures(c *dlqCommand, rep deadletter.Report, done string) error {
 }
 
 func dlqPurge(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
-	plan, err := planned(ctx, c, q)
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
-	if plan.Selected == 0 {
-		fmt.Fprintf(c.io.stdout, "no letter of %s is selected: nothing to purge\n", q.Name())
-		return nil
-	}
-	if c.dryRun {
-		fmt.Fprintf(c.io.stdout, "would %s\n", what)
-		return nil
-	}
-	if ok, err := c.confirm(what); err != nil || !ok {
-		if err == nil {
-			fmt.Fprintln(c.io.stdout, "nothing purged")
-		}
+	if ok, err := proceed(ctx, c, q, "purge", "purged", func(plan deadletter.Report) string {
+		return fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
+	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Purge(ctx, c.sel, false)
