@@ -75,10 +75,9 @@
 //
 //   - Mount(app *runtime.App, <broker> runtime.Broker...), which registers
 //     one runtime.Subscription per subscription name, with one
-//     runtime.HandleJSON[T]("T", policy, streamgen_decode_T,
-//     runtime.ValueFunc(Work)) per handler, or runtime.Handle[T] when T
-//     gets no JSON decoder (the runtime adapter of the handler's shape; the table is on
-//     runtime.HandlerFunc). It takes one broker per kind the package uses,
+//     runtime.HandleJSON[T]("T", policy, streamgen_decode_T, Work) per
+//     handler, with nil for the decoder when T gets none (HandleJSON takes
+//     a handler of any shape runtime.HandlerFunc lists). It takes one broker per kind the package uses,
 //     named rabbitmq and zeromq, or a single broker when every
 //     subscription runs on any broker; then, when handlers are methods, a
 //     value of each receiver type, in the order of the types' names:

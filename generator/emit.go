@@ -521,22 +521,20 @@ func (s *subscription) payloadUnit() int {
 	return 1
 }
 
-// handle writes runtime.Handle[T](type, policy, runtime.<Adapter>(handler))
-// for the handler h and its runtime.Handler rh: the adapter of the
-// handler's shape turns it into the function Handle takes.
+// handle writes runtime.HandleJSON[T](type, policy, decoder, handler) for
+// the handler h and its runtime.Handler rh, with the JSON decoder of T or
+// nil when T gets none: HandleJSON takes a handler of any shape
+// (runtime.HandlerFunc).
 func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
+	decoder := jen.Nil()
 	if fn := e.json.decoderFor(h.shape.msg); fn != "" {
-		return jen.Qual(runtimePath, "HandleJSON").Index(e.typeName(h)).Call(
-			jen.Lit(rh.MessageType),
-			e.policyLiteral(rh.Policy),
-			jen.Id(fn),
-			jen.Qual(runtimePath, adapterName(h.shape)).Call(e.handlerValue(h)),
-		)
+		decoder = jen.Id(fn)
 	}
-	return jen.Qual(runtimePath, "Handle").Index(e.typeName(h)).Call(
+	return jen.Qual(runtimePath, "HandleJSON").Index(e.typeName(h)).Call(
 		jen.Lit(rh.MessageType),
 		e.policyLiteral(rh.Policy),
-		jen.Qual(runtimePath, adapterName(h.shape)).Call(e.handlerValue(h)),
+		decoder,
+		e.handlerValue(h),
 	)
 }
 
@@ -608,24 +606,6 @@ func (e *emitter) handlerValue(h *handler) *jen.Statement {
 		return jen.Id(h.fn.Name.Name)
 	}
 	return jen.Id(e.recvParam[h.recv]).Dot(h.fn.Name.Name)
-}
-
-// adapterName returns the name of the runtime adapter of a handler shape:
-// Value or Pointer, then Meta when the handler takes the metadata, then
-// Outcome when it returns one, then Func (the table is on
-// runtime.HandlerFunc).
-func adapterName(s handlerShape) string {
-	name := "Value"
-	if s.pointer {
-		name = "Pointer"
-	}
-	if s.metadata {
-		name += "Meta"
-	}
-	if s.outcome {
-		name += "Outcome"
-	}
-	return name + "Func"
 }
 
 // publishers writes the typed publisher of each handler of hs that has

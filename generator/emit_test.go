@@ -178,10 +178,12 @@ func TestImportDecl(t *testing.T) {
 	}
 }
 
-// TestAdapterNames checks the name of the adapter chosen for each of the
-// eight handler shapes, and that the runtime's function of that name
-// adapts exactly that shape.
-func TestAdapterNames(t *testing.T) {
+// TestHandlerFuncHoldsEveryShape checks that runtime.HandlerFunc, the
+// constraint of the handler Handle takes, is exactly the eight shapes the
+// generator accepts (a handler's message by value or pointer, with or
+// without the Metadata, returning an error or an Outcome), so that a
+// handler the generator accepts always compiles in Mount.
+func TestHandlerFuncHoldsEveryShape(t *testing.T) {
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: gentest.RepoRoot(t)}, runtimePath)
 	if err != nil {
 		t.Fatal(err)
@@ -189,42 +191,53 @@ func TestAdapterNames(t *testing.T) {
 	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
 		t.Fatalf("loading %s: %v", runtimePath, pkgs[0].Errors)
 	}
-	scope := pkgs[0].Types.Scope()
-	for _, c := range []struct {
-		pointer, metadata, outcome bool
-		want                       string
-	}{
-		{false, false, false, "ValueFunc"},
-		{true, false, false, "PointerFunc"},
-		{false, true, false, "ValueMetaFunc"},
-		{true, true, false, "PointerMetaFunc"},
-		{false, false, true, "ValueOutcomeFunc"},
-		{true, false, true, "PointerOutcomeFunc"},
-		{false, true, true, "ValueMetaOutcomeFunc"},
-		{true, true, true, "PointerMetaOutcomeFunc"},
-	} {
-		name := adapterName(handlerShape{pointer: c.pointer, metadata: c.metadata, outcome: c.outcome})
-		if name != c.want {
-			t.Errorf("pointer %v, metadata %v, outcome %v: adapter %s, want %s", c.pointer, c.metadata, c.outcome, name, c.want)
+	named, ok := pkgs[0].Types.Scope().Lookup("HandlerFunc").Type().(*types.Named)
+	if !ok {
+		t.Fatal("the runtime has no type HandlerFunc")
+	}
+	iface, ok := named.Underlying().(*types.Interface)
+	if !ok || iface.NumEmbeddeds() != 1 {
+		t.Fatalf("runtime.HandlerFunc is %s, not a union of handler shapes", named.Underlying())
+	}
+	union, ok := iface.EmbeddedType(0).(*types.Union)
+	if !ok {
+		t.Fatalf("runtime.HandlerFunc embeds %s, not a union of handler shapes", iface.EmbeddedType(0))
+	}
+	got := map[handlerShape]bool{}
+	for i := range union.Len() {
+		term := union.Term(i)
+		sig, ok := term.Type().(*types.Signature)
+		if term.Tilde() || !ok {
+			t.Errorf("runtime.HandlerFunc holds %s, not a function type", term)
 			continue
 		}
-		fn, ok := scope.Lookup(name).(*types.Func)
-		if !ok {
-			t.Errorf("the runtime has no function %s", name)
+		params, results := sig.Params(), sig.Results()
+		if params.Len() < 2 || !isNamed(params.At(0).Type(), contextPath, "Context") || results.Len() != 1 {
+			t.Errorf("runtime.HandlerFunc holds %s, not func(context.Context, T, ...) result", sig)
 			continue
 		}
-		handler, ok := fn.Type().(*types.Signature).Params().At(0).Type().Underlying().(*types.Signature)
-		if !ok {
-			t.Errorf("runtime.%s does not take a function", name)
-			continue
-		}
-		params, results := handler.Params(), handler.Results()
 		_, pointer := params.At(1).Type().(*types.Pointer)
-		metadata := params.Len() == 3 && isNamed(params.At(2).Type(), runtimePath, "Metadata")
-		outcome := results.Len() == 1 && isNamed(results.At(0).Type(), runtimePath, "Outcome")
-		if !isNamed(params.At(0).Type(), contextPath, "Context") || pointer != c.pointer || metadata != c.metadata || outcome != c.outcome {
-			t.Errorf("runtime.%s adapts %s, not the shape pointer %v, metadata %v, outcome %v", name, handler, c.pointer, c.metadata, c.outcome)
+		shape := handlerShape{
+			pointer:  pointer,
+			metadata: params.Len() == 3 && isNamed(params.At(2).Type(), runtimePath, "Metadata"),
+			outcome:  isNamed(results.At(0).Type(), runtimePath, "Outcome"),
 		}
+		if got[shape] {
+			t.Errorf("runtime.HandlerFunc holds the shape of %s twice", sig)
+		}
+		got[shape] = true
+	}
+	for _, pointer := range []bool{false, true} {
+		for _, metadata := range []bool{false, true} {
+			for _, outcome := range []bool{false, true} {
+				if s := (handlerShape{pointer: pointer, metadata: metadata, outcome: outcome}); !got[s] {
+					t.Errorf("runtime.HandlerFunc lacks the shape pointer %v, metadata %v, outcome %v", pointer, metadata, outcome)
+				}
+			}
+		}
+	}
+	if len(got) != 8 {
+		t.Errorf("runtime.HandlerFunc holds %d shapes, want the 8 the generator accepts", len(got))
 	}
 }
 

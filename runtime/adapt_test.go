@@ -39,7 +39,7 @@ type adapterCase struct {
 	pointer, meta, outcome bool
 	// adapt makes a handler that records into rec and returns err (error
 	// shapes) or out (Outcome shapes), and adapts it.
-	adapt func(rec *received, err error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob]
+	adapt func(rec *received, err error, out runtime.Outcome) runtime.Handler
 }
 
 // recordValue records a value handler's call and changes its copy, which
@@ -61,50 +61,50 @@ func (r *received) recordPointer(ctx context.Context, m *adaptedJob, md runtime.
 
 func adapterCases() []adapterCase {
 	return []adapterCase{
-		{"ValueFunc", false, false, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.ValueFunc(func(ctx context.Context, m adaptedJob) error {
+		{"value", false, false, false, func(r *received, err error, _ runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m adaptedJob) error {
 				r.recordValue(ctx, &m, runtime.Metadata{})
 				return err
 			})
 		}},
-		{"PointerFunc", true, false, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.PointerFunc(func(ctx context.Context, m *adaptedJob) error {
+		{"pointer", true, false, false, func(r *received, err error, _ runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m *adaptedJob) error {
 				r.recordPointer(ctx, m, runtime.Metadata{})
 				return err
 			})
 		}},
-		{"ValueMetaFunc", false, true, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.ValueMetaFunc(func(ctx context.Context, m adaptedJob, md runtime.Metadata) error {
+		{"value-meta", false, true, false, func(r *received, err error, _ runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m adaptedJob, md runtime.Metadata) error {
 				r.recordValue(ctx, &m, md)
 				return err
 			})
 		}},
-		{"PointerMetaFunc", true, true, false, func(r *received, err error, _ runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.PointerMetaFunc(func(ctx context.Context, m *adaptedJob, md runtime.Metadata) error {
+		{"pointer-meta", true, true, false, func(r *received, err error, _ runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m *adaptedJob, md runtime.Metadata) error {
 				r.recordPointer(ctx, m, md)
 				return err
 			})
 		}},
-		{"ValueOutcomeFunc", false, false, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.ValueOutcomeFunc(func(ctx context.Context, m adaptedJob) runtime.Outcome {
+		{"value-outcome", false, false, true, func(r *received, _ error, out runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m adaptedJob) runtime.Outcome {
 				r.recordValue(ctx, &m, runtime.Metadata{})
 				return out
 			})
 		}},
-		{"PointerOutcomeFunc", true, false, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.PointerOutcomeFunc(func(ctx context.Context, m *adaptedJob) runtime.Outcome {
+		{"pointer-outcome", true, false, true, func(r *received, _ error, out runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m *adaptedJob) runtime.Outcome {
 				r.recordPointer(ctx, m, runtime.Metadata{})
 				return out
 			})
 		}},
-		{"ValueMetaOutcomeFunc", false, true, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.ValueMetaOutcomeFunc(func(ctx context.Context, m adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"value-meta-outcome", false, true, true, func(r *received, _ error, out runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m adaptedJob, md runtime.Metadata) runtime.Outcome {
 				r.recordValue(ctx, &m, md)
 				return out
 			})
 		}},
-		{"PointerMetaOutcomeFunc", true, true, true, func(r *received, _ error, out runtime.Outcome) runtime.HandlerFunc[adaptedJob] {
-			return runtime.PointerMetaOutcomeFunc(func(ctx context.Context, m *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"pointer-meta-outcome", true, true, true, func(r *received, _ error, out runtime.Outcome) runtime.Handler {
+			return runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, func(ctx context.Context, m *adaptedJob, md runtime.Metadata) runtime.Outcome {
 				r.recordPointer(ctx, m, md)
 				return out
 			})
@@ -124,7 +124,7 @@ func TestAdaptersPassTheCall(t *testing.T) {
 			var rec received
 			fn := c.adapt(&rec, nil, runtime.Ack())
 			msg := newAdaptedJob()
-			fn(ctx, msg, md)
+			fn.Call(ctx, msg, md)
 			if rec.calls != 1 {
 				t.Fatalf("the handler was called %d times, want 1", rec.calls)
 			}
@@ -174,7 +174,8 @@ func TestAdaptersMapTheResult(t *testing.T) {
 				} else {
 					want = runtime.OutcomeOf(errResults[i])
 				}
-				got := c.adapt(&rec, errResults[i], outResults[i])(context.Background(), newAdaptedJob(), runtime.Metadata{})
+				h := c.adapt(&rec, errResults[i], outResults[i])
+				got := h.Call(context.Background(), newAdaptedJob(), runtime.Metadata{})
 				if got != want {
 					t.Errorf("result %d: the adapter returned %v, want %v", i, got, want)
 				}
@@ -187,25 +188,49 @@ func TestAdaptersMapTheResult(t *testing.T) {
 	}
 }
 
-func TestAdaptersPanicOnANilFunction(t *testing.T) {
-	for name, adapt := range map[string]func(){
-		"ValueFunc":              func() { runtime.ValueFunc[adaptedJob](nil) },
-		"PointerFunc":            func() { runtime.PointerFunc[adaptedJob](nil) },
-		"ValueMetaFunc":          func() { runtime.ValueMetaFunc[adaptedJob](nil) },
-		"PointerMetaFunc":        func() { runtime.PointerMetaFunc[adaptedJob](nil) },
-		"ValueOutcomeFunc":       func() { runtime.ValueOutcomeFunc[adaptedJob](nil) },
-		"PointerOutcomeFunc":     func() { runtime.PointerOutcomeFunc[adaptedJob](nil) },
-		"ValueMetaOutcomeFunc":   func() { runtime.ValueMetaOutcomeFunc[adaptedJob](nil) },
-		"PointerMetaOutcomeFunc": func() { runtime.PointerMetaOutcomeFunc[adaptedJob](nil) },
+func TestHandleJSONPanicsOnANilFunction(t *testing.T) {
+	handle := func(fn any) func() {
+		return func() {
+			switch f := fn.(type) {
+			case func(context.Context, adaptedJob) error:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, *adaptedJob) error:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, adaptedJob, runtime.Metadata) error:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, *adaptedJob, runtime.Metadata) error:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, adaptedJob) runtime.Outcome:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, *adaptedJob) runtime.Outcome:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, adaptedJob, runtime.Metadata) runtime.Outcome:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			case func(context.Context, *adaptedJob, runtime.Metadata) runtime.Outcome:
+				runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, f)
+			default:
+				panic(fmt.Sprintf("the test has no case for %T", fn))
+			}
+		}
+	}
+	for name, mount := range map[string]func(){
+		"value":                  handle((func(context.Context, adaptedJob) error)(nil)),
+		"pointer":                handle((func(context.Context, *adaptedJob) error)(nil)),
+		"value, metadata":        handle((func(context.Context, adaptedJob, runtime.Metadata) error)(nil)),
+		"pointer, metadata":      handle((func(context.Context, *adaptedJob, runtime.Metadata) error)(nil)),
+		"value, outcome":         handle((func(context.Context, adaptedJob) runtime.Outcome)(nil)),
+		"pointer, outcome":       handle((func(context.Context, *adaptedJob) runtime.Outcome)(nil)),
+		"value, metadata, out":   handle((func(context.Context, adaptedJob, runtime.Metadata) runtime.Outcome)(nil)),
+		"pointer, metadata, out": handle((func(context.Context, *adaptedJob, runtime.Metadata) runtime.Outcome)(nil)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
 				p := recover()
-				if s, ok := p.(string); !ok || !strings.Contains(s, "runtime: "+name+" ") || !strings.Contains(s, "nil handler function") {
-					t.Errorf("panic value %#v, want a message naming %s and the nil handler function", p, name)
+				if s, ok := p.(string); !ok || !strings.HasPrefix(s, "runtime: ") || !strings.Contains(s, "nil handler function") {
+					t.Errorf("panic value %#v, want a message naming the nil handler function", p)
 				}
 			}()
-			adapt()
+			mount()
 		})
 	}
 }
@@ -241,61 +266,61 @@ func jobOutcome(id int) runtime.Outcome {
 	return runtime.Ack()
 }
 
-// TestAdaptersAllocateLikeClosures calls each adapter and the function
-// literal generated code wrote before the adapters existed, for a message
-// that is acknowledged and one that fails: the adapter allocates no more
-// per call, and nothing at all on success.
-func TestAdaptersAllocateLikeClosures(t *testing.T) {
+// BenchmarkHandlerShapes calls a handler of each shape through its Handler
+// ("handler") and through the function literal generated code once wrote
+// for it ("literal"), for a message that is acknowledged (job 0) and one
+// that fails (job 7): per call the Handler should allocate no more than
+// the literal, and nothing at all on success.
+func BenchmarkHandlerShapes(b *testing.B) {
 	type pair struct {
-		name              string
-		adapter, previous runtime.HandlerFunc[adaptedJob]
+		name     string
+		handler  runtime.Handler
+		previous func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome
 	}
 	for _, p := range []pair{
-		{"ValueFunc", runtime.ValueFunc(valueJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"value", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, valueJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(valueJob(ctx, *msg))
 		}},
-		{"PointerFunc", runtime.PointerFunc(pointerJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"pointer", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, pointerJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(pointerJob(ctx, msg))
 		}},
-		{"ValueMetaFunc", runtime.ValueMetaFunc(valueMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"value-meta", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, valueMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(valueMetaJob(ctx, *msg, md))
 		}},
-		{"PointerMetaFunc", runtime.PointerMetaFunc(pointerMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"pointer-meta", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, pointerMetaJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(pointerMetaJob(ctx, msg, md))
 		}},
-		{"ValueOutcomeFunc", runtime.ValueOutcomeFunc(valueOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"value-outcome", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, valueOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return valueOutcomeJob(ctx, *msg)
 		}},
-		{"PointerOutcomeFunc", runtime.PointerOutcomeFunc(pointerOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"pointer-outcome", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, pointerOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return pointerOutcomeJob(ctx, msg)
 		}},
-		{"ValueMetaOutcomeFunc", runtime.ValueMetaOutcomeFunc(valueMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"value-meta-outcome", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, valueMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return valueMetaOutcomeJob(ctx, *msg, md)
 		}},
-		{"PointerMetaOutcomeFunc", runtime.PointerMetaOutcomeFunc(pointerMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		{"pointer-meta-outcome", runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{}, nil, pointerMetaOutcomeJob), func(ctx context.Context, msg *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			return pointerMetaOutcomeJob(ctx, msg, md)
 		}},
 	} {
-		t.Run(p.name, func(t *testing.T) {
-			ctx := context.Background()
-			md := runtime.Metadata{Subscription: "jobs", MessageID: "m-1", Attempt: 1, Headers: map[string]string{"k": "v"}}
-			for _, id := range []int{0, 7} {
-				msg := newAdaptedJob()
-				msg.ID = id
-				var out runtime.Outcome
-				adapter := testing.AllocsPerRun(200, func() { out = p.adapter(ctx, msg, md) })
-				previous := testing.AllocsPerRun(200, func() { out = p.previous(ctx, msg, md) })
-				if wantAction := map[bool]runtime.Action{true: runtime.ActionAck, false: runtime.ActionRetry}[id == 0]; out.Action() != wantAction {
-					t.Fatalf("job %d: the handler returned %v, want %v", id, out, wantAction)
+		ctx := context.Background()
+		md := runtime.Metadata{Subscription: "jobs", MessageID: "m-1", Attempt: 1, Headers: map[string]string{"k": "v"}}
+		for _, id := range []int{0, 7} {
+			msg := newAdaptedJob()
+			msg.ID = id
+			b.Run(fmt.Sprintf("%s/job%d/handler", p.name, id), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					p.handler.Call(ctx, msg, md)
 				}
-				if adapter > previous {
-					t.Errorf("job %d: the adapter allocates %v times per call, the function literal %v", id, adapter, previous)
+			})
+			b.Run(fmt.Sprintf("%s/job%d/literal", p.name, id), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					p.previous(ctx, msg, md)
 				}
-				if id == 0 && adapter != 0 {
-					t.Errorf("an acknowledged job: the adapter allocates %v times per call, want 0", adapter)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -305,14 +330,14 @@ func TestAdaptersAllocateLikeClosures(t *testing.T) {
 func TestAdaptersMountedWithHandle(t *testing.T) {
 	var got []string
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle[adaptedJob]("Job", runtime.Policy{MaxAttempts: 3}, runtime.ValueFunc(func(ctx context.Context, job adaptedJob) error {
+		runtime.HandleJSON[adaptedJob]("Job", runtime.Policy{MaxAttempts: 3}, nil, (func(ctx context.Context, job adaptedJob) error {
 			got = append(got, fmt.Sprintf("Job %d %s", job.ID, job.Name))
 			if job.ID == 2 {
 				return errBoom
 			}
 			return nil
 		})),
-		runtime.Handle[adaptedJob]("Urgent", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}, runtime.PointerMetaOutcomeFunc(func(ctx context.Context, job *adaptedJob, md runtime.Metadata) runtime.Outcome {
+		runtime.HandleJSON[adaptedJob]("Urgent", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}, nil, (func(ctx context.Context, job *adaptedJob, md runtime.Metadata) runtime.Outcome {
 			got = append(got, fmt.Sprintf("Urgent %d attempt %d", job.ID, md.Attempt))
 			return runtime.DeadLetterNow()
 		})),
@@ -338,9 +363,9 @@ func TestAdaptersMountedWithHandle(t *testing.T) {
 	}
 }
 
-// A handler of any accepted shape is mounted through its adapter; this one
-// takes the message by value and returns an error.
-func ExampleValueFunc() {
+// HandleJSON mounts a handler of any accepted shape; this one takes the
+// message by value and returns an error.
+func ExampleHandleJSON() {
 	type Job struct {
 		ID int `json:"id"`
 	}
@@ -349,7 +374,7 @@ func ExampleValueFunc() {
 		return runtime.RetryAfter(30*time.Second, errors.New("the printer is out of paper"))
 	}
 	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle[Job]("Job", runtime.Policy{MaxAttempts: 5}, runtime.ValueFunc(work)),
+		runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5}, nil, work),
 	}}
 	h := jobs.Handler("Job")
 	job, _ := h.Decode(runtime.JSON{}, []byte(`{"id":7}`))

@@ -37,9 +37,10 @@
 // A panic is recovered, logged with the first frames of its stack (the
 // whole stack at debug level), and counts as a failure.
 //
-// Generated code mounts each handler with Handle and the adapter of its
-// shape, for example runtime.ValueFunc(Work) for func(ctx, Job) error; the
-// table of the eight adapters is on HandlerFunc.
+// Generated code mounts each handler with HandleJSON, which takes a
+// handler of any of the eight shapes HandlerFunc lists, for example
+// runtime.HandleJSON[Job]("Job", policy, streamgen_decode_Job, Work) for
+// func(ctx, Job) error.
 //
 // # Policies
 //

@@ -147,8 +147,8 @@ type Handler struct {
 }
 
 // Handle makes the Handler of messages of type messageType, decoded into a
-// T and passed to fn. Generated code calls it with a small adapter around the
-// user's function.
+// T and passed to fn. Generated code calls HandleJSON instead, which takes
+// a handler of any shape.
 func Handle[T any](messageType string, policy Policy, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
 	return Handler{
 		MessageType: messageType,
@@ -166,16 +166,17 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 	}
 }
 
-// HandleJSON is Handle for a message type streamgen wrote a JSON decoder
-// for. While the App's codec is JSON, a body is first decoded with
-// decodeJSON, which either fills the value exactly as encoding/json would
-// or reports false having met something it leaves to encoding/json (an
-// escaped key, a number out of range, a syntax error, ...); then, and
-// under any other codec, the body is decoded as Handle decodes it, into a
-// new value. So the result, and any error, is always encoding/json's.
-// Generated code calls it.
-func HandleJSON[T any](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
-	h := Handle(messageType, policy, fn)
+// HandleJSON is Handle for generated code: fn is a handler of any
+// HandlerFunc shape, and decodeJSON, when not nil, is the JSON decoder
+// streamgen wrote for T. While the App's codec is JSON, a body is first
+// decoded with decodeJSON, which either fills the value exactly as
+// encoding/json would or reports false having met something it leaves to
+// encoding/json (an escaped key, a number out of range, a syntax error,
+// ...); then, and under any other codec, the body is decoded as Handle
+// decodes it, into a new value. So the result, and any error, is always
+// encoding/json's.
+func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
+	h := Handle(messageType, policy, callOf[T](fn))
 	if decodeJSON == nil {
 		return h
 	}

@@ -40,21 +40,21 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Job, runtime.ValueMetaFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Job, Work),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, runtime.ValueMetaFunc(SendInvoice)),
+			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, SendInvoice),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices.dead",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{}, streamgen_decode_Invoice, runtime.ValueMetaFunc(Park)),
+			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{}, streamgen_decode_Invoice, Park),
 		},
 	})
 }

@@ -45,8 +45,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:    "orders",
 		Bindings:    []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, streamgen_decode_OrderPlaced, runtime.ValueMetaFunc(Place)),
-			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, streamgen_decode_OrderCancelled, runtime.ValueMetaFunc(Cancel)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "orders.parked"}, streamgen_decode_OrderPlaced, Place),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.parked"}, streamgen_decode_OrderCancelled, Cancel),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -55,8 +55,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueMetaFunc(AuditPlaced)),
-			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueMetaFunc(AuditCancelled)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, AuditPlaced),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, AuditCancelled),
 		},
 	})
 }

@@ -58,63 +58,63 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "scalars",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Scalars]("Scalars", runtime.Policy{}, streamgen_decode_Scalars, runtime.ValueFunc(TakeScalars)),
+			runtime.HandleJSON[Scalars]("Scalars", runtime.Policy{}, streamgen_decode_Scalars, TakeScalars),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, runtime.PointerFunc(TakeOrder)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, TakeOrder),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "nodes",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Node]("Node", runtime.Policy{}, streamgen_decode_Node, runtime.ValueFunc(TakeNode)),
+			runtime.HandleJSON[Node]("Node", runtime.Policy{}, streamgen_decode_Node, TakeNode),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "mixed",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Mixed]("Mixed", runtime.Policy{}, streamgen_decode_Mixed, runtime.ValueFunc(TakeMixed)),
+			runtime.HandleJSON[Mixed]("Mixed", runtime.Policy{}, streamgen_decode_Mixed, TakeMixed),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "methods",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Methods]("Methods", runtime.Policy{}, runtime.ValueFunc(TakeMethods)),
+			runtime.HandleJSON[Methods]("Methods", runtime.Policy{}, nil, TakeMethods),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "wrappers",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Wrapper]("Wrapper", runtime.Policy{}, runtime.ValueFunc(TakeWrapper)),
+			runtime.HandleJSON[Wrapper]("Wrapper", runtime.Policy{}, nil, TakeWrapper),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "empty",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Empty]("Empty", runtime.Policy{}, streamgen_decode_Empty, runtime.ValueFunc(TakeEmpty)),
+			runtime.HandleJSON[Empty]("Empty", runtime.Policy{}, streamgen_decode_Empty, TakeEmpty),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "euros",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Euro]("Euro", runtime.Policy{}, streamgen_decode_Euro, runtime.ValueFunc(TakeEuro)),
+			runtime.HandleJSON[Euro]("Euro", runtime.Policy{}, streamgen_decode_Euro, TakeEuro),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "calls",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Calls]("Calls", runtime.Policy{}, runtime.ValueFunc(TakeCalls)),
+			runtime.HandleJSON[Calls]("Calls", runtime.Policy{}, nil, TakeCalls),
 		},
 	})
 }

@@ -35,7 +35,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "bench.orders",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[benchpair.Order]("Order", runtime.Policy{}, streamgen_decode_benchpair_Order, runtime.PointerFunc(Consume)),
+			runtime.HandleJSON[benchpair.Order]("Order", runtime.Policy{}, streamgen_decode_benchpair_Order, Consume),
 		},
 	})
 }

@@ -35,7 +35,7 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker:      runtime.AnyBroker,
 		Concurrency: 8,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Mail]("Mail", runtime.Policy{DeadLetter: "mail.dead"}, streamgen_decode_Mail, runtime.ValueFunc(Send)),
+			runtime.HandleJSON[Mail]("Mail", runtime.Policy{DeadLetter: "mail.dead"}, streamgen_decode_Mail, Send),
 		},
 	})
 }

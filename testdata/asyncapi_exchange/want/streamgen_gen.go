@@ -46,8 +46,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:    "orders",
 		Bindings:    []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3, DeadLetter: "shipping.dead"}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Ship)),
-			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueFunc(Stop)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3, DeadLetter: "shipping.dead"}, streamgen_decode_OrderPlaced, Ship),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, Stop),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -56,14 +56,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Audit)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, Audit),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "receipts",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.ValueFunc(Keep)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, Keep),
 		},
 	})
 }

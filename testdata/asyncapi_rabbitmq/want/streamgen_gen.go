@@ -49,9 +49,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		DeliveryLimit:        20,
 		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Charge, runtime.ValueFunc(Capture)),
-			runtime.HandleJSON[Refund]("refund.v1", runtime.Policy{MaxAttempts: 3, DeadLetter: "payments.refunds.dead"}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(GiveBack)),
-			runtime.HandleJSON[Ping]("Ping", runtime.Policy{}, streamgen_decode_Ping, runtime.ValueFunc(Pong)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Charge, Capture),
+			runtime.HandleJSON[Refund]("refund.v1", runtime.Policy{MaxAttempts: 3, DeadLetter: "payments.refunds.dead"}, streamgen_decode_Refund, GiveBack),
+			runtime.HandleJSON[Ping]("Ping", runtime.Policy{}, streamgen_decode_Ping, Pong),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -59,7 +59,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker: runtime.RabbitMQ,
 		Ack:    runtime.AckAuto,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Charge]("Charge", runtime.Policy{}, streamgen_decode_Charge, runtime.ValueMetaFunc(Inspect)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{}, streamgen_decode_Charge, Inspect),
 		},
 	})
 }

@@ -37,14 +37,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "products",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Product]("Product", runtime.Policy{}, runtime.ValueFunc(Update)),
+			runtime.HandleJSON[Product]("Product", runtime.Policy{}, nil, Update),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "archive",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Archived]("Product", runtime.Policy{}, streamgen_decode_Archived, runtime.PointerFunc(Archive)),
+			runtime.HandleJSON[Archived]("Product", runtime.Policy{}, streamgen_decode_Archived, Archive),
 		},
 	})
 }

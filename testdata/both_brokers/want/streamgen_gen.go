@@ -44,21 +44,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Job, runtime.ValueFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Job, Work),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, Record),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "pings",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Ping, runtime.ValueFunc(Pong)),
+			runtime.HandleJSON[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Ping, Pong),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -66,7 +66,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Minute},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Notice]("Notice", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Notice, runtime.ValueFunc(Notify)),
+			runtime.HandleJSON[Notice]("Notice", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Notice, Notify),
 		},
 	})
 }

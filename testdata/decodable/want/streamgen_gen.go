@@ -39,21 +39,21 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "rich",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Rich]("Rich", runtime.Policy{}, runtime.ValueFunc(Take)),
+			runtime.HandleJSON[Rich]("Rich", runtime.Policy{}, nil, Take),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "custom",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Custom]("Custom", runtime.Policy{}, runtime.PointerFunc(TakeCustom)),
+			runtime.HandleJSON[Custom]("Custom", runtime.Policy{}, nil, TakeCustom),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "levels",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Level]("Level", runtime.Policy{}, runtime.ValueFunc(TakeLevel)),
+			runtime.HandleJSON[Level]("Level", runtime.Policy{}, nil, TakeLevel),
 		},
 	})
 }

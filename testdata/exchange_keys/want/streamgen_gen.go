@@ -47,8 +47,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.placed", "order.cancelled"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Bill)),
-			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, runtime.ValueFunc(Refund)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, streamgen_decode_OrderPlaced, Bill),
+			runtime.HandleJSON[OrderCancelled]("OrderCancelled", runtime.Policy{}, streamgen_decode_OrderCancelled, Refund),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -58,7 +58,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		ExchangeType: runtime.TopicExchange,
 		Bindings:     []string{"order.*.eu", "order.#"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Ship)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, Ship),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -67,7 +67,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange:     "events",
 		ExchangeType: runtime.FanoutExchange,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, Record),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -77,7 +77,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		ExchangeType: runtime.DirectExchange,
 		Bindings:     []string{"welcome"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(Mail)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, Mail),
 		},
 	})
 }

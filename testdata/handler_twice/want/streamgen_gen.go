@@ -35,7 +35,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "tasks",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Task]("Task", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Task, runtime.ValueFunc(Do)),
+			runtime.HandleJSON[Task]("Task", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Task, Do),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -43,7 +43,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:   runtime.RabbitMQ,
 		Prefetch: 1,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Task]("Task", runtime.Policy{}, streamgen_decode_Task, runtime.ValueFunc(Do)),
+			runtime.HandleJSON[Task]("Task", runtime.Policy{}, streamgen_decode_Task, Do),
 		},
 	})
 }

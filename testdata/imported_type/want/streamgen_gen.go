@@ -37,8 +37,8 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "orders",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[orders.Order]("Order", runtime.Policy{}, streamgen_decode_orders_Order, runtime.ValueFunc(Fulfil)),
-			runtime.HandleJSON[orders.Refund]("Refund", runtime.Policy{}, streamgen_decode_orders_Refund, runtime.PointerFunc(Refund)),
+			runtime.HandleJSON[orders.Order]("Order", runtime.Policy{}, streamgen_decode_orders_Order, Fulfil),
+			runtime.HandleJSON[orders.Refund]("Refund", runtime.Policy{}, streamgen_decode_orders_Refund, Refund),
 		},
 	})
 }

@@ -37,14 +37,14 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "alerts",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Alert, runtime.ValueFunc(Raise)),
+			runtime.HandleJSON[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Alert, Raise),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "digests",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Digest]("Digest", runtime.Policy{}, streamgen_decode_Digest, runtime.ValueFunc(Summarize)),
+			runtime.HandleJSON[Digest]("Digest", runtime.Policy{}, streamgen_decode_Digest, Summarize),
 		},
 	})
 }

@@ -38,14 +38,14 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "msgs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Msg]("Msg", runtime.Policy{}, streamgen_decode_Msg, runtime.ValueFunc(Take)),
+			runtime.HandleJSON[Msg]("Msg", runtime.Policy{}, streamgen_decode_Msg, Take),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "parts",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[parts.Msg]("Msg", runtime.Policy{}, streamgen_decode_parts_Msg, runtime.PointerFunc(TakePart)),
+			runtime.HandleJSON[parts.Msg]("Msg", runtime.Policy{}, streamgen_decode_parts_Msg, TakePart),
 		},
 	})
 }

@@ -43,28 +43,28 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "orders",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Order]("Order", runtime.Policy{}, runtime.ValueFunc(TakeOrder)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, nil, TakeOrder),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "ties",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Tie]("Tie", runtime.Policy{}, streamgen_decode_Tie, runtime.ValueFunc(TakeTie)),
+			runtime.HandleJSON[Tie]("Tie", runtime.Policy{}, streamgen_decode_Tie, TakeTie),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "wins",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Win]("Win", runtime.Policy{}, runtime.ValueFunc(TakeWin)),
+			runtime.HandleJSON[Win]("Win", runtime.Policy{}, nil, TakeWin),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "renamed",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Renamed]("Renamed", runtime.Policy{}, streamgen_decode_Renamed, runtime.ValueFunc(TakeRenamed)),
+			runtime.HandleJSON[Renamed]("Renamed", runtime.Policy{}, streamgen_decode_Renamed, TakeRenamed),
 		},
 	})
 }

@@ -43,28 +43,28 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "custom",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Custom]("Custom", runtime.Policy{}, runtime.ValueFunc(TakeCustom)),
+			runtime.HandleJSON[Custom]("Custom", runtime.Policy{}, nil, TakeCustom),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "keyed",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[Keyed]("Keyed", runtime.Policy{}, runtime.ValueFunc(TakeKeyed)),
+			runtime.HandleJSON[Keyed]("Keyed", runtime.Policy{}, nil, TakeKeyed),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "embp",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.Handle[EmbP]("EmbP", runtime.Policy{}, runtime.ValueFunc(TakeEmbP)),
+			runtime.HandleJSON[EmbP]("EmbP", runtime.Policy{}, nil, TakeEmbP),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "stamps",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Stamp]("Stamp", runtime.Policy{}, streamgen_decode_Stamp, runtime.ValueFunc(TakeStamp)),
+			runtime.HandleJSON[Stamp]("Stamp", runtime.Policy{}, streamgen_decode_Stamp, TakeStamp),
 		},
 	})
 }

@@ -116,8 +116,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, runtime.PointerFunc(H03)),
-			runtime.HandleJSON[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, runtime.ValueFunc(H02)),
+			runtime.HandleJSON[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, H03),
+			runtime.HandleJSON[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, H02),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -126,9 +126,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T8]("sub.02.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"}, streamgen_decode_T8, runtime.PointerFunc(H06)),
-			runtime.HandleJSON[beta.Msg0]("sub.02.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"}, streamgen_decode_beta_Msg0, runtime.ValueMetaFunc(H04)),
-			runtime.HandleJSON[alpha.Msg4]("sub.02.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"}, streamgen_decode_alpha_Msg4, runtime.ValueOutcomeFunc(H05)),
+			runtime.HandleJSON[T8]("sub.02.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.02.dead2"}, streamgen_decode_T8, H06),
+			runtime.HandleJSON[beta.Msg0]("sub.02.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.02.dead0"}, streamgen_decode_beta_Msg0, H04),
+			runtime.HandleJSON[alpha.Msg4]("sub.02.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.02.dead1"}, streamgen_decode_alpha_Msg4, H05),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -137,10 +137,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, runtime.PointerFunc(H09)),
-			runtime.HandleJSON[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, runtime.ValueFunc(H07)),
-			runtime.HandleJSON[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, runtime.ValueOutcomeFunc(H10)),
-			runtime.HandleJSON[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T6, runtime.ValueMetaFunc(H08)),
+			runtime.HandleJSON[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, H09),
+			runtime.HandleJSON[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, H07),
+			runtime.HandleJSON[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, H10),
+			runtime.HandleJSON[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T6, H08),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -149,8 +149,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, runtime.PointerMetaFunc(H12)),
-			runtime.HandleJSON[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T3, runtime.ValueFunc(H13)),
+			runtime.HandleJSON[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, H12),
+			runtime.HandleJSON[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T3, H13),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -159,9 +159,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg0]("sub.06.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"}, streamgen_decode_beta_Msg0, runtime.PointerOutcomeFunc(H15)),
-			runtime.HandleJSON[beta.Msg4]("sub.06.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"}, streamgen_decode_beta_Msg4, runtime.ValueMetaFunc(H16)),
-			runtime.HandleJSON[beta.Msg5]("sub.06.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"}, streamgen_decode_beta_Msg5, runtime.ValueFunc(H14)),
+			runtime.HandleJSON[beta.Msg0]("sub.06.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.06.dead1"}, streamgen_decode_beta_Msg0, H15),
+			runtime.HandleJSON[beta.Msg4]("sub.06.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.06.dead2"}, streamgen_decode_beta_Msg4, H16),
+			runtime.HandleJSON[beta.Msg5]("sub.06.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.06.dead0"}, streamgen_decode_beta_Msg5, H14),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -170,10 +170,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, runtime.PointerFunc(H18)),
-			runtime.HandleJSON[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg1, runtime.ValueFunc(H19)),
-			runtime.HandleJSON[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, runtime.ValueFunc(H17)),
-			runtime.HandleJSON[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg3, runtime.ValueMetaOutcomeFunc(H20)),
+			runtime.HandleJSON[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, H18),
+			runtime.HandleJSON[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg1, H19),
+			runtime.HandleJSON[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, H17),
+			runtime.HandleJSON[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg3, H20),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -182,7 +182,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T8]("sub.08.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"}, streamgen_decode_T8, runtime.PointerFunc(H21)),
+			runtime.HandleJSON[T8]("sub.08.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.08.dead0"}, streamgen_decode_T8, H21),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -191,9 +191,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg1]("sub.10.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"}, streamgen_decode_beta_Msg1, runtime.PointerMetaFunc(H24)),
-			runtime.HandleJSON[T9]("sub.10.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"}, streamgen_decode_T9, runtime.ValueOutcomeFunc(H25)),
-			runtime.HandleJSON[beta.Msg5]("sub.10.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"}, streamgen_decode_beta_Msg5, runtime.ValueFunc(H26)),
+			runtime.HandleJSON[beta.Msg1]("sub.10.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.10.dead0"}, streamgen_decode_beta_Msg1, H24),
+			runtime.HandleJSON[T9]("sub.10.w1", runtime.Policy{MaxAttempts: 3, DeadLetter: "sub.10.dead1"}, streamgen_decode_T9, H25),
+			runtime.HandleJSON[beta.Msg5]("sub.10.w2", runtime.Policy{MaxAttempts: 4, DeadLetter: "sub.10.dead2"}, streamgen_decode_beta_Msg5, H26),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -202,10 +202,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T5, runtime.PointerFunc(H27)),
-			runtime.HandleJSON[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, runtime.PointerOutcomeFunc(H30)),
-			runtime.HandleJSON[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T8, runtime.ValueMetaFunc(H28)),
-			runtime.HandleJSON[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, runtime.ValueFunc(H29)),
+			runtime.HandleJSON[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T5, H27),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, H30),
+			runtime.HandleJSON[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T8, H28),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, H29),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -214,8 +214,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg3, runtime.PointerFunc(H33)),
-			runtime.HandleJSON[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, runtime.ValueMetaFunc(H32)),
+			runtime.HandleJSON[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg3, H33),
+			runtime.HandleJSON[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, H32),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -224,7 +224,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[alpha.Msg1]("sub.00.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"}, streamgen_decode_alpha_Msg1, runtime.ValueFunc(H01)),
+			runtime.HandleJSON[alpha.Msg1]("sub.00.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.00.dead0"}, streamgen_decode_alpha_Msg1, H01),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -233,8 +233,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, runtime.ValueFunc(H22)),
-			runtime.HandleJSON[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg4, runtime.ValueFunc(H23)),
+			runtime.HandleJSON[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, H22),
+			runtime.HandleJSON[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg4, H23),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -243,7 +243,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg1]("sub.12.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"}, streamgen_decode_beta_Msg1, runtime.ValueFunc(H31)),
+			runtime.HandleJSON[beta.Msg1]("sub.12.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.12.dead0"}, streamgen_decode_beta_Msg1, H31),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -252,7 +252,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		Prefetch:    7,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg3]("sub.04.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"}, streamgen_decode_beta_Msg3, runtime.ValueFunc(H11)),
+			runtime.HandleJSON[beta.Msg3]("sub.04.w0", runtime.Policy{MaxAttempts: 2, DeadLetter: "sub.04.dead0"}, streamgen_decode_beta_Msg3, H11),
 		},
 	})
 }

@@ -44,8 +44,8 @@ func Mount(app *runtime.App, zeromq runtime.Broker, app2 App, worker *worker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(worker.Work)),
-			runtime.HandleJSON[Job]("App.Job", runtime.Policy{}, streamgen_decode_Job, runtime.PointerFunc(app2.Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, worker.Work),
+			runtime.HandleJSON[Job]("App.Job", runtime.Policy{}, streamgen_decode_Job, app2.Work),
 		},
 	})
 }

@@ -51,29 +51,29 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, ledger Ledger, service *Se
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.dead"}, streamgen_decode_Order, runtime.ValueFunc(service.Place)),
-			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(service.Refund)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3, DeadLetter: "orders.dead"}, streamgen_decode_Order, service.Place),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, service.Refund),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "refunds",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, runtime.PointerMetaOutcomeFunc(service.Refund)),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{}, streamgen_decode_Refund, service.Refund),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, runtime.ValueFunc(ledger.Record)),
+			runtime.HandleJSON[Audit]("Audit", runtime.Policy{}, streamgen_decode_Audit, ledger.Record),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders.legacy",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, runtime.ValueFunc(Place)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, Place),
 		},
 	})
 }

@@ -41,9 +41,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		RetryDelays: []time.Duration{5 * time.Second},
 		Prefetch:    10,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Opened]("Opened", runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"}, streamgen_decode_Opened, runtime.ValueFunc(Open)),
-			runtime.HandleJSON[Closed]("Closed", runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"}, streamgen_decode_Closed, runtime.ValueFunc(Close)),
-			runtime.HandleJSON[Frozen]("Frozen", runtime.Policy{}, streamgen_decode_Frozen, runtime.ValueMetaOutcomeFunc(Freeze)),
+			runtime.HandleJSON[Opened]("Opened", runtime.Policy{MaxAttempts: 5, DeadLetter: "accounts.dead"}, streamgen_decode_Opened, Open),
+			runtime.HandleJSON[Closed]("Closed", runtime.Policy{MaxAttempts: 2, DeadLetter: "accounts.closed.dead"}, streamgen_decode_Closed, Close),
+			runtime.HandleJSON[Frozen]("Frozen", runtime.Policy{}, streamgen_decode_Frozen, Freeze),
 		},
 	})
 }

@@ -40,21 +40,21 @@ func Mount(app2 *runtime2.App, zeromq2 runtime2.Broker) {
 		Name:   "ctx",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.HandleJSON[Msg]("Msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.ValueFunc(ctx)),
+			runtime2.HandleJSON[Msg]("Msg", runtime2.Policy{}, streamgen_decode_Msg, ctx),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "app",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.HandleJSON[Msg]("app.msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.PointerFunc(app)),
+			runtime2.HandleJSON[Msg]("app.msg", runtime2.Policy{}, streamgen_decode_Msg, app),
 		},
 	})
 	app2.Mount(zeromq2, &runtime2.Subscription{
 		Name:   "zeromq",
 		Broker: runtime2.ZeroMQ,
 		Handlers: []runtime2.Handler{
-			runtime2.HandleJSON[Msg]("zmq.msg", runtime2.Policy{}, streamgen_decode_Msg, runtime2.ValueFunc(zeromq)),
+			runtime2.HandleJSON[Msg]("zmq.msg", runtime2.Policy{}, streamgen_decode_Msg, zeromq),
 		},
 	})
 }

@@ -48,14 +48,14 @@ func Mount(app *runtime.App, zeromq runtime.Broker, biller *Biller, worker *Work
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(worker.Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, worker.Work),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "invoices",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{}, streamgen_decode_Invoice, runtime.ValueFunc(biller.Send)),
+			runtime.HandleJSON[Invoice]("Invoice", runtime.Policy{}, streamgen_decode_Invoice, biller.Send),
 		},
 	})
 }

@@ -37,14 +37,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "reports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Report]("Report", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Report, runtime.ValueFunc(Render)),
+			runtime.HandleJSON[Report]("Report", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Report, Render),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "exports",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Export]("Export", runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"}, streamgen_decode_Export, runtime.ValueFunc(Write)),
+			runtime.HandleJSON[Export]("Export", runtime.Policy{MaxAttempts: 3, DeadLetter: "exports.dead"}, streamgen_decode_Export, Write),
 		},
 	})
 }

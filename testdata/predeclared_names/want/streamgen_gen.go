@@ -34,7 +34,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "msgs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Msg]("Msg", runtime.Policy{}, streamgen_decode_Msg, runtime.ValueFunc(Take)),
+			runtime.HandleJSON[Msg]("Msg", runtime.Policy{}, streamgen_decode_Msg, Take),
 		},
 	})
 }

@@ -39,14 +39,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Exchange: "orders",
 		Bindings: []string{"order.placed"},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, runtime.ValueFunc(Bill)),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{}, streamgen_decode_OrderPlaced, Bill),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "receipts",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.ValueFunc(Keep)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, Keep),
 		},
 	})
 }

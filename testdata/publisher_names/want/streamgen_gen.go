@@ -48,30 +48,30 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(Work)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, Work),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "jobs.urgent",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, runtime.ValueFunc(WorkNow)),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{}, streamgen_decode_Job, WorkNow),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, runtime.ValueFunc(Take)),
-			runtime.HandleJSON[orders.Order]("external.order", runtime.Policy{}, streamgen_decode_orders_Order, runtime.ValueFunc(TakeExternal)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{}, streamgen_decode_Order, Take),
+			runtime.HandleJSON[orders.Order]("external.order", runtime.Policy{}, streamgen_decode_orders_Order, TakeExternal),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "events",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Event]("event.v1", runtime.Policy{}, streamgen_decode_Event, runtime.ValueFunc(EventV1)),
-			runtime.HandleJSON[Event]("event.v2", runtime.Policy{}, streamgen_decode_Event, runtime.ValueFunc(EventV2)),
+			runtime.HandleJSON[Event]("event.v1", runtime.Policy{}, streamgen_decode_Event, EventV1),
+			runtime.HandleJSON[Event]("event.v2", runtime.Policy{}, streamgen_decode_Event, EventV2),
 		},
 	})
 }

@@ -46,7 +46,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		DeliveryLimit:        10,
 		SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, runtime.ValueFunc(Bill)),
+			runtime.HandleJSON[Invoice]("invoice.v1", runtime.Policy{MaxAttempts: 4, DeadLetter: "invoices.dead"}, streamgen_decode_Invoice, Bill),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -56,7 +56,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		MaxPayloadBytes: 4096,
 		QueueType:       runtime.ClassicQueue,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, runtime.PointerMetaOutcomeFunc(Mail)),
+			runtime.HandleJSON[Receipt]("Receipt", runtime.Policy{}, streamgen_decode_Receipt, Mail),
 		},
 	})
 }

@@ -39,7 +39,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute, 90 * time.Second, 2 * time.Hour},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Hook]("Hook", runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"}, streamgen_decode_Hook, runtime.ValueFunc(Call)),
+			runtime.HandleJSON[Hook]("Hook", runtime.Policy{MaxAttempts: 6, DeadLetter: "hooks.dead"}, streamgen_decode_Hook, Call),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -47,7 +47,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{250 * time.Millisecond},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Slow]("Slow", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Slow, runtime.ValueFunc(CallSlow)),
+			runtime.HandleJSON[Slow]("Slow", runtime.Policy{MaxAttempts: 2}, streamgen_decode_Slow, CallSlow),
 		},
 	})
 }

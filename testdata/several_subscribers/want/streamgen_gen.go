@@ -40,21 +40,21 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:   "shipments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Shipment]("Shipment", runtime.Policy{}, streamgen_decode_Shipment, runtime.PointerFunc(Ship)),
+			runtime.HandleJSON[Shipment]("Shipment", runtime.Policy{}, streamgen_decode_Shipment, Ship),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "orders",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Order, runtime.ValueFunc(Place)),
+			runtime.HandleJSON[Order]("Order", runtime.Policy{MaxAttempts: 3}, streamgen_decode_Order, Place),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:   "payments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Payment]("Payment", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Payment, runtime.ValueFunc(Settle)),
+			runtime.HandleJSON[Payment]("Payment", runtime.Policy{MaxAttempts: 5, DeadLetter: "payments.dead"}, streamgen_decode_Payment, Settle),
 		},
 	})
 }

@@ -55,56 +55,56 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Name:   "a",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[A]("A", runtime.Policy{}, streamgen_decode_A, runtime.ValueFunc(ValueError)),
+			runtime.HandleJSON[A]("A", runtime.Policy{}, streamgen_decode_A, ValueError),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "b",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[B]("B", runtime.Policy{}, streamgen_decode_B, runtime.PointerFunc(PointerError)),
+			runtime.HandleJSON[B]("B", runtime.Policy{}, streamgen_decode_B, PointerError),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "c",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[C]("C", runtime.Policy{}, streamgen_decode_C, runtime.ValueOutcomeFunc(ValueOutcome)),
+			runtime.HandleJSON[C]("C", runtime.Policy{}, streamgen_decode_C, ValueOutcome),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "d",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[D]("D", runtime.Policy{}, streamgen_decode_D, runtime.PointerOutcomeFunc(PointerOutcome)),
+			runtime.HandleJSON[D]("D", runtime.Policy{}, streamgen_decode_D, PointerOutcome),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "e",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[E]("E", runtime.Policy{}, streamgen_decode_E, runtime.ValueMetaFunc(ValueErrorMetadata)),
+			runtime.HandleJSON[E]("E", runtime.Policy{}, streamgen_decode_E, ValueErrorMetadata),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "f",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[F]("F", runtime.Policy{}, streamgen_decode_F, runtime.PointerMetaFunc(PointerErrorMetadata)),
+			runtime.HandleJSON[F]("F", runtime.Policy{}, streamgen_decode_F, PointerErrorMetadata),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "g",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[G]("G", runtime.Policy{}, streamgen_decode_G, runtime.ValueMetaOutcomeFunc(ValueOutcomeMetadata)),
+			runtime.HandleJSON[G]("G", runtime.Policy{}, streamgen_decode_G, ValueOutcomeMetadata),
 		},
 	})
 	app.Mount(broker, &runtime.Subscription{
 		Name:   "h",
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[H]("H", runtime.Policy{}, streamgen_decode_H, runtime.PointerMetaOutcomeFunc(PointerOutcomeMetadata)),
+			runtime.HandleJSON[H]("H", runtime.Policy{}, streamgen_decode_H, PointerOutcomeMetadata),
 		},
 	})
 }

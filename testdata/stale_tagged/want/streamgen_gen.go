@@ -34,7 +34,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "tickets",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Ticket]("Ticket", runtime.Policy{}, streamgen_decode_Ticket, runtime.ValueFunc(Open)),
+			runtime.HandleJSON[Ticket]("Ticket", runtime.Policy{}, streamgen_decode_Ticket, Open),
 		},
 	})
 }

@@ -40,15 +40,15 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "payments",
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 3, Timeout: 2 * time.Second}, streamgen_decode_Charge, runtime.ValueFunc(Pay)),
-			runtime.HandleJSON[Refund]("Refund", runtime.Policy{Timeout: 90 * time.Second}, streamgen_decode_Refund, runtime.ValueFunc(GiveBack)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{MaxAttempts: 3, Timeout: 2 * time.Second}, streamgen_decode_Charge, Pay),
+			runtime.HandleJSON[Refund]("Refund", runtime.Policy{Timeout: 90 * time.Second}, streamgen_decode_Refund, GiveBack),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
 		Name:   "audit",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Charge]("Charge", runtime.Policy{Timeout: 250 * time.Millisecond}, streamgen_decode_Charge, runtime.PointerFunc(Audit)),
+			runtime.HandleJSON[Charge]("Charge", runtime.Policy{Timeout: 250 * time.Millisecond}, streamgen_decode_Charge, Audit),
 		},
 	})
 }

@@ -40,7 +40,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Concurrency:     2,
 		MaxPayloadBytes: 2 * 1024 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, streamgen_decode_Event, runtime.PointerFunc(Record)),
+			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, streamgen_decode_Event, Record),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -48,7 +48,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Broker:          runtime.ZeroMQ,
 		MaxPayloadBytes: 1048576,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, streamgen_decode_Event, runtime.PointerFunc(RecordLater)),
+			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, streamgen_decode_Event, RecordLater),
 		},
 	})
 }
