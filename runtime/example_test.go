@@ -33,32 +33,6 @@ func Example_outcomes() {
 	// retry after 1m0s
 }
 
-// A retry_delay ladder declares one wait queue per step; attempt n waits in
-// step min(n, steps), and a requested delay rounds up to a step.
-func ExampleSubscription_WaitQueueFor() {
-	orders := &runtime.Subscription{Name: "orders", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute}, Handlers: []runtime.Handler{
-		runtime.Handle("Order", runtime.Policy{MaxAttempts: 5}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
-			return runtime.Ack()
-		}),
-	}}
-	for _, q := range orders.WaitQueues() {
-		fmt.Println(q.Name, q.TTL)
-	}
-	for attempt := 1; attempt <= 4; attempt++ {
-		fmt.Printf("attempt %d waits in %s\n", attempt, orders.WaitQueueFor(attempt, 0).Name)
-	}
-	fmt.Println("RetryAfter(5s) waits in", orders.WaitQueueFor(1, 5*time.Second).Name)
-	// Output:
-	// orders.retry.1s 1s
-	// orders.retry.10s 10s
-	// orders.retry.1m 1m0s
-	// attempt 1 waits in orders.retry.1s
-	// attempt 2 waits in orders.retry.10s
-	// attempt 3 waits in orders.retry.1m
-	// attempt 4 waits in orders.retry.1m
-	// RetryAfter(5s) waits in orders.retry.10s
-}
-
 // Validate reports every rule a subscription breaks for the broker it runs
 // on, naming the annotation key.
 func ExampleSubscription_Validate() {

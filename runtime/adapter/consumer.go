@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -222,7 +223,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	}
 	c.metrics.Delivered.Add(1)
 	d.Headers = c.rules.Headers(d.Headers)
-	count, countErr := runtime.ParseRetryCount(d.Headers[c.countHeader])
+	count, countErr := retrycount.Parse(d.Headers[c.countHeader])
 	d.attempt = attemptOf(count, d.RetryCycles)
 	hctx := ctx
 	if c.obs != nil {
@@ -575,7 +576,7 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		if c.rules.delaysInMemory() {
 			v.Queue = p.RetryQueue(c.sub.Name)
 		} else {
-			wq := runtime.PickWaitQueue(c.waitQueues, d.attempt, v.Delay)
+			wq := WaitQueueFor(c.waitQueues, d.attempt, v.Delay)
 			v.Delay, v.Queue = wq.TTL, wq.Name
 		}
 		return v
@@ -900,7 +901,7 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	if err != nil && d.attempt == 0 {
 		// A message that could have been handled: name its attempt and its
 		// cap, so that the log line says exactly what was lost.
-		count, _ := runtime.ParseRetryCount(c.rules.Headers(d.Headers)[c.countHeader])
+		count, _ := retrycount.Parse(c.rules.Headers(d.Headers)[c.countHeader])
 		d.attempt = attemptOf(count, d.RetryCycles)
 		v.Attempt = d.attempt
 		if h := c.handlerFor(d.Type); h != nil {

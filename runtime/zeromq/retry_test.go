@@ -195,7 +195,7 @@ func TestRetryCountHeaderName(t *testing.T) {
 }
 
 // TestHugeRetryCountUsesUpTheAttempts: a retry count above
-// runtime.MaxRetryCount reads as that many, as on every broker: the message
+// retrycount.Max reads as that many, as on every broker: the message
 // reaches its handler once, has no attempt left, and is parked.
 func TestHugeRetryCountUsesUpTheAttempts(t *testing.T) {
 	testkit.NoLeaks(t)
