@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime/internal/counters"
 )
 
 // DefaultShutdownTimeout bounds a graceful stop unless WithShutdownTimeout
@@ -34,7 +36,7 @@ type App struct {
 	codec           Codec
 	clock           Clock
 	shutdownTimeout time.Duration
-	metrics         *Metrics
+	metrics         *counters.Set
 	ready           chan struct{}
 	middleware      []Middleware
 	observer        Observer
@@ -202,7 +204,7 @@ func NewApp(name string, opts ...Option) *App {
 		codec:           JSON{},
 		clock:           SystemClock{},
 		shutdownTimeout: DefaultShutdownTimeout,
-		metrics:         NewMetrics(),
+		metrics:         counters.NewSet(),
 		ready:           make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -216,9 +218,6 @@ func (a *App) Name() string { return a.name }
 
 // Codec returns the App's codec.
 func (a *App) Codec() Codec { return a.codec }
-
-// Metrics returns the App's counters.
-func (a *App) Metrics() *Metrics { return a.metrics }
 
 // Ready is closed once every broker has started and consumes. When Run
 // fails before that (a startup error), Ready is never closed: wait for

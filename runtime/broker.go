@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime/internal/counters"
 )
 
 // BrokerKind names the message broker a subscription is written for. Its
@@ -104,8 +106,9 @@ type Env struct {
 	Codec Codec
 	// Clock is the time source for every delay the runtime waits out itself.
 	Clock Clock
-	// Metrics counts what happens to deliveries.
-	Metrics *Metrics
+	// Metrics counts what happens to deliveries (App.Stats reads them);
+	// nil gives each Consumer counters of its own.
+	Metrics *counters.Set
 	// Middleware wraps every handler call, outside each subscription's own
 	// (WithMiddleware).
 	Middleware []Middleware

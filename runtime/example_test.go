@@ -52,22 +52,39 @@ func ExampleSubscription_Validate() {
 	// max_attempts: max_attempts=5 needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>
 }
 
-// The App counts each subscription's deliveries in process; Snapshot
-// reads them, as a test or a demo does. Exporting them is an Observer's
-// work (runtime/promstream, runtime/otelstream).
-func ExampleMetrics_Snapshot() {
-	m := runtime.NewMetrics()
-	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
-	jobs.Delivered.Add(5)
-	jobs.Retried.Add(4)
-	jobs.Dropped.Add(1)
-	m.Subscription(runtime.RabbitMQ, "orders").Acked.Add(1)
-	for _, s := range m.Snapshot() {
-		fmt.Printf("%s %s: delivered %d, acked %d, retried %d, dropped %d\n", s.Broker, s.Subscription, s.Delivered, s.Acked, s.Retried, s.Dropped)
+// The App counts what became of each subscription's deliveries, in
+// process; Stats reads the counters, as a test or a demo does. Exporting
+// them is an Observer's work (runtime/promstream, runtime/otelstream).
+func ExampleApp_Stats() {
+	type Job struct {
+		ID int `json:"id"`
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(_ context.Context, job *Job, _ runtime.Metadata) runtime.Outcome {
+			if job.ID == 3 {
+				return runtime.DropNow()
+			}
+			return runtime.Ack()
+		}),
+	}}
+	broker := streamtest.NewBroker(runtime.ZeroMQ, streamtest.NewClock(time.Time{}))
+	app := runtime.NewApp("billing")
+	app.Mount(broker, jobs)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- app.Run(ctx) }()
+	<-app.Ready()
+	for id := 1; id <= 3; id++ {
+		_ = runtime.Publish(ctx, broker, "jobs", "Job", Job{ID: id})
+	}
+	_ = broker.Wait(ctx)
+	stop()
+	<-done
+	for _, s := range app.Stats() {
+		fmt.Printf("%s %s: delivered %d, acked %d, dropped %d\n", s.Broker, s.Subscription, s.Delivered, s.Acked, s.Dropped)
 	}
 	// Output:
-	// rabbitmq orders: delivered 0, acked 1, retried 0, dropped 0
-	// zeromq jobs: delivered 5, acked 0, retried 4, dropped 1
+	// zeromq jobs: delivered 3, acked 2, dropped 1
 }
 
 // Middleware wraps each handler call: the App's outermost, then the

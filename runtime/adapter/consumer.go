@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
@@ -50,7 +51,7 @@ type Consumer struct {
 	codec       runtime.Codec
 	clock       runtime.Clock
 	log         *slog.Logger
-	metrics     *runtime.SubscriptionMetrics
+	metrics     *counters.Subscription
 	send        Transport
 	acks        Acknowledger // nil on a broker without acknowledgements
 	auto        bool         // ack=auto
@@ -102,7 +103,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
 	if env.Metrics == nil {
-		env.Metrics = runtime.NewMetrics()
+		env.Metrics = counters.NewSet()
 	}
 	if env.Clock == nil {
 		env.Clock = runtime.SystemClock{}
@@ -114,7 +115,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		codec:       env.Codec,
 		clock:       env.Clock,
 		log:         env.Logger.With("subscription", sub.Name),
-		metrics:     env.Metrics.Subscription(rules.Kind, sub.Name),
+		metrics:     env.Metrics.Subscription(string(rules.Kind), sub.Name),
 		send:        tr,
 		auto:        sub.AckMode() == runtime.AckAuto,
 		delayed:     newDelayedCopies(env.Clock),
@@ -182,7 +183,7 @@ func (c *Consumer) Name() string { return c.sub.Name }
 func (c *Consumer) Logger() *slog.Logger { return c.log }
 
 // Metrics returns the subscription's counters.
-func (c *Consumer) Metrics() *runtime.SubscriptionMetrics { return c.metrics }
+func (c *Consumer) Metrics() *counters.Subscription { return c.metrics }
 
 // IsWaitQueue reports whether queue is one of the subscription's RabbitMQ
 // wait queues, for an adapter that counts the retry cycles its broker

@@ -54,5 +54,5 @@
 //   - streamgen.copies.waiting: ZeroMQ retry copies waiting for their
 //     delay in memory, by subscription.
 //
-// The counters of runtime.Metrics (App.Metrics) go on as they are.
+// The in-process counters (App.Stats) go on as they are.
 package otelstream

@@ -59,6 +59,6 @@
 // (OtherMessageType), whatever type the sender wrote, and one that carries
 // no type with message_type "".
 //
-// The in-process counters of runtime.Metrics (App.Metrics) go on as they
+// The in-process counters (App.Stats) go on as they
 // are; a Collector counts on its own, from what the Observer is told.
 package promstream

@@ -50,7 +50,7 @@
 //     dead-letter queue instead to have a handler read them.
 //   - Rejected(name): what a RabbitMQ subscription nacked without requeue.
 //   - Logs(): every log record, with its attributes, to assert on warnings.
-//   - App().Metrics(): the counters of each subscription.
+//   - App().Stats(): the counters of each subscription.
 //
 // # What is emulated
 //
