@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // DefaultShutdownTimeout bounds a graceful stop unless WithShutdownTimeout
@@ -39,7 +40,7 @@ type App struct {
 	metrics         *counters.Set
 	ready           chan struct{}
 	middleware      []Middleware
-	observer        Observer
+	observer        observe.Observer
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
 	tunes           []tune

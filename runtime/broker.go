@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // BrokerKind names the message broker a subscription is written for. Its
@@ -114,7 +115,7 @@ type Env struct {
 	Middleware []Middleware
 	// Observer watches deliveries and what the broker reports (Report);
 	// nil when the App has none (WithObserver).
-	Observer Observer
+	Observer observe.Observer
 
 	fail func(error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // Errors a Consumer settles deliveries with.
@@ -68,7 +69,7 @@ type Consumer struct {
 	// when there is no middleware, and the handler is called directly.
 	chains []runtime.Next
 	// obs is the App's Observer, nil without one; obsStop ends its watch.
-	obs     runtime.Observer
+	obs     observe.Observer
 	obsStop func()
 
 	stopping chan struct{} // closed by Stop
@@ -140,7 +141,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		for i := range sub.Handlers {
 			types[i] = sub.Handlers[i].MessageType
 		}
-		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
+		c.obsStop = env.Observer.StartConsumer(observe.ConsumerInfo{Broker: string(rules.Kind), Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
 		c.deliveryLimit = sub.DeliveryLimitInForce()
@@ -242,8 +243,8 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 // observe tells the Observer that d starts, and returns the context d's
 // handler runs in.
 func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) context.Context {
-	octx, obs := c.obs.StartDelivery(ctx, runtime.DeliveryStart{
-		Broker:       c.rules.Kind,
+	octx, obs := c.obs.StartDelivery(ctx, observe.DeliveryStart{
+		Broker:       string(c.rules.Kind),
 		Subscription: c.sub.Name,
 		MessageID:    d.MessageID,
 		MessageType:  d.Type,
@@ -656,7 +657,7 @@ func (c *Consumer) observedHeaders(d *Delivery, cp *Copy) {
 func (c *Consumer) end(d *Delivery, v Verdict, err error) {
 	obs := d.obs
 	d.obs = nil
-	obs.End(runtime.Settlement{
+	obs.End(observe.Settlement{
 		Verdict: v.Kind.String(), MessageType: v.MessageType, Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
 		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay,
 		Handled: obs.handled, HandlerDuration: obs.took, Err: err,
