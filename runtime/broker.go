@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/observe"
@@ -72,28 +71,10 @@ type Message struct {
 	// and the publish succeeds. By default such a message is an error.
 	AllowUnroutable bool
 
-	// The message properties below are carried as AMQP properties on
-	// RabbitMQ and as headers on ZeroMQ (see the README), and handlers see
-	// them in Metadata. Retry copies and dead letters keep them, except
-	// Expiration.
-
-	// CorrelationID ties a reply to its request.
-	CorrelationID string
-	// ReplyTo names where a reply goes, usually a queue.
-	ReplyTo string
-	// Priority is the message priority; on RabbitMQ it matters only on a
-	// queue declared with x-max-priority.
-	Priority uint8
-	// Expiration (RabbitMQ) is a per-message TTL: the broker discards the
-	// message when it has waited that long in a queue. 0 means none. It
-	// is not kept on copies: in a wait queue it would expire the copy
-	// before its retry.
-	Expiration time.Duration
-	// Timestamp is when the message was made; zero means now on RabbitMQ,
-	// and none on ZeroMQ.
-	Timestamp time.Time
-	// AppID names the application that sent the message.
-	AppID string
+	// Properties are the message properties: carried as AMQP properties
+	// on RabbitMQ and as headers on ZeroMQ (see the README); handlers see
+	// them in Metadata.
+	Properties
 }
 
 // Env is what an App hands to each Broker it starts, for the Consumers the

@@ -1,7 +1,5 @@
 package runtime
 
-import "time"
-
 // Metadata is what a handler may learn about the delivery it handles. A
 // handler receives it when it declares a runtime.Metadata parameter.
 type Metadata struct {
@@ -14,16 +12,10 @@ type Metadata struct {
 	MaxAttempts int
 	Headers     map[string]string
 	Redelivered bool
-	// The message properties the sender set (see the runtime.With...
-	// publish options); zero when it set none.
-	CorrelationID string
-	ReplyTo       string
-	Priority      uint8
-	// Expiration is the per-message TTL the message was published with
-	// (RabbitMQ); a retry copy has none.
-	Expiration time.Duration
-	Timestamp  time.Time
-	AppID      string
+	// Properties are the message properties the sender set (see the
+	// runtime.With... publish options); zero when it set none. A retry
+	// copy has no Expiration.
+	Properties
 	// Raw is the broker adapter's own delivery value.
 	Raw any
 }

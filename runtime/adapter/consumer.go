@@ -298,13 +298,7 @@ func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Ver
 		Headers:      d.Headers,
 		Redelivered:  d.Redelivered,
 		Raw:          d.Raw,
-
-		CorrelationID: d.CorrelationID,
-		ReplyTo:       d.ReplyTo,
-		Priority:      d.Priority,
-		Expiration:    d.Expiration,
-		Timestamp:     d.Timestamp,
-		AppID:         d.AppID,
+		Properties:   d.Properties,
 	}
 	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }

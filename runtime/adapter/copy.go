@@ -59,6 +59,16 @@ type Copy struct {
 	countHeader string // rules.RetryCountHeaderName(), worked out once
 }
 
+// Properties returns the message properties the copy carries, given the
+// original's p: the same, but no Expiration. A TTL of the message's own
+// would expire a retry copy in its wait queue before the retry, and a
+// copy's stay in a queue is a new one. Every adapter builds its copies'
+// properties with it.
+func (c *Copy) Properties(p runtime.Properties) runtime.Properties {
+	p.Expiration = 0
+	return p
+}
+
 // Keep reports whether the copy carries the original's header name.
 // Dropped are: the retry count (a retry copy sets it anew, a dead letter
 // starts counting afresh), on a dead letter every x-streamgen-* header in

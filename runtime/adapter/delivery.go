@@ -3,6 +3,7 @@ package adapter
 import (
 	"time"
 
+	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
 
@@ -24,14 +25,9 @@ type Delivery struct {
 	Body []byte
 	// Redelivered reports a broker redelivery (RabbitMQ).
 	Redelivered bool
-	// The message properties the sender set, zero when it set none (see
-	// runtime.Message); handlers see them in runtime.Metadata.
-	CorrelationID string
-	ReplyTo       string
-	Priority      uint8
-	Expiration    time.Duration
-	Timestamp     time.Time
-	AppID         string
+	// Properties are the message properties the sender set, zero when it
+	// set none; handlers see them in runtime.Metadata.
+	runtime.Properties
 	// RetryCycles is how many retry cycles the broker itself recorded for
 	// the message (RabbitMQ: the x-death counts of the subscription's wait
 	// queues, see Consumer.IsWaitQueue), 0 where the broker records none.

@@ -40,13 +40,14 @@ func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) 
 		RetryCycles: retryCycles(d.Headers, c.IsWaitQueue),
 		Returned:    returned(d),
 		Raw:         d,
-
-		CorrelationID: d.CorrelationId,
-		ReplyTo:       d.ReplyTo,
-		Priority:      d.Priority,
-		Expiration:    expirationOf(d.Expiration),
-		Timestamp:     d.Timestamp,
-		AppID:         d.AppId,
+		Properties: runtime.Properties{
+			CorrelationID: d.CorrelationId,
+			ReplyTo:       d.ReplyTo,
+			Priority:      d.Priority,
+			Expiration:    expirationOf(d.Expiration),
+			Timestamp:     d.Timestamp,
+			AppID:         d.AppId,
+		},
 	}
 }
 
@@ -74,16 +75,15 @@ func expirationText(d time.Duration) string {
 	return strconv.FormatInt(max(1, d.Milliseconds()), 10)
 }
 
-// copyOf is the copy cp of d to publish: the same body and properties
-// (correlation id, reply-to, priority, timestamp and app id included),
-// persistent, the headers cp keeps and sets, and no expiration: a TTL of
-// the message's own would expire it in the wait queue before its retry,
-// and the copy is a new stay in a queue. The
-// user-id property is kept only when it is user's, the user the copy is
-// published as: RabbitMQ refuses a user-id that is not the connection's.
-func copyOf(d *amqp.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
-	headers := make(amqp.Table, len(d.Headers)+len(cp.Set))
-	for k, v := range d.Headers {
+// copyOf is the copy cp of the delivery d to publish: the same body, the
+// properties cp.Properties gives, persistent, and the headers cp keeps and
+// sets. The user-id property is kept only when it is user's, the user the
+// copy is published as: RabbitMQ refuses a user-id that is not the
+// connection's.
+func copyOf(d *adapter.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
+	in := raw(d)
+	headers := make(amqp.Table, len(in.Headers)+len(cp.Set))
+	for k, v := range in.Headers {
 		if cp.Keep(k) {
 			headers[k] = v
 		}
@@ -91,22 +91,24 @@ func copyOf(d *amqp.Delivery, cp *adapter.Copy, user string) amqp.Publishing {
 	for _, h := range cp.Set {
 		headers[h.Name] = h.Value
 	}
+	props := cp.Properties(d.Properties)
 	p := amqp.Publishing{
 		Headers:         headers,
-		ContentType:     d.ContentType,
-		ContentEncoding: d.ContentEncoding,
+		ContentType:     in.ContentType,
+		ContentEncoding: in.ContentEncoding,
 		DeliveryMode:    amqp.Persistent,
-		Priority:        d.Priority,
-		CorrelationId:   d.CorrelationId,
-		ReplyTo:         d.ReplyTo,
+		Priority:        props.Priority,
+		CorrelationId:   props.CorrelationID,
+		ReplyTo:         props.ReplyTo,
+		Expiration:      expirationText(props.Expiration),
 		MessageId:       cp.MessageID,
-		Timestamp:       d.Timestamp,
-		Type:            d.Type,
-		AppId:           d.AppId,
-		Body:            d.Body,
+		Timestamp:       props.Timestamp,
+		Type:            in.Type,
+		AppId:           props.AppID,
+		Body:            in.Body,
 	}
-	if d.UserId == user {
-		p.UserId = d.UserId
+	if in.UserId == user {
+		p.UserId = in.UserId
 	}
 	return p
 }

@@ -52,7 +52,7 @@ type capture struct {
 }
 
 func (c *capture) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy, done func(error)) {
-	c.p = copyOf(raw(d), cp, "guest")
+	c.p = copyOf(d, cp, "guest")
 	c.n++
 	done(nil)
 }

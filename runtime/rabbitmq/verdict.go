@@ -31,7 +31,7 @@ func (r *runner) Send(ctx context.Context, d *adapter.Delivery, cp *adapter.Copy
 	}
 	confirmed := r.b.confirmReporter()
 	sentAt := r.clock.Now()
-	err := r.b.pub.publishCopy(ctx, cp.Queue, copyOf(raw(d), cp, r.b.user), func(err error) {
+	err := r.b.pub.publishCopy(ctx, cp.Queue, copyOf(d, cp, r.b.user), func(err error) {
 		if confirmed != nil {
 			confirmed(err)
 		}

@@ -442,13 +442,7 @@ func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 		Body:        raw.Body,
 		Raw:         raw,
 		Source:      m,
-
-		CorrelationID: m.CorrelationID,
-		ReplyTo:       m.ReplyTo,
-		Priority:      m.Priority,
-		Expiration:    m.Expiration,
-		Timestamp:     m.Timestamp,
-		AppID:         m.AppID,
+		Properties:  m.Properties,
 	}
 	v, err := c.Handle(b.handlerCtx, d)
 	b.mu.Lock()
@@ -492,7 +486,7 @@ func (t *memTransport) send(ctx context.Context, d *adapter.Delivery, cp *adapte
 	m := d.Source.(runtime.Message) // shares the body, which nobody changes
 	m.ID = cp.MessageID
 	m.Headers = cp.Headers(m.Headers)
-	m.Expiration = 0 // as on RabbitMQ: a copy's stay in a queue is a new one
+	m.Properties = cp.Properties(m.Properties)
 	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
