@@ -233,11 +233,9 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 	if msg.RoutingKey != "" {
 		queue = msg.RoutingKey
 	}
-	if (msg.Exchange != "" || msg.RoutingKey != "") && b.kind != runtime.RabbitMQ {
-		return fmt.Errorf("streamtest: publish to exchange %q with routing key %q: exchanges and routing keys are for rabbitmq", msg.Exchange, queue)
-	}
-	if msg.Expiration != 0 && b.kind != runtime.RabbitMQ {
-		return fmt.Errorf("streamtest: publish to %q: expiration is for rabbitmq, as on ZeroMQ", queue)
+	// The harness of a kind refuses what a broker of that kind refuses.
+	if err := adapter.CheckMessage(b.kind, msg); err != nil {
+		return fmt.Errorf("streamtest: publish to %q: %w", queue, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

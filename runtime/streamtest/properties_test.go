@@ -87,3 +87,20 @@ func TestHarnessZeroMQRefusesExpiration(t *testing.T) {
 		t.Errorf("publish with an expiration on zeromq: %v", err)
 	}
 }
+
+// ZeroMQ carries a message's own fields in headers: the harness refuses an
+// application header of one of their names as the adapter does, and a
+// RabbitMQ harness, like RabbitMQ, carries it as a header.
+func TestHarnessZeroMQRefusesHeadersNamedLikeFields(t *testing.T) {
+	for _, name := range []string{"correlation-id", "Reply-To", "message-id", "type"} {
+		h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
+		err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithHeader(name, "x"))
+		if err == nil || !strings.Contains(err.Error(), "set from the message's own field") {
+			t.Errorf("publish with header %q on zeromq: %v, want it refused", name, err)
+		}
+	}
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	if err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithHeader("correlation-id", "x")); err != nil {
+		t.Errorf("publish with header correlation-id on rabbitmq: %v", err)
+	}
+}

@@ -1,7 +1,6 @@
 package zeromq
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -272,8 +271,8 @@ func (b *Broker) checkDestination(sub, key, queue string) error {
 // ZeroMQ has no exchanges: a message with an Exchange or a RoutingKey
 // (runtime.PublishTo, runtime.WithRoutingKey) is an error.
 func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
-	if msg.Exchange != "" || msg.RoutingKey != "" {
-		return fmt.Errorf("zeromq: publish to exchange %q with routing key %q: exchanges and routing keys are for rabbitmq; publish to a subscription by name", msg.Exchange, cmp.Or(msg.RoutingKey, queue))
+	if err := adapter.CheckMessage(runtime.ZeroMQ, msg); err != nil {
+		return fmt.Errorf("zeromq: publish to %q: %w", queue, err)
 	}
 	env, err := envelopeOf(queue, msg)
 	if err != nil {
@@ -284,12 +283,8 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 
 // envelopeOf frames a message for queue: the headers type, content-type,
 // message-id and the message properties (when set), then the application
-// headers sorted by name. ZeroMQ has no expiration: a message with one is
-// an error.
+// headers sorted by name. The message has passed adapter.CheckMessage.
 func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
-	if msg.Expiration != 0 {
-		return nil, fmt.Errorf("expiration is for rabbitmq: ZeroMQ keeps no message waiting in a broker to expire it; publish without runtime.WithExpiration")
-	}
 	env := &Envelope{Subscription: queue, Body: msg.Body}
 	props := []Header{{HeaderType, msg.Type}, {HeaderContentType, msg.ContentType}, {HeaderMessageID, msg.ID},
 		{HeaderCorrelationID, msg.CorrelationID}, {HeaderReplyTo, msg.ReplyTo}, {HeaderAppID, msg.AppID}}
@@ -306,9 +301,6 @@ func envelopeOf(queue string, msg runtime.Message) (*Envelope, error) {
 	}
 	app := make([]Header, 0, len(msg.Headers))
 	for name, value := range msg.Headers {
-		if slices.Contains(propertyHeaders, strings.ToLower(name)) {
-			return nil, fmt.Errorf("header %q is set from the message's own field; remove it from Headers", name)
-		}
 		app = append(app, Header{Name: strings.ToLower(name), Value: value})
 	}
 	slices.SortFunc(app, func(a, b Header) int { return strings.Compare(a.Name, b.Name) })

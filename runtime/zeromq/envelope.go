@@ -35,10 +35,6 @@ const (
 	HeaderAppID = "app-id"
 )
 
-// propertyHeaders lists the header names set from a runtime.Message's
-// own fields, which its Headers may not set.
-var propertyHeaders = []string{HeaderType, HeaderContentType, HeaderMessageID, HeaderCorrelationID, HeaderReplyTo, HeaderPriority, HeaderTimestamp, HeaderAppID}
-
 // FrameCount is the number of frames of every message: the subscription
 // name, the headers, the body.
 const FrameCount = 3

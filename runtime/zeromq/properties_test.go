@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
@@ -65,5 +66,19 @@ func TestPublishRefusesExpirationAndPropertyHeaders(t *testing.T) {
 	err = runtime.Publish(ctx, zq, "jobs", "job", Job{ID: 1}, runtime.WithHeader("Correlation-ID", "x"))
 	if err == nil || !strings.Contains(err.Error(), "set from the message's own field") {
 		t.Errorf("publish with a correlation-id header: %v", err)
+	}
+}
+
+// Every header ZeroMQ carries a message's own field in is one the runtime
+// refuses as an application header.
+func TestFieldHeadersAreReserved(t *testing.T) {
+	for _, name := range []string{zeromq.HeaderType, zeromq.HeaderContentType, zeromq.HeaderMessageID, zeromq.HeaderCorrelationID,
+		zeromq.HeaderReplyTo, zeromq.HeaderPriority, zeromq.HeaderTimestamp, zeromq.HeaderAppID} {
+		if !adapter.IsZeroMQFieldHeader(name) {
+			t.Errorf("header %q carries a field but is not reserved", name)
+		}
+	}
+	if adapter.IsZeroMQFieldHeader("x-tenant") {
+		t.Error("an application header is reserved")
 	}
 }

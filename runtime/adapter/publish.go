@@ -1,0 +1,44 @@
+package adapter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// The header names ZeroMQ carries a message's own fields in (package
+// runtime/zeromq writes them; see its Header constants): an application
+// header may not take one of them.
+var zeroMQFieldHeaders = [...]string{"type", "content-type", "message-id", "correlation-id", "reply-to", "priority", "timestamp", "app-id"}
+
+// IsZeroMQFieldHeader reports whether name, in any case, is a header
+// ZeroMQ carries a message's own fields in.
+func IsZeroMQFieldHeader(name string) bool {
+	return slices.Contains(zeroMQFieldHeaders[:], strings.ToLower(name))
+}
+
+// CheckMessage checks an outgoing message against what a broker of kind
+// can carry, as each Publisher does before it sends: ZeroMQ has no
+// exchanges, routing keys or expiration, and carries the message's own
+// fields in headers that its Headers may not set. The error says what to
+// change; it names neither the broker nor the queue, which the Publisher
+// adds.
+func CheckMessage(kind runtime.BrokerKind, msg runtime.Message) error {
+	if kind != runtime.ZeroMQ {
+		return nil
+	}
+	if msg.Exchange != "" || msg.RoutingKey != "" {
+		return fmt.Errorf("exchanges and routing keys are for rabbitmq (exchange %q, routing key %q): publish to a subscription by name", msg.Exchange, msg.RoutingKey)
+	}
+	if msg.Expiration != 0 {
+		return fmt.Errorf("expiration is for rabbitmq: ZeroMQ keeps no message waiting in a broker to expire it; publish without runtime.WithExpiration")
+	}
+	for name := range msg.Headers {
+		if IsZeroMQFieldHeader(name) {
+			return fmt.Errorf("header %q is set from the message's own field; remove it from Headers", name)
+		}
+	}
+	return nil
+}
