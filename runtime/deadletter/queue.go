@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -90,7 +93,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, func(l *Letter, _ uint64, _ *amqp.Channel) error {
+	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ *amqp.Channel) error {
 		if stopped != nil {
 			return nil
 		}
@@ -135,7 +138,10 @@ func firstErr(errs ...error) error {
 // and the channel it was read on (fn may ack the letter's tag there); then
 // it calls finish, if not nil, with what stopped the reading, and at the
 // end it hands back every letter not acked.
-func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *amqp.Channel) error, finish func(error) error) (err error) {
+//
+// patience is how long it waits for letters another reader holds when it
+// finds the queue empty before it read them all (see read).
+func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ch *amqp.Channel) error, finish func(error) error) (err error) {
 	ch, err := q.conn.Channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
@@ -158,7 +164,7 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, fn)
+	err = q.read(ctx, ch, patience, fn)
 	if finish != nil {
 		err = finish(err)
 	}
@@ -166,32 +172,168 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 }
 
 // read reads the letters present in the queue on ch, calling fn with
-// each. How many are present, n, is what the broker answers to the first
+// each. How many are present, n, is what the broker answers to a first
 // basic.get (the count it gives with a message is the queue's own, while a
 // passive declare of a quorum queue on RabbitMQ 3.x may report a stale
 // one, 0 just after letters were handed back). n bounds the reading, so
-// that letters parked meanwhile do not keep it going; it stops sooner when
-// another reader holds the rest.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
-	for i, n := 0, 1; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d, ok, err := ch.Get(q.name, false)
-		if err != nil {
+// that letters parked meanwhile do not keep it going.
+//
+// The rest it reads with consumers (a synchronous basic.get a letter
+// costs a round trip each): one after the other, each with a prefetch of
+// readPrefetch, cancelled once it delivered that many. The letters read
+// stay unacknowledged, so a consumer stops at its prefetch, and the next
+// one goes on from there: memory stays bounded (a consumer without a
+// prefetch limit would have the whole queue pushed into the client's
+// buffer), and the letters come in their order. Reading stops sooner when
+// another reader holds the rest: the deliveries pause and a basic.get
+// finds the queue empty. Every consumer is cancelled and its deliveries
+// drained before read returns; letters beyond n are not passed to fn and
+// are handed back with the others.
+//
+// A letter another reader holds is not seen until that reader hands it
+// back. Scan does not wait for it (patience 0); Replay and Purge wait up
+// to their patience for such letters to come back when the queue looks
+// empty, so that a listing running at the same time does not make them
+// miss its letters (one held longer is left for the next run).
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
+	var d amqp.Delivery
+	for deadline := time.Now().Add(patience); ; {
+		var ok bool
+		var err error
+		if d, ok, err = ch.Get(q.name, false); err != nil {
 			return q.wrap("read a letter", err)
 		}
-		if !ok {
-			return nil // empty, or another reader holds the rest
+		if ok {
+			break
 		}
-		if i == 0 {
-			n = int(d.MessageCount) + 1
+		if !time.Now().Before(deadline) {
+			return nil // empty, or another reader holds every letter
 		}
-		if err := fn(FromDelivery(d), d.DeliveryTag, ch); err != nil {
+		if err := sleep(ctx, idleRead); err != nil {
 			return err
 		}
 	}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, patience: patience}
+	r.take(d)
+	if r.done() {
+		return r.err
+	}
+	if err := ch.Qos(readPrefetch, 0, false); err != nil {
+		return q.wrap("set the prefetch", err)
+	}
+	tick := time.NewTicker(idleRead)
+	defer tick.Stop()
+	for !r.done() {
+		if err := r.consume(ctx, tick.C); err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// reader is the state of a read.
+type reader struct {
+	q   *Queue
+	ch  *amqp.Channel
+	fn  func(l *Letter, tag uint64, ch *amqp.Channel) error
+	n   int   // letters to read
+	got int   // letters read
+	err error // what fn returned, if not nil
+	// empty is set when basic.get found nothing left to read for
+	// patience; emptySince is when it first found nothing.
+	empty      bool
+	patience   time.Duration
+	emptySince time.Time
+}
+
+func (r *reader) done() bool { return r.got >= r.n || r.err != nil || r.empty }
+
+// take passes d on to fn, unless the reading is done.
+func (r *reader) take(d amqp.Delivery) {
+	if r.done() {
+		return
+	}
+	r.got++
+	r.err = r.fn(FromDelivery(d), d.DeliveryTag, r.ch)
+}
+
+// consume reads with one consumer until it delivered readPrefetch letters
+// or the reading is done, then cancels it and takes what it delivered
+// meanwhile.
+func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (err error) {
+	tag := consumerTag()
+	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
+	if err != nil {
+		return r.q.wrap("read the letters", err)
+	}
+	defer func() {
+		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
+			err = r.q.wrap("stop reading", cerr)
+		}
+		// The client closes deliveries once the broker confirmed the
+		// cancel; what came before is read, or handed back later.
+		for d := range deliveries {
+			if err == nil {
+				r.take(d)
+			}
+		}
+	}()
+	quiet := false
+	for delivered := 0; delivered < readPrefetch && !r.done(); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case d, ok := <-deliveries:
+			if !ok {
+				return r.q.wrap("read the letters", amqp.ErrClosed)
+			}
+			delivered++
+			quiet = false
+			r.emptySince = time.Time{}
+			r.take(d)
+		case <-tick:
+			if !quiet {
+				quiet = true
+				continue
+			}
+			// Nothing came for a while: another reader may hold the rest.
+			// A basic.get tells (the broker sends what it delivered to the
+			// consumer before it answers).
+			d, ok, err := r.ch.Get(r.q.name, false)
+			if err != nil {
+				return r.q.wrap("read a letter", err)
+			}
+			if !ok {
+				if r.emptySince.IsZero() {
+					r.emptySince = time.Now()
+				}
+				r.empty = time.Since(r.emptySince) >= r.patience
+				continue
+			}
+			r.emptySince = time.Time{}
+			r.take(d)
+		}
+	}
 	return nil
+}
+
+// readPrefetch is the prefetch of each consumer read uses, and so the
+// most letters the client buffers.
+const readPrefetch = 5000
+
+// holdPatience is how long Replay and Purge wait for letters another
+// reader holds (see read).
+const holdPatience = 2 * time.Second
+
+// idleRead is how long read waits, twice, for a delivery before it asks
+// whether the queue has any left.
+const idleRead = 100 * time.Millisecond
+
+var consumers atomic.Uint64
+
+// consumerTag returns a consumer tag unique on the connection.
+func consumerTag() string {
+	return fmt.Sprintf("streamgen-dlq-%d-%d", os.Getpid(), consumers.Add(1))
 }
 
 // wrap names the queue in an error, with the fix for the common cases.

@@ -53,7 +53,7 @@ type ReplayOptions struct {
 	Rate float64
 	// DryRun reports what would be replayed and changes nothing.
 	DryRun bool
-	// Window is the most publishes awaiting their confirm (default 64).
+	// Window is the most publishes awaiting their confirm (default 256).
 	Window int
 }
 
@@ -97,7 +97,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 	var rep Report
 	window := opts.Window
 	if window <= 0 {
-		window = 64
+		window = 256
 	}
 	var pub *amqp.Channel
 	returns := make(chan amqp.Return, window+1)
@@ -153,7 +153,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		return nil
 	}
 	start := time.Now()
-	err := q.visit(ctx, func(l *Letter, tag uint64, ch *amqp.Channel) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
 		read = ch
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
@@ -254,7 +254,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	err := q.visit(ctx, func(l *Letter, tag uint64, ch *amqp.Channel) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil
