@@ -15,9 +15,9 @@ import (
 
 // Queue is a RabbitMQ dead-letter queue.
 //
-// Every operation reads the letters present when it starts, one at a time
-// with basic.get and without acknowledging them, so memory stays flat
-// whatever the queue holds. What it leaves in the queue it hands back at
+// Every operation reads the letters present when it starts, without
+// acknowledging them, with consumers of a bounded prefetch (see read), so
+// memory stays flat whatever the queue holds. What it leaves in the queue it hands back at
 // the end with one basic.nack of all outstanding deliveries, with
 // requeue. That keeps the queue as it was:
 //   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
