@@ -20,11 +20,19 @@ type Target struct {
 	// RoutingKey.
 	Exchange   string
 	RoutingKey string
+	// Address is, for a ZeroMQ keeper's Dir, where to push the letters
+	// (tcp://host:port): the address the source queue is bound at. Each
+	// letter is framed with its source queue, or Queue when set.
+	Address string
 }
 
 // String says where t publishes.
 func (t Target) String() string {
 	switch {
+	case t.Address != "" && t.Queue != "":
+		return fmt.Sprintf("queue %s at %s", t.Queue, t.Address)
+	case t.Address != "":
+		return "each letter's source queue at " + t.Address
 	case t.Exchange != "":
 		return fmt.Sprintf("exchange %s with routing key %q", t.Exchange, t.RoutingKey)
 	case t.Queue != "":
