@@ -103,6 +103,7 @@ func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return d.wrap("read the letters", err)
 	}
+	progress, read := progressOf(ctx), 0
 	_, err = d.lines(ctx, f, end, func(ln line) error {
 		if ln.ID == "" || deleted[ln.ID] {
 			return nil
@@ -111,7 +112,10 @@ func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
 		if err := l.UnmarshalJSON(ln.Letter); err != nil {
 			return d.wrap("read letter "+ln.ID, err)
 		}
-		return fn(entry{ln.ID, &l})
+		err := fn(entry{ln.ID, &l})
+		read++
+		progress(read)
+		return err
 	})
 	return err
 }
@@ -488,7 +492,7 @@ func (d *Dir) compact(ctx context.Context) error {
 		return d.wrap("rewrite the letters", err)
 	}
 	bw := bufio.NewWriter(out)
-	err = d.scan(ctx, func(e entry) error {
+	err = d.scan(WithProgress(ctx, nil), func(e entry) error {
 		b, err := json.Marshal(e.l)
 		if err != nil {
 			return err

@@ -213,7 +213,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, patience: patience}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, patience: patience, progress: progressOf(ctx)}
 	r.take(d)
 	if r.done() {
 		return r.err
@@ -244,6 +244,7 @@ type reader struct {
 	empty      bool
 	patience   time.Duration
 	emptySince time.Time
+	progress   func(int)
 }
 
 func (r *reader) done() bool { return r.got >= r.n || r.err != nil || r.empty }
@@ -255,6 +256,7 @@ func (r *reader) take(d amqp.Delivery) {
 	}
 	r.got++
 	r.err = r.fn(FromDelivery(d), d.DeliveryTag, r.ch)
+	r.progress(r.got)
 }
 
 // consume reads with one consumer until it delivered readPrefetch letters
