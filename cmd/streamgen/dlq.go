@@ -99,7 +99,9 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	}
 	run := cmd.run
 	if run == nil {
-		run = func(ctx context.Context, c *dlqCommand, _ deadletter.Store) error { return cmd.runDir(ctx, c, q.(*deadletter.Dir)) }
+		run = func(ctx context.Context, c *dlqCommand, _ deadletter.Store) error {
+			return cmd.runDir(ctx, c, q.(*deadletter.Dir))
+		}
 	}
 	if err := run(ctx, c, q); err != nil {
 		var u usageError
