@@ -179,8 +179,8 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // that letters parked meanwhile do not keep it going.
 //
 // The rest it reads with consumers (a synchronous basic.get a letter
-// costs a round trip each): one after the other, each with a prefetch of
-// readPrefetch, cancelled once it delivered that many. The letters read
+// costs a round trip each): one after the other, each with the prefetch
+// prefetchFor gives, cancelled once it delivered that many. The letters read
 // stay unacknowledged, so a consumer stops at its prefetch, and the next
 // one goes on from there: memory stays bounded (a consumer without a
 // prefetch limit would have the whole queue pushed into the client's
@@ -209,23 +209,47 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 		if !time.Now().Before(deadline) {
 			return nil // empty, or another reader holds every letter
 		}
+		// A listing holds its letters with a consumer: without one, the
+		// queue is empty, and there is nothing to wait for.
+		info, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil)
+		if err != nil {
+			return q.wrap("inspect the queue", err)
+		}
+		if info.Consumers == 0 {
+			return nil
+		}
 		if err := sleep(ctx, idleRead); err != nil {
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, patience: patience, progress: progressOf(ctx)}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, progress: progressOf(ctx)}
+	r.prefetch = prefetchFor(d)
 	r.take(d)
 	if r.done() {
 		return r.err
 	}
-	if err := ch.Qos(readPrefetch, 0, false); err != nil {
+	if err := ch.Qos(r.prefetch, 0, false); err != nil {
 		return q.wrap("set the prefetch", err)
 	}
 	tick := time.NewTicker(idleRead)
 	defer tick.Stop()
+	var emptySince time.Time
 	for !r.done() {
-		if err := r.consume(ctx, tick.C); err != nil {
+		took, empty, err := r.consume(ctx, tick.C)
+		if err != nil {
 			return err
+		}
+		if !empty || took > 0 {
+			emptySince = time.Time{}
+			continue
+		}
+		// A consumer got nothing and basic.get found the queue empty:
+		// another reader holds the rest.
+		if emptySince.IsZero() {
+			emptySince = time.Now()
+		}
+		if time.Since(emptySince) >= patience {
+			break
 		}
 	}
 	return r.err
@@ -233,21 +257,17 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 
 // reader is the state of a read.
 type reader struct {
-	q   *Queue
-	ch  *amqp.Channel
-	fn  func(l *Letter, tag uint64, ch *amqp.Channel) error
-	n   int   // letters to read
-	got int   // letters read
-	err error // what fn returned, if not nil
-	// empty is set when basic.get found nothing left to read for
-	// patience; emptySince is when it first found nothing.
-	empty      bool
-	patience   time.Duration
-	emptySince time.Time
-	progress   func(int)
+	q        *Queue
+	ch       *amqp.Channel
+	fn       func(l *Letter, tag uint64, ch *amqp.Channel) error
+	n        int   // letters to read
+	got      int   // letters read
+	err      error // what fn returned, if not nil
+	progress func(int)
+	prefetch int // of each consumer
 }
 
-func (r *reader) done() bool { return r.got >= r.n || r.err != nil || r.empty }
+func (r *reader) done() bool { return r.got >= r.n || r.err != nil }
 
 // take passes d on to fn, unless the reading is done.
 func (r *reader) take(d amqp.Delivery) {
@@ -259,15 +279,22 @@ func (r *reader) take(d amqp.Delivery) {
 	r.progress(r.got)
 }
 
-// consume reads with one consumer until it delivered readPrefetch letters
-// or the reading is done, then cancels it and takes what it delivered
-// meanwhile.
-func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (err error) {
+// consume reads with one consumer until it delivered r.prefetch letters,
+// the reading is done, or the deliveries pause and a basic.get finds the
+// queue empty (empty), then cancels it and takes what it delivered
+// meanwhile. It returns how many letters it took.
+//
+// The basic.get may answer before deliveries the broker made earlier
+// reach the client (RabbitMQ's channel takes the answer out of turn), so
+// an empty answer ends only this consumer: the deliveries that were on
+// their way come before the broker confirms its cancel, and are taken.
+func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
 	tag := consumerTag()
 	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
 	if err != nil {
-		return r.q.wrap("read the letters", err)
+		return 0, false, r.q.wrap("read the letters", err)
 	}
+	before := r.got
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
 			err = r.q.wrap("stop reading", cerr)
@@ -279,19 +306,19 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (err error)
 				r.take(d)
 			}
 		}
+		took = r.got - before
 	}()
 	quiet := false
-	for delivered := 0; delivered < readPrefetch && !r.done(); {
+	for delivered := 0; delivered < r.prefetch && !r.done(); {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, false, ctx.Err()
 		case d, ok := <-deliveries:
 			if !ok {
-				return r.q.wrap("read the letters", amqp.ErrClosed)
+				return 0, false, r.q.wrap("read the letters", amqp.ErrClosed)
 			}
 			delivered++
 			quiet = false
-			r.emptySince = time.Time{}
 			r.take(d)
 		case <-tick:
 			if !quiet {
@@ -299,29 +326,32 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (err error)
 				continue
 			}
 			// Nothing came for a while: another reader may hold the rest.
-			// A basic.get tells (the broker sends what it delivered to the
-			// consumer before it answers).
 			d, ok, err := r.ch.Get(r.q.name, false)
 			if err != nil {
-				return r.q.wrap("read a letter", err)
+				return 0, false, r.q.wrap("read a letter", err)
 			}
 			if !ok {
-				if r.emptySince.IsZero() {
-					r.emptySince = time.Now()
-				}
-				r.empty = time.Since(r.emptySince) >= r.patience
-				continue
+				return 0, true, nil
 			}
-			r.emptySince = time.Time{}
 			r.take(d)
 		}
 	}
-	return nil
+	return 0, false, nil
 }
 
-// readPrefetch is the prefetch of each consumer read uses, and so the
-// most letters the client buffers.
-const readPrefetch = 5000
+// prefetchFor returns the prefetch of the consumers that read a queue
+// whose first letter is d: as many letters of its size as make
+// readBuffer bytes, from 256 to 20,000. Fewer consumers, each with more
+// letters, cost the broker less when they are handed back (a classic queue
+// requeues the letters of each consumer apart); the bound keeps the
+// client's buffer to about readBuffer bytes.
+func prefetchFor(d amqp.Delivery) int {
+	size := 512 + len(d.Body) + 96*len(d.Headers)
+	return min(max(readBuffer/size, 256), 20000)
+}
+
+// readBuffer is about the most bytes of letters read buffers at once.
+const readBuffer = 4 << 20
 
 // holdPatience is how long Replay and Purge wait for letters another
 // reader holds (see read).
