@@ -110,14 +110,15 @@ func peakHeap(f func()) uint64 {
 // dead-letter queue of 100,000 letters, in letters per second, against a
 // raw amqp091-go loop that reads them all with one consumer without a
 // prefetch limit and hands them back with one basic.nack; and the most
-// live heap during a listing of 10,000 letters and of 100,000 (flat: about
-// the same whatever the queue holds).
+// live heap during a listing of 50,000 letters and of 100,000 (flat: about
+// the same whatever the queue holds, once it holds more than one
+// consumer's prefetch, about 15,000 of these letters).
 func BenchmarkList(b *testing.B) {
 	url := brokerurl.RabbitMQ()
 	conn := testkit.DialRabbitMQ(b, url)
 	ctx := context.Background()
-	small := benchQueue(b, conn, "ls-small")
-	fill(b, conn, small, benchLetters/10)
+	half := benchQueue(b, conn, "ls-half")
+	fill(b, conn, half, benchLetters/2)
 	q := benchQueue(b, conn, "ls")
 	fill(b, conn, q, benchLetters)
 	list := func(b *testing.B, name string, want int) {
@@ -133,7 +134,7 @@ func BenchmarkList(b *testing.B) {
 			b.Fatalf("ls of %s counted %d letters, want %d", name, n, want)
 		}
 	}
-	peakSmall := peakHeap(func() { list(b, small, benchLetters/10) })
+	peakHalf := peakHeap(func() { list(b, half, benchLetters/2) })
 	var peakLarge uint64
 	benchpair.Run(b, benchpair.Pair{
 		Units:  benchLetters,
@@ -150,9 +151,9 @@ func BenchmarkList(b *testing.B) {
 			return time.Since(start)
 		},
 	})
-	b.ReportMetric(float64(peakSmall), "heap-warm-B")
+	b.ReportMetric(float64(peakHalf), "heap-warm-B")
 	b.ReportMetric(float64(peakLarge), "heap-end-B")
-	b.ReportMetric(100*(float64(peakLarge)-float64(peakSmall))/float64(peakSmall), "growth-%")
+	b.ReportMetric(100*(float64(peakLarge)-float64(peakHalf))/float64(peakHalf), "growth-%")
 }
 
 // rawList reads the n messages of queue with one consumer without a

@@ -351,7 +351,7 @@ func prefetchFor(d amqp.Delivery) int {
 }
 
 // readBuffer is about the most bytes of letters read buffers at once.
-const readBuffer = 4 << 20
+const readBuffer = 16 << 20
 
 // holdPatience is how long Replay and Purge wait for letters another
 // reader holds (see read).
