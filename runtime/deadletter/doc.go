@@ -47,10 +47,9 @@
 // letter a line, and Import puts such a file back into a queue.
 //
 // Reading is harmless: every operation reads the letters present when it
-// starts (a basic.get tells how many), with consumers of a bounded
-// prefetch one after the other (memory stays flat whatever the queue
-// holds), and hands back what it leaves with one basic.nack with
-// requeue, which neither reorders the queue nor counts toward a quorum
+// starts (a basic.get tells how many) with a consumer, in about flat
+// memory whatever the queue holds, and hands back what it leaves with
+// basic.nack (multiple, requeue), which neither reorders the queue nor counts toward a quorum
 // queue's delivery limit on RabbitMQ 4.3 (see Queue for the details on
 // each version). Several operations may run at once on one queue.
 //

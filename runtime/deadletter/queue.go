@@ -16,10 +16,10 @@ import (
 // Queue is a RabbitMQ dead-letter queue.
 //
 // Every operation reads the letters present when it starts, without
-// acknowledging them, with consumers of a bounded prefetch (see read), so
-// memory stays flat whatever the queue holds. What it leaves in the queue it hands back at
-// the end with one basic.nack of all outstanding deliveries, with
-// requeue. That keeps the queue as it was:
+// acknowledging them, with a consumer (see read), in about flat memory
+// whatever the queue holds. What it leaves in the queue it hands back at
+// the end with basic.nack (multiple, requeue), in the order it read the
+// letters (see visit). That keeps the queue as it was:
 //   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
 //     message back at its old position. A quorum queue on RabbitMQ 3.x puts
 //     it at the back, so an operation always reads every letter present
@@ -146,6 +146,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
+	var ends []uint64 // the last delivery tag of each consumer read used
 	defer func() {
 		// A quorum queue requeued letters acked just before the channel
 		// closed (seen on RabbitMQ 3.10 and 4.3: the acks had not reached
@@ -155,7 +156,17 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 		_, _, _ = ch.Get(q.name, false)
 		// Closing a channel with letters outstanding would requeue them
 		// too, but a quorum queue counts that toward its delivery limit:
-		// hand them back with a nack first.
+		// hand them back with nacks first. One nack with multiple for
+		// the letters of each consumer in turn (the first basic.get
+		// counts as one), up to its last tag, then one for the rest:
+		// RabbitMQ requeues the letters of one nack consumer by consumer,
+		// in no set order, which a quorum queue on 3.x (requeueing at the
+		// back) was seen to turn into a new order.
+		for _, tag := range ends {
+			if nerr := ch.Nack(tag, true, true); nerr != nil && err == nil {
+				err = q.wrap("hand the letters back", nerr)
+			}
+		}
 		if nerr := ch.Nack(0, true, true); nerr != nil && err == nil {
 			err = q.wrap("hand the letters back", nerr)
 		}
@@ -164,7 +175,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, fn)
+	err = q.read(ctx, ch, patience, &ends, fn)
 	if finish != nil {
 		err = finish(err)
 	}
@@ -178,25 +189,34 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // one, 0 just after letters were handed back). n bounds the reading, so
 // that letters parked meanwhile do not keep it going.
 //
-// The rest it reads with consumers (a synchronous basic.get a letter
-// costs a round trip each): one after the other, each with the prefetch
-// prefetchFor gives, cancelled once it delivered that many. The letters read
-// stay unacknowledged, so a consumer stops at its prefetch, and the next
-// one goes on from there: memory stays bounded (a consumer without a
-// prefetch limit would have the whole queue pushed into the client's
-// buffer), and the letters come in their order. Reading stops sooner when
-// another reader holds the rest: the deliveries pause and a basic.get
-// finds the queue empty. Every consumer is cancelled and its deliveries
-// drained before read returns; letters beyond n are not passed to fn and
-// are handed back with the others.
+// The rest it reads with a consumer without a prefetch limit (a
+// synchronous basic.get a letter costs a round trip each): the letters
+// read stay unacknowledged, so a limit below n would stop it. It reads
+// them one consumer at a time, and a new consumer only when the one
+// before found the queue empty while letters were missing (see consume);
+// each consumer's letters are handed back with a nack of their own (see
+// visit), since RabbitMQ requeues the letters of several consumers in no
+// set order, which was seen to reorder a quorum queue on 3.x (a limited
+// prefetch and a new consumer every so many letters would bound the
+// client's buffer, at that cost). The client buffers what the broker
+// sends ahead of the reading; the reading keeps up (the broker, not the
+// client, is the bottleneck: BenchmarkList measures the live heap).
+// Reading stops sooner when another reader holds the rest: the deliveries
+// pause and a basic.get finds the queue empty. Every consumer is
+// cancelled and its deliveries drained before read returns; letters
+// beyond n are not passed to fn and are handed back with the others.
 //
 // A letter another reader holds is not seen until that reader hands it
 // back. Scan does not wait for it (patience 0); Replay and Purge wait up
 // to their patience for such letters to come back when the queue looks
 // empty, so that a listing running at the same time does not make them
 // miss its letters (one held longer is left for the next run).
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
+//
+// It appends to ends the last delivery tag of the first basic.get and of
+// each consumer, for visit to hand the letters back consumer by consumer.
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
 	var d amqp.Delivery
+	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
 		var ok bool
 		var err error
@@ -209,13 +229,17 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 		if !time.Now().Before(deadline) {
 			return nil // empty, or another reader holds every letter
 		}
-		// A listing holds its letters with a consumer: without one, the
-		// queue is empty, and there is nothing to wait for.
+		// A listing holds its letters with a consumer: without one, a few
+		// times in a row (one listing may follow another), the queue is
+		// empty, and there is nothing to wait for.
 		info, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil)
 		if err != nil {
 			return q.wrap("inspect the queue", err)
 		}
-		if info.Consumers == 0 {
+		if idle = idle + 1; info.Consumers > 0 {
+			idle = 0
+		}
+		if idle >= 3 {
 			return nil
 		}
 		if err := sleep(ctx, idleRead); err != nil {
@@ -223,19 +247,19 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 		}
 	}
 	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, progress: progressOf(ctx)}
-	r.prefetch = prefetchFor(d)
+	*ends = append(*ends, d.DeliveryTag)
 	r.take(d)
 	if r.done() {
 		return r.err
-	}
-	if err := ch.Qos(r.prefetch, 0, false); err != nil {
-		return q.wrap("set the prefetch", err)
 	}
 	tick := time.NewTicker(idleRead)
 	defer tick.Stop()
 	var emptySince time.Time
 	for !r.done() {
 		took, empty, err := r.consume(ctx, tick.C)
+		if r.last > 0 {
+			*ends = append(*ends, r.last)
+		}
 		if err != nil {
 			return err
 		}
@@ -264,13 +288,14 @@ type reader struct {
 	got      int   // letters read
 	err      error // what fn returned, if not nil
 	progress func(int)
-	prefetch int // of each consumer
+	last     uint64 // the last delivery tag seen
 }
 
 func (r *reader) done() bool { return r.got >= r.n || r.err != nil }
 
 // take passes d on to fn, unless the reading is done.
 func (r *reader) take(d amqp.Delivery) {
+	r.last = max(r.last, d.DeliveryTag)
 	if r.done() {
 		return
 	}
@@ -279,10 +304,10 @@ func (r *reader) take(d amqp.Delivery) {
 	r.progress(r.got)
 }
 
-// consume reads with one consumer until it delivered r.prefetch letters,
-// the reading is done, or the deliveries pause and a basic.get finds the
-// queue empty (empty), then cancels it and takes what it delivered
-// meanwhile. It returns how many letters it took.
+// consume reads with one consumer until the reading is done, or the
+// deliveries pause and a basic.get finds the queue empty (empty), then
+// cancels it and takes what it delivered meanwhile. It returns how many
+// letters it took.
 //
 // The basic.get may answer before deliveries the broker made earlier
 // reach the client (RabbitMQ's channel takes the answer out of turn), so
@@ -304,12 +329,14 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 		for d := range deliveries {
 			if err == nil {
 				r.take(d)
+			} else {
+				r.last = max(r.last, d.DeliveryTag)
 			}
 		}
 		took = r.got - before
 	}()
 	quiet := false
-	for delivered := 0; delivered < r.prefetch && !r.done(); {
+	for !r.done() {
 		select {
 		case <-ctx.Done():
 			return 0, false, ctx.Err()
@@ -317,7 +344,6 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 			if !ok {
 				return 0, false, r.q.wrap("read the letters", amqp.ErrClosed)
 			}
-			delivered++
 			quiet = false
 			r.take(d)
 		case <-tick:
@@ -338,20 +364,6 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 	}
 	return 0, false, nil
 }
-
-// prefetchFor returns the prefetch of the consumers that read a queue
-// whose first letter is d: as many letters of its size as make
-// readBuffer bytes, from 256 to 20,000. Fewer consumers, each with more
-// letters, cost the broker less when they are handed back (a classic queue
-// requeues the letters of each consumer apart); the bound keeps the
-// client's buffer to about readBuffer bytes.
-func prefetchFor(d amqp.Delivery) int {
-	size := 512 + len(d.Body) + 96*len(d.Headers)
-	return min(max(readBuffer/size, 256), 20000)
-}
-
-// readBuffer is about the most bytes of letters read buffers at once.
-const readBuffer = 16 << 20
 
 // holdPatience is how long Replay and Purge wait for letters another
 // reader holds (see read).

@@ -3,7 +3,6 @@ package deadletter_test
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -146,53 +145,5 @@ func TestScanOfAMissingQueueNamesIt(t *testing.T) {
 	err := e.queue(q).Scan(e.ctx, func(*deadletter.Letter) error { return nil })
 	if err == nil || !containsAll(err.Error(), q, "does not exist", "check the name") {
 		t.Fatalf("Scan of a missing queue: %v", err)
-	}
-}
-
-// A queue longer than one consumer's prefetch (large letters: 256 each) is
-// read by several consumers in turn: every listing sees every letter, in
-// order, and a purge of the first 300 removes those and no other.
-func TestScanAcrossSeveralConsumers(t *testing.T) {
-	for _, kind := range []string{"classic", "quorum"} {
-		t.Run(kind, func(t *testing.T) {
-			e := newEnv(t)
-			q := e.name("long-" + kind)
-			args := amqp.Table{}
-			if kind == "quorum" {
-				args = e.quorumArgs()
-			}
-			e.declare(q, args)
-			var want []string
-			var msgs []amqp.Publishing
-			pad := strings.Repeat("x", 20<<10)
-			for i := range 700 {
-				id := fmt.Sprintf("m-%03d", i)
-				want = append(want, id)
-				m := parked(id, i)
-				m.Body = fmt.Appendf(nil, `{"order":%d,"pad":%q}`, i, pad)
-				msgs = append(msgs, m)
-			}
-			e.publish(q, msgs...)
-			dq := e.queue(q)
-			for round := range 3 {
-				var got []string
-				if err := dq.Scan(e.ctx, func(l *deadletter.Letter) error {
-					got = append(got, l.MessageID())
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("listing %d read %d letters, want the 700 in order", round+1, len(got))
-				}
-			}
-			rep, err := dq.Purge(e.ctx, deadletter.Selection{Limit: 300}, false)
-			if err != nil || rep.Done != 300 {
-				t.Fatalf("Purge: %+v, %v", rep, err)
-			}
-			if left := ids(e.drain(q)); !slices.Equal(left, want[300:]) {
-				t.Fatalf("after purging 300, %d letters are left, want the last 400 in order", len(left))
-			}
-		})
 	}
 }
