@@ -44,7 +44,8 @@ func (k *Keeper) readyChan() chan struct{} {
 	return k.ready
 }
 
-// Ready is closed once the keeper is bound.
+// Ready is closed once the keeper is bound; it stays open when Run fails
+// before that (wait for Run's error too).
 func (k *Keeper) Ready() <-chan struct{} { return k.readyChan() }
 
 // Addr is the address the keeper is bound at, once Ready.

@@ -100,7 +100,9 @@ type pending struct {
 // A letter whose replay is returned (no queue is bound for it) or not
 // confirmed stays in the queue and is counted in Report.Failed. A crash in
 // the middle may leave a letter both replayed and still parked, never
-// neither.
+// neither. The letters are read as Scan reads them, without a prefetch
+// limit, so the client may buffer letters read ahead of their replay, up
+// to the queue's length.
 func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
 	var rep Report
 	window := opts.Window
