@@ -95,6 +95,8 @@ func TestKeeperKilledMidStreamLosesNoLetterWritten(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A keeper the test leaves running, failing, goes with it.
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
 		lines := make(chan string, 100000)
 		go func() {
 			defer close(lines)
