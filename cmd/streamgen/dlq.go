@@ -8,8 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
@@ -28,8 +31,11 @@ type dlqIO struct {
 }
 
 const dlqUsage = `usage: streamgen dlq COMMAND [flags] QUEUE
+       streamgen dlq COMMAND -dir DIR [flags]
+       streamgen dlq keep -bind ADDR -dir DIR
 
-Work with the dead letters of a RabbitMQ dead-letter queue.
+Work with the dead letters of a RabbitMQ dead-letter queue, or of the
+directory DIR a ZeroMQ keeper writes.
 
 Commands:
   ls       list the letters by group: count, types, source, oldest, newest, reason
@@ -38,6 +44,7 @@ Commands:
   purge    remove the selected letters
   export   write the selected letters as JSON Lines (-o FILE, default stdout)
   import   put letters written by export back into QUEUE (-i FILE, default stdin)
+  keep     keep the dead letters ZeroMQ services push to ADDR in DIR
 
 Run streamgen dlq COMMAND -h for the flags of a command.
 Reading never changes the queue: letters keep their order and are not
@@ -67,13 +74,36 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	if status >= 0 {
 		return status
 	}
-	q, err := deadletter.Dial(c.url, queue)
-	if err != nil {
-		fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
-		return 1
+	var q deadletter.Store
+	if c.dir != "" {
+		d, err := deadletter.OpenDir(c.dir)
+		if err != nil {
+			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, c.redact(err))
+			return 1
+		}
+		q = d
+	} else if cmd.run != nil {
+		dq, err := deadletter.Dial(c.url, queue)
+		if err != nil {
+			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
+			return 1
+		}
+		q = dq
 	}
 	defer func() { _ = q.Close() }()
-	if err := cmd.run(ctx, c, q); err != nil {
+	if c.name != "show" && c.name != "keep" {
+		var done func()
+		ctx, done = c.withProgress(ctx, q.Name())
+		c.clearProgress = done
+		defer done()
+	}
+	run := cmd.run
+	if run == nil {
+		run = func(ctx context.Context, c *dlqCommand, _ deadletter.Store) error {
+			return cmd.runDir(ctx, c, q.(*deadletter.Dir))
+		}
+	}
+	if err := run(ctx, c, q); err != nil {
 		var u usageError
 		if errors.As(err, &u) {
 			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, u.msg)
@@ -105,7 +135,10 @@ type dlqSpec struct {
 	summary   string
 	selection bool // takes the selection flags
 	flags     func(c *dlqCommand, fs *flag.FlagSet)
-	run       func(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error
+	run       func(ctx context.Context, c *dlqCommand, q deadletter.Store) error
+	// runDir, for a command of a keeper's directory only (keep), runs
+	// instead of run.
+	runDir func(ctx context.Context, c *dlqCommand, d *deadletter.Dir) error
 }
 
 var dlqCommands = map[string]dlqSpec{
@@ -116,7 +149,7 @@ var dlqCommands = map[string]dlqSpec{
 		fs.BoolVar(&c.json, "json", false, "write the letters as JSON Lines, as export does")
 	}, run: dlqShow},
 	"replay": {summary: "publish the selected letters of QUEUE again, as new deliveries with a fresh attempt budget; each leaves QUEUE once the broker confirmed it", selection: true, flags: func(c *dlqCommand, fs *flag.FlagSet) {
-		fs.StringVar(&c.to.Queue, "to", "", "replay to `queue` instead of each letter's source queue")
+		fs.StringVar(&c.to.Queue, "to", "", "replay to `queue` instead of each letter's source queue; with -dir, the address (tcp://host:port) to push to, where the source queue is bound")
 		fs.StringVar(&c.to.Exchange, "exchange", "", "replay through `exchange` (with -routing-key) instead")
 		fs.StringVar(&c.to.RoutingKey, "routing-key", "", "the routing `key` for -exchange")
 		fs.Float64Var(&c.rate, "rate", 0, "publish at most `n` letters a second (0: no limit)")
@@ -131,6 +164,9 @@ var dlqCommands = map[string]dlqSpec{
 	"import": {summary: "put letters that export wrote back into QUEUE, as they were parked", flags: func(c *dlqCommand, fs *flag.FlagSet) {
 		fs.StringVar(&c.file, "i", "", "read `file` instead of standard input")
 	}, run: dlqImport},
+	"keep": {summary: "bind ADDR as a PULL, where ZeroMQ services push their dead letters, and write each letter to DIR, fsync'd, before reading the next; until interrupted", flags: func(c *dlqCommand, fs *flag.FlagSet) {
+		fs.StringVar(&c.bind, "bind", "", "the `address` to bind (tcp://host:port): the address of the services' dead_letter queue")
+	}, runDir: dlqKeep},
 }
 
 // dlqCommand holds a subcommand's flags.
@@ -147,6 +183,15 @@ type dlqCommand struct {
 	rate          float64
 	dryRun, yes   bool
 	file          string
+	dir, bind     string
+	// clearProgress clears the progress line, if one shows.
+	clearProgress func()
+}
+
+func (c *dlqCommand) clear() {
+	if c.clearProgress != nil {
+		c.clearProgress()
+	}
 }
 
 func (c *dlqCommand) confirmFlags(fs *flag.FlagSet) {
@@ -165,7 +210,10 @@ func (c *dlqCommand) flags(spec dlqSpec) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	// The default is resolved after parsing, so that -h never prints a
 	// password the environment holds.
-	fs.StringVar(&c.url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
+	if spec.run != nil {
+		fs.StringVar(&c.url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
+	}
+	fs.StringVar(&c.dir, "dir", "", "work on the `directory` a ZeroMQ keeper writes (streamgen dlq keep), instead of a RabbitMQ QUEUE")
 	if spec.selection {
 		fs.StringVar(&c.sel.Group, "group", "", "select the letters of group `key` (the GROUP column of ls)")
 		fs.StringVar(&c.sel.Reason, "reason", "", "select letters whose reason contains `text` (any case)")
@@ -183,7 +231,11 @@ func (c *dlqCommand) flags(spec dlqSpec) *flag.FlagSet {
 // an exit status (>= 0) when the command is done.
 func (c *dlqCommand) parse(fs *flag.FlagSet, args []string) (string, int) {
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: streamgen dlq %s [flags] QUEUE\n\n%s.\n\nFlags:\n", c.name, dlqCommands[c.name].summary)
+		form := "[flags] QUEUE\n       streamgen dlq " + c.name + " -dir DIR [flags]"
+		if c.name == "keep" {
+			form = "-bind ADDR -dir DIR"
+		}
+		fmt.Fprintf(w, "usage: streamgen dlq %s %s\n\n%s.\n\nFlags:\n", c.name, form, dlqCommands[c.name].summary)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -205,10 +257,33 @@ func (c *dlqCommand) parse(fs *flag.FlagSet, args []string) (string, int) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(positional) != 1 {
-		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give one QUEUE, the dead-letter queue (got %d)\n", c.name, len(positional))
+	switch {
+	case c.name == "keep" && (c.dir == "" || c.bind == "" || len(positional) > 0):
+		fmt.Fprintf(c.io.stderr, "streamgen dlq keep: give -bind ADDR and -dir DIR, and no QUEUE\n")
 		usage(c.io.stderr)
 		return "", 2
+	case c.dir != "" && len(positional) > 0:
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give QUEUE or -dir DIR, not both\n", c.name)
+		usage(c.io.stderr)
+		return "", 2
+	case c.dir == "" && len(positional) != 1:
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give one QUEUE, the dead-letter queue, or -dir DIR (got %d)\n", c.name, len(positional))
+		usage(c.io.stderr)
+		return "", 2
+	}
+	if c.dir != "" {
+		if c.to.Exchange != "" {
+			fmt.Fprintf(c.io.stderr, "streamgen dlq %s: a keeper's letters go to an address (-to tcp://host:port), not to an exchange\n", c.name)
+			return "", 2
+		}
+		c.to.Address, c.to.Queue = c.to.Queue, ""
+		if c.name == "replay" && c.to.Address == "" {
+			fmt.Fprintf(c.io.stderr, "streamgen dlq replay: with -dir, give -to ADDR: the address (tcp://host:port) the source queue is bound at\n")
+			return "", 2
+		}
+	}
+	if len(positional) == 0 {
+		positional = []string{""}
 	}
 	if c.url == "" {
 		c.url = brokerurl.RabbitMQ()
@@ -251,23 +326,42 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not a time: write 2026-01-02T15:04:05Z, 2026-01-02, or a duration ago such as 90m", s)
 }
 
-func dlqLs(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
-	var g deadletter.Grouper
-	n := 0
-	err := q.Scan(ctx, func(l *deadletter.Letter) error {
-		g.Add(l)
-		if n++; c.io.progress && n%1000 == 0 {
-			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, q.Name())
-		}
-		return nil
-	})
-	if c.io.progress && n >= 1000 {
-		fmt.Fprint(c.io.stderr, "\r\033[K") // the progress line goes
+// withProgress returns ctx with a progress line on stderr, when that is a
+// terminal: how many letters of store name an operation read, every 1,000;
+// done clears the line.
+func (c *dlqCommand) withProgress(ctx context.Context, name string) (_ context.Context, done func()) {
+	if !c.io.progress {
+		return ctx, func() {}
 	}
+	shown := false
+	ctx = deadletter.WithProgress(ctx, func(n int) {
+		if n%1000 == 0 {
+			shown = true
+			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, name)
+		}
+	})
+	return ctx, func() {
+		if shown {
+			fmt.Fprint(c.io.stderr, "\r\033[K") // the progress line goes
+			shown = false
+		}
+	}
+}
+
+func dlqKeep(ctx context.Context, c *dlqCommand, d *deadletter.Dir) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(c.io.stderr, nil))
+	k := &deadletter.Keeper{Bind: c.bind, Dir: d, Logger: log}
+	return k.Run(ctx)
+}
+
+func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
+	groups, err := q.Groups(ctx)
+	c.clear()
 	if err != nil {
 		return err
 	}
-	groups := g.Groups()
 	if c.json {
 		enc := json.NewEncoder(c.io.stdout)
 		enc.SetIndent("", "  ")
@@ -280,7 +374,7 @@ func dlqLs(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
 	return deadletter.WriteGroups(c.io.stdout, groups)
 }
 
-func dlqShow(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+func dlqShow(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	w := bufio.NewWriter(c.io.stdout)
 	n := 0
 	err := q.Select(ctx, c.sel, func(l *deadletter.Letter) error {
@@ -323,7 +417,7 @@ func (c *dlqCommand) confirm(what string) (bool, error) {
 }
 
 // planned counts what a selection picks, to say so before acting.
-func planned(ctx context.Context, c *dlqCommand, q *deadletter.Queue) (deadletter.Report, error) {
+func planned(ctx context.Context, c *dlqCommand, q deadletter.Store) (deadletter.Report, error) {
 	return q.Purge(ctx, c.sel, true)
 }
 
@@ -331,8 +425,9 @@ func planned(ctx context.Context, c *dlqCommand, q *deadletter.Queue) (deadlette
 // done) and reports whether to carry it out: not when nothing is
 // selected, on a dry run (which says what it would do), or when the
 // operator says no. what says what the plan would do.
-func proceed(ctx context.Context, c *dlqCommand, q *deadletter.Queue, verb, done string, what func(deadletter.Report) string) (bool, error) {
+func proceed(ctx context.Context, c *dlqCommand, q deadletter.Store, verb, done string, what func(deadletter.Report) string) (bool, error) {
 	plan, err := planned(ctx, c, q)
+	c.clear()
 	if err != nil {
 		return false, err
 	}
@@ -351,13 +446,14 @@ func proceed(ctx context.Context, c *dlqCommand, q *deadletter.Queue, verb, done
 	return ok && err == nil, err
 }
 
-func dlqReplay(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+func dlqReplay(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "replay", "replayed", func(plan deadletter.Report) string {
 		return fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
+	c.clear()
 	fmt.Fprintf(c.io.stdout, "replayed %d letters of %s to %s\n", rep.Done, q.Name(), c.to)
 	if err != nil {
 		return err
@@ -376,18 +472,19 @@ func failures(c *dlqCommand, rep deadletter.Report, done string) error {
 	return fmt.Errorf("%d selected letters were not %s and are still parked", rep.Failed, done)
 }
 
-func dlqPurge(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+func dlqPurge(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "purge", "purged", func(plan deadletter.Report) string {
 		return fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Purge(ctx, c.sel, false)
+	c.clear()
 	fmt.Fprintf(c.io.stdout, "purged %d letters of %s\n", rep.Done, q.Name())
 	return err
 }
 
-func dlqExport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+func dlqExport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	w := c.io.stdout
 	if c.file != "" {
 		f, err := os.Create(c.file)
@@ -398,6 +495,7 @@ func dlqExport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
 		w = f
 	}
 	n, err := q.Export(ctx, w, c.sel)
+	c.clear()
 	if err != nil {
 		return err
 	}
@@ -410,7 +508,7 @@ func dlqExport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
 	return nil
 }
 
-func dlqImport(ctx context.Context, c *dlqCommand, q *deadletter.Queue) error {
+func dlqImport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	r := c.io.stdin
 	if c.file != "" {
 		f, err := os.Open(c.file)

@@ -7,17 +7,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // dlqRun runs the built streamgen dlq with args, stdin from in, and
@@ -273,4 +277,131 @@ func TestDLQLsProgress(t *testing.T) {
 			t.Fatalf("ls with stderr a terminal %v: progress shown %v: %q", terminal, got, errOut.String())
 		}
 	}
+}
+
+// Progress shows on every long scan, a purge's or a replay's plan
+// included, and is cleared before the answer.
+func TestDLQPurgeAndReplayProgress(t *testing.T) {
+	conn := testkit.DialRabbitMQ(t, brokerurl.RabbitMQ())
+	var msgs []amqp.Publishing
+	for i := range 1200 {
+		msgs = append(msgs, cliLetter(fmt.Sprintf("m-%04d", i), "Card", "boom", "src", []byte("{}")))
+	}
+	dl := dlqQueue(t, conn, "progress-ops", msgs...)
+	for _, cmd := range []string{"purge", "replay"} {
+		var out, errOut bytes.Buffer
+		status := runDLQ(context.Background(), []string{cmd, "-dry-run", dl}, dlqIO{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, progress: true})
+		if status != 0 || !strings.Contains(out.String(), "would "+cmd+" 1200") {
+			t.Fatalf("%s -dry-run: status %d\n%s%s", cmd, status, out.String(), errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "read 1000 letters of "+dl) || !strings.HasSuffix(errOut.String(), "\r\033[K") {
+			t.Fatalf("%s: progress %q, want it shown and cleared", cmd, errOut.String())
+		}
+	}
+}
+
+// streamgen dlq keep keeps what ZeroMQ services push; ls, show, export,
+// replay -to ADDR and purge work on its -dir while it runs; SIGTERM stops
+// it with status 0.
+func TestDLQKeepAndDir(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeTCP(t)
+	keeper := exec.Command(binary, "dlq", "keep", "-bind", addr, "-dir", dir)
+	var keeperErr bytes.Buffer
+	keeper.Stderr = &keeperErr
+	if err := keeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = keeper.Process.Kill()
+			_ = keeper.Wait()
+		}
+	}()
+	out, err := zeromq.DialOutlet(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
+	defer cancel()
+	for i := range 3 {
+		env := &zeromq.Envelope{Subscription: "cards.dead", Body: fmt.Appendf(nil, `{"order":%d}`, i), Headers: []zeromq.Header{
+			{Name: zeromq.HeaderType, Value: "Card"}, {Name: zeromq.HeaderMessageID, Value: fmt.Sprintf("z-%d", i)},
+			{Name: runtime.HeaderDeadLetterReason, Value: fmt.Sprintf("order %d: card declined", i)},
+			{Name: runtime.HeaderDeadLetterSource, Value: "cards"},
+		}}
+		if err := out.Send(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = out.Close(ctx)
+	testkit.Eventually(t, "three letters kept", func() bool {
+		o, _, status := dlqRun(t, "", "ls", "-dir", dir)
+		return status == 0 && containsAll(o, " 3 ", "cards", "order <n>: card declined")
+	})
+	if o, e, status := dlqRun(t, "", "show", "-dir", dir, "-id", "z-1"); status != 0 || !containsAll(o, "message z-1 (type Card)", `"order": 1`) {
+		t.Fatalf("show -dir: status %d\n%s%s", status, o, e)
+	}
+	if o, e, status := dlqRun(t, "", "export", "-dir", dir); status != 0 || strings.Count(o, "\n") != 3 || !strings.Contains(e, "exported 3 letters") {
+		t.Fatalf("export -dir: status %d\n%s%s", status, o, e)
+	}
+	if _, e, status := dlqRun(t, "", "replay", "-dir", dir, "-yes"); status != 2 || !strings.Contains(e, "-to ADDR") {
+		t.Fatalf("replay -dir without -to: status %d, %s", status, e)
+	}
+	// The source queue: a PULL bound where the cards subscription is.
+	cards := freeTCP(t)
+	got := make(chan *zeromq.Envelope, 10)
+	in, err := zeromq.Listen(cards, func(_ context.Context, frames [][]byte) bool {
+		env, err := zeromq.ParseEnvelope(frames)
+		if err != nil {
+			t.Errorf("replayed: %v", err)
+			return false
+		}
+		got <- env
+		return true
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if o, e, status := dlqRun(t, "", "replay", "-dir", dir, "-yes", "-limit", "2", "-to", cards); status != 0 || !strings.Contains(o, "replayed 2 letters") {
+		t.Fatalf("replay -dir -to: status %d\n%s%s", status, o, e)
+	}
+	for range 2 {
+		select {
+		case env := <-got:
+			if r, _ := env.Header(runtime.HeaderDeadLetterReason); env.Subscription != "cards" || r != "" {
+				t.Fatalf("replayed as %+v", env)
+			}
+			if n, _ := env.Header("x-streamgen-replays"); n != "1" {
+				t.Fatalf("replayed with x-streamgen-replays %q", n)
+			}
+		case <-time.After(testkit.Patience):
+			t.Fatal("the replay did not arrive")
+		}
+	}
+	if o, e, status := dlqRun(t, "", "purge", "-dir", dir, "-yes"); status != 0 || !strings.Contains(o, "purged 1 letters") {
+		t.Fatalf("purge -dir: status %d\n%s%s", status, o, e)
+	}
+	if o, _, _ := dlqRun(t, "", "ls", "-dir", dir); !strings.Contains(o, "holds no letters") {
+		t.Fatalf("ls after the purge:\n%s", o)
+	}
+	if err := keeper.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	if err := keeper.Wait(); err != nil {
+		t.Fatalf("the keeper stopped with %v\n%s", err, keeperErr.String())
+	}
+}
+
+func freeTCP(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return "tcp://" + ln.Addr().String()
 }

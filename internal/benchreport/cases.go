@@ -19,6 +19,10 @@ const (
 	// and at the end (streamgen column); the ratio column is the growth,
 	// and the target is its maximum in percent.
 	Memory
+	// Rate figures are messages per second, as Throughput's, but the
+	// target is streamgen's own rate, a minimum in messages per second;
+	// the ratio against the baseline is shown for reference.
+	Rate
 )
 
 // Case is one row of the table.
@@ -32,6 +36,12 @@ type Case struct {
 	Label  string
 	Kind   Kind
 	Target float64
+}
+
+// MemoryReadings names, by benchmark name, a Memory case's two readings
+// when they are not "after warm-up" and "end".
+var MemoryReadings = map[string][2]string{
+	"BenchmarkList": {"50,000 letters:", "100,000 letters:"},
 }
 
 // CPUTargets holds, by benchmark name, the largest ratio of streamgen's
@@ -70,6 +80,9 @@ var Cases = []Case{
 	{"BenchmarkGenerateVsLoad/handlers=1000", "Generator vs go/packages load, 1,000 handlers", Duration, 2},
 	{"BenchmarkRegenerateVsLoad/handlers=200", "Generator re-run, file current, vs go/packages load, 200 handlers", Duration, 1.1},
 	{"BenchmarkRegenerateVsLoad/handlers=1000", "Generator re-run, file current, vs go/packages load, 1,000 handlers", Duration, 1.1},
+	{"BenchmarkList", "dlq ls of 100,000 letters (classic queue); baseline: raw amqp091-go consume of all, one nack", Rate, 20000},
+	{"BenchmarkList", "dlq ls peak live heap, 50,000 vs 100,000 letters", Memory, 50},
+	{"BenchmarkReplay", "dlq replay of 100,000 letters vs a raw amqp091-go move loop, window of 256 confirms, ack after confirm", Throughput, 0.9},
 	{"runtime/zeromq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
 	{"runtime/rabbitmq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ)", Memory, 10},
 }

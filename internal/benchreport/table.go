@@ -69,8 +69,12 @@ func MakeRow(c Case, metrics map[string]float64) Row {
 			return r
 		}
 		r.Ran = true
-		r.Streamgen = "end " + mebibytes(end)
-		r.Baseline = "after warm-up " + mebibytes(warm)
+		warmName, endName := "after warm-up", "end"
+		if names, ok := MemoryReadings[c.Bench]; ok {
+			warmName, endName = names[0], names[1]
+		}
+		r.Streamgen = endName + " " + mebibytes(end)
+		r.Baseline = warmName + " " + mebibytes(warm)
 		r.Ratio = fmt.Sprintf("%+.1f%%", growth)
 		if perMsg, ok := metrics["growth-B/msg"]; ok {
 			r.Ratio += fmt.Sprintf(" (%+.2f B/msg)", perMsg)
@@ -90,9 +94,12 @@ func MakeRow(c Case, metrics map[string]float64) Row {
 		}
 	}
 	ratio, okRatio := metrics["ratio"]
-	if c.Kind == Duration {
+	switch c.Kind {
+	case Duration:
 		r.Target = fmt.Sprintf("≤ %.2f", c.Target)
-	} else {
+	case Rate:
+		r.Target = "≥ " + thousands(int64(c.Target)) + " msg/s"
+	default:
 		r.Target = fmt.Sprintf("≥ %.2f", c.Target)
 	}
 	if !okSG || !okBase || !okRatio {
@@ -101,7 +108,7 @@ func MakeRow(c Case, metrics map[string]float64) Row {
 	}
 	r.Ran = true
 	switch c.Kind {
-	case Throughput:
+	case Throughput, Rate:
 		r.Streamgen, r.Baseline = perSecond(sg), perSecond(base)
 	default:
 		r.Streamgen, r.Baseline = duration(sg), duration(base)
@@ -112,9 +119,12 @@ func MakeRow(c Case, metrics map[string]float64) Row {
 	if okLow && okHigh {
 		r.Ratio += fmt.Sprintf(" (%.3f–%.3f)", low, high)
 	}
-	if c.Kind == Duration {
+	switch c.Kind {
+	case Duration:
 		r.Met = verdict(ratio <= c.Target, okLow && low <= c.Target)
-	} else {
+	case Rate:
+		r.Met = verdict(sg > 0 && 1e9/sg >= c.Target, false)
+	default:
 		r.Met = verdict(ratio >= c.Target, okHigh && high >= c.Target)
 	}
 	sgCPU, okSGCPU := metrics["streamgen-cpu-ns/msg"]

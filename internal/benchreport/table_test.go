@@ -231,3 +231,23 @@ func TestRowsShowCPU(t *testing.T) {
 		t.Errorf("CPU column %q for a case without CPU figures", r.CPU)
 	}
 }
+
+// A Rate case is met by streamgen's own rate, whatever the ratio; a Memory
+// case of MemoryReadings names its readings.
+func TestRateRowsAndNamedMemoryReadings(t *testing.T) {
+	m := map[string]float64{"streamgen-ns/msg": 40000, "baseline-ns/msg": 20000, "ratio": 0.5, "ratio-low": 0.4, "ratio-high": 0.6,
+		"heap-warm-B": 4 << 20, "heap-end-B": 5 << 20, "growth-%": 25}
+	for _, c := range []struct {
+		c                                Case
+		streamgen, baseline, target, met string
+	}{
+		{Case{"BenchmarkList", "ls", Rate, 20000}, "25,000 msg/s", "50,000 msg/s", "≥ 20,000 msg/s", "yes"},
+		{Case{"BenchmarkList", "ls", Rate, 30000}, "25,000 msg/s", "50,000 msg/s", "≥ 30,000 msg/s", "no"},
+		{Case{"BenchmarkList", "ls heap", Memory, 50}, "100,000 letters: 5.00 MiB", "50,000 letters: 4.00 MiB", "growth < 50%", "yes"},
+	} {
+		r := MakeRow(c.c, m)
+		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Target != c.target || r.Met != c.met {
+			t.Errorf("%s: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, r.Streamgen, r.Baseline, r.Target, r.Met, c.streamgen, c.baseline, c.target, c.met)
+		}
+	}
+}

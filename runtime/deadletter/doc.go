@@ -47,9 +47,16 @@
 // letter a line, and Import puts such a file back into a queue.
 //
 // Reading is harmless: every operation reads the letters present when it
-// starts with basic.get, one at a time (memory stays flat whatever the
-// queue holds), and hands back what it leaves with one basic.nack with
-// requeue, which neither reorders the queue nor counts toward a quorum
+// starts (a basic.get tells how many) with a consumer, in about flat
+// memory whatever the queue holds, and hands back what it leaves with
+// basic.nack (multiple, requeue), which neither reorders the queue nor counts toward a quorum
 // queue's delivery limit on RabbitMQ 4.3 (see Queue for the details on
 // each version). Several operations may run at once on one queue.
+//
+// ZeroMQ has no broker to keep dead letters: a Keeper binds the address a
+// service's dead_letter queue pushes to and writes each letter, fsync'd,
+// to a Dir before it reads the next. A Dir is a Store like a Queue, which
+// the other operations work on while the keeper runs; its Replay pushes
+// to Target.Address. Store is what the streamgen dlq command and a
+// console work on, whichever the letters are kept in.
 package deadletter

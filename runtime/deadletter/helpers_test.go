@@ -24,7 +24,12 @@ import (
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(keeperChildEnv); dir != "" {
+		os.Exit(runKeeperChild(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // env is a test's broker: its own connection and queue names it deletes
 // afterwards.

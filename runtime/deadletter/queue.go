@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -12,11 +15,11 @@ import (
 
 // Queue is a RabbitMQ dead-letter queue.
 //
-// Every operation reads the letters present when it starts, one at a time
-// with basic.get and without acknowledging them, so memory stays flat
+// Every operation reads the letters present when it starts, without
+// acknowledging them, with a consumer (see read), in about flat memory
 // whatever the queue holds. What it leaves in the queue it hands back at
-// the end with one basic.nack of all outstanding deliveries, with
-// requeue. That keeps the queue as it was:
+// the end with basic.nack (multiple, requeue), in the order it read the
+// letters (see visit). That keeps the queue as it was:
 //   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
 //     message back at its old position. A quorum queue on RabbitMQ 3.x puts
 //     it at the back, so an operation always reads every letter present
@@ -90,7 +93,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, func(l *Letter, _ uint64, _ *amqp.Channel) error {
+	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ *amqp.Channel) error {
 		if stopped != nil {
 			return nil
 		}
@@ -135,11 +138,15 @@ func firstErr(errs ...error) error {
 // and the channel it was read on (fn may ack the letter's tag there); then
 // it calls finish, if not nil, with what stopped the reading, and at the
 // end it hands back every letter not acked.
-func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *amqp.Channel) error, finish func(error) error) (err error) {
+//
+// patience is how long it waits for letters another reader holds when it
+// finds the queue empty before it read them all (see read).
+func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ch *amqp.Channel) error, finish func(error) error) (err error) {
 	ch, err := q.conn.Channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
+	var ends []uint64 // the last delivery tag of each consumer read used
 	defer func() {
 		// A quorum queue requeued letters acked just before the channel
 		// closed (seen on RabbitMQ 3.10 and 4.3: the acks had not reached
@@ -149,7 +156,17 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 		_, _, _ = ch.Get(q.name, false)
 		// Closing a channel with letters outstanding would requeue them
 		// too, but a quorum queue counts that toward its delivery limit:
-		// hand them back with a nack first.
+		// hand them back with nacks first. One nack with multiple for
+		// the letters of each consumer in turn (the first basic.get
+		// counts as one), up to its last tag, then one for the rest:
+		// RabbitMQ requeues the letters of one nack consumer by consumer,
+		// in no set order, which a quorum queue on 3.x (requeueing at the
+		// back) was seen to turn into a new order.
+		for _, tag := range ends {
+			if nerr := ch.Nack(tag, true, true); nerr != nil && err == nil {
+				err = q.wrap("hand the letters back", nerr)
+			}
+		}
 		if nerr := ch.Nack(0, true, true); nerr != nil && err == nil {
 			err = q.wrap("hand the letters back", nerr)
 		}
@@ -158,7 +175,7 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, fn)
+	err = q.read(ctx, ch, patience, &ends, fn)
 	if finish != nil {
 		err = finish(err)
 	}
@@ -166,32 +183,201 @@ func (q *Queue) visit(ctx context.Context, fn func(l *Letter, tag uint64, ch *am
 }
 
 // read reads the letters present in the queue on ch, calling fn with
-// each. How many are present, n, is what the broker answers to the first
+// each. How many are present, n, is what the broker answers to a first
 // basic.get (the count it gives with a message is the queue's own, while a
 // passive declare of a quorum queue on RabbitMQ 3.x may report a stale
 // one, 0 just after letters were handed back). n bounds the reading, so
-// that letters parked meanwhile do not keep it going; it stops sooner when
-// another reader holds the rest.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
-	for i, n := 0, 1; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d, ok, err := ch.Get(q.name, false)
-		if err != nil {
+// that letters parked meanwhile do not keep it going.
+//
+// The rest it reads with a consumer without a prefetch limit (a
+// synchronous basic.get a letter costs a round trip each): the letters
+// read stay unacknowledged, so a limit below n would stop it. It reads
+// them one consumer at a time, and a new consumer only when the one
+// before found the queue empty while letters were missing (see consume);
+// each consumer's letters are handed back with a nack of their own (see
+// visit), since RabbitMQ requeues the letters of several consumers in no
+// set order, which was seen to reorder a quorum queue on 3.x (a limited
+// prefetch and a new consumer every so many letters would bound the
+// client's buffer, at that cost). The client buffers what the broker
+// sends ahead of the reading; the reading keeps up (the broker, not the
+// client, is the bottleneck: BenchmarkList measures the live heap).
+// Reading stops sooner when another reader holds the rest: the deliveries
+// pause and a basic.get finds the queue empty. Every consumer is
+// cancelled and its deliveries drained before read returns; letters
+// beyond n are not passed to fn and are handed back with the others.
+//
+// A letter another reader holds is not seen until that reader hands it
+// back. Scan does not wait for it (patience 0); Replay and Purge wait up
+// to their patience for such letters to come back when the queue looks
+// empty, so that a listing running at the same time does not make them
+// miss its letters (one held longer is left for the next run).
+//
+// It appends to ends the last delivery tag of the first basic.get and of
+// each consumer, for visit to hand the letters back consumer by consumer.
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
+	var d amqp.Delivery
+	idle := 0 // passive declares in a row that saw no consumer
+	for deadline := time.Now().Add(patience); ; {
+		var ok bool
+		var err error
+		if d, ok, err = ch.Get(q.name, false); err != nil {
 			return q.wrap("read a letter", err)
 		}
-		if !ok {
-			return nil // empty, or another reader holds the rest
+		if ok {
+			break
 		}
-		if i == 0 {
-			n = int(d.MessageCount) + 1
+		if !time.Now().Before(deadline) {
+			return nil // empty, or another reader holds every letter
 		}
-		if err := fn(FromDelivery(d), d.DeliveryTag, ch); err != nil {
+		// A listing holds its letters with a consumer: without one, a few
+		// times in a row (one listing may follow another), the queue is
+		// empty, and there is nothing to wait for.
+		info, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil)
+		if err != nil {
+			return q.wrap("inspect the queue", err)
+		}
+		if idle = idle + 1; info.Consumers > 0 {
+			idle = 0
+		}
+		if idle >= 3 {
+			return nil
+		}
+		if err := sleep(ctx, idleRead); err != nil {
 			return err
 		}
 	}
-	return nil
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, progress: progressOf(ctx)}
+	*ends = append(*ends, d.DeliveryTag)
+	r.take(d)
+	if r.done() {
+		return r.err
+	}
+	tick := time.NewTicker(idleRead)
+	defer tick.Stop()
+	var emptySince time.Time
+	for !r.done() {
+		took, empty, err := r.consume(ctx, tick.C)
+		if r.last > 0 {
+			*ends = append(*ends, r.last)
+		}
+		if err != nil {
+			return err
+		}
+		if !empty || took > 0 {
+			emptySince = time.Time{}
+			continue
+		}
+		// A consumer got nothing and basic.get found the queue empty:
+		// another reader holds the rest.
+		if emptySince.IsZero() {
+			emptySince = time.Now()
+		}
+		if time.Since(emptySince) >= patience {
+			break
+		}
+	}
+	return r.err
+}
+
+// reader is the state of a read.
+type reader struct {
+	q        *Queue
+	ch       *amqp.Channel
+	fn       func(l *Letter, tag uint64, ch *amqp.Channel) error
+	n        int   // letters to read
+	got      int   // letters read
+	err      error // what fn returned, if not nil
+	progress func(int)
+	last     uint64 // the last delivery tag seen
+}
+
+func (r *reader) done() bool { return r.got >= r.n || r.err != nil }
+
+// take passes d on to fn, unless the reading is done.
+func (r *reader) take(d amqp.Delivery) {
+	r.last = max(r.last, d.DeliveryTag)
+	if r.done() {
+		return
+	}
+	r.got++
+	r.err = r.fn(FromDelivery(d), d.DeliveryTag, r.ch)
+	r.progress(r.got)
+}
+
+// consume reads with one consumer until the reading is done, or the
+// deliveries pause and a basic.get finds the queue empty (empty), then
+// cancels it and takes what it delivered meanwhile. It returns how many
+// letters it took.
+//
+// The basic.get may answer before deliveries the broker made earlier
+// reach the client (RabbitMQ's channel takes the answer out of turn), so
+// an empty answer ends only this consumer: the deliveries that were on
+// their way come before the broker confirms its cancel, and are taken.
+func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
+	tag := consumerTag()
+	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
+	if err != nil {
+		return 0, false, r.q.wrap("read the letters", err)
+	}
+	before := r.got
+	defer func() {
+		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
+			err = r.q.wrap("stop reading", cerr)
+		}
+		// The client closes deliveries once the broker confirmed the
+		// cancel; what came before is read, or handed back later.
+		for d := range deliveries {
+			if err == nil {
+				r.take(d)
+			} else {
+				r.last = max(r.last, d.DeliveryTag)
+			}
+		}
+		took = r.got - before
+	}()
+	quiet := false
+	for !r.done() {
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case d, ok := <-deliveries:
+			if !ok {
+				return 0, false, r.q.wrap("read the letters", amqp.ErrClosed)
+			}
+			quiet = false
+			r.take(d)
+		case <-tick:
+			if !quiet {
+				quiet = true
+				continue
+			}
+			// Nothing came for a while: another reader may hold the rest.
+			d, ok, err := r.ch.Get(r.q.name, false)
+			if err != nil {
+				return 0, false, r.q.wrap("read a letter", err)
+			}
+			if !ok {
+				return 0, true, nil
+			}
+			r.take(d)
+		}
+	}
+	return 0, false, nil
+}
+
+// holdPatience is how long Replay and Purge wait for letters another
+// reader holds (see read).
+const holdPatience = 2 * time.Second
+
+// idleRead is how long read waits, twice, for a delivery before it asks
+// whether the queue has any left.
+const idleRead = 100 * time.Millisecond
+
+var consumers atomic.Uint64
+
+// consumerTag returns a consumer tag unique on the connection.
+func consumerTag() string {
+	return fmt.Sprintf("streamgen-dlq-%d-%d", os.Getpid(), consumers.Add(1))
 }
 
 // wrap names the queue in an error, with the fix for the common cases.

@@ -20,11 +20,19 @@ type Target struct {
 	// RoutingKey.
 	Exchange   string
 	RoutingKey string
+	// Address is, for a ZeroMQ keeper's Dir, where to push the letters
+	// (tcp://host:port): the address the source queue is bound at. Each
+	// letter is framed with its source queue, or Queue when set.
+	Address string
 }
 
 // String says where t publishes.
 func (t Target) String() string {
 	switch {
+	case t.Address != "" && t.Queue != "":
+		return fmt.Sprintf("queue %s at %s", t.Queue, t.Address)
+	case t.Address != "":
+		return "each letter's source queue at " + t.Address
 	case t.Exchange != "":
 		return fmt.Sprintf("exchange %s with routing key %q", t.Exchange, t.RoutingKey)
 	case t.Queue != "":
@@ -53,7 +61,7 @@ type ReplayOptions struct {
 	Rate float64
 	// DryRun reports what would be replayed and changes nothing.
 	DryRun bool
-	// Window is the most publishes awaiting their confirm (default 64).
+	// Window is the most publishes awaiting their confirm (default 256).
 	Window int
 }
 
@@ -92,12 +100,14 @@ type pending struct {
 // A letter whose replay is returned (no queue is bound for it) or not
 // confirmed stays in the queue and is counted in Report.Failed. A crash in
 // the middle may leave a letter both replayed and still parked, never
-// neither.
+// neither. The letters are read as Scan reads them, without a prefetch
+// limit, so the client may buffer letters read ahead of their replay, up
+// to the queue's length.
 func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
 	var rep Report
 	window := opts.Window
 	if window <= 0 {
-		window = 64
+		window = 256
 	}
 	var pub *amqp.Channel
 	returns := make(chan amqp.Return, window+1)
@@ -153,7 +163,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		return nil
 	}
 	start := time.Now()
-	err := q.visit(ctx, func(l *Letter, tag uint64, ch *amqp.Channel) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
 		read = ch
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
@@ -254,7 +264,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	err := q.visit(ctx, func(l *Letter, tag uint64, ch *amqp.Channel) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil

@@ -144,6 +144,10 @@
 // x-streamgen-attempts. Without max_attempts every failure goes straight
 // there. A mount may have both retries and a dead-letter queue.
 //
+// Nothing keeps a dead letter unless a program binds the dead_letter
+// queue's address: the keeper of package runtime/deadletter (streamgen dlq
+// keep) does, with an Inbox, and replays its letters with an Outlet.
+//
 // # Outboxes
 //
 // Every copy the service sends (retry copies once their delay has passed,

@@ -1,0 +1,42 @@
+//go:build unix
+
+package deadletter
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lockFile takes an exclusive flock on the file name (created if need
+// be), waiting until ctx ends when wait is true, and returns its release.
+// The lock goes with the process: a killed holder releases it.
+func lockFile(ctx context.Context, name string, wait bool) (func(), error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			_ = f.Close()
+			return nil, err
+		}
+		if !wait {
+			_ = f.Close()
+			return nil, errLocked
+		}
+		if err := sleep(ctx, 2*time.Millisecond); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+}
