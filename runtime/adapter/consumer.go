@@ -68,6 +68,9 @@ type Consumer struct {
 	// obs is the App's Observer, nil without one; obsStop ends its watch.
 	obs     runtime.Observer
 	obsStop func()
+	// batches gathers the deliveries of a batch subscription; nil for
+	// one message per call.
+	batches *batcher
 
 	stopping chan struct{} // closed by Stop
 	stopOnce sync.Once
@@ -131,6 +134,9 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		for i := range sub.Handlers {
 			c.chains[i] = c.chain(&sub.Handlers[i], mws)
 		}
+	}
+	if sub.BatchSize > 0 {
+		c.batches = newBatcher(sub)
 	}
 	if env.Observer != nil {
 		c.obs = env.Observer
@@ -228,7 +234,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	if c.obs != nil {
 		hctx = c.observe(ctx, d, count)
 	}
-	v := c.process(hctx, d, countErr)
+	v := c.process(ctx, hctx, d, countErr)
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
 		c.Settle(d, v, ErrLeftToBroker)
 		return v, ErrLeftToBroker
@@ -259,8 +265,9 @@ func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) con
 }
 
 // process decodes d, calls its handler and decides what happens to it;
-// countErr is why d's retry count could not be read.
-func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Verdict {
+// countErr is why d's retry count could not be read. ctx is d's own
+// context, base the handlers': a batch call runs in base.
+func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr error) Verdict {
 	if countErr != nil {
 		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.countHeader, countErr))
 	}
@@ -302,6 +309,9 @@ func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Ver
 		Expiration:    d.Expiration,
 		Timestamp:     d.Timestamp,
 		AppID:         d.AppID,
+	}
+	if c.batches != nil && h.Batched() {
+		return c.decide(d, h, c.batchCall(base, ctx, d, i, h, v, md))
 	}
 	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }
