@@ -627,16 +627,24 @@ func (s *Subscription) validateBatch(add func(int, string, string, ...any)) {
 	if s.BatchWait != 0 && s.BatchSize == 0 {
 		add(-1, "batch_wait", "batch_wait has no effect without batch_size: add batch_size=N or remove batch_wait")
 	}
+	batched := -1
+	for i, h := range s.Handlers {
+		if h.Batched() {
+			batched = i
+			break
+		}
+	}
+	if len(s.Handlers) > 1 && (s.BatchSize > 0 || batched >= 0) {
+		add(batched, "batch_size", "a batch subscription has one handler, and this one has %d: give the batch handler a queue of its own", len(s.Handlers))
+		return
+	}
 	for i, h := range s.Handlers {
 		switch {
 		case h.Batched() && s.BatchSize == 0:
-			add(i, "batch_size", "the handler for %q takes a batch, but the subscription sets no batch_size: add batch_size=N, the most messages a call gets", h.MessageType)
+			add(i, "batch_size", "the handler for %q takes a batch, but the subscription sets no batch_size: add batch_size=N, the most messages a call gets, such as batch_size=100", h.MessageType)
 		case !h.Batched() && s.BatchSize > 0:
-			add(i, "batch_size", "batch_size is set, but the handler for %q takes one message: make it take a slice, or remove batch_size", h.MessageType)
+			add(i, "batch_size", "batch_size is set, but the handler for %q takes one message: make it take a slice ([]%s), or remove batch_size", h.MessageType, h.MessageType)
 		}
-	}
-	if s.BatchSize > 0 && len(s.Handlers) > 1 {
-		add(-1, "batch_size", "a batch subscription has one handler, and this one has %d: give each message type its own queue", len(s.Handlers))
 	}
 }
 
