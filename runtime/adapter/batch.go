@@ -127,7 +127,7 @@ func (c *Consumer) acquire(ctx context.Context) bool {
 	}
 }
 
-// fill waits until b is full, its wait has passed, the Consumer stops (a
+// fill waits until b is full, its wait has passed, the Consumer drains (a
 // shutdown handles the batch in hand at once) or ctx ends.
 func (c *Consumer) fill(ctx context.Context, b *batch) {
 	select {
@@ -140,7 +140,7 @@ func (c *Consumer) fill(ctx context.Context, b *batch) {
 	select {
 	case <-b.full:
 	case <-t.C:
-	case <-c.stopping:
+	case <-c.draining:
 	case <-ctx.Done():
 	}
 }

@@ -74,6 +74,9 @@ type Consumer struct {
 
 	stopping chan struct{} // closed by Stop
 	stopOnce sync.Once
+	// draining is closed by Drain (and Stop): batches no longer wait.
+	draining  chan struct{}
+	drainOnce sync.Once
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
 	// copies counts the copies whose outcome the transport has yet to
@@ -121,6 +124,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		auto:        sub.AckMode() == runtime.AckAuto,
 		delayed:     newDelayedCopies(env.Clock),
 		stopping:    make(chan struct{}),
+		draining:    make(chan struct{}),
 	}
 	if rules.acks() {
 		a, ok := tr.(Acknowledger)
@@ -831,6 +835,7 @@ func (c *Consumer) pause(d time.Duration) {
 // is settled with ErrCopyLost). It returns how many were lost. Copies being
 // sent, or awaiting their outcome, go on; WaitCopies waits for them.
 func (c *Consumer) Stop() int {
+	c.Drain()
 	c.stopOnce.Do(func() {
 		close(c.stopping)
 		if c.obsStop != nil {
@@ -842,6 +847,16 @@ func (c *Consumer) Stop() int {
 		c.log.Warn("retry copies still waiting for their delay in memory are lost at shutdown (ZeroMQ stores nothing)", "lost", n)
 	}
 	return n
+}
+
+// Drain tells the Consumer that its broker began shutting down: a batch
+// waiting for more messages is handled at once with the messages it holds,
+// and a batch that starts from now on does not wait for more. A broker
+// calls it once it takes no more deliveries, before it waits for the
+// handlers; Stop drains too. It does nothing to a subscription without
+// batches.
+func (c *Consumer) Drain() {
+	c.drainOnce.Do(func() { close(c.draining) })
 }
 
 // WaitingCopies returns how many retry copies wait for their delay in
