@@ -72,6 +72,7 @@ check:
 	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:

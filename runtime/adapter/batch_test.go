@@ -304,3 +304,16 @@ func TestBatchCallsRunConcurrencyAtATime(t *testing.T) {
 		t.Errorf("at most %d batch calls ran at once, want concurrency=2", most)
 	}
 }
+
+func TestBatchTimeoutBoundsTheBatchCall(t *testing.T) {
+	h := runtime.HandleBatch[job]("Job", runtime.Policy{MaxAttempts: 2, Timeout: 10 * time.Millisecond}, nil, func(ctx context.Context, jobs []job) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	c, _ := newConsumer(batchSub(2, h), runtime.RabbitMQ)
+	for _, v := range handleAll(c, []*adapter.Delivery{jobDelivery(1, 1), jobDelivery(2, 1)}) {
+		if v.Kind != adapter.VerdictRetry || v.Reason != "handler timed out after 10ms" {
+			t.Errorf("verdict %v %q, want a retry for the timeout", v.Kind, v.Reason)
+		}
+	}
+}
