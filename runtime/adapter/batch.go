@@ -13,11 +13,14 @@ import (
 // batcher gathers the deliveries of a batch subscription into batches.
 // Each delivery's Handle joins the batch filling; the first to join it
 // leads it: it waits until the batch is full, its wait has passed or the
-// Consumer stops, then calls the handler once for all of it (at most
-// Concurrency such calls at once) and hands each delivery its own
-// Outcome. Each Handle then decides and carries out its own delivery's
-// verdict, by its own policy and attempt count, as for a single message:
-// a batch changes how the handler is called, and nothing after.
+// Consumer drains, then calls the handler once for all of it (at most
+// Concurrency such calls at once), gives each delivery its own Outcome,
+// and decides and carries out each one's verdict, by its own policy and
+// attempt count, as for a single message: a batch changes how the handler
+// is called, and nothing after. The leader settles them all, one after
+// the other, so that a batch's acks reach the Acknowledger from one
+// goroutine, in order, and coalesce; then each Handle returns its own
+// delivery's verdict.
 type batcher struct {
 	size int
 	wait time.Duration
@@ -30,10 +33,16 @@ type batcher struct {
 
 // batch is one handler call's deliveries.
 type batch struct {
-	items []batchItem
-	full  chan struct{} // closed when the batch holds size items
-	done  chan struct{} // closed once outs is set
-	outs  []runtime.Outcome
+	items   []batchItem
+	full    chan struct{} // closed when the batch holds size items
+	done    chan struct{} // closed once results is set
+	results []batchResult
+}
+
+// batchResult is what became of one delivery of a batch.
+type batchResult struct {
+	v   Verdict
+	err error
 }
 
 // batchItem is one decoded delivery waiting in a batch.
@@ -78,35 +87,45 @@ func (bt *batcher) seal(b *batch) {
 	bt.mu.Unlock()
 }
 
-// batchCall is call for a batch subscription: d, decoded into v, joins a
-// batch, and batchCall returns the Outcome of d once the batch's handler
-// call is done. base is the handlers' context, which the batch call runs
-// in (each delivery's own context, with its observation, is linked to the
-// batch's by a BatchObserver).
-func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
+// batchCall is the rest of process for a delivery of a batch
+// subscription: d, decoded into v, joins a batch, and batchCall returns
+// once the batch's handler call is done and d was carried out, with d's
+// verdict; d.batched holds it and the error d was settled with. base is
+// the handlers' context, which the batch call runs in (each delivery's
+// own context, with its observation, is linked to the batch's by a
+// BatchObserver).
+func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) Verdict {
 	bt := c.batches
 	b, n, lead := bt.join(batchItem{ctx: ctx, d: d, v: v, md: md})
 	if !lead {
 		<-b.done
-		return b.outs[n]
+		d.batched = &b.results[n]
+		return b.results[n].v
 	}
 	c.fill(base, b)
 	bt.seal(b)
+	var outs []runtime.Outcome
 	if c.acquire(base) {
-		b.outs = c.runBatch(base, i, h, b.items)
+		outs = c.runBatch(base, i, h, b.items)
 		<-bt.calls
 	} else {
 		// The shutdown deadline passed: the batch is not handled, and
 		// each of its deliveries is left to the broker (or lost, where
 		// nothing can take it back), as a single one would be.
 		out := runtime.Retry().Because(fmt.Errorf("not handled before the shutdown deadline: %w", context.Cause(base)))
-		b.outs = make([]runtime.Outcome, len(b.items))
-		for k := range b.outs {
-			b.outs[k] = out
+		outs = make([]runtime.Outcome, len(b.items))
+		for k := range outs {
+			outs[k] = out
 		}
 	}
+	b.results = make([]batchResult, len(b.items))
+	for k, it := range b.items {
+		r := &b.results[k]
+		r.v, r.err = c.finish(base, it.d, c.decide(it.d, h, outs[k]))
+	}
 	close(b.done)
-	return b.outs[0]
+	d.batched = &b.results[0]
+	return b.results[0].v
 }
 
 // acquire takes a batch call's token, and reports false, with none taken,

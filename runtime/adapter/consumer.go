@@ -239,6 +239,19 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		hctx = c.observe(ctx, d, count)
 	}
 	v := c.process(ctx, hctx, d, countErr)
+	if d.batched != nil {
+		// Its batch's leader carried it out (see batchCall).
+		r := *d.batched
+		d.batched = nil
+		return r.v, r.err
+	}
+	return c.finish(ctx, d, v)
+}
+
+// finish carries out v, d's verdict, and returns it with the error d was
+// settled with. Once ctx has ended, a delivery that is not acknowledged
+// is left to the broker where it can take it back.
+func (c *Consumer) finish(ctx context.Context, d *Delivery, v Verdict) (Verdict, error) {
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
 		c.Settle(d, v, ErrLeftToBroker)
 		return v, ErrLeftToBroker
@@ -315,7 +328,7 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 		AppID:         d.AppID,
 	}
 	if c.batches != nil && h.Batched() {
-		return c.decide(d, h, c.batchCall(base, ctx, d, i, h, v, md))
+		return c.batchCall(base, ctx, d, i, h, v, md)
 	}
 	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }
