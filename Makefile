@@ -56,7 +56,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./runtime/zeromq
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(FUZZTIME) ./runtime/zeromq/internal/zmtp
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshakeGuard$$' -fuzztime $(FUZZTIME) ./runtime/zeromq/internal/zmtp
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryCount$$' -fuzztime $(FUZZTIME) ./runtime
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryCount$$' -fuzztime $(FUZZTIME) ./runtime/internal/retrycount
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptReader$$' -fuzztime $(FUZZTIME) ./runtime/rabbitmq
 	$(GO) test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
 	$(GO) test -run '^$$' -fuzz '^FuzzScalars$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode

@@ -90,7 +90,7 @@ func TestReadmeChangedLadderLosesNothing(t *testing.T) {
 	if err := runtime.Publish(t.Context(), oldBroker, q, "Job", ladderJob{ID: 1}); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "the first delivery to be retried", func() bool { return oldApp.Metrics().Subscription(runtime.RabbitMQ, q).Retried.Load() == 1 })
+	testkit.Eventually(t, "the first delivery to be retried", func() bool { s := oldApp.Stats(); return len(s) == 1 && s[0].Subscription == q && s[0].Retried == 1 })
 	if err := stopOld(); err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func keySpecs() []keySpec {
 			return fmt.Sprintf("exchange_type=%s is not an exchange type: use exchange_type=topic (the default), direct or fanout", v)
 		}, string(runtime.TopicExchange)},
 		{"binding", queueLevel, runtime.RabbitMQ, "binding=order.placed", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
-			sub.Bindings = runtime.ParseBindings(v)
+			sub.Bindings = parseBindings(v)
 			return ""
 		}, ""},
 		{"batch_size", queueLevel, runtime.AnyBroker, "batch_size=100", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
@@ -265,4 +265,14 @@ func sameValue(key, a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(fa, fb)
+}
+
+// parseBindings reads a binding value: one key or a comma list, each
+// trimmed of spaces. Empty keys are kept, for Validate to report.
+func parseBindings(s string) []string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
 }

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // DefaultShutdownTimeout bounds a graceful stop unless WithShutdownTimeout
@@ -34,10 +37,10 @@ type App struct {
 	codec           Codec
 	clock           Clock
 	shutdownTimeout time.Duration
-	metrics         *Metrics
+	metrics         *counters.Set
 	ready           chan struct{}
 	middleware      []Middleware
-	observer        Observer
+	observer        observe.Observer
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
 	tunes           []tune
@@ -202,7 +205,7 @@ func NewApp(name string, opts ...Option) *App {
 		codec:           JSON{},
 		clock:           SystemClock{},
 		shutdownTimeout: DefaultShutdownTimeout,
-		metrics:         NewMetrics(),
+		metrics:         counters.NewSet(),
 		ready:           make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -216,9 +219,6 @@ func (a *App) Name() string { return a.name }
 
 // Codec returns the App's codec.
 func (a *App) Codec() Codec { return a.codec }
-
-// Metrics returns the App's counters.
-func (a *App) Metrics() *Metrics { return a.metrics }
 
 // Ready is closed once every broker has started and consumes. When Run
 // fails before that (a startup error), Ready is never closed: wait for

@@ -4,6 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // BrokerKind names the message broker a subscription is written for. Its
@@ -104,14 +107,15 @@ type Env struct {
 	Codec Codec
 	// Clock is the time source for every delay the runtime waits out itself.
 	Clock Clock
-	// Metrics counts what happens to deliveries.
-	Metrics *Metrics
+	// Metrics counts what happens to deliveries (App.Stats reads them);
+	// nil gives each Consumer counters of its own.
+	Metrics *counters.Set
 	// Middleware wraps every handler call, outside each subscription's own
 	// (WithMiddleware).
 	Middleware []Middleware
 	// Observer watches deliveries and what the broker reports (Report);
 	// nil when the App has none (WithObserver).
-	Observer Observer
+	Observer observe.Observer
 
 	fail func(error)
 }

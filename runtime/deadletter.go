@@ -17,16 +17,17 @@ const (
 	// HeaderDeadLetterTime is when it was parked, in RFC 3339 with
 	// milliseconds, UTC.
 	HeaderDeadLetterTime = "x-streamgen-parked-at"
+
+	// HeaderReplays counts how often a parked message was replayed (package
+	// runtime/deadletter sets it on each replay). Unlike the headers above,
+	// a dead-letter copy keeps it: a message parked again after a replay
+	// still shows how often it was replayed.
+	HeaderReplays = "x-streamgen-replays"
+
+	// MaxReasonBytes is the longest HeaderDeadLetterReason: a longer reason
+	// is cut at a character boundary and ends with how many bytes were cut,
+	// so that an error text of any size still fits a broker's headers (a
+	// ZeroMQ header frame holds at most 64 KiB) and the message is parked,
+	// not lost.
+	MaxReasonBytes = 4 << 10
 )
-
-// HeaderReplays counts how often a parked message was replayed (package
-// runtime/deadletter sets it on each replay). Unlike the headers above, a
-// dead-letter copy keeps it: a message parked again after a replay still
-// shows how often it was replayed.
-const HeaderReplays = "x-streamgen-replays"
-
-// MaxReasonBytes is the longest HeaderDeadLetterReason: a longer reason is
-// cut at a character boundary and ends with how many bytes were cut, so
-// that an error text of any size still fits a broker's headers (a ZeroMQ
-// header frame holds at most 64 KiB) and the message is parked, not lost.
-const MaxReasonBytes = 4 << 10

@@ -34,32 +34,6 @@ func Example_outcomes() {
 	// retry after 1m0s
 }
 
-// A retry_delay ladder declares one wait queue per step; attempt n waits in
-// step min(n, steps), and a requested delay rounds up to a step.
-func ExampleSubscription_WaitQueueFor() {
-	orders := &runtime.Subscription{Name: "orders", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute}, Handlers: []runtime.Handler{
-		runtime.Handle("Order", runtime.Policy{MaxAttempts: 5}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome {
-			return runtime.Ack()
-		}),
-	}}
-	for _, q := range orders.WaitQueues() {
-		fmt.Println(q.Name, q.TTL)
-	}
-	for attempt := 1; attempt <= 4; attempt++ {
-		fmt.Printf("attempt %d waits in %s\n", attempt, orders.WaitQueueFor(attempt, 0).Name)
-	}
-	fmt.Println("RetryAfter(5s) waits in", orders.WaitQueueFor(1, 5*time.Second).Name)
-	// Output:
-	// orders.retry.1s 1s
-	// orders.retry.10s 10s
-	// orders.retry.1m 1m0s
-	// attempt 1 waits in orders.retry.1s
-	// attempt 2 waits in orders.retry.10s
-	// attempt 3 waits in orders.retry.1m
-	// attempt 4 waits in orders.retry.1m
-	// RetryAfter(5s) waits in orders.retry.10s
-}
-
 // Validate reports every rule a subscription breaks for the broker it runs
 // on, naming the annotation key.
 func ExampleSubscription_Validate() {
@@ -79,22 +53,39 @@ func ExampleSubscription_Validate() {
 	// max_attempts: max_attempts=5 needs a destination for the retry copies on zeromq: add out_retry=self (back into this bound queue) or out_retry=<queue>
 }
 
-// The App counts each subscription's deliveries in process; Snapshot
-// reads them, as a test or a demo does. Exporting them is an Observer's
-// work (runtime/promstream, runtime/otelstream).
-func ExampleMetrics_Snapshot() {
-	m := runtime.NewMetrics()
-	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
-	jobs.Delivered.Add(5)
-	jobs.Retried.Add(4)
-	jobs.Dropped.Add(1)
-	m.Subscription(runtime.RabbitMQ, "orders").Acked.Add(1)
-	for _, s := range m.Snapshot() {
-		fmt.Printf("%s %s: delivered %d, acked %d, retried %d, dropped %d\n", s.Broker, s.Subscription, s.Delivered, s.Acked, s.Retried, s.Dropped)
+// The App counts what became of each subscription's deliveries, in
+// process; Stats reads the counters, as a test or a demo does. Exporting
+// them is an Observer's work (runtime/promstream, runtime/otelstream).
+func ExampleApp_Stats() {
+	type Job struct {
+		ID int `json:"id"`
+	}
+	jobs := &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
+		runtime.Handle("Job", runtime.Policy{}, func(_ context.Context, job *Job, _ runtime.Metadata) runtime.Outcome {
+			if job.ID == 3 {
+				return runtime.DropNow()
+			}
+			return runtime.Ack()
+		}),
+	}}
+	broker := streamtest.NewBroker(runtime.ZeroMQ, streamtest.NewClock(time.Time{}))
+	app := runtime.NewApp("billing")
+	app.Mount(broker, jobs)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- app.Run(ctx) }()
+	<-app.Ready()
+	for id := 1; id <= 3; id++ {
+		_ = runtime.Publish(ctx, broker, "jobs", "Job", Job{ID: id})
+	}
+	_ = broker.Wait(ctx)
+	stop()
+	<-done
+	for _, s := range app.Stats() {
+		fmt.Printf("%s %s: delivered %d, acked %d, dropped %d\n", s.Broker, s.Subscription, s.Delivered, s.Acked, s.Dropped)
 	}
 	// Output:
-	// rabbitmq orders: delivered 0, acked 1, retried 0, dropped 0
-	// zeromq jobs: delivered 5, acked 0, retried 4, dropped 1
+	// zeromq jobs: delivered 3, acked 2, dropped 1
 }
 
 // Middleware wraps each handler call: the App's outermost, then the

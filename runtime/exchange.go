@@ -36,16 +36,6 @@ func (s *Subscription) ExchangeKind() ExchangeType {
 	return s.ExchangeType
 }
 
-// ParseBindings reads a binding value: one key or a comma list, each
-// trimmed of spaces. Empty keys are kept, for Validate to report.
-func ParseBindings(s string) []string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	return parts
-}
-
 // validateExchange checks the exchange fields of s for any broker.
 func (s *Subscription) validateExchange(add func(int, string, string, ...any)) {
 	if s.Exchange == "" {
@@ -116,47 +106,4 @@ func bindingProblem(kind ExchangeType, b string) string {
 		}
 	}
 	return ""
-}
-
-// TopicMatches reports whether routingKey matches the topic binding
-// pattern: words separated by dots, where * matches exactly one word and #
-// zero or more. It is the rule of RabbitMQ's topic exchange.
-func TopicMatches(pattern, routingKey string) bool {
-	return matchWords(strings.Split(pattern, "."), strings.Split(routingKey, "."))
-}
-
-// matchWords matches pattern words p against key words k in
-// O(len(p)·len(k)) time, whatever the pattern (no backtracking).
-func matchWords(p, k []string) bool {
-	// ok[j] reports whether p[:i] matches k[:j], for the current i.
-	ok := make([]bool, len(k)+1)
-	ok[0] = true
-	for _, w := range p {
-		switch w {
-		case "#":
-			// # matches zero or more words: k[:j] matches when some k[:j']
-			// with j' <= j did.
-			for j := 1; j <= len(k); j++ {
-				ok[j] = ok[j] || ok[j-1]
-			}
-		default:
-			for j := len(k); j >= 1; j-- {
-				ok[j] = ok[j-1] && (w == "*" || w == k[j-1])
-			}
-			ok[0] = false
-		}
-	}
-	return ok[len(k)]
-}
-
-// Routes reports whether an exchange of type kind delivers a message with
-// routingKey to a queue bound with bindingKey.
-func Routes(kind ExchangeType, bindingKey, routingKey string) bool {
-	switch kind {
-	case FanoutExchange:
-		return true
-	case DirectExchange:
-		return bindingKey == routingKey
-	}
-	return TopicMatches(bindingKey, routingKey)
 }

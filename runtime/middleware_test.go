@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // WithMiddleware hands the App's middleware to every broker in Env, in
@@ -42,8 +43,8 @@ func TestAppHandsMiddlewareAndObserverToBrokers(t *testing.T) {
 	if !slices.Equal(calls, []string{"1", "2", "3"}) {
 		t.Errorf("middleware order %v, want 1 2 3", calls)
 	}
-	a.env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
-	if len(obs.events) != 1 || obs.events[0].Kind != runtime.BrokerReconnected {
+	a.env.Report(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.RabbitMQ)})
+	if len(obs.events) != 1 || obs.events[0].Kind != observe.Reconnected {
 		t.Errorf("the observer got %v, want the reported event", obs.events)
 	}
 
@@ -60,24 +61,24 @@ func TestEnvReportWithoutObserver(t *testing.T) {
 	if env.Observing() {
 		t.Fatal("a zero Env observes")
 	}
-	env.Report(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed}) // must not panic
-	if got := runtime.BrokerConfirmed.String() + " " + runtime.BrokerReconnected.String() + " " + runtime.BrokerEventKind(9).String(); got != "confirmed reconnected BrokerEventKind(9)" {
+	env.Report(observe.Event{Kind: observe.Confirmed}) // must not panic
+	if got := observe.Confirmed.String() + " " + observe.Reconnected.String() + " " + observe.EventKind(9).String(); got != "confirmed reconnected EventKind(9)" {
 		t.Errorf("names: %q", got)
 	}
 }
 
-type nopObserver struct{ events []runtime.BrokerEvent }
+type nopObserver struct{ events []observe.Event }
 
-func (o *nopObserver) StartDelivery(ctx context.Context, _ runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (o *nopObserver) StartDelivery(ctx context.Context, _ observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	return ctx, nopObservation{}
 }
-func (o *nopObserver) StartConsumer(runtime.ConsumerInfo) func() { return func() {} }
-func (o *nopObserver) BrokerEvent(e runtime.BrokerEvent)         { o.events = append(o.events, e) }
+func (o *nopObserver) StartConsumer(observe.ConsumerInfo) func() { return func() {} }
+func (o *nopObserver) BrokerEvent(e observe.Event)               { o.events = append(o.events, e) }
 
 type nopObservation struct{}
 
 func (nopObservation) CopyHeaders(func(string, string)) {}
-func (nopObservation) End(runtime.Settlement)           {}
+func (nopObservation) End(observe.Settlement)           {}
 
 // A TimeoutError reads as the reason of the failed call.
 func TestTimeoutError(t *testing.T) {

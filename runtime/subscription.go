@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/internal/annotvalue"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 // AckMode says when a RabbitMQ delivery is acknowledged.
@@ -398,13 +399,13 @@ func (s *Subscription) QueueArguments() map[string]any {
 // PoisonDeadLetter, "" when the subscription has none.
 func (s *Subscription) QueueDeadLetter() string { return s.PoisonDeadLetter() }
 
-// MinDeliveryLimit is the least delivery limit a quorum subscription gets
+// minDeliveryLimit is the least delivery limit a quorum subscription gets
 // by default, so that one lost connection does not park a message.
-const MinDeliveryLimit = 2
+const minDeliveryLimit = 2
 
 // DeliveryLimitInForce returns the delivery limit of a quorum
 // subscription's queue: DeliveryLimit when set, else the largest
-// max_attempts of its handlers, at least MinDeliveryLimit; 0 for a classic
+// max_attempts of its handlers, at least minDeliveryLimit; 0 for a classic
 // queue, which counts no redeliveries.
 //
 // The limit bounds the deliveries of one attempt that end unsettled: the
@@ -423,7 +424,7 @@ func (s *Subscription) DeliveryLimitInForce() int {
 	if s.DeliveryLimit > 0 {
 		return s.DeliveryLimit
 	}
-	limit := MinDeliveryLimit
+	limit := minDeliveryLimit
 	for _, h := range s.Handlers {
 		limit = max(limit, h.Policy.Attempts())
 	}
@@ -441,33 +442,6 @@ func (s *Subscription) DeadLetterQueueArguments() map[string]any {
 		return map[string]any{"x-queue-type": string(QuorumQueue)}
 	}
 	return nil
-}
-
-// WaitQueueFor picks the wait queue for a message whose attempt-th delivery
-// failed. With no delay requested, attempt n waits in step min(n, steps).
-// With a requested delay, the smallest step at least that long is chosen, or
-// the longest step when none is. It must only be called when WaitQueues is
-// not empty. It builds the wait queues on every call; an adapter that keeps
-// them calls PickWaitQueue instead.
-func (s *Subscription) WaitQueueFor(attempt int, requested time.Duration) WaitQueue {
-	return PickWaitQueue(s.WaitQueues(), attempt, requested)
-}
-
-// PickWaitQueue picks from qs, a subscription's WaitQueues, the wait queue
-// for a message whose attempt-th delivery failed, as WaitQueueFor says. qs
-// must not be empty. It allocates nothing, so an adapter builds the wait
-// queues once and picks from them for every retry.
-func PickWaitQueue(qs []WaitQueue, attempt int, requested time.Duration) WaitQueue {
-	if requested > 0 {
-		for _, q := range qs {
-			if q.TTL >= requested {
-				return q
-			}
-		}
-		return qs[len(qs)-1]
-	}
-	i := min(max(attempt, 1), len(qs)) - 1
-	return qs[i]
 }
 
 // ValidationError is one rule a subscription breaks. Key names the
@@ -527,8 +501,8 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		if h.Policy.MaxAttempts < 0 {
 			add(i, "max_attempts", "max_attempts is %d: it counts deliveries, the first included, so it must be at least 1", h.Policy.MaxAttempts)
 		}
-		if h.Policy.MaxAttempts > MaxRetryCount+1 {
-			add(i, "max_attempts", "max_attempts is %d: a retry count is read up to %d, so it must be at most %d", h.Policy.MaxAttempts, MaxRetryCount, MaxRetryCount+1)
+		if h.Policy.MaxAttempts > retrycount.Max+1 {
+			add(i, "max_attempts", "max_attempts is %d: a retry count is read up to %d, so it must be at most %d", h.Policy.MaxAttempts, retrycount.Max, retrycount.Max+1)
 		}
 		if h.Policy.DeadLetter != "" && h.Policy.DeadLetter == s.Name {
 			add(i, "dead_letter", "dead_letter %q is the subscription's own queue: name another queue", h.Policy.DeadLetter)

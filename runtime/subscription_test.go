@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 func okHandler(messageType string, p runtime.Policy) runtime.Handler {
@@ -56,9 +57,9 @@ func TestValidate(t *testing.T) {
 			[]problem{{2, "type", `message type "Job" is handled twice (handlers 1 and 3)`}}},
 		{"negative max_attempts", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1})}},
 			[]problem{{0, "max_attempts", "max_attempts is -1"}}},
-		{"max_attempts beyond the counted retries", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: runtime.MaxRetryCount + 2})}},
-			[]problem{{0, "max_attempts", fmt.Sprintf("max_attempts is %d: a retry count is read up to %d, so it must be at most %d", runtime.MaxRetryCount+2, runtime.MaxRetryCount, runtime.MaxRetryCount+1)}}},
-		{"max_attempts at the bound", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: runtime.MaxRetryCount + 1})}}, nil},
+		{"max_attempts beyond the counted retries", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: retrycount.Max + 2})}},
+			[]problem{{0, "max_attempts", fmt.Sprintf("max_attempts is %d: a retry count is read up to %d, so it must be at most %d", retrycount.Max+2, retrycount.Max, retrycount.Max+1)}}},
+		{"max_attempts at the bound", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: retrycount.Max + 1})}}, nil},
 		{"dead letter on its own queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs"})}},
 			[]problem{{0, "dead_letter", `dead_letter "jobs" is the subscription's own queue`}}},
 		{"a handler not made with Handle", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{{MessageType: "Job"}}},
@@ -321,62 +322,8 @@ func TestPolicyRetryQueue(t *testing.T) {
 	}
 }
 
-func TestWaitQueueFor(t *testing.T) {
-	retrying := []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 9})}
-	single := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{30 * time.Second}, Handlers: retrying}
-	ladder := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute}, Handlers: retrying}
-	for _, tc := range []struct {
-		name      string
-		sub       *runtime.Subscription
-		attempt   int
-		requested time.Duration
-		want      string
-	}{
-		{"single delay, attempt 1", single, 1, 0, "jobs.retry"},
-		{"single delay, attempt 7", single, 7, 0, "jobs.retry"},
-		{"single delay, a longer delay asked", single, 1, time.Hour, "jobs.retry"},
-		{"ladder, attempt 1", ladder, 1, 0, "jobs.retry.1s"},
-		{"ladder, attempt 2", ladder, 2, 0, "jobs.retry.10s"},
-		{"ladder, attempt 3", ladder, 3, 0, "jobs.retry.1m"},
-		{"ladder, past the last step", ladder, 8, 0, "jobs.retry.1m"},
-		{"ladder, attempt 0 counts as 1", ladder, 0, 0, "jobs.retry.1s"},
-		{"asked for less than the first step", ladder, 3, 200 * time.Millisecond, "jobs.retry.1s"},
-		{"asked for exactly a step", ladder, 1, 10 * time.Second, "jobs.retry.10s"},
-		{"asked for between steps rounds up", ladder, 1, 11 * time.Second, "jobs.retry.1m"},
-		{"asked for more than the longest", ladder, 1, time.Hour, "jobs.retry.1m"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.sub.WaitQueueFor(tc.attempt, tc.requested); got.Name != tc.want {
-				t.Errorf("WaitQueueFor(%d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
-			}
-			if got := runtime.PickWaitQueue(tc.sub.WaitQueues(), tc.attempt, tc.requested); got.Name != tc.want {
-				t.Errorf("PickWaitQueue(WaitQueues(), %d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
-			}
-		})
-	}
-}
-
-// PickWaitQueue is on the retry path of every RabbitMQ retry: picking from
-// wait queues built once allocates nothing.
-func TestPickWaitQueueAllocatesNothing(t *testing.T) {
-	ladder := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
-		Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 9})}}
-	qs := ladder.WaitQueues()
-	var got runtime.WaitQueue
-	allocs := testing.AllocsPerRun(100, func() {
-		got = runtime.PickWaitQueue(qs, 2, 0)
-		got = runtime.PickWaitQueue(qs, 1, 11*time.Second)
-	})
-	if allocs != 0 {
-		t.Errorf("PickWaitQueue allocates %v times per call pair, want 0", allocs)
-	}
-	if got.Name != "jobs.retry.1m" {
-		t.Errorf("PickWaitQueue(ladder, 1, 11s) = %s, want jobs.retry.1m", got.Name)
-	}
-}
-
 // A quorum queue's delivery limit is always explicit: the one set, else
-// the largest max_attempts, at least MinDeliveryLimit. A classic queue has
+// the largest max_attempts, at least 2. A classic queue has
 // none, and a quorum queue without a dead-letter queue still has one (the
 // broker drops what passes it), but no dead-lettering.
 func TestDeliveryLimitInForce(t *testing.T) {
@@ -393,8 +340,8 @@ func TestDeliveryLimitInForce(t *testing.T) {
 	}{
 		{quorum(0, 5), 5},
 		{quorum(0, 3, 7), 7},
-		{quorum(0, 1), runtime.MinDeliveryLimit},
-		{quorum(0, 0), runtime.MinDeliveryLimit},
+		{quorum(0, 1), 2},
+		{quorum(0, 0), 2},
 		{quorum(9, 3), 9},
 		{quorum(1, 3), 1},
 		{&runtime.Subscription{Name: "jobs", DeliveryLimit: 0, Handlers: []runtime.Handler{okHandler("T", runtime.Policy{MaxAttempts: 5})}}, 0},

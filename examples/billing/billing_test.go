@@ -42,7 +42,7 @@ func verdicts(ds []streamtest.Delivery) []streamtest.VerdictKind {
 
 func stats(t *testing.T, h *streamtest.Harness, name string) runtime.SubscriptionStats {
 	t.Helper()
-	for _, s := range h.App().Metrics().Snapshot() {
+	for _, s := range h.App().Stats() {
 		if s.Subscription == name {
 			return s
 		}

@@ -25,7 +25,7 @@ func start(t *testing.T) *streamtest.Harness {
 
 func stats(t *testing.T, h *streamtest.Harness) runtime.SubscriptionStats {
 	t.Helper()
-	for _, s := range h.App().Metrics().Snapshot() {
+	for _, s := range h.App().Stats() {
 		if s.Subscription == "orders.received" {
 			return s
 		}

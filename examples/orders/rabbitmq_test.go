@@ -103,7 +103,7 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
 	defer waitCancel()
 	received, audit := b.Name("orders.received"), b.Name("orders.audit")
-	if err := demo.WaitFor(waitCtx, app.Metrics(), map[string]runtime.SubscriptionStats{
+	if err := demo.WaitFor(waitCtx, app.Stats, map[string]runtime.SubscriptionStats{
 		received: {Delivered: 1 + 3 + 5 + 1 + 1 + 1, Acked: 3, Retried: 2 + 4, Parked: 3},
 		// Each event published to the exchange once, and only those: not
 		// r-1, sent to orders.received by name, nor the retry copies.

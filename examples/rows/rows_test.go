@@ -49,7 +49,7 @@ func TestBatchIsOneInsertAndABadReadingIsParkedAlone(t *testing.T) {
 	if len(dead) != 1 || dead[0].ID != "r-2" || !strings.Contains(dead[0].Headers[runtime.HeaderDeadLetterReason], "reading r-2 has no meter") {
 		t.Fatalf("readings.dead holds %v, want r-2 with its own reason", dead)
 	}
-	st := h.App().Metrics().Snapshot()
+	st := h.App().Stats()
 	if i := slices.IndexFunc(st, func(s runtime.SubscriptionStats) bool { return s.Subscription == "readings" }); i < 0 || st[i].Acked != 3 || st[i].Parked != 1 {
 		t.Errorf("counters %+v, want 3 acked and 1 parked", st)
 	}

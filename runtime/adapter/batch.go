@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // batcher gathers the deliveries of a batch subscription into batches.
@@ -173,12 +174,12 @@ func (c *Consumer) runBatch(ctx context.Context, i int, h *runtime.Handler, item
 		vs[k], mds[k] = it.v, it.md
 	}
 	md := runtime.Metadata{Subscription: c.sub.Name, MessageType: h.MessageType, MaxAttempts: h.Policy.Attempts(), Batch: mds}
-	if bo, ok := c.obs.(runtime.BatchObserver); ok {
+	if bo, ok := c.obs.(observe.BatchObserver); ok {
 		ctxs := make([]context.Context, len(items))
 		for k, it := range items {
 			ctxs[k] = it.ctx
 		}
-		bctx, end := bo.StartBatch(ctx, runtime.BatchStart{Broker: c.rules.Kind, Subscription: c.sub.Name, MessageType: h.MessageType, Deliveries: ctxs})
+		bctx, end := bo.StartBatch(ctx, observe.BatchStart{Broker: string(c.rules.Kind), Subscription: c.sub.Name, MessageType: h.MessageType, Deliveries: ctxs})
 		if bctx != nil {
 			ctx = bctx
 		}

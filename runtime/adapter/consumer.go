@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // Errors a Consumer settles deliveries with.
@@ -49,7 +52,7 @@ type Consumer struct {
 	codec       runtime.Codec
 	clock       runtime.Clock
 	log         *slog.Logger
-	metrics     *runtime.SubscriptionMetrics
+	metrics     *counters.Subscription
 	send        Transport
 	acks        Acknowledger // nil on a broker without acknowledgements
 	auto        bool         // ack=auto
@@ -66,7 +69,7 @@ type Consumer struct {
 	// when there is no middleware, and the handler is called directly.
 	chains []runtime.Next
 	// obs is the App's Observer, nil without one; obsStop ends its watch.
-	obs     runtime.Observer
+	obs     observe.Observer
 	obsStop func()
 	// batches gathers the deliveries of a batch subscription; nil for
 	// one message per call.
@@ -107,7 +110,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
 	if env.Metrics == nil {
-		env.Metrics = runtime.NewMetrics()
+		env.Metrics = counters.NewSet()
 	}
 	if env.Clock == nil {
 		env.Clock = runtime.SystemClock{}
@@ -119,7 +122,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		codec:       env.Codec,
 		clock:       env.Clock,
 		log:         env.Logger.With("subscription", sub.Name),
-		metrics:     env.Metrics.Subscription(rules.Kind, sub.Name),
+		metrics:     env.Metrics.Subscription(string(rules.Kind), sub.Name),
 		send:        tr,
 		auto:        sub.AckMode() == runtime.AckAuto,
 		delayed:     newDelayedCopies(env.Clock),
@@ -148,7 +151,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		for i := range sub.Handlers {
 			types[i] = sub.Handlers[i].MessageType
 		}
-		c.obsStop = env.Observer.StartConsumer(runtime.ConsumerInfo{Broker: rules.Kind, Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
+		c.obsStop = env.Observer.StartConsumer(observe.ConsumerInfo{Broker: string(rules.Kind), Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
 		c.deliveryLimit = sub.DeliveryLimitInForce()
@@ -191,7 +194,7 @@ func (c *Consumer) Name() string { return c.sub.Name }
 func (c *Consumer) Logger() *slog.Logger { return c.log }
 
 // Metrics returns the subscription's counters.
-func (c *Consumer) Metrics() *runtime.SubscriptionMetrics { return c.metrics }
+func (c *Consumer) Metrics() *counters.Subscription { return c.metrics }
 
 // IsWaitQueue reports whether queue is one of the subscription's RabbitMQ
 // wait queues, for an adapter that counts the retry cycles its broker
@@ -232,7 +235,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	}
 	c.metrics.Delivered.Add(1)
 	d.Headers = c.rules.Headers(d.Headers)
-	count, countErr := runtime.ParseRetryCount(d.Headers[c.countHeader])
+	count, countErr := retrycount.Parse(d.Headers[c.countHeader])
 	d.attempt = attemptOf(count, d.RetryCycles)
 	hctx := ctx
 	if c.obs != nil {
@@ -263,8 +266,8 @@ func (c *Consumer) finish(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 // observe tells the Observer that d starts, and returns the context d's
 // handler runs in.
 func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) context.Context {
-	octx, obs := c.obs.StartDelivery(ctx, runtime.DeliveryStart{
-		Broker:       c.rules.Kind,
+	octx, obs := c.obs.StartDelivery(ctx, observe.DeliveryStart{
+		Broker:       string(c.rules.Kind),
 		Subscription: c.sub.Name,
 		MessageID:    d.MessageID,
 		MessageType:  d.Type,
@@ -602,7 +605,7 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		if c.rules.delaysInMemory() {
 			v.Queue = p.RetryQueue(c.sub.Name)
 		} else {
-			wq := runtime.PickWaitQueue(c.waitQueues, d.attempt, v.Delay)
+			wq := WaitQueueFor(c.waitQueues, d.attempt, v.Delay)
 			v.Delay, v.Queue = wq.TTL, wq.Name
 		}
 		return v
@@ -681,7 +684,7 @@ func (c *Consumer) observedHeaders(d *Delivery, cp *Copy) {
 func (c *Consumer) end(d *Delivery, v Verdict, err error) {
 	obs := d.obs
 	d.obs = nil
-	obs.End(runtime.Settlement{
+	obs.End(observe.Settlement{
 		Verdict: v.Kind.String(), MessageType: v.MessageType, Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
 		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay,
 		Handled: obs.handled, HandlerDuration: obs.took, Err: err,
@@ -938,7 +941,7 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	if err != nil && d.attempt == 0 {
 		// A message that could have been handled: name its attempt and its
 		// cap, so that the log line says exactly what was lost.
-		count, _ := runtime.ParseRetryCount(c.rules.Headers(d.Headers)[c.countHeader])
+		count, _ := retrycount.Parse(c.rules.Headers(d.Headers)[c.countHeader])
 		d.attempt = attemptOf(count, d.RetryCycles)
 		v.Attempt = d.attempt
 		if h := c.handlerFor(d.Type); h != nil {

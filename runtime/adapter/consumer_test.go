@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/counters"
 )
 
 type job struct {
@@ -350,26 +351,26 @@ func TestSettleLogsAndCounts(t *testing.T) {
 		level   slog.Level
 		msg     string
 		attrs   map[string]string
-		counter func(*runtime.SubscriptionMetrics) int64
+		counter func(*counters.Subscription) int64
 	}{
 		{"ack", adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}, nil,
 			slog.LevelDebug, "message handled", map[string]string{"attempt": "1", "message_type": "Job"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Acked.Load() }},
+			func(m *counters.Subscription) int64 { return m.Acked.Load() }},
 		{"retry", adapter.Verdict{Kind: adapter.VerdictRetry, Delay: 10 * time.Second, Queue: "jobs.retry", Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, nil,
 			slog.LevelInfo, "message will be retried", map[string]string{"delay": "10s", "via": "jobs.retry", "reason": "boom", "max_attempts": "3"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Retried.Load() }},
+			func(m *counters.Subscription) int64 { return m.Retried.Load() }},
 		{"park", adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}, nil,
 			slog.LevelWarn, "message parked", map[string]string{"dead_letter": "jobs.dead", "reason": "failed on attempt 3 of 3: boom", "poison": "false", "attempt": "3"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Parked.Load() }},
+			func(m *counters.Subscription) int64 { return m.Parked.Load() }},
 		{"reject", adapter.Verdict{Kind: adapter.VerdictReject, Reason: "no handler", Poison: true, Attempt: 1, MaxAttempts: 1}, nil,
 			slog.LevelWarn, "message rejected without requeue", map[string]string{"reason": "no handler", "poison": "true"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Rejected.Load() }},
+			func(m *counters.Subscription) int64 { return m.Rejected.Load() }},
 		{"drop", adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "dropped by the handler: boom", Attempt: 2, MaxAttempts: 5, MessageType: "Job"}, nil,
 			slog.LevelWarn, "message dropped", map[string]string{"reason": "dropped by the handler: boom"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Dropped.Load() }},
+			func(m *counters.Subscription) int64 { return m.Dropped.Load() }},
 		{"a verdict that could not be carried out", adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: "boom", Attempt: 3, MaxAttempts: 3}, errors.New("dead-letter queue unroutable; nacked without requeue"),
 			slog.LevelError, "could not park the message", map[string]string{"reason": "boom", "err": "dead-letter queue unroutable; nacked without requeue"},
-			func(m *runtime.SubscriptionMetrics) int64 { return m.Failed.Load() }},
+			func(m *counters.Subscription) int64 { return m.Failed.Load() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, logs := newConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}, runtime.RabbitMQ)
@@ -489,7 +490,7 @@ func TestNewConsumerDefaultsAndAccessors(t *testing.T) {
 	c.Settle(delivery(1), adapter.Verdict{Kind: adapter.VerdictDrop}, nil)
 
 	// Consumers of one App share its Metrics, per broker and subscription.
-	m := runtime.NewMetrics()
+	m := counters.NewSet()
 	a := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
 	b := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
 	z := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.ZeroMQ}, &recorder{})

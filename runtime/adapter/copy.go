@@ -52,7 +52,7 @@ type Copy struct {
 	// Set are the headers the copy carries in addition to the original's
 	// that Keep keeps, in name order, as the broker writes them: the
 	// runtime's own, and those the App's Observer adds (a trace context,
-	// runtime.DeliveryObservation.CopyHeaders).
+	// observe.DeliveryObservation.CopyHeaders).
 	Set []Header
 
 	rules       Rules

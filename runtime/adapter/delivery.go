@@ -3,7 +3,7 @@ package adapter
 import (
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // Delivery is one received message, as a broker adapter read it off the
@@ -65,7 +65,7 @@ type Delivery struct {
 // observation is what the Consumer keeps of a delivery for the App's
 // Observer.
 type observation struct {
-	runtime.DeliveryObservation
+	observe.DeliveryObservation
 	// handled and took say whether and how long a handler ran.
 	handled bool
 	took    time.Duration

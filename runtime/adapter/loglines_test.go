@@ -156,7 +156,7 @@ func TestDelayedRetryIsLoggedWhenDecided(t *testing.T) {
 	if len(sent) != 1 || sent[0].Attr("message_id") != "m-30" || sent[0].Attr("delay") != "30s" {
 		t.Errorf("debug lines %v, want one saying m-30's copy was sent", sent)
 	}
-	if m := h.App().Metrics().Snapshot(); len(m) != 1 || m[0].Retried != 1 || m[0].Acked != 1 {
+	if m := h.App().Stats(); len(m) != 1 || m[0].Retried != 1 || m[0].Acked != 1 {
 		t.Errorf("counters %+v, want 1 retried and 1 acked", m)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -19,15 +20,15 @@ type recordingObserver struct {
 	set map[string]string
 
 	mu        sync.Mutex
-	starts    []runtime.DeliveryStart
-	ends      []runtime.Settlement
-	consumers []runtime.ConsumerInfo
+	starts    []observe.DeliveryStart
+	ends      []observe.Settlement
+	consumers []observe.ConsumerInfo
 	stopped   int
 }
 
 type obsKey struct{}
 
-func (o *recordingObserver) StartDelivery(ctx context.Context, d runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (o *recordingObserver) StartDelivery(ctx context.Context, d observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	d.Headers = maps.Clone(d.Headers)
@@ -35,7 +36,7 @@ func (o *recordingObserver) StartDelivery(ctx context.Context, d runtime.Deliver
 	return context.WithValue(ctx, obsKey{}, d.MessageID), &recordedDelivery{o: o}
 }
 
-func (o *recordingObserver) StartConsumer(c runtime.ConsumerInfo) func() {
+func (o *recordingObserver) StartConsumer(c observe.ConsumerInfo) func() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.consumers = append(o.consumers, c)
@@ -46,12 +47,12 @@ func (o *recordingObserver) StartConsumer(c runtime.ConsumerInfo) func() {
 	}
 }
 
-func (o *recordingObserver) BrokerEvent(runtime.BrokerEvent) {}
+func (o *recordingObserver) BrokerEvent(observe.Event) {}
 
-func (o *recordingObserver) settlements() []runtime.Settlement {
+func (o *recordingObserver) settlements() []observe.Settlement {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]runtime.Settlement(nil), o.ends...)
+	return append([]observe.Settlement(nil), o.ends...)
 }
 
 type recordedDelivery struct {
@@ -65,7 +66,7 @@ func (r *recordedDelivery) CopyHeaders(set func(name, value string)) {
 	}
 }
 
-func (r *recordedDelivery) End(s runtime.Settlement) {
+func (r *recordedDelivery) End(s observe.Settlement) {
 	r.o.mu.Lock()
 	defer r.o.mu.Unlock()
 	if r.ended {
@@ -75,7 +76,7 @@ func (r *recordedDelivery) End(s runtime.Settlement) {
 	r.o.ends = append(r.o.ends, s)
 }
 
-func newObserved(sub *runtime.Subscription, kind runtime.BrokerKind, obs runtime.Observer, clock runtime.Clock) (*adapter.Consumer, *recorder) {
+func newObserved(sub *runtime.Subscription, kind runtime.BrokerKind, obs observe.Observer, clock runtime.Clock) (*adapter.Consumer, *recorder) {
 	tr := &recorder{}
 	c := adapter.NewConsumer(sub, runtime.Env{Logger: newLogCapture().logger(), Observer: obs, Clock: clock}, adapter.Rules{Kind: kind}, tr)
 	return c, tr
@@ -99,7 +100,7 @@ func TestObserverFollowsEachDelivery(t *testing.T) {
 		}},
 	}
 	c, _ := newObserved(sub, runtime.RabbitMQ, obs, nil)
-	if len(obs.consumers) != 1 || obs.consumers[0].Subscription != "jobs" || obs.consumers[0].Broker != runtime.RabbitMQ || obs.consumers[0].WaitingCopies() != 0 || !slices.Equal(obs.consumers[0].MessageTypes, []string{"Job"}) {
+	if len(obs.consumers) != 1 || obs.consumers[0].Subscription != "jobs" || obs.consumers[0].Broker != string(runtime.RabbitMQ) || obs.consumers[0].WaitingCopies() != 0 || !slices.Equal(obs.consumers[0].MessageTypes, []string{"Job"}) {
 		t.Fatalf("consumers %+v, want the jobs consumer on rabbitmq, taking Job", obs.consumers)
 	}
 	d := delivery(2)
@@ -110,7 +111,7 @@ func TestObserverFollowsEachDelivery(t *testing.T) {
 		t.Fatalf("%d starts, want 1", len(obs.starts))
 	}
 	st := obs.starts[0]
-	if st.Broker != runtime.RabbitMQ || st.Subscription != "jobs" || st.MessageID != "m-1" || st.MessageType != "Job" ||
+	if st.Broker != string(runtime.RabbitMQ) || st.Subscription != "jobs" || st.MessageID != "m-1" || st.MessageType != "Job" ||
 		st.Attempt != 2 || st.RetryCount != 1 || st.Headers["tenant"] != "acme" {
 		t.Errorf("start %+v", st)
 	}
@@ -244,7 +245,7 @@ func TestObserverAndZeroMQDelayedCopies(t *testing.T) {
 // nilObserver returns nil for both results of StartDelivery.
 type nilObserver struct{ recordingObserver }
 
-func (*nilObserver) StartDelivery(context.Context, runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (*nilObserver) StartDelivery(context.Context, observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	return nil, nil
 }
 

@@ -26,7 +26,7 @@
 // hand-built subscriptions (runtime.Handle, no generated code) on a fresh
 // runtime.App, runs it, publishes with runtime.Publish or Broker.Publish,
 // waits for what must happen, stops the App and checks what the handlers
-// saw, the App's counters (runtime.Metrics) and its log records.
+// saw, the App's counters (App.Stats) and its log records.
 //
 // # The Transport contract
 //

@@ -156,7 +156,7 @@ func (f *fixture) poll(what string, cond func() bool, passTime bool) {
 
 // stats returns the App's counters for subscription.
 func (f *fixture) stats(subscription string) runtime.SubscriptionStats {
-	for _, s := range f.app.Metrics().Snapshot() {
+	for _, s := range f.app.Stats() {
 		if s.Subscription == subscription {
 			return s
 		}

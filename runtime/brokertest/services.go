@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // steps records the steps of middleware and handlers, in order.
@@ -176,11 +177,11 @@ func lateResultCounts(t testing.TB, tr Transport) {
 // on every copy of a delivery, and records what it learns.
 type traceObserver struct {
 	mu     sync.Mutex
-	starts []runtime.DeliveryStart
+	starts []observe.DeliveryStart
 	ends   map[string][]string // verdicts by subscription
 }
 
-func (o *traceObserver) StartDelivery(ctx context.Context, d runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (o *traceObserver) StartDelivery(ctx context.Context, d observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	d.Headers = maps.Clone(d.Headers)
@@ -188,15 +189,15 @@ func (o *traceObserver) StartDelivery(ctx context.Context, d runtime.DeliverySta
 	return ctx, &traceObservation{o: o, sub: d.Subscription, trace: fmt.Sprintf("%s/%d", d.MessageID, d.Attempt)}
 }
 
-func (o *traceObserver) StartConsumer(runtime.ConsumerInfo) func() { return func() {} }
-func (o *traceObserver) BrokerEvent(runtime.BrokerEvent)           {}
+func (o *traceObserver) StartConsumer(observe.ConsumerInfo) func() { return func() {} }
+func (o *traceObserver) BrokerEvent(observe.Event)                 {}
 
 // of returns what the observer learned of the deliveries of subscription:
 // how each started, and the verdicts, in the order they ended.
-func (o *traceObserver) of(subscription string) ([]runtime.DeliveryStart, []string) {
+func (o *traceObserver) of(subscription string) ([]observe.DeliveryStart, []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var starts []runtime.DeliveryStart
+	var starts []observe.DeliveryStart
 	for _, s := range o.starts {
 		if s.Subscription == subscription {
 			starts = append(starts, s)
@@ -213,7 +214,7 @@ type traceObservation struct {
 
 func (t *traceObservation) CopyHeaders(set func(name, value string)) { set("x-trace", t.trace) }
 
-func (t *traceObservation) End(s runtime.Settlement) {
+func (t *traceObservation) End(s observe.Settlement) {
 	t.o.mu.Lock()
 	defer t.o.mu.Unlock()
 	if t.o.ends == nil {
@@ -247,7 +248,7 @@ func observerHeadersTravelOnCopies(t testing.TB, tr Transport) {
 		t.Fatalf("the observer saw %d deliveries of %s, want 2", len(starts), q)
 	}
 	for i, want := range []string{"from the publisher", "m-24/1"} {
-		if s := starts[i]; s.Headers["x-trace"] != want || s.Attempt != i+1 || s.MessageID != "m-24" || s.Broker != tr.Kind {
+		if s := starts[i]; s.Headers["x-trace"] != want || s.Attempt != i+1 || s.MessageID != "m-24" || s.Broker != string(tr.Kind) {
 			t.Errorf("delivery %d: the observer saw %+v, want attempt %d on %s with x-trace %q", i+1, s, i+1, tr.Kind, want)
 		}
 	}

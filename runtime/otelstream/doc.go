@@ -1,7 +1,7 @@
 // Package otelstream traces and measures a streamgen App with
 // OpenTelemetry. It is a package of its own so that an App that does not
 // import it does not link OpenTelemetry: package runtime only defines the
-// runtime.Observer seam that this package implements.
+// observe.Observer seam that this package implements.
 //
 //	obs, err := otelstream.New(otelstream.WithTracerProvider(tp), otelstream.WithMeterProvider(mp))
 //	app := runtime.NewApp("billing", runtime.WithObserver(obs))
@@ -33,7 +33,7 @@
 // (traceparent, tracestate) and baggage: a publish through
 // Observer.Publisher injects its span's, and every retry copy and dead
 // letter the runtime sends injects the span of the delivery it copies
-// (through runtime.DeliveryObservation.CopyHeaders), on both brokers.
+// (through observe.DeliveryObservation.CopyHeaders), on both brokers.
 // Each delivery's span is the child of the span its message carries. A
 // message's publish, each attempt, its parking and the dead-letter
 // queue's reading of it are therefore one trace, each span the child of
@@ -54,5 +54,5 @@
 //   - streamgen.copies.waiting: ZeroMQ retry copies waiting for their
 //     delay in memory, by subscription.
 //
-// The counters of runtime.Metrics (App.Metrics) go on as they are.
+// The in-process counters (App.Stats) go on as they are.
 package otelstream

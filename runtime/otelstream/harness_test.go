@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/otelstream"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -269,11 +270,11 @@ func TestExtractsTheSendersContext(t *testing.T) {
 // error.type on a failed publish.
 func TestBrokerEvents(t *testing.T) {
 	tm := newTelemetry(t)
-	tm.obs.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
-	tm.obs.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
-	tm.obs.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.ZeroMQ})
-	tm.obs.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: 3 * time.Millisecond})
-	tm.obs.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Second, Err: errors.New("nacked")})
+	tm.obs.BrokerEvent(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.RabbitMQ)})
+	tm.obs.BrokerEvent(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.RabbitMQ)})
+	tm.obs.BrokerEvent(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.ZeroMQ)})
+	tm.obs.BrokerEvent(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: 3 * time.Millisecond})
+	tm.obs.BrokerEvent(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: time.Second, Err: errors.New("nacked")})
 	rc := tm.metric(t, otelstream.MetricReconnects)
 	if v, _ := sumValue(t, rc, map[string]string{"messaging.system": "rabbitmq"}); v != 2 {
 		t.Errorf("rabbitmq reconnects = %d, want 2", v)

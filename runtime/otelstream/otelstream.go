@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // ScopeName is the instrumentation scope of the spans and metrics.
@@ -83,7 +84,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) 
 // baggage), whatever the global propagator is.
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(c *config) { c.props = p } }
 
-// Observer is a runtime.Observer that traces and measures with
+// Observer is a observe.Observer that traces and measures with
 // OpenTelemetry. Give it to the App with runtime.WithObserver, and send
 // with the Publisher it wraps. Make one with New.
 type Observer struct {
@@ -99,10 +100,10 @@ type Observer struct {
 	attrs sync.Map // subscriptionKey → attribute.Set
 
 	mu        sync.Mutex
-	consumers map[*runtime.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
+	consumers map[*observe.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
 }
 
-var _ runtime.Observer = (*Observer)(nil)
+var _ observe.Observer = (*Observer)(nil)
 
 // New returns an Observer. Its error says which instrument the meter
 // provider refused.
@@ -123,7 +124,7 @@ func New(opts ...Option) (*Observer, error) {
 	o := &Observer{
 		tracer:    c.tp.Tracer(ScopeName),
 		props:     c.props,
-		consumers: map[*runtime.ConsumerInfo]struct{}{},
+		consumers: map[*observe.ConsumerInfo]struct{}{},
 	}
 	meter := c.mp.Meter(ScopeName)
 	var errs []error
@@ -181,11 +182,11 @@ func (o *Observer) subscriptionAttrs(kind runtime.BrokerKind, name string) attri
 // Its parent is the span whose context the message carries: the publish
 // for a first delivery, the previous attempt for a retry copy or a dead
 // letter. A message without one starts a new trace.
-func (o *Observer) StartDelivery(ctx context.Context, d runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
-	sub := o.subscriptionAttrs(d.Broker, d.Subscription)
+func (o *Observer) StartDelivery(ctx context.Context, d observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
+	sub := o.subscriptionAttrs(runtime.BrokerKind(d.Broker), d.Subscription)
 	parent := o.props.Extract(ctx, carrier(d.Headers))
 	attrs := []attribute.KeyValue{
-		system(d.Broker),
+		system(runtime.BrokerKind(d.Broker)),
 		semconv.MessagingDestinationName(d.Subscription),
 		semconv.MessagingOperationTypeProcess,
 		semconv.MessagingOperationName("process"),
@@ -212,7 +213,7 @@ func (o *Observer) StartDelivery(ctx context.Context, d runtime.DeliveryStart) (
 // returns the context the call runs in and the function that ends the
 // span. Each delivery keeps its own span, its verdict, and the context its
 // copies carry.
-func (o *Observer) StartBatch(ctx context.Context, b runtime.BatchStart) (context.Context, func()) {
+func (o *Observer) StartBatch(ctx context.Context, b observe.BatchStart) (context.Context, func()) {
 	links := make([]trace.Link, 0, len(b.Deliveries))
 	for _, dctx := range b.Deliveries {
 		if sc := trace.SpanContextFromContext(dctx); sc.IsValid() {
@@ -220,7 +221,7 @@ func (o *Observer) StartBatch(ctx context.Context, b runtime.BatchStart) (contex
 		}
 	}
 	attrs := []attribute.KeyValue{
-		system(b.Broker),
+		system(runtime.BrokerKind(b.Broker)),
 		semconv.MessagingDestinationName(b.Subscription),
 		semconv.MessagingOperationTypeProcess,
 		semconv.MessagingOperationName("process"),
@@ -249,7 +250,7 @@ func (d *delivery) CopyHeaders(set func(name, value string)) {
 }
 
 // End ends the span with the verdict, and records the metrics.
-func (d *delivery) End(s runtime.Settlement) {
+func (d *delivery) End(s observe.Settlement) {
 	d.span.SetAttributes(VerdictKey.String(s.Verdict), MaxAttemptsKey.Int(s.MaxAttempts), AttemptKey.Int(s.Attempt))
 	if s.MessageType != "" {
 		d.span.SetAttributes(MessageTypeKey.String(s.MessageType))
@@ -275,8 +276,8 @@ func (d *delivery) End(s runtime.Settlement) {
 
 // StartConsumer keeps a ZeroMQ consumer for MetricCopiesWaiting until it
 // stops.
-func (o *Observer) StartConsumer(c runtime.ConsumerInfo) func() {
-	if c.Broker != runtime.ZeroMQ || c.WaitingCopies == nil {
+func (o *Observer) StartConsumer(c observe.ConsumerInfo) func() {
+	if runtime.BrokerKind(c.Broker) != runtime.ZeroMQ || c.WaitingCopies == nil {
 		return func() {}
 	}
 	o.mu.Lock()
@@ -291,25 +292,25 @@ func (o *Observer) StartConsumer(c runtime.ConsumerInfo) func() {
 
 func (o *Observer) observeWaiting(_ context.Context, obs metric.Observer) error {
 	o.mu.Lock()
-	cs := make([]*runtime.ConsumerInfo, 0, len(o.consumers))
+	cs := make([]*observe.ConsumerInfo, 0, len(o.consumers))
 	for c := range o.consumers {
 		cs = append(cs, c)
 	}
 	o.mu.Unlock()
 	for _, c := range cs {
-		obs.ObserveInt64(o.waiting, int64(c.WaitingCopies()), metric.WithAttributeSet(o.subscriptionAttrs(c.Broker, c.Subscription)))
+		obs.ObserveInt64(o.waiting, int64(c.WaitingCopies()), metric.WithAttributeSet(o.subscriptionAttrs(runtime.BrokerKind(c.Broker), c.Subscription)))
 	}
 	return nil
 }
 
 // BrokerEvent counts reconnects and records confirm latency.
-func (o *Observer) BrokerEvent(e runtime.BrokerEvent) {
+func (o *Observer) BrokerEvent(e observe.Event) {
 	ctx := context.Background()
 	switch e.Kind {
-	case runtime.BrokerReconnected:
-		o.reconnects.Add(ctx, 1, metric.WithAttributes(system(e.Broker)))
-	case runtime.BrokerConfirmed:
-		attrs := []attribute.KeyValue{system(e.Broker)}
+	case observe.Reconnected:
+		o.reconnects.Add(ctx, 1, metric.WithAttributes(system(runtime.BrokerKind(e.Broker))))
+	case observe.Confirmed:
+		attrs := []attribute.KeyValue{system(runtime.BrokerKind(e.Broker))}
 		if e.Err != nil {
 			attrs = append(attrs, semconv.ErrorTypeOther)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/promstream"
 )
 
@@ -13,9 +14,9 @@ import (
 // delivery: its start and its end.
 func BenchmarkDelivery(b *testing.B) {
 	c := promstream.New()
-	defer c.StartConsumer(runtime.ConsumerInfo{Broker: runtime.RabbitMQ, Subscription: "jobs", MessageTypes: []string{"Job"}})()
-	start := runtime.DeliveryStart{Broker: runtime.RabbitMQ, Subscription: "jobs", MessageType: "Job", Attempt: 1}
-	end := runtime.Settlement{Verdict: "ack", MessageType: "Job", Handled: true, HandlerDuration: time.Millisecond}
+	defer c.StartConsumer(observe.ConsumerInfo{Broker: string(runtime.RabbitMQ), Subscription: "jobs", MessageTypes: []string{"Job"}})()
+	start := observe.DeliveryStart{Broker: string(runtime.RabbitMQ), Subscription: "jobs", MessageType: "Job", Attempt: 1}
+	end := observe.Settlement{Verdict: "ack", MessageType: "Job", Handled: true, HandlerDuration: time.Millisecond}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/promstream"
 )
 
@@ -18,19 +19,19 @@ import (
 // was; a confirm that failed is timed apart from those that succeeded.
 func TestFailuresAreCountedApart(t *testing.T) {
 	c, reg := newRegistered(t)
-	stopped := c.StartConsumer(runtime.ConsumerInfo{Broker: runtime.RabbitMQ, Subscription: "jobs", MessageTypes: []string{"Job"}})
+	stopped := c.StartConsumer(observe.ConsumerInfo{Broker: string(runtime.RabbitMQ), Subscription: "jobs", MessageTypes: []string{"Job"}})
 	defer stopped()
-	for _, s := range []runtime.Settlement{
+	for _, s := range []observe.Settlement{
 		{Verdict: "ack", MessageType: "Job", Handled: true, HandlerDuration: time.Millisecond},
 		{Verdict: "ack", MessageType: "Job", Handled: true, Err: errors.New("the channel closed")},
 		{Verdict: "retry", MessageType: "Job", Handled: true, Err: errors.New("the confirm never came")},
 	} {
-		_, d := c.StartDelivery(context.Background(), runtime.DeliveryStart{Broker: runtime.RabbitMQ, Subscription: "jobs", MessageType: "Job"})
+		_, d := c.StartDelivery(context.Background(), observe.DeliveryStart{Broker: string(runtime.RabbitMQ), Subscription: "jobs", MessageType: "Job"})
 		d.End(s)
 	}
-	c.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Millisecond})
-	c.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: 5 * time.Second, Err: errors.New("no confirm")})
-	c.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
+	c.BrokerEvent(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: time.Millisecond})
+	c.BrokerEvent(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: 5 * time.Second, Err: errors.New("no confirm")})
+	c.BrokerEvent(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.RabbitMQ)})
 
 	compare(t, reg, `
 streamgen_settled_total{broker="rabbitmq",subscription="jobs",message_type="Job",outcome="acked"} 1
@@ -57,11 +58,11 @@ streamgen_deliveries_in_flight{broker="rabbitmq",subscription="jobs"} 0
 // pedantic registry accepts it.
 func TestMetricsPassTheLinter(t *testing.T) {
 	c := promstream.New()
-	stopped := c.StartConsumer(runtime.ConsumerInfo{Broker: runtime.ZeroMQ, Subscription: "jobs", MessageTypes: []string{"Job"}, WaitingCopies: func() int { return 2 }})
+	stopped := c.StartConsumer(observe.ConsumerInfo{Broker: string(runtime.ZeroMQ), Subscription: "jobs", MessageTypes: []string{"Job"}, WaitingCopies: func() int { return 2 }})
 	defer stopped()
-	_, d := c.StartDelivery(context.Background(), runtime.DeliveryStart{Broker: runtime.ZeroMQ, Subscription: "jobs"})
-	d.End(runtime.Settlement{Verdict: "ack", MessageType: "Job", Handled: true})
-	c.BrokerEvent(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Millisecond})
+	_, d := c.StartDelivery(context.Background(), observe.DeliveryStart{Broker: string(runtime.ZeroMQ), Subscription: "jobs"})
+	d.End(observe.Settlement{Verdict: "ack", MessageType: "Job", Handled: true})
+	c.BrokerEvent(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: time.Millisecond})
 
 	problems, err := testutil.CollectAndLint(c)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package promstream measures a streamgen App for Prometheus, through the
 // Prometheus Go client (github.com/prometheus/client_golang). It is a
 // package of its own so that an App that does not import it does not link
-// the client: package runtime only defines the runtime.Observer seam that
+// the client: package runtime only defines the observe.Observer seam that
 // this package implements, as runtime/otelstream does for OpenTelemetry.
 //
 // A Collector is both: the App's Observer, and a prometheus.Collector that
@@ -59,6 +59,6 @@
 // (OtherMessageType), whatever type the sender wrote, and one that carries
 // no type with message_type "".
 //
-// The in-process counters of runtime.Metrics (App.Metrics) go on as they
+// The in-process counters (App.Stats) go on as they
 // are; a Collector counts on its own, from what the Observer is told.
 package promstream

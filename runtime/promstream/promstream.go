@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // The metrics, by name. Every one is labelled by broker ("rabbitmq",
@@ -87,7 +88,7 @@ func WithConfirmBuckets(bounds ...float64) Option {
 }
 
 // Collector measures a streamgen App for Prometheus. It is a
-// runtime.Observer, which the App is given with runtime.WithObserver, and a
+// observe.Observer, which the App is given with runtime.WithObserver, and a
 // prometheus.Collector, which is registered with the registry that is
 // scraped. Make one with New; it is safe for concurrent use.
 type Collector struct {
@@ -103,11 +104,11 @@ type Collector struct {
 	subs sync.Map // subscriptionKey → *subscription
 
 	mu        sync.Mutex
-	consumers map[*runtime.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
+	consumers map[*observe.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
 }
 
 var (
-	_ runtime.Observer     = (*Collector)(nil)
+	_ observe.Observer     = (*Collector)(nil)
 	_ prometheus.Collector = (*Collector)(nil)
 )
 
@@ -141,7 +142,7 @@ func New(opts ...Option) *Collector {
 			Help: "Time a publish waited for the broker's confirm.", Buckets: cfg.confirmBuckets}, []string{"broker", "outcome"}),
 		waiting: prometheus.NewDesc(MetricCopiesWaiting,
 			"ZeroMQ retry copies waiting for their delay in memory.", sub, nil),
-		consumers: map[*runtime.ConsumerInfo]struct{}{},
+		consumers: map[*observe.ConsumerInfo]struct{}{},
 	}
 }
 
@@ -203,8 +204,8 @@ func (s *subscription) messageType(t string) string {
 // starts its series at zero, so that a rate over them is defined from the
 // start, and keeps a ZeroMQ consumer for MetricCopiesWaiting until it
 // stops.
-func (c *Collector) StartConsumer(info runtime.ConsumerInfo) func() {
-	s := c.subscription(info.Broker, info.Subscription)
+func (c *Collector) StartConsumer(info observe.ConsumerInfo) func() {
+	s := c.subscription(runtime.BrokerKind(info.Broker), info.Subscription)
 	c.mu.Lock()
 	types := *s.types.Load()
 	merged := make(map[string]struct{}, len(types)+len(info.MessageTypes))
@@ -215,7 +216,7 @@ func (c *Collector) StartConsumer(info runtime.ConsumerInfo) func() {
 		merged[t] = struct{}{}
 	}
 	s.types.Store(&merged)
-	if info.Broker == runtime.ZeroMQ && info.WaitingCopies != nil {
+	if runtime.BrokerKind(info.Broker) == runtime.ZeroMQ && info.WaitingCopies != nil {
 		c.consumers[&info] = struct{}{}
 	}
 	c.mu.Unlock()
@@ -233,8 +234,8 @@ func (c *Collector) StartConsumer(info runtime.ConsumerInfo) func() {
 }
 
 // StartDelivery counts the delivery and adds it to those in flight.
-func (c *Collector) StartDelivery(_ context.Context, d runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
-	s := c.subscription(d.Broker, d.Subscription)
+func (c *Collector) StartDelivery(_ context.Context, d observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
+	s := c.subscription(runtime.BrokerKind(d.Broker), d.Subscription)
 	s.deliveries.Inc()
 	s.inFlight.Inc()
 	return nil, &delivery{c: c, s: s}
@@ -251,7 +252,7 @@ func (d *delivery) CopyHeaders(func(name, value string)) {}
 
 // End counts how the delivery was settled, records how long its handler
 // took, and takes it from those in flight.
-func (d *delivery) End(st runtime.Settlement) {
+func (d *delivery) End(st observe.Settlement) {
 	typ := d.s.messageType(st.MessageType)
 	out := outcome(st)
 	d.c.settled.WithLabelValues(d.s.broker, d.s.name, typ, out).Inc()
@@ -265,7 +266,7 @@ func (d *delivery) End(st runtime.Settlement) {
 }
 
 // outcome is the outcome label of a settlement.
-func outcome(s runtime.Settlement) string {
+func outcome(s observe.Settlement) string {
 	if s.Err != nil {
 		return OutcomeFailed
 	}
@@ -285,11 +286,11 @@ func outcome(s runtime.Settlement) string {
 }
 
 // BrokerEvent counts reconnects and records confirm latency.
-func (c *Collector) BrokerEvent(e runtime.BrokerEvent) {
+func (c *Collector) BrokerEvent(e observe.Event) {
 	switch e.Kind {
-	case runtime.BrokerReconnected:
+	case observe.Reconnected:
 		c.reconnects.WithLabelValues(string(e.Broker)).Inc()
-	case runtime.BrokerConfirmed:
+	case observe.Confirmed:
 		out := "confirmed"
 		if e.Err != nil {
 			out = "failed"
@@ -321,14 +322,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.confirmDuration.Collect(ch)
 
 	c.mu.Lock()
-	cs := make([]*runtime.ConsumerInfo, 0, len(c.consumers))
+	cs := make([]*observe.ConsumerInfo, 0, len(c.consumers))
 	for info := range c.consumers {
 		cs = append(cs, info)
 	}
 	c.mu.Unlock()
 	waiting := map[subscriptionKey]int{}
 	for _, info := range cs {
-		waiting[subscriptionKey{info.Broker, info.Subscription}] += info.WaitingCopies()
+		waiting[subscriptionKey{runtime.BrokerKind(info.Broker), info.Subscription}] += info.WaitingCopies()
 	}
 	for k, n := range waiting {
 		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(n), string(k.kind), k.name)

@@ -3,8 +3,8 @@ package rabbitmq
 import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 // retryCycles sums the counts of the x-death entries that record a message
@@ -42,7 +42,7 @@ func returned(d *amqp.Delivery) int {
 	if !ok || n < 0 {
 		return 0
 	}
-	return int(min(n, int64(runtime.MaxRetryCount)))
+	return int(min(n, int64(retrycount.Max)))
 }
 
 // integer reads an AMQP integer.

@@ -16,6 +16,7 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // Broker runs subscriptions on a RabbitMQ broker, or a cluster of them,
@@ -237,7 +238,7 @@ func (b *Broker) publishConfirmed(ctx context.Context, queue string, msg amqp.Pu
 	}
 	start := time.Now()
 	err := b.pub.publish(ctx, queue, msg)
-	env.Report(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Since(start), Err: err})
+	env.Report(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: time.Since(start), Err: err})
 	return err
 }
 
@@ -253,7 +254,7 @@ func (b *Broker) confirmReporter() func(error) {
 	}
 	start := time.Now()
 	return func(err error) {
-		env.Report(runtime.BrokerEvent{Kind: runtime.BrokerConfirmed, Broker: runtime.RabbitMQ, Duration: time.Since(start), Err: err})
+		env.Report(observe.Event{Kind: observe.Confirmed, Broker: string(runtime.RabbitMQ), Duration: time.Since(start), Err: err})
 	}
 }
 
@@ -445,7 +446,7 @@ func (b *Broker) reconnect(runCtx context.Context) (*session, error) {
 				return nil, ErrClosed
 			}
 			b.log.Info("rabbitmq: reconnected; consuming again", "url", s.conn.addr, "attempts", n)
-			b.env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.RabbitMQ})
+			b.env.Report(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.RabbitMQ)})
 			return s, nil
 		}
 		if runCtx.Err() != nil {

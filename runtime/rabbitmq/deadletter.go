@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 // DeadLetterHeaders returns the headers that explain a message found in a
@@ -37,7 +38,7 @@ func DeadLetterHeaders(h amqp.Table) (headers map[string]string, ok bool) {
 	queue, _ := death["queue"].(string)
 	reason, _ := death["reason"].(string)
 	at, _ := death["time"].(time.Time)
-	count, _ := runtime.ParseRetryCount(fmt.Sprint(h[runtime.RetryCountHeader]))
+	count, _ := retrycount.Parse(fmt.Sprint(h[runtime.RetryCountHeader]))
 	return adapter.DeadLetterHeaders(queue, adapter.Verdict{Reason: brokerReason(reason, queue), Attempt: count + 1}, at), true
 }
 

@@ -12,42 +12,43 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // eventObserver records the events the Broker reports.
 type eventObserver struct {
 	mu     sync.Mutex
-	events []runtime.BrokerEvent
+	events []observe.Event
 }
 
-func (o *eventObserver) StartDelivery(ctx context.Context, _ runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (o *eventObserver) StartDelivery(ctx context.Context, _ observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	return ctx, nopObservation{}
 }
-func (o *eventObserver) StartConsumer(runtime.ConsumerInfo) func() { return func() {} }
-func (o *eventObserver) BrokerEvent(e runtime.BrokerEvent) {
+func (o *eventObserver) StartConsumer(observe.ConsumerInfo) func() { return func() {} }
+func (o *eventObserver) BrokerEvent(e observe.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.events = append(o.events, e)
 }
 
-func (o *eventObserver) count(kind runtime.BrokerEventKind) int {
+func (o *eventObserver) count(kind observe.EventKind) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := 0
 	for _, e := range o.events {
-		if e.Kind == kind && e.Broker == runtime.RabbitMQ {
+		if e.Kind == kind && e.Broker == string(runtime.RabbitMQ) {
 			n++
 		}
 	}
 	return n
 }
 
-func (o *eventObserver) confirmed() []runtime.BrokerEvent {
+func (o *eventObserver) confirmed() []observe.Event {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []runtime.BrokerEvent
+	var out []observe.Event
 	for _, e := range o.events {
-		if e.Kind == runtime.BrokerConfirmed {
+		if e.Kind == observe.Confirmed {
 			out = append(out, e)
 		}
 	}
@@ -57,7 +58,7 @@ func (o *eventObserver) confirmed() []runtime.BrokerEvent {
 type nopObservation struct{}
 
 func (nopObservation) CopyHeaders(func(string, string)) {}
-func (nopObservation) End(runtime.Settlement)           {}
+func (nopObservation) End(observe.Settlement)           {}
 
 // health asks the App's readiness probe.
 func health(t testing.TB, app *runtime.App) (int, runtime.HealthReport) {
@@ -131,7 +132,7 @@ func TestHealthAndEventsAcrossAReconnect(t *testing.T) {
 	testkit.Eventually(t, "the retried job to be handled", func() bool { return c.len() >= 2 })
 	testkit.Eventually(t, "the publish and the retry copy to be confirmed", func() bool { return len(obs.confirmed()) >= 2 })
 	for _, e := range obs.confirmed() {
-		if e.Broker != runtime.RabbitMQ || e.Duration <= 0 || e.Err != nil {
+		if e.Broker != string(runtime.RabbitMQ) || e.Duration <= 0 || e.Err != nil {
 			t.Errorf("confirm event %+v, want a duration and no error", e)
 		}
 	}
@@ -155,7 +156,7 @@ func TestHealthAndEventsAcrossAReconnect(t *testing.T) {
 		code, _ := health(t, app)
 		return code == http.StatusOK
 	})
-	if n := obs.count(runtime.BrokerReconnected); n != 1 {
+	if n := obs.count(observe.Reconnected); n != 1 {
 		t.Errorf("%d reconnects reported, want 1", n)
 	}
 	if err := stop(); err != nil {

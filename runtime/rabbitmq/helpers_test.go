@@ -416,7 +416,7 @@ func (a *app) stop() error {
 
 // stats returns the counters of subscription sub.
 func (a *app) stats(sub string) runtime.SubscriptionStats {
-	for _, s := range a.app.Metrics().Snapshot() {
+	for _, s := range a.app.Stats() {
 		if s.Subscription == sub {
 			return s
 		}

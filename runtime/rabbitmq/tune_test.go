@@ -61,7 +61,7 @@ func TestTunedPrefetchAndConcurrencyAreHonoured(t *testing.T) {
 	}
 	close(gate)
 	testkit.Eventually(t, "every message to be handled", func() bool {
-		for _, st := range ra.Metrics().Snapshot() {
+		for _, st := range ra.Stats() {
 			if st.Subscription == q {
 				return st.Acked == total
 			}

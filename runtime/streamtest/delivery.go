@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 // Delivery is one message a subscription received, and what became of it.
@@ -42,7 +43,7 @@ func (d Delivery) RetryCount() int {
 	if name == "" {
 		name = runtime.RetryCountHeader
 	}
-	n, err := runtime.ParseRetryCount(d.Headers[name])
+	n, err := retrycount.Parse(d.Headers[name])
 	if err != nil {
 		return 0
 	}

@@ -50,7 +50,7 @@
 //     dead-letter queue instead to have a handler read them.
 //   - Rejected(name): what a RabbitMQ subscription nacked without requeue.
 //   - Logs(): every log record, with its attributes, to assert on warnings.
-//   - App().Metrics(): the counters of each subscription.
+//   - App().Stats(): the counters of each subscription.
 //
 // # What is emulated
 //
@@ -75,7 +75,7 @@
 // retry count header, as zeromq.WithRetryCountHeader does.
 //
 // RabbitMQ (runtime.RabbitMQ): a retry copy goes to the wait queue that
-// Subscription.WaitQueueFor picks ("jobs.retry", or a step of the
+// adapter.WaitQueueFor picks ("jobs.retry", or a step of the
 // retry_delay ladder such as "jobs.retry.10s") and returns to the
 // subscription's queue when that queue's TTL has passed on the clock. The
 // wait queues belong to the broker: their copies outlive the App. Reject

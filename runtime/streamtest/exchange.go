@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -70,7 +71,7 @@ func (b *Broker) routeLocked(exchange, key string) ([]string, error) {
 	}
 	var out []string
 	for _, bd := range x.bindings {
-		if runtime.Routes(x.kind, bd.key, key) && !slices.Contains(out, bd.queue) {
+		if routes(x.kind, bd.key, key) && !slices.Contains(out, bd.queue) {
 			out = append(out, bd.queue)
 		}
 	}
@@ -94,4 +95,47 @@ func (b *Broker) publishToExchangeLocked(key string, msg runtime.Message) error 
 		b.enqueueLocked(q, cloneMessage(msg))
 	}
 	return nil
+}
+
+// topicMatches reports whether routingKey matches the topic binding
+// pattern: words separated by dots, where * matches exactly one word and #
+// zero or more. It is the rule of RabbitMQ's topic exchange.
+func topicMatches(pattern, routingKey string) bool {
+	return matchWords(strings.Split(pattern, "."), strings.Split(routingKey, "."))
+}
+
+// matchWords matches pattern words p against key words k in
+// O(len(p)·len(k)) time, whatever the pattern (no backtracking).
+func matchWords(p, k []string) bool {
+	// ok[j] reports whether p[:i] matches k[:j], for the current i.
+	ok := make([]bool, len(k)+1)
+	ok[0] = true
+	for _, w := range p {
+		switch w {
+		case "#":
+			// # matches zero or more words: k[:j] matches when some k[:j']
+			// with j' <= j did.
+			for j := 1; j <= len(k); j++ {
+				ok[j] = ok[j] || ok[j-1]
+			}
+		default:
+			for j := len(k); j >= 1; j-- {
+				ok[j] = ok[j-1] && (w == "*" || w == k[j-1])
+			}
+			ok[0] = false
+		}
+	}
+	return ok[len(k)]
+}
+
+// routes reports whether an exchange of type kind delivers a message with
+// routingKey to a queue bound with bindingKey.
+func routes(kind runtime.ExchangeType, bindingKey, routingKey string) bool {
+	switch kind {
+	case runtime.FanoutExchange:
+		return true
+	case runtime.DirectExchange:
+		return bindingKey == routingKey
+	}
+	return topicMatches(bindingKey, routingKey)
 }

@@ -212,7 +212,7 @@ func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 			if n := len(h.Rejected("jobs")); n != want {
 				t.Errorf("%d messages recorded as nacked without requeue, want %d", n, want)
 			}
-			st := h.App().Metrics().Snapshot()[0]
+			st := h.App().Stats()[0]
 			if ack == runtime.AckManual && (ds[0].Err != nil || st.Rejected != 1 || st.Failed != 0) {
 				t.Errorf("ack=manual: err %v, counters %+v; want rejected and counted so", ds[0].Err, st)
 			}

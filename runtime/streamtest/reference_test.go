@@ -94,7 +94,7 @@ func TestReferenceFailingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 				}
 			}
 			requireWarning(t, h.Logs(), "message dropped", "jobs", "job-7", "failed on attempt 5 of 5: the job failed")
-			if st := h.App().Metrics().Snapshot(); len(st) != 1 || st[0].Delivered != 5 || st[0].Retried != 4 || st[0].Dropped != 1 {
+			if st := h.App().Stats(); len(st) != 1 || st[0].Delivered != 5 || st[0].Retried != 4 || st[0].Dropped != 1 {
 				t.Errorf("metrics %+v, want 5 delivered, 4 retried, 1 dropped", st)
 			}
 		})

@@ -137,7 +137,7 @@ func TestZeroMQMalformedRetryCountIsPoison(t *testing.T) {
 	if len(ds) != 2 || ds[0].MessageID != "neg" || ds[0].Verdict.Kind != streamtest.VerdictReject || !ds[0].Verdict.Poison {
 		t.Errorf("deliveries %+v, want the malformed one first, rejected as poison", ds)
 	}
-	if st := h.App().Metrics().Snapshot(); len(st) != 1 || st[0].Delivered != 2 || st[0].Rejected != 1 || st[0].Acked != 1 {
+	if st := h.App().Stats(); len(st) != 1 || st[0].Delivered != 2 || st[0].Rejected != 1 || st[0].Acked != 1 {
 		t.Errorf("counters %+v, want 2 delivered, 1 rejected, 1 acked", st)
 	}
 }

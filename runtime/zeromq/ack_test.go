@@ -40,7 +40,7 @@ func TestAckAndNackUnsupportedLoggedOncePerSubscription(t *testing.T) {
 	rec.waitFor(t, "b", each)
 	testkit.Eventually(t, "all settled", func() bool {
 		n := int64(0)
-		for _, s := range app.Metrics().Snapshot() {
+		for _, s := range app.Stats() {
 			n += s.Acked + s.Rejected
 		}
 		return n == 2*each

@@ -137,7 +137,7 @@ func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
 	}
 	testkit.Eventually(t, "the invoice parked", func() bool { _, _, parked := svc.snapshot(); return len(parked) == 1 })
 	testkit.Eventually(t, "both invoices settled", func() bool {
-		for _, s := range app.Metrics().Snapshot() {
+		for _, s := range app.Stats() {
 			if s.Subscription == "invoices" {
 				return s.Acked+s.Parked == 2
 			}

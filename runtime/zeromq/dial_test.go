@@ -57,7 +57,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 		}
 	}
 	testkit.Eventually(t, "the third delivery acked", func() bool {
-		for _, s := range app.Metrics().Snapshot() {
+		for _, s := range app.Stats() {
 			if s.Subscription == "work.retry" && s.Acked == 1 {
 				return true
 			}

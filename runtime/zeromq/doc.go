@@ -117,7 +117,7 @@
 //
 // ZeroMQ delivers at most once and stores nothing: a retry is a copy the
 // service sends. The delivery number is 1 + the retry count (a count above
-// runtime.MaxRetryCount reads as that: the attempts are used up). When the
+// 2^30 reads as 2^30: the attempts are used up). When the
 // runtime decides to retry, the copy — body and headers exactly as they
 // arrived, the retry count one more — waits out the delay the handler asked
 // for (runtime.RetryAfter) in memory, on the App's clock, and is then sent

@@ -125,7 +125,7 @@ func TestManyConnectionsOfLargeMessagesStayWithinTheInFlightBound(t *testing.T) 
 		inUse, _, waiting := zeromq.InFlight(zq, "jobs")
 		return inUse == 0 && waiting == 0
 	})
-	if s := app.Metrics().Snapshot()[0]; s.Acked != conns || s.Dropped != 0 {
+	if s := app.Stats()[0]; s.Acked != conns || s.Dropped != 0 {
 		t.Errorf("metrics = %+v, want %d acked, none dropped", s, conns)
 	}
 }

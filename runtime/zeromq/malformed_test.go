@@ -98,7 +98,7 @@ func TestBadInputIsDroppedAndTheWorkerGoesOn(t *testing.T) {
 					}
 				}
 			}
-			s := app.Metrics().Snapshot()[0]
+			s := app.Stats()[0]
 			n := int64(len(badInputs(withDL)))
 			if s.Delivered != 2*n || s.Acked != n || s.Dropped+s.Parked+s.Rejected != n {
 				t.Fatalf("metrics = %+v", s)

@@ -38,8 +38,8 @@ func TestUnreachableDeadLetterQueueDoesNotStallTheSubscription(t *testing.T) {
 		publishJob(t, zq, "jobs", Job{ID: i})
 	}
 	rec.waitFor(t, "jobs", 6)
-	testkit.Eventually(t, "the five good jobs acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 5 })
-	if s := app.Metrics().Snapshot()[0]; s.Parked != 0 || s.Failed != 0 {
+	testkit.Eventually(t, "the five good jobs acked", func() bool { return app.Stats()[0].Acked == 5 })
+	if s := app.Stats()[0]; s.Parked != 0 || s.Failed != 0 {
 		t.Fatalf("metrics = %+v before the dead-letter reader is up, want nothing parked or failed yet", s)
 	}
 
@@ -47,7 +47,7 @@ func TestUnreachableDeadLetterQueueDoesNotStallTheSubscription(t *testing.T) {
 	if string(dead[0]) != "jobs.dead" || !strings.Contains(string(dead[1]), "message-id: bad") {
 		t.Fatalf("dead letter = %q", dead)
 	}
-	testkit.Eventually(t, "the dead letter counted as parked", func() bool { return app.Metrics().Snapshot()[0].Parked == 1 })
+	testkit.Eventually(t, "the dead letter counted as parked", func() bool { return app.Stats()[0].Parked == 1 })
 }
 
 // TestFullOutboxHoldsTheSubscriptionBackAndWarns: with room for two
@@ -86,7 +86,7 @@ func TestFullOutboxHoldsTheSubscriptionBackAndWarns(t *testing.T) {
 	for range 5 {
 		dead()
 	}
-	testkit.Eventually(t, "five jobs parked", func() bool { return app.Metrics().Snapshot()[0].Parked == 5 })
+	testkit.Eventually(t, "five jobs parked", func() bool { return app.Stats()[0].Parked == 5 })
 }
 
 // TestShutdownReportsEachCopyLeftInTheOutbox: dead letters still waiting
@@ -139,7 +139,7 @@ func TestShutdownReportsEachCopyLeftInTheOutbox(t *testing.T) {
 	if len(summary) != 1 || summary[0].Attrs["lost"] != "3" || summary[0].Level != slog.LevelWarn {
 		t.Fatalf("want one warning counting 3 copies lost for jobs.dead; logs:\n%s", logs)
 	}
-	if s := app.Metrics().Snapshot()[0]; s.Failed != 3 || s.Parked != 0 {
+	if s := app.Stats()[0]; s.Failed != 3 || s.Parked != 0 {
 		t.Fatalf("metrics = %+v, want 3 failed, none parked", s)
 	}
 }
@@ -172,7 +172,7 @@ func TestShutdownNamesEachKindOfCopyItGaveUpOn(t *testing.T) {
 	rec.waitFor(t, "jobs", 2)
 	// Shutdown lets the workers finish first: the three copies are then in
 	// their outboxes.
-	testkit.Eventually(t, "three deliveries", func() bool { return app.Metrics().Snapshot()[0].Delivered == 3 })
+	testkit.Eventually(t, "three deliveries", func() bool { return app.Stats()[0].Delivered == 3 })
 
 	cancel()
 	err := <-ran
@@ -246,5 +246,5 @@ func TestRetryingIntoItsOwnQueueNeverWaitsForItself(t *testing.T) {
 	if err := <-published; err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "every job acked", func() bool { return app.Metrics().Snapshot()[0].Acked == jobs })
+	testkit.Eventually(t, "every job acked", func() bool { return app.Stats()[0].Acked == jobs })
 }

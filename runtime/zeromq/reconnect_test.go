@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
@@ -18,12 +19,12 @@ type reconnects struct {
 	n  int
 }
 
-func (o *reconnects) StartDelivery(ctx context.Context, _ runtime.DeliveryStart) (context.Context, runtime.DeliveryObservation) {
+func (o *reconnects) StartDelivery(ctx context.Context, _ observe.DeliveryStart) (context.Context, observe.DeliveryObservation) {
 	return ctx, nopObservation{}
 }
-func (o *reconnects) StartConsumer(runtime.ConsumerInfo) func() { return func() {} }
-func (o *reconnects) BrokerEvent(e runtime.BrokerEvent) {
-	if e.Kind == runtime.BrokerReconnected && e.Broker == runtime.ZeroMQ {
+func (o *reconnects) StartConsumer(observe.ConsumerInfo) func() { return func() {} }
+func (o *reconnects) BrokerEvent(e observe.Event) {
+	if e.Kind == observe.Reconnected && e.Broker == string(runtime.ZeroMQ) {
 		o.mu.Lock()
 		o.n++
 		o.mu.Unlock()
@@ -39,7 +40,7 @@ func (o *reconnects) count() int {
 type nopObservation struct{}
 
 func (nopObservation) CopyHeaders(func(string, string)) {}
-func (nopObservation) End(runtime.Settlement)           {}
+func (nopObservation) End(observe.Settlement)           {}
 
 // A worker that dials a ventilator reaches it again after the ventilator
 // restarts, and reports the reconnect (not the first connection) to the

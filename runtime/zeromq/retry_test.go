@@ -78,8 +78,8 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	}
 	// A copy is settled (and counted) once written, and its reader may take
 	// it first; its retry is logged when decided, before that.
-	testkit.Eventually(t, "the fourth copy settled", func() bool { return app.Metrics().Snapshot()[0].Retried == 4 })
-	stats := app.Metrics().Snapshot()[0]
+	testkit.Eventually(t, "the fourth copy settled", func() bool { return app.Stats()[0].Retried == 4 })
+	stats := app.Stats()[0]
 	if stats.Delivered != 5 || stats.Retried != 4 || stats.Dropped != 1 {
 		t.Fatalf("metrics = %+v, want 5 delivered, 4 retried, 1 dropped", stats)
 	}
@@ -113,7 +113,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 			t.Fatalf("delivery %d has attempt %d", i+1, g.MD.Attempt)
 		}
 	}
-	testkit.Eventually(t, "the third delivery acked", func() bool { return app.Metrics().Snapshot()[0].Acked == 1 })
+	testkit.Eventually(t, "the third delivery acked", func() bool { return app.Stats()[0].Acked == 1 })
 	if clock.Pending() != 0 {
 		t.Fatalf("timers pending: %v", clock.PendingDelays())
 	}
@@ -156,7 +156,7 @@ func TestPlainRetryWithoutCapBringsNothingBack(t *testing.T) {
 	if got := rec.Of("jobs"); len(got) != 2 {
 		t.Fatalf("deliveries = %+v, want the failing job once and the next one", got)
 	}
-	if s := app.Metrics().Snapshot()[0]; s.Retried != 0 || s.Dropped != 1 {
+	if s := app.Stats()[0]; s.Retried != 0 || s.Dropped != 1 {
 		t.Fatalf("metrics = %+v", s)
 	}
 }
@@ -195,7 +195,7 @@ func TestRetryCountHeaderName(t *testing.T) {
 }
 
 // TestHugeRetryCountUsesUpTheAttempts: a retry count above
-// runtime.MaxRetryCount reads as that many, as on every broker: the message
+// retrycount.Max reads as that many, as on every broker: the message
 // reaches its handler once, has no attempt left, and is parked.
 func TestHugeRetryCountUsesUpTheAttempts(t *testing.T) {
 	testkit.NoLeaks(t)

@@ -61,7 +61,7 @@ func TestShutdownLetsTheInFlightHandlerFinish(t *testing.T) {
 	if err := <-ctxErr; err != nil {
 		t.Fatalf("the in-flight handler's context ended: %v", err)
 	}
-	if s := app.Metrics().Snapshot()[0]; s.Acked != 1 {
+	if s := app.Stats()[0]; s.Acked != 1 {
 		t.Fatalf("metrics = %+v, want the in-flight message acked", s)
 	}
 }
@@ -272,7 +272,7 @@ func TestIdleServiceStopsWithoutWaiting(t *testing.T) {
 	dead()
 	publishJob(t, zq, "work", Job{ID: 1})
 	rec.waitFor(t, "work", 1)
-	testkit.Eventually(t, "the dead letter settled", func() bool { return app.Metrics().Snapshot()[0].Parked == 1 })
+	testkit.Eventually(t, "the dead letter settled", func() bool { return app.Stats()[0].Parked == 1 })
 
 	for _, s := range []struct {
 		name string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
@@ -51,7 +52,7 @@ func newSubscriber(b *Broker, sub *runtime.Subscription, env runtime.Env, q *que
 	s.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.ZeroMQ, RetryCountHeader: b.cfg.retryCountHeader}, s)
 	s.recv = newReceiver(sub.Name, q, limit, q.inFlightLimit(limit), s.incoming, b.clock, s.c.Logger(), s.tooLarge)
 	if env.Observing() {
-		s.recv.cfg.Reconnected = func() { env.Report(runtime.BrokerEvent{Kind: runtime.BrokerReconnected, Broker: runtime.ZeroMQ}) }
+		s.recv.cfg.Reconnected = func() { env.Report(observe.Event{Kind: observe.Reconnected, Broker: string(runtime.ZeroMQ)}) }
 	}
 	return s
 }

@@ -179,7 +179,7 @@ func TestConcurrencyRunsThatManyHandlersAtOnce(t *testing.T) {
 		return inFlight == workers
 	})
 	close(release)
-	testkit.Eventually(t, "all handled", func() bool { return app.Metrics().Snapshot()[0].Acked == 2*workers })
+	testkit.Eventually(t, "all handled", func() bool { return app.Stats()[0].Acked == 2*workers })
 	if most != workers {
 		t.Fatalf("at most %d handlers ran at once, want %d", most, workers)
 	}

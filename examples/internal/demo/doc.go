@@ -30,9 +30,9 @@
 //	svc, err := demo.Start(ctx, app)
 //	... (on error: interrupted when ctx has ended, else the service did not start)
 //	defer svc.Stop()
-//	err = demo.Play(ctx, narrator, zq, app.Metrics(), steps, 8*time.Second)
+//	err = demo.Play(ctx, narrator, zq, app.Stats, steps, 8*time.Second)
 //	err = svc.Stop()
-//	demo.WriteSummary(os.Stdout, app.Metrics().Snapshot())
+//	demo.WriteSummary(os.Stdout, app.Stats())
 //
 // The package is internal to the examples: it is not part of streamgen's
 // API.

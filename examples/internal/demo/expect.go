@@ -54,11 +54,11 @@ const pollInterval = 10 * time.Millisecond
 
 // WaitFor waits until the counters of m are exactly want (see Check). When
 // ctx ends first it returns an error with the last difference seen.
-func WaitFor(ctx context.Context, m *runtime.Metrics, want map[string]runtime.SubscriptionStats) error {
+func WaitFor(ctx context.Context, stats func() []runtime.SubscriptionStats, want map[string]runtime.SubscriptionStats) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
-		err := Check(m.Snapshot(), want)
+		err := Check(stats(), want)
 		if err == nil {
 			return nil
 		}

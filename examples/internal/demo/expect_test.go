@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,12 +36,12 @@ func TestCheck(t *testing.T) {
 }
 
 func TestWaitForReturnsOnceTheCountersAreReached(t *testing.T) {
-	m := runtime.NewMetrics()
-	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
+	jobs := newCounts("jobs")
+	m := jobs.snapshot
 	go func() {
 		for range 3 {
-			jobs.Delivered.Add(1)
-			jobs.Acked.Add(1)
+			jobs.add(func(s *runtime.SubscriptionStats) { s.Delivered++ })
+			jobs.add(func(s *runtime.SubscriptionStats) { s.Acked++ })
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -51,12 +52,38 @@ func TestWaitForReturnsOnceTheCountersAreReached(t *testing.T) {
 }
 
 func TestWaitForSaysWhatWasMissingWhenTimeRunsOut(t *testing.T) {
-	m := runtime.NewMetrics()
-	m.Subscription(runtime.ZeroMQ, "jobs").Delivered.Add(1)
+	jobs := newCounts("jobs")
+	jobs.add(func(s *runtime.SubscriptionStats) { s.Delivered++ })
+	m := jobs.snapshot
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := WaitFor(ctx, m, map[string]runtime.SubscriptionStats{"jobs": {Delivered: 2}})
 	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") || !strings.Contains(err.Error(), "jobs: delivered 1,") {
 		t.Fatalf("WaitFor = %v, want the deadline and the difference", err)
 	}
+}
+
+// counts stands in for an App's counters of one ZeroMQ subscription, for
+// the tests to change.
+type counts struct {
+	mu    sync.Mutex
+	stats runtime.SubscriptionStats
+}
+
+func newCounts(name string) *counts {
+	return &counts{stats: runtime.SubscriptionStats{Broker: runtime.ZeroMQ, Subscription: name}}
+}
+
+// add changes the counters.
+func (c *counts) add(change func(*runtime.SubscriptionStats)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	change(&c.stats)
+}
+
+// snapshot returns the counters, as App.Stats does.
+func (c *counts) snapshot() []runtime.SubscriptionStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return []runtime.SubscriptionStats{c.stats}
 }

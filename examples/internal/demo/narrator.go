@@ -130,14 +130,14 @@ func (n *Narrator) Printf(format string, args ...any) {
 // as settled (the runtime counts a delivery just before it logs how it
 // settled it), so that what a demo writes next comes after those lines.
 // It returns an error when ctx ends first.
-func (n *Narrator) CaughtUp(ctx context.Context, m *runtime.Metrics) error {
+func (n *Narrator) CaughtUp(ctx context.Context, stats func() []runtime.SubscriptionStats) error {
 	withAcks := n.Enabled(ctx, slog.LevelDebug)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
 		n.out.mu.Lock()
 		behind, changed := "", n.out.changed
-		for _, s := range m.Snapshot() {
+		for _, s := range stats() {
 			told, want := n.out.settled[s.Subscription], settledCount{other: s.Retried + s.Parked + s.Rejected + s.Dropped + s.Failed}
 			if withAcks {
 				want.acked = s.Acked

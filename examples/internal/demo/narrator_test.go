@@ -259,14 +259,14 @@ func TestNarratorTellsACopyWhoseSendingIsNotTold(t *testing.T) {
 // told: the runtime counts a delivery just before it logs its settling.
 func TestNarratorCatchesUpWithTheCounters(t *testing.T) {
 	n, _, _ := newTestNarrator()
-	m := runtime.NewMetrics()
-	jobs := m.Subscription(runtime.ZeroMQ, "jobs")
-	jobs.Acked.Add(1) // an ack is not told at level Info: nothing to wait for
+	jobs := newCounts("jobs")
+	m := jobs.snapshot
+	jobs.add(func(s *runtime.SubscriptionStats) { s.Acked++ }) // an ack is not told at level Info: nothing to wait for
 	if err := n.CaughtUp(context.Background(), m); err != nil {
 		t.Fatalf("CaughtUp with nothing to tell: %v", err)
 	}
 
-	jobs.Dropped.Add(1)
+	jobs.add(func(s *runtime.SubscriptionStats) { s.Dropped++ })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := n.CaughtUp(ctx, m); err == nil || !strings.Contains(err.Error(), "the narration of jobs did not catch up") {

@@ -64,7 +64,7 @@ func TestPrefixedRenamesEveryQueue(t *testing.T) {
 	}
 	// The App made counters for the names it knows; only the prefixed ones
 	// count anything.
-	if err := Check(app.Metrics().Snapshot(), map[string]runtime.SubscriptionStats{
+	if err := Check(app.Stats(), map[string]runtime.SubscriptionStats{
 		"t1.notes":       {Delivered: 2, Retried: 1, Parked: 1},
 		"t1.notes.later": {Delivered: 1, Acked: 1},
 	}); err != nil {

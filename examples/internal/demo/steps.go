@@ -23,7 +23,7 @@ type Step struct {
 // step's title comes after the last line of this one. Its error says
 // "interrupted" when ctx ends first; otherwise it names the step whose
 // messages could not be sent or whose counters were not reached.
-func Play(ctx context.Context, n *Narrator, p runtime.Publisher, m *runtime.Metrics, steps []Step, timeout time.Duration) error {
+func Play(ctx context.Context, n *Narrator, p runtime.Publisher, stats func() []runtime.SubscriptionStats, steps []Step, timeout time.Duration) error {
 	for i, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
@@ -33,9 +33,9 @@ func Play(ctx context.Context, n *Narrator, p runtime.Publisher, m *runtime.Metr
 			return fmt.Errorf("step %d: send: %w", i+1, err)
 		}
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
-		err := WaitFor(waitCtx, m, st.Want)
+		err := WaitFor(waitCtx, stats, st.Want)
 		if err == nil {
-			err = n.CaughtUp(waitCtx, m)
+			err = n.CaughtUp(waitCtx, stats)
 		}
 		cancel()
 		if ctx.Err() != nil {

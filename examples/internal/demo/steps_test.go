@@ -14,7 +14,7 @@ import (
 
 // startNotes runs an App with one subscription, notes, which acks every
 // note, and returns its broker and counters.
-func startNotes(t *testing.T) (*streamtest.Broker, *runtime.Metrics) {
+func startNotes(t *testing.T) (*streamtest.Broker, func() []runtime.SubscriptionStats) {
 	t.Helper()
 	clock := streamtest.NewClock(time.Time{})
 	b := streamtest.NewBroker(runtime.ZeroMQ, clock)
@@ -31,7 +31,7 @@ func startNotes(t *testing.T) (*streamtest.Broker, *runtime.Metrics) {
 			t.Error(err)
 		}
 	})
-	return b, app.Metrics()
+	return b, app.Stats
 }
 
 func sendNotes(texts ...string) func(context.Context, runtime.Publisher) error {
@@ -59,7 +59,7 @@ func TestPlayTellsEachStepAndWaitsForItsCounters(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("Play wrote\n%q\nwant\n%q", got, want)
 	}
-	if err := Check(m.Snapshot(), map[string]runtime.SubscriptionStats{"notes": {Delivered: 3, Acked: 3}}); err != nil {
+	if err := Check(m(), map[string]runtime.SubscriptionStats{"notes": {Delivered: 3, Acked: 3}}); err != nil {
 		t.Errorf("after the steps: %v", err)
 	}
 }

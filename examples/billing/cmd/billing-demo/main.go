@@ -131,7 +131,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 		narrator.Printf("  %-14s %-22s %s\n", q.name, zq.Addr(q.name), q.policy)
 	}
 
-	if err := demo.Play(ctx, narrator, zq, app.Metrics(), s.steps, s.timeout); err != nil {
+	if err := demo.Play(ctx, narrator, zq, app.Stats, s.steps, s.timeout); err != nil {
 		return err
 	}
 
@@ -139,8 +139,8 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	if err := svc.Stop(); err != nil {
 		return fmt.Errorf("the service stopped with an error: %w", err)
 	}
-	stats := app.Metrics().Snapshot()
-	fmt.Fprintf(out, "\nWhat the service counted (app.Metrics()):\n\n")
+	stats := app.Stats()
+	fmt.Fprintf(out, "\nWhat the service counted (app.Stats):\n\n")
 	if err := demo.WriteSummary(out, stats); err != nil {
 		return err
 	}

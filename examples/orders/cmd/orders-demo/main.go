@@ -173,7 +173,7 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	for i, st := range s.steps {
 		steps[i] = demo.Step{Title: st.title, Send: st.send, Want: map[string]runtime.SubscriptionStats{received: st.want, audit: st.audit}}
 	}
-	if err := demo.Play(ctx, narrator, b, app.Metrics(), steps, s.timeout); err != nil {
+	if err := demo.Play(ctx, narrator, b, app.Stats, steps, s.timeout); err != nil {
 		return err
 	}
 
@@ -181,8 +181,8 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	if err := svc.Stop(); err != nil {
 		return fmt.Errorf("the service stopped with an error: %w", err)
 	}
-	stats := app.Metrics().Snapshot()
-	fmt.Fprintf(out, "\nWhat the service counted (app.Metrics()), in %.1fs:\n\n", time.Since(start).Seconds())
+	stats := app.Stats()
+	fmt.Fprintf(out, "\nWhat the service counted (app.Stats()), in %.1fs:\n\n", time.Since(start).Seconds())
 	if err := demo.WriteSummary(out, stats); err != nil {
 		return err
 	}
