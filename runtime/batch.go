@@ -91,14 +91,6 @@ func values[T any](msgs []*T) []T {
 	return vs
 }
 
-// Batched reports whether h is a batch handler (made by HandleBatch).
-func (h *Handler) Batched() bool { return h.gather != nil }
-
-// Gather makes the message a batch handler is called with out of values
-// Decode returned, in order: a []*T. It panics for a handler that is not
-// Batched.
-func (h *Handler) Gather(vs []any) any { return h.gather(vs) }
-
 // BatchFailures is the error a batch handler returns when some of its
 // messages failed and the others are handled: each message named by its
 // index in the batch fails with its own error, mapped by OutcomeOf (so a
