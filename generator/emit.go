@@ -367,6 +367,9 @@ func (e *emitter) mount(f *jen.File) {
 			if h.wire != h.shape.msg.Obj().Name() {
 				t += fmt.Sprintf(" as %q", h.wire)
 			}
+			if h.shape.batch && s.rs.BatchSize > 0 {
+				t = fmt.Sprintf("batches of up to %d %s", s.rs.BatchSize, t)
+			}
 			hs = append(hs, fmt.Sprintf("%s (%s)", h.name(), t))
 		}
 		fmt.Fprintf(&doc, "//   - %q on %s: %s\n", s.name, brokerText(s.broker), strings.Join(hs, ", "))

@@ -27,7 +27,7 @@ var (
 
 // Mount registers the subscriptions of package rows on app:
 //
-//   - "readings" on rabbitmq: Store.Insert (Reading)
+//   - "readings" on rabbitmq: Store.Insert (batches of up to 100 Reading)
 //
 // store is the *Store whose method Insert handles messages.
 // A nil store is refused: Run fails, naming it.

@@ -31,9 +31,9 @@ var (
 
 // Mount registers the subscriptions of package rows on app:
 //
-//   - "rows" on rabbitmq: Writer.Insert (Row)
-//   - "events" on rabbitmq: Count (Event)
-//   - "metrics" on zeromq: Measure (Metric)
+//   - "rows" on rabbitmq: Writer.Insert (batches of up to 100 Row)
+//   - "events" on rabbitmq: Count (batches of up to 10 Event)
+//   - "metrics" on zeromq: Measure (batches of up to 50 Metric)
 //
 // writer is the *Writer whose method Insert handles messages.
 // A nil writer is refused: Run fails, naming it.
