@@ -72,6 +72,7 @@ check:
 	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:
@@ -81,7 +82,7 @@ demo:
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
-## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ and python3-zmq; about 6 minutes)
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ and python3-zmq; about 10 minutes)
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -eo pipefail -c
 bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
@@ -89,6 +90,8 @@ bench: rabbitmq
 	@: > $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark(Publish|PublishWindow|Retry)$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=raw$$' -benchtime 5x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark(List|Replay)$$' -benchtime 5x -timeout 30m ./runtime/deadletter | tee -a $(BENCH_OUT)

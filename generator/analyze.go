@@ -2,6 +2,7 @@ package generator
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -473,6 +474,11 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 			wire = fmt.Sprintf("\x00handler %d", i)
 		}
 		if rs.Handler(wire) != nil {
+			continue
+		}
+		if h.shape.batch {
+			rs.Handlers = append(rs.Handlers, runtime.HandleBatch[struct{}](wire, h.ann.fields.handler.Policy, nil, func(context.Context, []struct{}) error { return nil }))
+			index = append(index, h)
 			continue
 		}
 		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.ann.fields.handler.Policy, nil))

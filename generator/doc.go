@@ -39,6 +39,8 @@
 //	concurrency        ≥ 1                                     subscription
 //	max_payload_bytes  ≥ 1, optionally 64KiB or 2MiB           subscription
 //	queue_type         classic | quorum                        subscription (rabbitmq)
+//	batch_size         ≥ 1: most messages a batch call gets    subscription
+//	batch_wait         50ms: how long a partial batch waits    subscription
 //	timeout            30s: the handler call's budget          message type
 //
 // Several handlers may name the same subscription with different message
@@ -62,7 +64,14 @@
 //	func(ctx context.Context, msg T, md runtime.Metadata) error
 //	func(ctx context.Context, msg T) runtime.Outcome
 //
-// and the other combinations of those. T is an exported named type that
+// and the other combinations of those, and the batch handlers of a
+// subscription with batch_size, which take a slice of messages (and the
+// Metadata of each) and return error:
+//
+//	func(ctx context.Context, msgs []T) error
+//	func(ctx context.Context, msgs []*T, mds []runtime.Metadata) error
+//
+// Mount mounts those with runtime.HandleBatch. T is an exported named type that
 // encoding/json can decode: no channel, function, complex number or
 // unsafe.Pointer reachable through its exported fields (fields tagged
 // `json:"-"` are skipped), not an interface, unless it implements

@@ -220,7 +220,7 @@ func (e *emitter) nameImports() {
 // decoders.
 func (e *emitter) writesDurations() bool {
 	for _, s := range e.m.subs {
-		if len(s.rs.RetryDelays) > 0 {
+		if len(s.rs.RetryDelays) > 0 || s.rs.BatchWait != 0 {
 			return true
 		}
 		for _, h := range s.rs.Handlers {
@@ -288,9 +288,13 @@ func (e *emitter) signature(h *handler) *jen.Statement {
 	if h.recv != nil {
 		params = append(params, e.recvType(h.recv, h.pointerRecv))
 	}
-	params = append(params, jen.Qual(contextPath, "Context"), e.messageType(h))
+	msg, md := e.messageType(h), jen.Qual(runtimePath, "Metadata")
+	if h.shape.batch {
+		msg, md = jen.Index().Add(msg), jen.Index().Add(md)
+	}
+	params = append(params, jen.Qual(contextPath, "Context"), msg)
 	if h.shape.metadata {
-		params = append(params, jen.Qual(runtimePath, "Metadata"))
+		params = append(params, md)
 	}
 	return jen.Func().Params(params...).Add(e.result(h))
 }
@@ -362,6 +366,9 @@ func (e *emitter) mount(f *jen.File) {
 			t := e.typeString(h)
 			if h.wire != h.shape.msg.Obj().Name() {
 				t += fmt.Sprintf(" as %q", h.wire)
+			}
+			if h.shape.batch && s.rs.BatchSize > 0 {
+				t = fmt.Sprintf("batches of up to %d %s", s.rs.BatchSize, t)
 			}
 			hs = append(hs, fmt.Sprintf("%s (%s)", h.name(), t))
 		}
@@ -499,6 +506,8 @@ func (e *emitter) subscriptionFields(s *subscription) []keyed {
 			return constantCode(e, rs.ExchangeType, map[runtime.ExchangeType]string{runtime.TopicExchange: "TopicExchange", runtime.DirectExchange: "DirectExchange", runtime.FanoutExchange: "FanoutExchange"})
 		})},
 		{"Bindings", unlessZero(len(rs.Bindings) == 0, func() jen.Code { return stringsCode(rs.Bindings) })},
+		{"BatchSize", unlessZero(rs.BatchSize == 0, func() jen.Code { return jen.Lit(rs.BatchSize) })},
+		{"BatchWait", unlessZero(rs.BatchWait == 0, func() jen.Code { return durationCode(rs.BatchWait) })},
 		{"Handlers", unlessZero(len(rs.Handlers) == 0, func() jen.Code {
 			var hs []jen.Code
 			for j, h := range rs.Handlers {
@@ -529,6 +538,14 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	decoder := jen.Nil()
 	if fn := e.json.decoderFor(h.shape.msg); fn != "" {
 		decoder = jen.Id(fn)
+	}
+	if h.shape.batch {
+		return jen.Qual(runtimePath, "HandleBatch").Index(e.typeName(h)).Call(
+			jen.Lit(rh.MessageType),
+			e.policyLiteral(rh.Policy),
+			decoder,
+			e.handlerValue(h),
+		)
 	}
 	return jen.Qual(runtimePath, "HandleJSON").Index(e.typeName(h)).Call(
 		jen.Lit(rh.MessageType),

@@ -272,6 +272,8 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		"DeadLetter":           `"jobs.dead"`,
 		"OutRetry":             "runtime.OutRetrySelf",
 		"Timeout":              "30 * time.Second",
+		"BatchSize":            "100",
+		"BatchWait":            "50 * time.Millisecond",
 	}
 	rs := f.sub
 	rs.Name = "jobs"

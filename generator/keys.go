@@ -131,6 +131,20 @@ func keySpecs() []keySpec {
 			sub.Bindings = parseBindings(v)
 			return ""
 		}, ""},
+		{"batch_size", queueLevel, runtime.AnyBroker, "batch_size=100", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			return setPositive(&sub.BatchSize, "batch_size", v, "the most messages a batch handler's call gets, such as batch_size=100")
+		}, ""},
+		{"batch_wait", queueLevel, runtime.AnyBroker, "batch_wait=50ms", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Sprintf("bad batch_wait: %q is not a duration: write it as 50ms, 1s or 1m", v)
+			}
+			if d <= 0 {
+				return fmt.Sprintf("batch_wait=%s: it must be a positive duration such as batch_wait=50ms; remove it for the default (%s)", v, annotvalue.FormatDuration(runtime.DefaultBatchWait))
+			}
+			sub.BatchWait = d
+			return ""
+		}, ""},
 		{"timeout", typeLevel, runtime.AnyBroker, "timeout=30s", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
 			d, err := time.ParseDuration(v)
 			if err != nil {

@@ -35,7 +35,7 @@ func TestKeyTable(t *testing.T) {
 	}
 	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
 		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer",
-		"exchange", "exchange_type", "binding", "timeout"}
+		"exchange", "exchange_type", "binding", "batch_size", "batch_wait", "timeout"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
 		t.Errorf("keyNames() = %q, want %q (the documentation's order)", got, wantNames)
 	}

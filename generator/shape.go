@@ -17,6 +17,9 @@ const (
 const acceptedShapes = "a handler is func(ctx context.Context, msg T) error or func(ctx context.Context, msg T, md runtime.Metadata) error, " +
 	"and may return runtime.Outcome instead of error; T is a named message type or a pointer to one"
 
+// acceptedBatchShapes ends every message about a batch handler's signature.
+const acceptedBatchShapes = "a batch handler is func(ctx context.Context, msgs []T) error or func(ctx context.Context, msgs []T, mds []runtime.Metadata) error; T is a named message type or a pointer to one"
+
 // handlerShape is what a handler's signature says.
 type handlerShape struct {
 	// msg is the message type T.
@@ -27,6 +30,9 @@ type handlerShape struct {
 	metadata bool
 	// outcome is set when the handler returns runtime.Outcome, not error.
 	outcome bool
+	// batch is set when the handler takes a slice of messages (and a
+	// slice of runtime.Metadata with metadata).
+	batch bool
 }
 
 // checkShape checks the signature of an annotated function against the
@@ -59,15 +65,26 @@ func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagno
 		ds.add(paramPos(fd, 0), "%s's first parameter is %s, not context.Context: %s", name, types.TypeString(params.At(0).Type(), qual), acceptedShapes)
 		good = false
 	default:
+		msgType := params.At(1).Type()
+		if s, ok := types.Unalias(msgType).(*types.Slice); ok {
+			shape.batch, msgType = true, s.Elem()
+		}
 		if params.Len() == 3 {
-			if isNamed(params.At(2).Type(), runtimePath, "Metadata") {
+			md := params.At(2).Type()
+			switch {
+			case shape.batch && isMetadataSlice(md):
 				shape.metadata = true
-			} else {
-				ds.add(paramPos(fd, 2), "%s's third parameter is %s, not runtime.Metadata: %s", name, types.TypeString(params.At(2).Type(), qual), acceptedShapes)
+			case shape.batch:
+				ds.add(paramPos(fd, 2), "%s takes a batch, and its third parameter is %s, not []runtime.Metadata (the Metadata of each message, in order): %s", name, types.TypeString(md, qual), acceptedBatchShapes)
+				good = false
+			case isNamed(md, runtimePath, "Metadata"):
+				shape.metadata = true
+			default:
+				ds.add(paramPos(fd, 2), "%s's third parameter is %s, not runtime.Metadata: %s", name, types.TypeString(md, qual), acceptedShapes)
 				good = false
 			}
 		}
-		msg, pointer, ok := checkMessageType(name, params.At(1).Type(), paramPos(fd, 1), pkg, ds)
+		msg, pointer, ok := checkMessageType(name, msgType, paramPos(fd, 1), pkg, ds)
 		shape.msg, shape.pointer = msg, pointer
 		good = good && ok
 	}
@@ -78,6 +95,9 @@ func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagno
 		good = false
 	case results.Len() > 1:
 		ds.add(fd.Type.Results.Pos(), "%s returns %d results: %s", name, results.Len(), acceptedShapes)
+		good = false
+	case shape.batch && isNamed(results.At(0).Type(), runtimePath, "Outcome"):
+		ds.add(fd.Type.Results.Pos(), "%s takes a batch and returns runtime.Outcome: a batch handler returns error, nil to acknowledge every message, or a runtime.BatchFailures naming the messages that failed", name)
 		good = false
 	case isNamed(results.At(0).Type(), runtimePath, "Outcome"):
 		shape.outcome = true
@@ -108,6 +128,12 @@ func paramPos(fd *ast.FuncDecl, i int) token.Pos {
 		n += names
 	}
 	return fd.Type.Params.Opening
+}
+
+// isMetadataSlice reports whether t is []runtime.Metadata.
+func isMetadataSlice(t types.Type) bool {
+	s, ok := types.Unalias(t).(*types.Slice)
+	return ok && isNamed(s.Elem(), runtimePath, "Metadata")
 }
 
 // isNamed reports whether t is the named type path.name (not a pointer to it).

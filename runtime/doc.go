@@ -42,6 +42,12 @@
 // runtime.HandleJSON[Job]("Job", policy, streamgen_decode_Job, Work) for
 // func(ctx, Job) error.
 //
+// A batch subscription (Subscription.BatchSize) has one handler made by
+// HandleBatch, which gets up to BatchSize messages a call. Each message
+// keeps its own attempt count, retry copy and dead letter: a nil error
+// acknowledges them all, any other error applies to each by its own
+// policy, and a BatchFailures fails only the messages it names, by index.
+//
 // # Policies
 //
 // Policy.MaxAttempts counts deliveries, the first included: with 5, the fifth

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -135,4 +136,53 @@ func ExampleMiddleware() {
 	// subscription after: ack
 	// app after: ack
 	// verdict: ack
+}
+
+// A batch handler fails some messages of its batch and handles the
+// others: each failed message is retried or parked on its own, with its
+// own error, and the others are acknowledged.
+func ExampleBatchFailures() {
+	type row struct {
+		ID int `json:"id"`
+	}
+	rows := &runtime.Subscription{Name: "rows", BatchSize: 3, BatchWait: time.Hour, Handlers: []runtime.Handler{
+		runtime.HandleBatch[row]("Row", runtime.Policy{MaxAttempts: 3, DeadLetter: "rows.dead"}, nil, func(ctx context.Context, rs []row) error {
+			var failed runtime.BatchFailures
+			for i, r := range rs {
+				switch r.ID {
+				case 2:
+					failed.Fail(i, runtime.DeadLetter(errors.New("row 2 is malformed")))
+				case 3:
+					failed.Fail(i, errors.New("row 3 hit a lock"))
+				}
+			}
+			return failed.Err()
+		}),
+	}}
+
+	clock := streamtest.NewClock(time.Time{})
+	broker := streamtest.NewBroker(runtime.RabbitMQ, clock)
+	app := runtime.NewApp("rows", runtime.WithClock(clock))
+	app.Mount(broker, rows)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- app.Run(ctx) }()
+	<-app.Ready()
+	for id := 1; id <= 3; id++ {
+		_ = runtime.Publish(ctx, broker, "rows", "Row", row{ID: id}, runtime.WithMessageID(fmt.Sprintf("row-%d", id)))
+	}
+	_ = broker.Wait(ctx)
+	stop()
+	<-done
+	verdicts := map[string]string{}
+	for _, d := range broker.Deliveries("rows") {
+		verdicts[d.MessageID] = strings.TrimSpace(d.Verdict.Kind.String() + " " + d.Verdict.Reason)
+	}
+	for id := 1; id <= 3; id++ {
+		fmt.Printf("row-%d: %s\n", id, verdicts[fmt.Sprintf("row-%d", id)])
+	}
+	// Output:
+	// row-1: ack
+	// row-2: park dead-lettered by the handler: row 2 is malformed
+	// row-3: retry row 3 hit a lock
 }

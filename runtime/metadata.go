@@ -18,4 +18,9 @@ type Metadata struct {
 	Properties
 	// Raw is the broker adapter's own delivery value.
 	Raw any
+	// Batch is, in the Metadata middleware sees around a batch call, the
+	// Metadata of each message of the batch, in order; that Metadata
+	// names the subscription, message type and MaxAttempts, and no
+	// message. It is nil for a call with one message.
+	Batch []Metadata
 }

@@ -129,6 +129,15 @@ type Subscription struct {
 	// Exchange with, one binding each: required for a topic or direct
 	// exchange, refused for fanout.
 	Bindings []string
+	// BatchSize, when set, makes the subscription a batch subscription:
+	// its one handler, made by HandleBatch, gets up to BatchSize messages
+	// per call. Each message keeps its own attempt count, retry copy and
+	// dead letter. 0 means one message per call.
+	BatchSize int
+	// BatchWait is how long a batch that is not full waits for more
+	// messages before its handler is called; 0 means DefaultBatchWait.
+	// It runs on the wall clock.
+	BatchWait time.Duration
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler
 	// Middleware wraps each handler call of this subscription, inside the
@@ -145,6 +154,9 @@ type Handler struct {
 
 	decode func(Codec, []byte) (any, error)
 	call   func(context.Context, any, Metadata) Outcome
+	// gather makes a batch handler's message out of decoded values; nil
+	// for a handler of one message at a time.
+	gather func([]any) any
 }
 
 // Handle makes the Handler of messages of type messageType, decoded into a
@@ -202,12 +214,32 @@ func (s *Subscription) AckMode() AckMode {
 	return s.Ack
 }
 
-// Workers returns how many handler calls may run at once: Concurrency, or 1.
+// DefaultBatchWait is how long a batch that is not full waits for more
+// messages when the subscription sets no BatchWait.
+const DefaultBatchWait = 50 * time.Millisecond
+
+// Workers returns how many deliveries a broker adapter hands its Consumer
+// at once: Concurrency, or 1, the handler calls that may run at once. A
+// batch subscription holds the messages of those calls and of the batch
+// that fills meanwhile: (Concurrency+1)×BatchSize.
 func (s *Subscription) Workers() int {
-	if s.Concurrency < 1 {
-		return 1
+	n := max(s.Concurrency, 1)
+	if s.BatchSize > 0 {
+		return (n + 1) * s.BatchSize
 	}
-	return s.Concurrency
+	return n
+}
+
+// Batch returns the most messages a handler call gets (BatchSize, or 1)
+// and how long a batch that is not full waits for more.
+func (s *Subscription) Batch() (size int, wait time.Duration) {
+	if s.BatchSize < 1 {
+		return 1, 0
+	}
+	if s.BatchWait <= 0 {
+		return s.BatchSize, DefaultBatchWait
+	}
+	return s.BatchSize, s.BatchWait
 }
 
 // Handler returns the handler for messageType, or nil.
@@ -503,6 +535,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 	if s.MaxPayloadBytes < 0 {
 		add(-1, "max_payload_bytes", "max_payload_bytes is %d: it must be 0 (no limit) or more", s.MaxPayloadBytes)
 	}
+	s.validateBatch(add)
 	switch s.Ack {
 	case "", AckManual, AckAuto:
 	default:
@@ -546,8 +579,46 @@ func (s *Subscription) validatePrefetch(add func(int, string, string, ...any)) {
 	switch {
 	case s.Prefetch > maxPrefetch:
 		add(-1, "prefetch", "prefetch is %d: RabbitMQ takes at most %d unsettled deliveries per consumer (basic.qos has 16 bits for it); set prefetch=%d or less", s.Prefetch, maxPrefetch, maxPrefetch)
+	case s.BatchSize > 0 && s.Prefetch > 0 && s.Prefetch < s.BatchSize:
+		add(-1, "batch_size", "batch_size=%d is above prefetch=%d: RabbitMQ holds back deliveries beyond the prefetch, so a batch could never fill; set prefetch=%d (twice batch_size, so that the next batch fills while one is handled) or remove prefetch, which then defaults to that, or lower batch_size", s.BatchSize, s.Prefetch, 2*s.BatchSize)
+	case s.BatchSize > 0 && s.Prefetch == 0 && s.Workers() > maxPrefetch:
+		add(-1, "batch_size", "batch_size=%d with concurrency %d raises the prefetch to %d (the batches being handled and the one filling), and RabbitMQ takes at most %d unsettled deliveries per consumer (basic.qos has 16 bits for it); lower batch_size or concurrency", s.BatchSize, max(s.Concurrency, 1), s.Workers(), maxPrefetch)
 	case s.Prefetch == 0 && s.Concurrency > maxPrefetch:
 		add(-1, "concurrency", "concurrency is %d, which raises the prefetch to %d, and RabbitMQ takes at most %d unsettled deliveries per consumer (basic.qos has 16 bits for it); set concurrency=%d or less, or set a prefetch of %d or less", s.Concurrency, s.Concurrency, maxPrefetch, maxPrefetch, maxPrefetch)
+	}
+}
+
+// validateBatch checks a batch subscription: BatchSize and BatchWait, and
+// that its one handler is a batch handler, and a batch handler's
+// subscription a batch subscription.
+func (s *Subscription) validateBatch(add func(int, string, string, ...any)) {
+	if s.BatchSize < 0 {
+		add(-1, "batch_size", "batch_size is %d: it must be 1 or more (or left out, for one message per call)", s.BatchSize)
+	}
+	if s.BatchWait < 0 {
+		add(-1, "batch_wait", "batch_wait is %v: it must be a positive duration such as batch_wait=50ms, or not set", s.BatchWait)
+	}
+	if s.BatchWait != 0 && s.BatchSize == 0 {
+		add(-1, "batch_wait", "batch_wait has no effect without batch_size: add batch_size=N or remove batch_wait")
+	}
+	batched := -1
+	for i, h := range s.Handlers {
+		if h.Batched() {
+			batched = i
+			break
+		}
+	}
+	if len(s.Handlers) > 1 && (s.BatchSize > 0 || batched >= 0) {
+		add(batched, "batch_size", "a batch subscription has one handler, and this one has %d: give the batch handler a queue of its own", len(s.Handlers))
+		return
+	}
+	for i, h := range s.Handlers {
+		switch {
+		case h.Batched() && s.BatchSize == 0:
+			add(i, "batch_size", "the handler for %q takes a batch, but the subscription sets no batch_size: add batch_size=N, the most messages a call gets, such as batch_size=100", h.MessageType)
+		case !h.Batched() && s.BatchSize > 0:
+			add(i, "batch_size", "batch_size is set, but the handler for %q takes one message: make it take a slice ([]%s), or remove batch_size", h.MessageType, h.MessageType)
+		}
 	}
 }
 

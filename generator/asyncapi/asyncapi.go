@@ -1071,7 +1071,11 @@ func (o *apiOperation) receiveNode(n *object) {
 	if rs.Prefetch > 0 {
 		n.set("x-streamgen-prefetch", rs.Prefetch)
 	}
-	n.set("x-streamgen-concurrency", rs.Workers())
+	n.set("x-streamgen-concurrency", max(rs.Concurrency, 1))
+	if size, wait := rs.Batch(); rs.BatchSize > 0 {
+		n.set("x-streamgen-batch-size", size)
+		n.set("x-streamgen-batch-wait", annotvalue.FormatDuration(wait))
+	}
 	if rs.MaxPayloadBytes > 0 {
 		n.set("x-streamgen-max-payload-bytes", rs.MaxPayloadBytes)
 	}

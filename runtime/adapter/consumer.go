@@ -71,9 +71,15 @@ type Consumer struct {
 	// obs is the App's Observer, nil without one; obsStop ends its watch.
 	obs     observe.Observer
 	obsStop func()
+	// batches gathers the deliveries of a batch subscription; nil for
+	// one message per call.
+	batches *batcher
 
 	stopping chan struct{} // closed by Stop
 	stopOnce sync.Once
+	// draining is closed by Drain (and Stop): batches no longer wait.
+	draining  chan struct{}
+	drainOnce sync.Once
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
 	// copies counts the copies whose outcome the transport has yet to
@@ -121,6 +127,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		auto:        sub.AckMode() == runtime.AckAuto,
 		delayed:     newDelayedCopies(env.Clock),
 		stopping:    make(chan struct{}),
+		draining:    make(chan struct{}),
 	}
 	if rules.acks() {
 		a, ok := tr.(Acknowledger)
@@ -134,6 +141,9 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		for i := range sub.Handlers {
 			c.chains[i] = c.chain(&sub.Handlers[i], mws)
 		}
+	}
+	if sub.BatchSize > 0 {
+		c.batches = newBatcher(sub)
 	}
 	if env.Observer != nil {
 		c.obs = env.Observer
@@ -231,7 +241,20 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	if c.obs != nil {
 		hctx = c.observe(ctx, d, count)
 	}
-	v := c.process(hctx, d, countErr)
+	v := c.process(ctx, hctx, d, countErr)
+	if d.batched != nil {
+		// Its batch's leader carried it out (see batchCall).
+		r := *d.batched
+		d.batched = nil
+		return r.v, r.err
+	}
+	return c.finish(ctx, d, v)
+}
+
+// finish carries out v, d's verdict, and returns it with the error d was
+// settled with. Once ctx has ended, a delivery that is not acknowledged
+// is left to the broker where it can take it back.
+func (c *Consumer) finish(ctx context.Context, d *Delivery, v Verdict) (Verdict, error) {
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
 		c.Settle(d, v, ErrLeftToBroker)
 		return v, ErrLeftToBroker
@@ -262,8 +285,9 @@ func (c *Consumer) observe(ctx context.Context, d *Delivery, retryCount int) con
 }
 
 // process decodes d, calls its handler and decides what happens to it;
-// countErr is why d's retry count could not be read.
-func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Verdict {
+// countErr is why d's retry count could not be read. ctx is d's own
+// context, base the handlers': a batch call runs in base.
+func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr error) Verdict {
 	if countErr != nil {
 		return c.poison(d, d.Type, fmt.Sprintf("retry count header %s is unreadable: %v", c.countHeader, countErr))
 	}
@@ -299,6 +323,9 @@ func (c *Consumer) process(ctx context.Context, d *Delivery, countErr error) Ver
 		Redelivered:  d.Redelivered,
 		Raw:          d.Raw,
 		Properties:   d.Properties,
+	}
+	if c.batches != nil && h.Batched() {
+		return c.batchCall(base, ctx, d, i, h, v, md)
 	}
 	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }
@@ -818,6 +845,7 @@ func (c *Consumer) pause(d time.Duration) {
 // is settled with ErrCopyLost). It returns how many were lost. Copies being
 // sent, or awaiting their outcome, go on; WaitCopies waits for them.
 func (c *Consumer) Stop() int {
+	c.Drain()
 	c.stopOnce.Do(func() {
 		close(c.stopping)
 		if c.obsStop != nil {
@@ -829,6 +857,16 @@ func (c *Consumer) Stop() int {
 		c.log.Warn("retry copies still waiting for their delay in memory are lost at shutdown (ZeroMQ stores nothing)", "lost", n)
 	}
 	return n
+}
+
+// Drain tells the Consumer that its broker began shutting down: a batch
+// waiting for more messages is handled at once with the messages it holds,
+// and a batch that starts from now on does not wait for more. A broker
+// calls it once it takes no more deliveries, before it waits for the
+// handlers; Stop drains too. It does nothing to a subscription without
+// batches.
+func (c *Consumer) Drain() {
+	c.drainOnce.Do(func() { close(c.draining) })
 }
 
 // WaitingCopies returns how many retry copies wait for their delay in

@@ -49,6 +49,9 @@ type Delivery struct {
 
 	// attempt is the delivery number the Consumer computed.
 	attempt int
+	// batched is set when the leader of the delivery's batch carried it
+	// out: its verdict and the error it was settled with.
+	batched *batchResult
 	// obs follows the delivery for the App's Observer until it ends; nil
 	// without an Observer (so that a Delivery stays as small), and once
 	// told.

@@ -40,8 +40,16 @@
 //		...
 //	}
 //
-// At shutdown the adapter calls Consumer.Stop (ZeroMQ retry copies still
-// waiting are lost, and logged) and Consumer.WaitCopies.
+// An adapter runs Subscription.Workers() calls of Handle at once. For a
+// batch subscription (Subscription.BatchSize) that is enough for the
+// batches being handled and the next one filling: each Handle joins a
+// batch, and returns once its batch was handled and its delivery settled.
+// Batching is the Consumer's; the adapter does nothing of its own for it.
+//
+// At shutdown the adapter calls Consumer.Drain once it takes no more
+// deliveries (a batch waiting for more is handled at once), then
+// Consumer.Stop (ZeroMQ retry copies still waiting are lost, and logged)
+// and Consumer.WaitCopies.
 //
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.

@@ -3,6 +3,7 @@ package brokertest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func Run(t *testing.T, tr Transport) {
 	t.Helper()
 	checkTransport(t, tr)
 	tr = tr.withDefaults()
-	for _, c := range cases {
+	for _, c := range slices.Concat(cases, batchCases) {
 		t.Run(c.name, func(t *testing.T) { c.run(t, tr) })
 	}
 }

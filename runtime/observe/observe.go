@@ -134,3 +134,23 @@ type Event struct {
 	// Err is set when the operation failed.
 	Err error
 }
+
+// BatchObserver is what an Observer may also do: follow each handler call
+// of a batch subscription. The Consumer calls StartBatch before the call,
+// with the context of each delivery of the batch as StartDelivery
+// returned it, and end once the call returns; the handler and its
+// middleware run in the context StartBatch returns (nil: ctx). Each
+// delivery is still started and ended on its own (StartDelivery).
+type BatchObserver interface {
+	StartBatch(ctx context.Context, b BatchStart) (context.Context, func())
+}
+
+// BatchStart is a batch handler call about to start.
+type BatchStart struct {
+	// Broker is the broker kind, as in DeliveryStart.
+	Broker       string
+	Subscription string
+	MessageType  string
+	// Deliveries are the contexts of the batch's deliveries, in order.
+	Deliveries []context.Context
+}

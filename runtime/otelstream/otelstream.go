@@ -208,6 +208,33 @@ func (o *Observer) StartDelivery(ctx context.Context, d observe.DeliveryStart) (
 	return sctx, &delivery{o: o, ctx: sctx, span: span, sub: sub}
 }
 
+// StartBatch starts the span of a batch handler call ("process batch
+// <queue>"), linked to the span of each delivery of the batch, and
+// returns the context the call runs in and the function that ends the
+// span. Each delivery keeps its own span, its verdict, and the context its
+// copies carry.
+func (o *Observer) StartBatch(ctx context.Context, b observe.BatchStart) (context.Context, func()) {
+	links := make([]trace.Link, 0, len(b.Deliveries))
+	for _, dctx := range b.Deliveries {
+		if sc := trace.SpanContextFromContext(dctx); sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc})
+		}
+	}
+	attrs := []attribute.KeyValue{
+		system(runtime.BrokerKind(b.Broker)),
+		semconv.MessagingDestinationName(b.Subscription),
+		semconv.MessagingOperationTypeProcess,
+		semconv.MessagingOperationName("process"),
+		semconv.MessagingBatchMessageCount(len(b.Deliveries)),
+	}
+	if b.MessageType != "" {
+		attrs = append(attrs, MessageTypeKey.String(b.MessageType))
+	}
+	bctx, span := o.tracer.Start(ctx, "process batch "+b.Subscription, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithNewRoot(), trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	return bctx, func() { span.End() }
+}
+
 // delivery is one delivery's span and metrics.
 type delivery struct {
 	o    *Observer

@@ -492,7 +492,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.stopRun()
 	for _, r := range b.runners {
-		r.c.Stop() // a pause before a requeue ends now
+		r.c.Stop() // a pause before a requeue ends now, and a batch in hand is handled
 	}
 	<-b.supervised
 	b.mu.Lock()

@@ -198,6 +198,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.state = brokerStopping
 	b.notifyLocked()
 	b.mu.Unlock()
+	for _, c := range b.consumerList() {
+		c.Drain() // a batch in hand is handled now, not after its wait
+	}
 
 	var err error
 	if werr := wait.Group(ctx, &b.workers); werr != nil {

@@ -506,6 +506,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 func (b *Broker) stopSubscriptions(ctx context.Context, subs []*subscriber) []error {
 	for _, s := range subs {
 		s.stopReceiving()
+		s.c.Drain() // a batch in hand is handled now, not after its wait
 	}
 	var errs []error
 	for _, s := range subs {
