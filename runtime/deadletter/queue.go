@@ -367,7 +367,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 
 // holdPatience is how long Replay and Purge wait for letters another
 // reader holds (see read).
-const holdPatience = 2 * time.Second
+const holdPatience = 15 * time.Second
 
 // idleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.
