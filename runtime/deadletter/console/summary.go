@@ -1,0 +1,215 @@
+package console
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime/deadletter"
+)
+
+// summary is what one scan of a store learns: its groups and the chart
+// of when their letters were parked. Its memory grows with the number of
+// groups, never with the number of letters.
+type summary struct {
+	Letters int
+	Groups  []deadletter.Group // newest first
+	Chart   *histogram
+	At      time.Time
+	Took    time.Duration
+}
+
+// summaryCache holds a store's latest summary; one scan at a time reads
+// it again, and whoever asks meanwhile waits for that scan.
+type summaryCache struct {
+	mu  sync.Mutex
+	sum *summary
+	err error
+	at  time.Time
+}
+
+func (c *Console) cache(name string) *summaryCache {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc, ok := c.summaries[name]
+	if !ok {
+		sc = &summaryCache{}
+		c.summaries[name] = sc
+	}
+	return sc
+}
+
+// forget makes the next summary of name read the store again.
+func (c *Console) forget(name string) {
+	sc := c.cache(name)
+	sc.mu.Lock()
+	sc.at = time.Time{}
+	sc.mu.Unlock()
+}
+
+// summarize returns the summary of s, reading it when the last one is
+// older than Options.Fresh.
+func (c *Console) summarize(ctx context.Context, s deadletter.Store) (*summary, error) {
+	sc := c.cache(s.Name())
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !sc.at.IsZero() && time.Since(sc.at) < c.opts.Fresh && sc.err == nil {
+		return sc.sum, nil
+	}
+	start := time.Now()
+	var g deadletter.Grouper
+	h := newHistogram()
+	n := 0
+	err := s.Scan(ctx, func(l *deadletter.Letter) error {
+		n++
+		g.Add(l)
+		h.add(deadletter.GroupKey(l), l.ParkedAt)
+		return nil
+	})
+	if err != nil {
+		sc.err = err
+		return nil, err
+	}
+	groups := g.Groups()
+	slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
+	sc.sum = &summary{Letters: n, Groups: groups, Chart: h, At: time.Now(), Took: time.Since(start)}
+	sc.err, sc.at = nil, time.Now()
+	return sc.sum, nil
+}
+
+// The chart's buckets: each width divides the next, so that letters
+// counted in buckets of one width add up into buckets of the next.
+var widths = []time.Duration{
+	time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 48 * time.Hour, 96 * time.Hour, 192 * time.Hour, 384 * time.Hour, 768 * time.Hour,
+	1536 * time.Hour, 3072 * time.Hour, 6144 * time.Hour, 12288 * time.Hour, 24576 * time.Hour,
+}
+
+const (
+	maxBuckets = 48 // across the chart
+	maxSeries  = 64 // groups counted apart; the rest are "other"
+	otherKey   = ""
+)
+
+// histogram counts letters by park time and group in a streaming scan:
+// it widens its buckets as the park times spread, so that at most
+// maxBuckets cover them all. Its memory is bounded by maxSeries ×
+// maxBuckets, whatever the number of letters or groups.
+type histogram struct {
+	width   int // index in widths
+	lo, hi  int64
+	series  map[string]map[int64]int // group key: bucket: count
+	undated int
+	empty   bool
+}
+
+func newHistogram() *histogram {
+	return &histogram{series: map[string]map[int64]int{}, empty: true}
+}
+
+func (h *histogram) bucket(t time.Time) int64 {
+	w := int64(widths[h.width] / time.Second)
+	u := t.Unix()
+	if u < 0 {
+		return (u - w + 1) / w
+	}
+	return u / w
+}
+
+func (h *histogram) add(group string, t time.Time) {
+	if t.IsZero() {
+		h.undated++
+		return
+	}
+	b := h.bucket(t)
+	if h.empty {
+		h.lo, h.hi, h.empty = b, b, false
+	}
+	for min(b, h.lo) <= max(b, h.hi)-maxBuckets && h.width < len(widths)-1 {
+		h.widen()
+		b = h.bucket(t)
+	}
+	h.lo, h.hi = min(h.lo, b), max(h.hi, b)
+	s, ok := h.series[group]
+	if !ok {
+		if len(h.series) >= maxSeries {
+			group = otherKey
+			s = h.series[otherKey]
+		}
+		if s == nil {
+			s = map[int64]int{}
+			h.series[group] = s
+		}
+	}
+	s[b]++
+}
+
+// widen moves to the next width, adding up the buckets.
+func (h *histogram) widen() {
+	ratio := int64(widths[h.width+1] / widths[h.width])
+	div := func(b int64) int64 {
+		if b < 0 {
+			return (b - ratio + 1) / ratio
+		}
+		return b / ratio
+	}
+	h.width++
+	for g, s := range h.series {
+		n := make(map[int64]int, len(s))
+		for b, count := range s {
+			n[div(b)] += count
+		}
+		h.series[g] = n
+	}
+	h.lo, h.hi = div(h.lo), div(h.hi)
+}
+
+// chartSeries is one group's line of the chart.
+type chartSeries struct {
+	Key    string
+	Counts []int // per bucket, from the oldest
+	Total  int
+}
+
+// series returns the chart's buckets' start times and, for the top
+// groups, the counts per bucket; the rest are added into "other".
+func (h *histogram) result(top int) (starts []time.Time, series []chartSeries) {
+	if h.empty {
+		return nil, nil
+	}
+	n := int(h.hi-h.lo) + 1
+	w := widths[h.width]
+	for i := range n {
+		starts = append(starts, time.Unix((h.lo+int64(i))*int64(w/time.Second), 0).UTC())
+	}
+	for key, s := range h.series {
+		cs := chartSeries{Key: key, Counts: make([]int, n)}
+		for b, count := range s {
+			cs.Counts[b-h.lo] += count
+			cs.Total += count
+		}
+		series = append(series, cs)
+	}
+	slices.SortFunc(series, func(a, b chartSeries) int {
+		if (a.Key == otherKey) != (b.Key == otherKey) {
+			if a.Key == otherKey {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.Key, b.Key))
+	})
+	if len(series) > top {
+		other := chartSeries{Key: otherKey, Counts: make([]int, n)}
+		for _, s := range series[top:] {
+			for i, c := range s.Counts {
+				other.Counts[i] += c
+			}
+			other.Total += s.Total
+		}
+		series = append(series[:top], other)
+	}
+	return starts, series
+}
