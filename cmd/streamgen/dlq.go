@@ -38,6 +38,7 @@ Commands:
   purge    remove the selected letters
   export   write the selected letters as JSON Lines (-o FILE, default stdout)
   import   put letters written by export back into QUEUE (-i FILE, default stdin)
+  serve    the dead-letter console in the browser, for QUEUE... (see serve -h)
 
 Run streamgen dlq COMMAND -h for the flags of a command.
 Reading never changes the queue: letters keep their order and are not
@@ -55,6 +56,9 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(io.stdout, dlqUsage)
 		return 0
+	}
+	if args[0] == "serve" {
+		return runDLQServe(ctx, args[1:], io)
 	}
 	cmd, ok := dlqCommands[args[0]]
 	if !ok {
