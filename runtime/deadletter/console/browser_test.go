@@ -113,3 +113,18 @@ func (b *browser) clearCookies() {
 		return chromedp.Void{}, err
 	})
 }
+
+// clickXPath clicks the element an XPath query finds, and waits for the
+// page it loads.
+func (b *browser) clickXPath(xpath string) {
+	b.t.Helper()
+	if _, err := chromedp.Run(b.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.Search(xpath)))); err != nil {
+		b.t.Fatalf("click %s: %v", xpath, err)
+	}
+}
+
+func chromedpReload() chromedp.Action[chromedp.Void] { return chromedp.Reload() }
+
+func chromedpScreenshot(b *browser) ([]byte, error) {
+	return chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+}

@@ -72,6 +72,7 @@ func (c *Console) summarize(ctx context.Context, s deadletter.Store) (*summary, 
 		sc.err = err
 		return nil, err
 	}
+	h.extend(time.Now())
 	groups := g.Groups()
 	slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
 	sc.sum = &summary{Letters: n, Groups: groups, Chart: h, At: time.Now(), Took: time.Since(start)}
@@ -89,6 +90,7 @@ var widths = []time.Duration{
 
 const (
 	maxBuckets = 48 // across the chart
+	minBuckets = 24
 	maxSeries  = 64 // groups counted apart; the rest are "other"
 	otherKey   = ""
 )
@@ -123,15 +125,7 @@ func (h *histogram) add(group string, t time.Time) {
 		h.undated++
 		return
 	}
-	b := h.bucket(t)
-	if h.empty {
-		h.lo, h.hi, h.empty = b, b, false
-	}
-	for min(b, h.lo) <= max(b, h.hi)-maxBuckets && h.width < len(widths)-1 {
-		h.widen()
-		b = h.bucket(t)
-	}
-	h.lo, h.hi = min(h.lo, b), max(h.hi, b)
+	b := h.place(t)
 	s, ok := h.series[group]
 	if !ok {
 		if len(h.series) >= maxSeries {
@@ -144,6 +138,29 @@ func (h *histogram) add(group string, t time.Time) {
 		}
 	}
 	s[b]++
+}
+
+// extend makes the chart reach t (the time it was read), so that it
+// shows whether letters still come; it counts nothing.
+func (h *histogram) extend(t time.Time) {
+	if !h.empty {
+		h.place(t)
+	}
+}
+
+// place widens the buckets until t's fits among at most maxBuckets, and
+// returns it.
+func (h *histogram) place(t time.Time) int64 {
+	b := h.bucket(t)
+	if h.empty {
+		h.lo, h.hi, h.empty = b, b, false
+	}
+	for max(b, h.hi)-min(b, h.lo) >= maxBuckets && h.width < len(widths)-1 {
+		h.widen()
+		b = h.bucket(t)
+	}
+	h.lo, h.hi = min(h.lo, b), max(h.hi, b)
+	return b
 }
 
 // widen moves to the next width, adding up the buckets.
@@ -179,15 +196,17 @@ func (h *histogram) result(top int) (starts []time.Time, series []chartSeries) {
 	if h.empty {
 		return nil, nil
 	}
-	n := int(h.hi-h.lo) + 1
+	// A short span still gets a chart of minBuckets, ending at its end.
+	lo := min(h.lo, h.hi-minBuckets+1)
+	n := int(h.hi-lo) + 1
 	w := widths[h.width]
 	for i := range n {
-		starts = append(starts, time.Unix((h.lo+int64(i))*int64(w/time.Second), 0).UTC())
+		starts = append(starts, time.Unix((lo+int64(i))*int64(w/time.Second), 0).UTC())
 	}
 	for key, s := range h.series {
 		cs := chartSeries{Key: key, Counts: make([]int, n)}
 		for b, count := range s {
-			cs.Counts[b-h.lo] += count
+			cs.Counts[b-lo] += count
 			cs.Total += count
 		}
 		series = append(series, cs)
