@@ -37,8 +37,9 @@ type legendView struct {
 }
 
 type tickView struct {
-	X     int
-	Label string
+	X      int
+	Label  string
+	Anchor string // the SVG text-anchor
 }
 
 // chart draws h, naming each group by its reason from groups.
@@ -95,11 +96,16 @@ func chart(h *histogram, groups []deadletter.Group) *chartView {
 				Title: fmt.Sprintf("%d letters from %s: %s", c, starts[i].Format("2006-01-02 15:04"), label)})
 		}
 	}
-	for _, i := range []int{0, n / 2, n - 1} {
+	for j, i := range []int{0, n / 2, n - 1} {
 		if len(v.Ticks) > 0 && v.Ticks[len(v.Ticks)-1].X >= left+i*barW {
 			continue
 		}
-		v.Ticks = append(v.Ticks, tickView{X: left + i*barW, Label: starts[i].Format("01-02 15:04")})
+		t := tickView{X: left + i*barW, Label: starts[i].Format("01-02 15:04"), Anchor: []string{"start", "middle", "end"}[j]}
+		if j == 2 {
+			t.X = left + (i+1)*barW
+			t.Label = starts[i].Add(widths[h.width]).Format("01-02 15:04")
+		}
+		v.Ticks = append(v.Ticks, t)
 	}
 	return v
 }
