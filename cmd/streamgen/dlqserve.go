@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/streamgen/streamgen/generator"
 	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
@@ -23,7 +26,7 @@ import (
 // TokenEnvVar holds the console's operator token.
 const TokenEnvVar = "STREAMGEN_DLQ_TOKEN"
 
-const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] QUEUE...
+const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] [-pkg PACKAGES] QUEUE...
 
 Serve the dead-letter console of the QUEUEs in the browser: their groups and
 a chart of when letters were parked, each letter, and replay, purge and
@@ -39,9 +42,11 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	fs := flag.NewFlagSet("streamgen dlq serve", flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	var url, addr, token string
+	var pkgs multiFlag
 	fs.StringVar(&url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8089", "listen on `host:port` (loopback: only this machine reaches it)")
 	fs.StringVar(&token, "token", "", "the operator `token` (default $"+TokenEnvVar+"; prefer it: a flag shows in the process list)")
+	fs.Var(&pkgs, "pkg", "also show the RabbitMQ dead-letter queues of the annotated `packages` (a go package pattern; repeatable)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -62,8 +67,19 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		queues = append(queues, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	if len(pkgs) > 0 {
+		found, status := annotatedDeadLetters(ctx, pkgs, io)
+		if status >= 0 {
+			return status
+		}
+		for _, q := range found {
+			if !slices.Contains(queues, q) {
+				queues = append(queues, q)
+			}
+		}
+	}
 	if len(queues) == 0 {
-		fmt.Fprintf(io.stderr, "streamgen dlq serve: give the dead-letter QUEUEs to show\n")
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: give the dead-letter QUEUEs to show, or -pkg packages whose subscriptions have some\n")
 		fs.Usage()
 		return 2
 	}
@@ -139,4 +155,44 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	_ = srv.Shutdown(shutdown)
 	<-done
 	return 0
+}
+
+// annotatedDeadLetters returns the dead-letter queues the RabbitMQ
+// subscriptions of the packages name, in their order, or an exit status
+// (>= 0) when the packages cannot be read.
+func annotatedDeadLetters(ctx context.Context, patterns []string, io dlqIO) ([]string, int) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: %v\n", err)
+		return nil, 1
+	}
+	pkgs, err := generator.Generate(ctx, generator.Config{Dir: cwd}, patterns...)
+	if err != nil {
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: -pkg: %v\n", err)
+		return nil, 1
+	}
+	var queues []string
+	problems := false
+	for _, p := range pkgs {
+		for _, d := range p.Diagnostics {
+			fmt.Fprintf(io.stderr, "%s\n", d)
+			problems = true
+		}
+		for _, s := range p.Subscriptions {
+			for _, q := range s.Runtime.DeadLetters() {
+				if s.Runtime.Broker == runtime.ZeroMQ {
+					fmt.Fprintf(io.stderr, "streamgen dlq serve: %s is the dead-letter queue of ZeroMQ subscription %s, kept by a keeper, not RabbitMQ: not shown\n", q, s.Runtime.Name)
+					continue
+				}
+				if !slices.Contains(queues, q) {
+					queues = append(queues, q)
+				}
+			}
+		}
+	}
+	if problems {
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: -pkg: the packages have problems: fix them first\n")
+		return nil, 1
+	}
+	return queues, -1
 }

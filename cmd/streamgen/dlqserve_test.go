@@ -147,3 +147,25 @@ func TestDLQServeUsage(t *testing.T) {
 		t.Fatalf("a broker that does not answer: %d %s", status, stderr)
 	}
 }
+
+// -pkg adds the dead-letter queues of the packages' RabbitMQ
+// subscriptions, read from their annotations.
+func TestDLQServeFindsTheQueuesOfAnnotatedPackages(t *testing.T) {
+	conn := testkit.DialRabbitMQ(t, brokerurl.RabbitMQ())
+	const q = "streamgen-test.cli.dlqpkg.parked" // testdata/dlqpkg's dead_letter
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = ch.QueueDelete(q, false, false, false); _ = ch.Close() })
+	lines, addr := serve(t, []string{"STREAMGEN_DLQ_TOKEN=the-operators-token"}, false, "-url", brokerurl.RabbitMQ(), "-pkg", "./testdata/dlqpkg")
+	if !strings.Contains(lines[0], "console of "+q+" is at") || strings.Contains(lines[0], "zmq") {
+		t.Fatalf("serve shows %q", lines)
+	}
+	if _, body := getPage(t, signedInClient(t, addr, "the-operators-token"), addr+"/"); !strings.Contains(body, q) {
+		t.Fatalf("the overview: %s", body)
+	}
+}
