@@ -44,6 +44,10 @@ type Options struct {
 	// Fresh is how long the counts and chart of a queue are reused before
 	// it is read again (default 2s; an action reads it again at once).
 	Fresh time.Duration
+	// Wait is how long a page waits for a queue being read before it
+	// shows what it has, and refreshes itself until the reading ends
+	// (default 1s).
+	Wait time.Duration
 	// Subscriptions names, for each store, the subscriptions that park on
 	// it, to show beside it. ForApp fills it.
 	Subscriptions map[string][]string
@@ -66,6 +70,7 @@ type Console struct {
 
 	mu        sync.Mutex
 	summaries map[string]*summaryCache
+	scans     sync.WaitGroup
 }
 
 // New returns a console over stores, each shown under its Name. The
@@ -79,6 +84,9 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 	}
 	if opts.Fresh <= 0 {
 		opts.Fresh = 2 * time.Second
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = time.Second
 	}
 	opts.Prefix = strings.TrimRight(opts.Prefix, "/")
 	if opts.Prefix != "" && !strings.HasPrefix(opts.Prefix, "/") {
@@ -172,9 +180,10 @@ func Fingerprint(token string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// Close ends the actions under way and closes the stores.
+// Close ends the actions and scans under way and closes the stores.
 func (c *Console) Close() error {
 	c.cancel()
+	c.scans.Wait()
 	var errs []error
 	for _, s := range c.stores {
 		if err := s.Close(); err != nil {

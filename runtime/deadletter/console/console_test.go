@@ -575,3 +575,65 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 		t.Fatalf("the token made is %q", c.Token())
 	}
 }
+
+// A queue slow to read does not hold the overview: it says how far the
+// reading got and refreshes itself until the groups are there.
+func TestTheOverviewShowsAQueueBeingRead(t *testing.T) {
+	st := orders()
+	st.gate = make(chan struct{})
+	s := newSite(t, console.Options{Wait: 50 * time.Millisecond}, st)
+	s.signIn()
+	if a := s.get("/"); !strings.Contains(a.body, "Reading the letters of orders.parked: 0 so far.") {
+		t.Fatalf("while reading:\n%s", a.body)
+	}
+	st.gate <- struct{}{}
+	deadline := time.Now().Add(testkit.Patience)
+	a := s.get("/")
+	for ; !strings.Contains(a.body, "Reading the letters of orders.parked: 1 so far."); a = s.get("/") {
+		if time.Now().After(deadline) {
+			t.Fatalf("while reading:\n%s", a.body)
+		}
+	}
+	if !strings.Contains(a.body, `<meta http-equiv="refresh" content="2">`) || strings.Contains(a.body, "card declined") {
+		t.Fatalf("while reading:\n%s", a.body)
+	}
+	for range 3 {
+		st.gate <- struct{}{}
+	}
+	for a = s.get("/"); strings.Contains(a.body, "Reading the letters"); a = s.get("/") {
+		if time.Now().After(deadline) {
+			t.Fatalf("still reading:\n%s", a.body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(a.body, "card declined") || strings.Contains(a.body, "http-equiv") {
+		t.Fatalf("after reading:\n%s", a.body)
+	}
+}
+
+// Close ends a scan under way.
+func TestCloseEndsAScanUnderWay(t *testing.T) {
+	st := orders()
+	st.gate = make(chan struct{})
+	c, err := console.New([]deadletter.Store{st}, console.Options{Token: token, Wait: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	s := &site{t: t, srv: srv, client: newClient(), base: srv.URL}
+	s.signIn()
+	if a := s.get("/"); !strings.Contains(a.body, "Reading the letters") {
+		t.Fatalf("not reading:\n%s", a.body)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testkit.Patience):
+		t.Fatal("Close waits for a scan it should end")
+	}
+}

@@ -22,6 +22,8 @@ type memStore struct {
 	name string
 	// err, when set, is what every operation fails with.
 	err error
+	// gate, when set, holds Scan before each letter until it receives.
+	gate chan struct{}
 
 	mu      sync.Mutex
 	letters []*deadletter.Letter
@@ -71,6 +73,12 @@ func (m *memStore) Scan(ctx context.Context, fn func(*deadletter.Letter) error) 
 		return m.err
 	}
 	for _, l := range m.snapshot() {
+		if m.gate != nil {
+			select {
+			case <-m.gate:
+			case <-ctx.Done():
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -39,10 +39,11 @@ func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 // pageData is what every page has: its title, where the console is
 // mounted, and the sign-out form's CSRF token when signed in.
 type pageData struct {
-	Title  string
-	Base   string
-	Logout string
-	View   any
+	Title   string
+	Refresh int // seconds: the page reloads itself while a queue is read
+	Base    string
+	Logout  string
+	View    any
 }
 
 type titled interface{ title() string }
@@ -51,6 +52,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	d := pageData{Base: c.opts.Prefix, View: view}
 	if t, ok := view.(titled); ok {
 		d.Title = t.title()
+	}
+	if r, ok := view.(interface{ reading() bool }); ok && r.reading() {
+		d.Refresh = 2
 	}
 	if sid := c.auth.session(r, time.Now()); sid != "" {
 		d.Logout = c.auth.csrf(sid, "logout", time.Now())
@@ -103,13 +107,26 @@ type queueView struct {
 	Read          time.Time
 	Took          string
 	Pages         pager
+	Have          bool // a summary was read
+	Reading       bool // the queue is being read
+	ReadSoFar     int
 }
 
 func (v queueView) title() string { return v.Name }
+func (v queueView) reading() bool { return v.Reading }
 
 type overviewView struct{ Queues []queueView }
 
 func (overviewView) title() string { return "Overview" }
+
+func (v overviewView) reading() bool {
+	for _, q := range v.Queues {
+		if q.Reading {
+			return true
+		}
+	}
+	return false
+}
 
 // pager is the links to a paginated list's pages.
 type pager struct {
@@ -142,11 +159,16 @@ func (c *Console) view(r *http.Request, s deadletter.Store, first, limit int) qu
 	if err != nil {
 		v.LenErr = c.redact(err)
 	}
-	sum, err := c.summarize(r.Context(), s)
-	if err != nil {
-		v.Err = c.redact(err)
+	st := c.summarize(r.Context(), s)
+	v.Reading, v.ReadSoFar = st.reading, st.read
+	if st.err != nil {
+		v.Err = c.redact(st.err)
+	}
+	sum := st.sum
+	if sum == nil {
 		return v
 	}
+	v.Have = true
 	v.Letters, v.Read, v.Took = sum.Letters, sum.At, sum.Took.Round(time.Millisecond).String()
 	v.Chart = chart(sum.Chart, sum.Groups)
 	colours := map[string]string{}

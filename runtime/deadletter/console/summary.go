@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime/deadletter"
@@ -21,13 +22,25 @@ type summary struct {
 	Took    time.Duration
 }
 
-// summaryCache holds a store's latest summary; one scan at a time reads
-// it again, and whoever asks meanwhile waits for that scan.
+// summaryCache holds a store's latest summary. One scan at a time reads
+// the store again, in the background: a page waits for it a moment
+// (Options.Wait), then shows what it has and refreshes itself.
 type summaryCache struct {
-	mu  sync.Mutex
-	sum *summary
-	err error
-	at  time.Time
+	mu      sync.Mutex
+	sum     *summary
+	err     error
+	at      time.Time     // when sum or err was read; zero: read it again
+	gen     int           // counts forget
+	running chan struct{} // closed when the scan under way ends; nil when none
+	read    atomic.Int64  // the letters the scan under way has read
+}
+
+// summaryState is what a page shows of a store's summary.
+type summaryState struct {
+	sum     *summary // the latest; nil until the first scan ends
+	err     error    // of the latest scan
+	reading bool     // a scan is under way
+	read    int      // the letters it has read
 }
 
 func (c *Console) cache(name string) *summaryCache {
@@ -41,43 +54,82 @@ func (c *Console) cache(name string) *summaryCache {
 	return sc
 }
 
-// forget makes the next summary of name read the store again.
+// forget makes the next summary of name read the store again, and drops
+// the result of a scan under way, which may have read letters an action
+// has since moved.
 func (c *Console) forget(name string) {
 	sc := c.cache(name)
 	sc.mu.Lock()
 	sc.at = time.Time{}
+	sc.gen++
 	sc.mu.Unlock()
 }
 
-// summarize returns the summary of s, reading it when the last one is
-// older than Options.Fresh.
-func (c *Console) summarize(ctx context.Context, s deadletter.Store) (*summary, error) {
+// summarize returns the summary of s, starting a scan when the last one
+// is older than Options.Fresh, and waiting for it up to Options.Wait.
+func (c *Console) summarize(ctx context.Context, s deadletter.Store) summaryState {
 	sc := c.cache(s.Name())
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if !sc.at.IsZero() && time.Since(sc.at) < c.opts.Fresh && sc.err == nil {
-		return sc.sum, nil
+	if sc.running == nil && (sc.at.IsZero() || time.Since(sc.at) >= c.opts.Fresh) {
+		done := make(chan struct{})
+		sc.running = done
+		sc.read.Store(0)
+		gen := sc.gen
+		c.scans.Add(1)
+		go func() {
+			defer c.scans.Done()
+			c.scan(s, sc, gen, done)
+		}()
 	}
+	running := sc.running
+	sc.mu.Unlock()
+	if running != nil {
+		t := time.NewTimer(c.opts.Wait)
+		defer t.Stop()
+		select {
+		case <-running:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return summaryState{sum: sc.sum, err: sc.err, reading: sc.running != nil, read: int(sc.read.Load())}
+}
+
+// scan reads s into its summary, under the console's context: it goes on
+// when the page that started it is closed, and ends on Close.
+func (c *Console) scan(s deadletter.Store, sc *summaryCache, gen int, done chan struct{}) {
 	start := time.Now()
 	var g deadletter.Grouper
 	h := newHistogram()
 	n := 0
-	err := s.Scan(ctx, func(l *deadletter.Letter) error {
+	err := s.Scan(c.ctx, func(l *deadletter.Letter) error {
 		n++
+		sc.read.Add(1)
 		g.Add(l)
 		h.add(deadletter.GroupKey(l), l.ParkedAt)
 		return nil
 	})
-	if err != nil {
-		sc.err = err
-		return nil, err
+	var sum *summary
+	if err == nil {
+		h.extend(time.Now())
+		groups := g.Groups()
+		slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
+		sum = &summary{Letters: n, Groups: groups, Chart: h, At: time.Now(), Took: time.Since(start)}
 	}
-	h.extend(time.Now())
-	groups := g.Groups()
-	slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
-	sc.sum = &summary{Letters: n, Groups: groups, Chart: h, At: time.Now(), Took: time.Since(start)}
-	sc.err, sc.at = nil, time.Now()
-	return sc.sum, nil
+	sc.mu.Lock()
+	if err == nil {
+		sc.sum = sum
+	}
+	sc.err = err
+	sc.at = time.Now()
+	if sc.gen != gen {
+		sc.at = time.Time{} // an action moved letters meanwhile: read again
+	}
+	sc.running = nil
+	sc.mu.Unlock()
+	close(done)
 }
 
 // The chart's buckets: each width divides the next, so that letters
