@@ -57,6 +57,16 @@ func newSite(t *testing.T, opts console.Options, stores ...deadletter.Store) *si
 	return &site{t: t, c: c, srv: srv, client: newClient(), logs: logs, base: srv.URL + prefix}
 }
 
+// serveConsole serves c, built by the test, and closes both at its end.
+func serveConsole(t *testing.T, c *console.Console) *site {
+	srv := httptest.NewServer(c)
+	t.Cleanup(func() {
+		srv.Close()
+		_ = c.Close()
+	})
+	return &site{t: t, c: c, srv: srv, client: newClient(), base: srv.URL}
+}
+
 func newClient() *http.Client {
 	jar, _ := cookiejar.New(nil)
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
