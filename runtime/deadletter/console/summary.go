@@ -107,8 +107,7 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, gen int, done chan 
 	err := s.Scan(c.ctx, func(l *deadletter.Letter) error {
 		n++
 		sc.read.Add(1)
-		g.Add(l)
-		h.add(deadletter.GroupKey(l), l.ParkedAt)
+		h.add(g.Add(l), l.ParkedAt)
 		return nil
 	})
 	var sum *summary
