@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -22,11 +23,16 @@ import (
 )
 
 // BenchmarkOverview100k times the overview and a group page of a
-// RabbitMQ dead-letter queue of 100,000 letters in 10 groups, parked over
-// a week; each is one streaming scan of the queue. The letters are
-// published once, before the timer starts.
+// RabbitMQ dead-letter queue of 100,000 letters (or
+// STREAMGEN_CONSOLE_BENCH_LETTERS) in 10 groups, parked over a week; each
+// is one streaming scan of the queue. The letters are published once,
+// before the timer starts.
 func BenchmarkOverview100k(b *testing.B) {
-	const letters, groups = 100_000, 10
+	const groups = 10
+	letters := 100_000
+	if n, err := strconv.Atoi(os.Getenv("STREAMGEN_CONSOLE_BENCH_LETTERS")); err == nil && n > 0 {
+		letters = n
+	}
 	url_ := testkit.RabbitMQURL()
 	conn := testkit.DialRabbitMQ(b, url_)
 	q := testkit.UniqueName("streamgen-bench.console")
@@ -50,7 +56,7 @@ func BenchmarkOverview100k(b *testing.B) {
 	var pending []*amqp.DeferredConfirmation
 	for i := range letters {
 		l := letter("m"+strconv.Itoa(i), "Card"+strconv.Itoa(i%groups), "orders", fmt.Sprintf("order %d: card declined", i),
-			start.Add(time.Duration(i)*(7*24*time.Hour/letters)), fmt.Sprintf(`{"order":%d,"note":"a body of some size to read"}`, i))
+			start.Add(time.Duration(i)*(7 * 24 * time.Hour / time.Duration(letters))), fmt.Sprintf(`{"order":%d,"note":"a body of some size to read"}`, i))
 		dc, err := ch.PublishWithDeferredConfirm("", q, false, false, amqp.Publishing{Headers: amqp.Table(l.Headers), Type: l.Type(), MessageId: l.MessageID(), Body: l.Body})
 		if err != nil {
 			b.Fatal(err)
@@ -69,7 +75,7 @@ func BenchmarkOverview100k(b *testing.B) {
 	}
 	_ = ch.Close()
 	c, err := console.New([]deadletter.Store{deadletter.NewQueue(conn, q)}, console.Options{Token: token, Fresh: time.Nanosecond,
-		Logger: slog.New(slog.DiscardHandler)})
+		Wait: 30 * time.Minute, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,6 +86,7 @@ func BenchmarkOverview100k(b *testing.B) {
 		b.Fatalf("sign in: %d", a.status)
 	}
 	group := deadletter.GroupKey(letter("m0", "Card0", "orders", "order 0: card declined", start, ""))
+	b.Logf("%d letters published", letters)
 	var before, after runtime.MemStats
 	for _, page := range []struct{ name, path string }{{"overview", "/"}, {"group", "/q/" + q + "/g/" + group + "?page=100"}} {
 		b.Run(page.name, func(b *testing.B) {
