@@ -56,7 +56,7 @@ func BenchmarkOverview100k(b *testing.B) {
 	var pending []*amqp.DeferredConfirmation
 	for i := range letters {
 		l := letter("m"+strconv.Itoa(i), "Card"+strconv.Itoa(i%groups), "orders", fmt.Sprintf("order %d: card declined", i),
-			start.Add(time.Duration(i)*(7 * 24 * time.Hour / time.Duration(letters))), fmt.Sprintf(`{"order":%d,"note":"a body of some size to read"}`, i))
+			start.Add(time.Duration(i)*(7*24*time.Hour/time.Duration(letters))), fmt.Sprintf(`{"order":%d,"note":"a body of some size to read"}`, i))
 		dc, err := ch.PublishWithDeferredConfirm("", q, false, false, amqp.Publishing{Headers: amqp.Table(l.Headers), Type: l.Type(), MessageId: l.MessageID(), Body: l.Body})
 		if err != nil {
 			b.Fatal(err)
