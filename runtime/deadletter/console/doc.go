@@ -23,8 +23,11 @@
 //
 // The counts, groups and chart of a queue come from one streaming scan,
 // whose memory grows with the number of groups and not of letters; they
-// are reused for Options.Fresh and read again after every action. Pages
-// of letters are read the same way, keeping one page.
+// are reused for Options.Fresh and read again after every action. The
+// scan runs in the background: a page waits for it Options.Wait, then
+// shows the last summary, or how far the reading got, and refreshes
+// itself until it ends. Pages of letters are read the same way, keeping
+// one page.
 //
 // Security. Letters are input from anyone who can publish, and the
 // actions move production messages:
