@@ -161,6 +161,7 @@ func TestBrowserReplayAGroupToARealSubscriptionAndPurgeALetter(t *testing.T) {
 
 	b := newBrowser(t)
 	b.signIn(srv.URL, token)
+	b.waitRead()
 	main := b.text("main")
 	for _, want := range []string{dlq, "Parked by " + source, "order <n>: card declined", "refund of refund-<n> failed: gateway timeout", "Card", "Refund"} {
 		if !strings.Contains(main, want) {
@@ -216,6 +217,7 @@ func TestBrowserReplayAGroupToARealSubscriptionAndPurgeALetter(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		b.do("reload", chromedpReload())
 	}
+	b.waitRead()
 	for id, attempt := range svc.handled() {
 		if attempt != 1 {
 			t.Errorf("%s was handled as attempt %d, not 1", id, attempt)

@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/streamgen/streamgen/internal/testkit"
 )
 
 // chromium is Debian's browser, which .ci/run installs. The browser
@@ -127,4 +129,18 @@ func chromedpReload() chromedp.Action[chromedp.Void] { return chromedp.Reload() 
 
 func chromedpScreenshot(b *browser) ([]byte, error) {
 	return chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+}
+
+// waitRead reloads the page until no queue on it is being read (the
+// page says so and refreshes itself meanwhile).
+func (b *browser) waitRead() {
+	b.t.Helper()
+	deadline := time.Now().Add(testkit.Patience)
+	for eval[bool](b, `document.querySelector("p.reading") !== null`) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the queue is still being read:\n%s", b.text("main"))
+		}
+		time.Sleep(200 * time.Millisecond)
+		b.do("reload", chromedp.Reload())
+	}
 }
