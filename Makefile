@@ -16,7 +16,7 @@ test: vet fmt-check rabbitmq
 
 ## test-rabbitmq: the tests that talk to RabbitMQ, on the broker STREAMGEN_RABBITMQ_URL names (and
 ## STREAMGEN_RABBITMQCTL reaches, default rabbitmqctl), saying which version it is
-BROKER_PKGS := ./runtime/rabbitmq/ ./runtime/otelstream/ ./runtime/promstream/ ./runtime/deadletter/ ./cmd/streamgen/ ./internal/testkit/ ./examples/...
+BROKER_PKGS := ./runtime/rabbitmq/ ./runtime/otelstream/ ./runtime/promstream/ ./runtime/deadletter/ ./runtime/deadletter/console/ ./cmd/streamgen/ ./internal/testkit/ ./examples/...
 test-rabbitmq: rabbitmq
 	@echo "RabbitMQ $$($${STREAMGEN_RABBITMQCTL:-rabbitmqctl} -q version) at $$(echo "$$STREAMGEN_RABBITMQ_URL" | sed -E 's#//[^@/]*@#//#')"
 	$(GO) test -race -count=1 -timeout 12m $(BROKER_PKGS)

@@ -45,6 +45,7 @@ Commands:
   export   write the selected letters as JSON Lines (-o FILE, default stdout)
   import   put letters written by export back into QUEUE (-i FILE, default stdin)
   keep     keep the dead letters ZeroMQ services push to ADDR in DIR
+  serve    the dead-letter console in the browser, for QUEUE... or -dir DIR (see serve -h)
 
 Run streamgen dlq COMMAND -h for the flags of a command.
 Reading never changes the queue: letters keep their order and are not
@@ -62,6 +63,9 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(io.stdout, dlqUsage)
 		return 0
+	}
+	if args[0] == "serve" {
+		return runDLQServe(ctx, args[1:], io)
 	}
 	cmd, ok := dlqCommands[args[0]]
 	if !ok {

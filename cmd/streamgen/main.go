@@ -10,10 +10,13 @@
 //	streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]
 //	streamgen -version
 //	streamgen dlq COMMAND [flags] QUEUE
+//	streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] QUEUE...
 //
 // streamgen dlq works with the dead letters of a RabbitMQ dead-letter
 // queue: ls, show, replay, purge, export and import (streamgen dlq -h; the
 // README's "Working with dead letters"; package runtime/deadletter).
+// streamgen dlq serve serves the dead-letter console of the queues in the
+// browser (package runtime/deadletter/console).
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its

@@ -86,8 +86,8 @@ type Grouper struct {
 	groups map[string]*Group
 }
 
-// Add counts l in its group.
-func (g *Grouper) Add(l *Letter) {
+// Add counts l in its group and returns the group's key.
+func (g *Grouper) Add(l *Letter) string {
 	if g.groups == nil {
 		g.groups = map[string]*Group{}
 	}
@@ -109,6 +109,7 @@ func (g *Grouper) Add(l *Letter) {
 			gr.Newest = t
 		}
 	}
+	return key
 }
 
 // Groups returns the groups, the largest first (then by reason).

@@ -21,6 +21,10 @@ type Selection struct {
 	// before Before and after After. A letter without a park time is not
 	// picked when either is set.
 	Before, After time.Time
+	// Keys are letter keys (LetterKey); a letter with any of them is
+	// picked. They name letters exactly where message ids may repeat or
+	// be missing: the console's selections use them.
+	Keys []string
 	// Limit is the most letters an operation acts on; 0 is no limit.
 	Limit int
 }
@@ -44,6 +48,9 @@ func (s Selection) Matches(l *Letter) bool {
 	}
 	if !s.After.IsZero() && (l.ParkedAt.IsZero() || !l.ParkedAt.After(s.After)) {
 		return false
+	}
+	if len(s.Keys) > 0 && !slices.Contains(s.Keys, LetterKey(l)) {
+		return false // last: the key is the costliest condition
 	}
 	return true
 }

@@ -1,0 +1,33 @@
+package deadletter
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+)
+
+// LetterKey returns a short stable id of l: a digest of its body,
+// properties and headers, except the delivery counts a broker changes
+// while the letter waits (x-delivery-count, x-acquired-count). It names a
+// letter in a Selection (Keys) and in the console's addresses where its
+// message id may be missing or shared: two letters have one key only when
+// they are the same message parked at the same moment, so acting on both
+// is acting on one.
+func LetterKey(l *Letter) string {
+	c := *l
+	if _, ok := l.Headers["x-delivery-count"]; ok || l.Headers["x-acquired-count"] != nil {
+		c.Headers = maps.Clone(l.Headers)
+		delete(c.Headers, "x-delivery-count")
+		delete(c.Headers, "x-acquired-count")
+	}
+	b, err := c.MarshalJSON()
+	if err != nil { // a header no JSON encodes: fall back to what is left
+		b, _ = json.Marshal(struct {
+			Body       []byte
+			Properties Properties
+		}{l.Body, l.Properties})
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:10])
+}

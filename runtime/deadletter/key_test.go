@@ -1,0 +1,34 @@
+package deadletter_test
+
+import (
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime/deadletter"
+)
+
+// A letter's key stays while the broker counts its deliveries, and tells
+// apart letters that differ in anything else.
+func TestLetterKeyNamesALetterExactly(t *testing.T) {
+	d := amqp.Delivery{MessageId: "m", Type: "T", Body: []byte(`{}`), Headers: amqp.Table{"x-streamgen-reason": "r", "a": "1"}}
+	k := deadletter.LetterKey(deadletter.FromDelivery(d))
+	again := d
+	again.Headers = amqp.Table{"x-streamgen-reason": "r", "a": "1", "x-delivery-count": int64(3)}
+	if got := deadletter.LetterKey(deadletter.FromDelivery(again)); got != k {
+		t.Fatalf("a delivery count changed the key: %s, was %s", got, k)
+	}
+	for name, other := range map[string]amqp.Delivery{
+		"body":   {MessageId: "m", Type: "T", Body: []byte(`{ }`), Headers: d.Headers},
+		"header": {MessageId: "m", Type: "T", Body: d.Body, Headers: amqp.Table{"x-streamgen-reason": "r", "a": "2"}},
+		"id":     {MessageId: "n", Type: "T", Body: d.Body, Headers: d.Headers},
+	} {
+		if deadletter.LetterKey(deadletter.FromDelivery(other)) == k {
+			t.Errorf("a letter with another %s has the same key", name)
+		}
+	}
+	sel := deadletter.Selection{Keys: []string{k}}
+	if !sel.Matches(deadletter.FromDelivery(again)) || sel.Matches(deadletter.FromDelivery(amqp.Delivery{MessageId: "m"})) {
+		t.Fatal("Selection.Keys does not pick the letter of the key, and it alone")
+	}
+}
