@@ -26,9 +26,10 @@ import (
 // TokenEnvVar holds the console's operator token.
 const TokenEnvVar = "STREAMGEN_DLQ_TOKEN"
 
-const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] [-pkg PACKAGES] QUEUE...
+const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] [-pkg PACKAGES] [-dir DIR] QUEUE...
 
-Serve the dead-letter console of the QUEUEs in the browser: their groups and
+Serve the dead-letter console of the QUEUEs (RabbitMQ) and of the
+directories DIR a ZeroMQ keeper writes, in the browser: their groups and
 a chart of when letters were parked, each letter, and replay, purge and
 export, each asked to confirm. Every page needs the operator token: -token,
 else $` + TokenEnvVar + `, else a random one printed once with the address.
@@ -42,11 +43,12 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	fs := flag.NewFlagSet("streamgen dlq serve", flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	var url, addr, token string
-	var pkgs multiFlag
+	var pkgs, dirs multiFlag
 	fs.StringVar(&url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8089", "listen on `host:port` (loopback: only this machine reaches it)")
 	fs.StringVar(&token, "token", "", "the operator `token` (default $"+TokenEnvVar+"; prefer it: a flag shows in the process list)")
 	fs.Var(&pkgs, "pkg", "also show the RabbitMQ dead-letter queues of the annotated `packages` (a go package pattern; repeatable)")
+	fs.Var(&dirs, "dir", "also show the letters a ZeroMQ keeper (streamgen dlq keep) wrote to `DIR` (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -78,8 +80,8 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 			}
 		}
 	}
-	if len(queues) == 0 {
-		fmt.Fprintf(io.stderr, "streamgen dlq serve: give the dead-letter QUEUEs to show, or -pkg packages whose subscriptions have some\n")
+	if len(queues) == 0 && len(dirs) == 0 {
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: give the dead-letter QUEUEs to show, -pkg packages whose subscriptions have some, or a keeper's -dir\n")
 		fs.Usage()
 		return 2
 	}
@@ -110,6 +112,26 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		}
 		stores = append(stores, s)
 	}
+	for _, d := range dirs {
+		// A directory that is not there is a mistyped path: say so rather
+		// than make an empty one.
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			for _, s := range stores {
+				_ = s.Close()
+			}
+			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s is not a directory a keeper writes: give the -dir of streamgen dlq keep\n", d)
+			return 1
+		}
+		s, err := deadletter.OpenDir(d)
+		if err != nil {
+			for _, s := range stores {
+				_ = s.Close()
+			}
+			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "deadletter: "))
+			return 1
+		}
+		stores = append(stores, s)
+	}
 	logger := slog.New(slog.NewTextHandler(io.stderr, nil))
 	c, err := console.New(stores, console.Options{Token: token, Logger: logger, Redact: redact})
 	if err != nil {
@@ -130,7 +152,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	if !where.IP.IsLoopback() {
 		fmt.Fprintf(io.stderr, "streamgen dlq serve: warning: %s is reached from other machines, over plain HTTP: the token and the letters cross the network as they are; prefer a loopback address and an SSH tunnel\n", where)
 	}
-	fmt.Fprintf(io.stdout, "the dead-letter console of %s is at http://%s/\n", strings.Join(queues, ", "), where)
+	fmt.Fprintf(io.stdout, "the dead-letter console of %s is at http://%s/\n", strings.Join(append(slices.Clone(queues), dirs...), ", "), where)
 	if made {
 		fmt.Fprintf(io.stdout, "sign in with the operator token %s (made for this run and printed only here; set %s to choose one)\n", c.Token(), TokenEnvVar)
 	}

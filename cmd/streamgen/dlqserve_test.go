@@ -169,3 +169,24 @@ func TestDLQServeFindsTheQueuesOfAnnotatedPackages(t *testing.T) {
 		t.Fatalf("the overview: %s", body)
 	}
 }
+
+// -dir serves a ZeroMQ keeper's directory with the same pages; a directory
+// that is not there is an error, not an empty one made.
+func TestDLQServeAKeepersDirectory(t *testing.T) {
+	dir := t.TempDir()
+	letters := `{"body":"{\"order\":1}","headers":{"x-streamgen-reason":"order 1: card declined","x-streamgen-source":"orders"},"properties":{"message_id":"m1","type":"Card"}}` + "\n"
+	if _, stderr, status := dlqRun(t, letters, "import", "-dir", dir); status != 0 {
+		t.Fatalf("import into %s: %d %s", dir, status, stderr)
+	}
+	_, addr := serve(t, []string{"STREAMGEN_DLQ_TOKEN=the-operators-token"}, false, "-dir", dir)
+	if status, body := getPage(t, signedInClient(t, addr, "the-operators-token"), addr+"/"); status != http.StatusOK || !strings.Contains(body, "order &lt;n&gt;: card declined") {
+		t.Fatalf("the overview of %s: %d %s", dir, status, body)
+	}
+	missing := dir + "/not-there"
+	if _, stderr, status := dlqRun(t, "", "serve", "-dir", missing); status != 1 || !strings.Contains(stderr, "is not a directory a keeper writes") {
+		t.Fatalf("a missing directory: %d %s", status, stderr)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("serve made the missing directory")
+	}
+}
