@@ -12,11 +12,11 @@ all: test
 ## then the JSON decoders' tests again under GOEXPERIMENT=jsonv2, whose encoding/json they leave every body to
 test: vet fmt-check rabbitmq
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
-	GOEXPERIMENT=jsonv2 $(GO) test -race -count=1 ./internal/jsoncheck ./runtime/jsondecode
+	GOEXPERIMENT=jsonv2 $(GO) test -race -count=1 ./internal/testsupport/jsoncheck ./runtime/jsondecode
 
 ## test-rabbitmq: the tests that talk to RabbitMQ, on the broker STREAMGEN_RABBITMQ_URL names (and
 ## STREAMGEN_RABBITMQCTL reaches, default rabbitmqctl), saying which version it is
-BROKER_PKGS := ./runtime/rabbitmq/ ./runtime/otelstream/ ./runtime/promstream/ ./runtime/deadletter/ ./runtime/deadletter/console/ ./cmd/streamgen/ ./internal/testkit/ ./examples/...
+BROKER_PKGS := ./runtime/rabbitmq/ ./runtime/otelstream/ ./runtime/promstream/ ./runtime/deadletter/ ./runtime/deadletter/console/ ./cmd/streamgen/ ./internal/testsupport/testkit/ ./examples/...
 test-rabbitmq: rabbitmq
 	@echo "RabbitMQ $$($${STREAMGEN_RABBITMQCTL:-rabbitmqctl} -q version) at $$(echo "$$STREAMGEN_RABBITMQ_URL" | sed -E 's#//[^@/]*@#//#')"
 	$(GO) test -race -count=1 -timeout 12m $(BROKER_PKGS)
@@ -60,16 +60,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptReader$$' -fuzztime $(FUZZTIME) ./runtime/rabbitmq
 	$(GO) test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
 	$(GO) test -run '^$$' -fuzz '^FuzzScalars$$' -fuzztime $(FUZZTIME) ./runtime/jsondecode
-	$(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck
-	GOEXPERIMENT=jsonv2 $(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck
+	$(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/testsupport/jsoncheck
+	GOEXPERIMENT=jsonv2 $(GO) test -run '^$$' -fuzz '^FuzzGeneratedDecoders$$' -fuzztime $(FUZZTIME) ./internal/testsupport/jsoncheck
 
 ## generate: regenerate the examples' generated files, and those of the decoder tests and benchmarks
 generate:
-	$(GO) generate ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
+	$(GO) generate ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 
 ## check: fail when a generated file or AsyncAPI document is stale
 check:
-	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/jsoncheck ./internal/benchpair/benchorder
+	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
@@ -100,4 +100,4 @@ bench: rabbitmq
 	$(GO) test -run '^$$' -bench '^BenchmarkGenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkRegenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
 	@echo
-	@$(GO) run ./internal/benchreport $(BENCH_OUT)
+	@$(GO) run ./internal/testsupport/benchreport $(BENCH_OUT)

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/streamgen/streamgen/generator/internal/gentest"
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 )
 
 // benchSizes are the handler counts of the synthetic packages.
@@ -103,7 +103,7 @@ func BenchmarkGenerate(b *testing.B) {
 
 // BenchmarkGenerateVsLoad alternates Generate with loading the same
 // package with go/packages alone, in the mode Generate uses (the floor
-// Generate is measured against), in one run (internal/benchpair), so that
+// Generate is measured against), in one run (internal/testsupport/benchpair), so that
 // the ratio is measured under the same machine load. The ratio is
 // generate/load (target: at most 1.5, and 2 at 1,000 handlers).
 func BenchmarkGenerateVsLoad(b *testing.B) {

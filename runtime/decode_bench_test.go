@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
-	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -16,7 +16,7 @@ import (
 // for the message type (what Consumer.Process calls: a new T, the
 // generated decoder, the value handed on as an any), against
 // json.Unmarshal into the same type, in interleaved rounds
-// (internal/benchpair). The ratio is json.Unmarshal's time over the typed
+// (internal/testsupport/benchpair). The ratio is json.Unmarshal's time over the typed
 // decode's: above 1.0 means faster.
 func BenchmarkDecode(b *testing.B) {
 	for _, size := range []int{benchpair.Small, benchpair.Large} {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
 // serve starts streamgen dlq serve with args and env, and returns the

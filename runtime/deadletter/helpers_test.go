@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"

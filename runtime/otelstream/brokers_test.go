@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/otelstream"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"

@@ -3,7 +3,7 @@ package otelstream_test
 import (
 	"testing"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
 // An App that does not import otelstream does not link OpenTelemetry:

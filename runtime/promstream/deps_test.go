@@ -3,7 +3,7 @@ package promstream_test
 import (
 	"testing"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
 // An App that does not import promstream does not link the Prometheus

@@ -8,8 +8,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
-	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
-	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -24,7 +24,7 @@ import (
 // the same broker: a consumer that coalesces its acknowledgements, a retry
 // loop that pipelines its copies' confirms, a publisher that keeps a window
 // of confirms outstanding. Each runs rounds of both sides alternately
-// (internal/benchpair), so that the ratio is measured under the same load;
+// (internal/testsupport/benchpair), so that the ratio is measured under the same load;
 // -benchtime=Nx sets the number of rounds. Each side reports its wall
 // time and this process's CPU time per message. Like the tests, they need
 // the broker and fail without it.

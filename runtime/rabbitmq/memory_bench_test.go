@@ -12,7 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
 // A reconnect adds no handler slots: while the handlers of the lost session

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"

@@ -19,8 +19,8 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/security/null"
-	"github.com/streamgen/streamgen/internal/benchpair"
-	"github.com/streamgen/streamgen/internal/benchpair/benchorder"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"

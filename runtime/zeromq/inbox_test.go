@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 

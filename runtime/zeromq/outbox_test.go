@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"

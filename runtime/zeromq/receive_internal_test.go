@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/examples/billing"
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/streamgen/streamgen/examples/internal/demo"
 	"github.com/streamgen/streamgen/examples/orders"
 	"github.com/streamgen/streamgen/internal/brokerurl"
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/internal/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )

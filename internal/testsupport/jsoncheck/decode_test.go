@@ -294,7 +294,7 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(pkgs) != 1 || len(pkgs[0].Diagnostics) > 0 || !pkgs[0].Current() {
-		t.Fatalf("streamgen_gen.go is stale or the package has problems (run go generate ./internal/jsoncheck): %+v", pkgs)
+		t.Fatalf("streamgen_gen.go is stale or the package has problems (run go generate ./internal/testsupport/jsoncheck): %+v", pkgs)
 	}
 }
 

@@ -65,7 +65,7 @@ func TestRabbitMQURLIsTheEnvironmentsElseTheLocalBroker(t *testing.T) {
 }
 
 func TestDepsListsThePackagesOfAPrefix(t *testing.T) {
-	if got := Deps(t, "./internal/testkit", "go.uber.org/goleak"); len(got) == 0 {
+	if got := Deps(t, "./internal/testsupport/testkit", "go.uber.org/goleak"); len(got) == 0 {
 		t.Error("testkit links goleak, yet Deps finds it not")
 	}
 	if got := Deps(t, "./internal/annotvalue", "go.uber.org/"); len(got) != 0 {

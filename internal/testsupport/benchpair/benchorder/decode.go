@@ -6,7 +6,7 @@
 
 package benchorder
 
-import "github.com/streamgen/streamgen/internal/benchpair"
+import "github.com/streamgen/streamgen/internal/testsupport/benchpair"
 
 // Decode is the generated decoder: it fills *o from body exactly as
 // json.Unmarshal would, or reports false, leaving the body to

@@ -8,7 +8,7 @@ package benchorder
 import (
 	"context"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 )
 
 //go:generate go run github.com/streamgen/streamgen/cmd/streamgen

@@ -6,7 +6,7 @@
 // client CPU time per message of both sides when measured, the target,
 // and whether it is met.
 //
-//	go test -run '^$' -bench . -benchtime 20x ./runtime/rabbitmq | go run ./internal/benchreport
+//	go test -run '^$' -bench . -benchtime 20x ./runtime/rabbitmq | go run ./internal/testsupport/benchreport
 //
 // The pair benchmarks report streamgen-ns/<unit>, baseline-ns/<unit>,
 // ratio, ratio-low and ratio-high, and those that measure CPU time also

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/generator"
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 )
 
 // TestDecodeDecodesTheBenchmarkBodies: the benchmarks' bodies are decoded
@@ -35,6 +35,6 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(pkgs) != 1 || len(pkgs[0].Diagnostics) > 0 || !pkgs[0].Current() {
-		t.Fatalf("streamgen_gen.go is stale or the package has problems (run go generate ./internal/benchpair/benchorder): %+v", pkgs)
+		t.Fatalf("streamgen_gen.go is stale or the package has problems (run go generate ./internal/testsupport/benchpair/benchorder): %+v", pkgs)
 	}
 }

@@ -7,7 +7,7 @@ package benchorder
 import (
 	"context"
 
-	"github.com/streamgen/streamgen/internal/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/jsondecode"
 )
