@@ -84,18 +84,10 @@ func cliLetter(id, typ, reason, source string, body []byte) amqp.Publishing {
 	}}
 }
 
+// count is the number of messages ready in q.
 func count(t *testing.T, conn *amqp.Connection, q string) int {
 	t.Helper()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ch.Close() }()
-	info, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.Messages
+	return testkit.QueueInfo(t, conn, q).Messages
 }
 
 // streamgen dlq end to end, on the built command against the real broker.

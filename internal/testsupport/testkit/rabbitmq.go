@@ -56,3 +56,20 @@ func UniqueName(prefix string) string {
 	_, _ = rand.Read(b)
 	return prefix + "." + hex.EncodeToString(b)
 }
+
+// QueueInfo inspects queue q with a passive declare on a channel of its
+// own: its ready messages and its consumers. It fails the test when q
+// cannot be inspected.
+func QueueInfo(t testing.TB, conn *amqp.Connection, q string) amqp.Queue {
+	t.Helper()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatalf("open a channel to inspect %s: %v", q, err)
+	}
+	defer func() { _ = ch.Close() }()
+	info, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("inspect %s: %v", q, err)
+	}
+	return info
+}

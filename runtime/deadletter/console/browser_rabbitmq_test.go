@@ -96,16 +96,7 @@ func (s *orderService) handled() map[string]int {
 // ready is the number of messages ready in q.
 func ready(t *testing.T, conn *amqp.Connection, q string) int {
 	t.Helper()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ch.Close() }()
-	info, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
-	if err != nil {
-		t.Fatalf("inspect %s: %v", q, err)
-	}
-	return info.Messages
+	return testkit.QueueInfo(t, conn, q).Messages
 }
 
 func deleteQueues(t *testing.T, conn *amqp.Connection, names ...string) {
