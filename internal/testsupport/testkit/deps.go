@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -33,8 +34,19 @@ func Deps(t testing.TB, pkg, prefix string) []string {
 	return found
 }
 
-// moduleRoot is the module's root folder, two above this file's.
+// moduleRoot is the module's root folder: the nearest one above this
+// file's that holds go.mod.
 func moduleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	dir := filepath.Dir(file)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Dir(file) // not in a module: go list says so
+		}
+		dir = parent
+	}
 }
