@@ -74,3 +74,33 @@ func TestListingsDuringAReplayLoseNothing(t *testing.T) {
 		})
 	}
 }
+
+// Purging or replaying the first letter read (the one basic.get took) or
+// the last leaves the rest as they were, in order: the hand-back nacks
+// around the removed tags.
+func TestRemovingTheFirstOrLastLetterReadHandsTheRestBack(t *testing.T) {
+	e := newEnv(t)
+	dl := e.name("last")
+	target := e.name("last-target")
+	e.declare(dl, nil)
+	e.declare(target, nil)
+	e.publish(dl, parked("m-0", 0), parked("m-1", 1), parked("m-2", 2), parked("m-3", 3), parked("m-4", 4))
+	rep, err := e.queue(dl).Purge(e.ctx, deadletter.Selection{IDs: []string{"m-0"}}, false)
+	if err != nil || rep.Done != 1 {
+		t.Fatalf("Purge of the first letter: %+v, %v", rep, err)
+	}
+	rep, err = e.queue(dl).Purge(e.ctx, deadletter.Selection{IDs: []string{"m-4"}}, false)
+	if err != nil || rep.Done != 1 {
+		t.Fatalf("Purge of the last letter: %+v, %v", rep, err)
+	}
+	rep, err = e.queue(dl).Replay(e.ctx, deadletter.Selection{IDs: []string{"m-3"}}, deadletter.ReplayOptions{To: deadletter.Target{Queue: target}})
+	if err != nil || rep.Done != 1 {
+		t.Fatalf("Replay of the last letter: %+v, %v", rep, err)
+	}
+	if got := ids(e.drain(dl)); !slices.Equal(got, []string{"m-1", "m-2"}) {
+		t.Fatalf("the queue holds %v, want m-1 and m-2 in order", got)
+	}
+	if got := ids(e.drain(target)); !slices.Equal(got, []string{"m-3"}) {
+		t.Fatalf("the target holds %v, want m-3", got)
+	}
+}

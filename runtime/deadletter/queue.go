@@ -93,7 +93,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ *amqp.Channel) error {
+	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
 		if stopped != nil {
 			return nil
 		}
@@ -141,12 +141,20 @@ func firstErr(errs ...error) error {
 //
 // patience is how long it waits for letters another reader holds when it
 // finds the queue empty before it read them all (see read).
-func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ch *amqp.Channel) error, finish func(error) error) (err error) {
+func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
 	ch, err := q.conn.Channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
 	var ends []uint64 // the last delivery tag of each consumer read used
+	var acked tagSet  // the tags fn acked
+	ack := func(tag uint64) error {
+		if err := ch.Ack(tag, false); err != nil {
+			return err
+		}
+		acked.add(tag)
+		return nil
+	}
 	defer func() {
 		// A quorum queue requeued letters acked just before the channel
 		// closed (seen on RabbitMQ 3.10 and 4.3: the acks had not reached
@@ -162,10 +170,26 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 		// RabbitMQ requeues the letters of one nack consumer by consumer,
 		// in no set order, which a quorum queue on 3.x (requeueing at the
 		// back) was seen to turn into a new order.
-		for _, tag := range ends {
-			if nerr := ch.Nack(tag, true, true); nerr != nil && err == nil {
-				err = q.wrap("hand the letters back", nerr)
+		//
+		// A nack names a tag still outstanding: RabbitMQ closes the
+		// channel on a tag it does not know, one acked or nacked before
+		// (a consumer that read nothing ends at the tag of the one before
+		// it; the last letter of a consumer may be replayed or purged).
+		prev := uint64(0)
+		for _, end := range ends {
+			if end <= prev {
+				continue
 			}
+			tag := end
+			for tag > prev && acked.has(tag) {
+				tag--
+			}
+			if tag > prev {
+				if nerr := ch.Nack(tag, true, true); nerr != nil && err == nil {
+					err = q.wrap("hand the letters back", nerr)
+				}
+			}
+			prev = end
 		}
 		if nerr := ch.Nack(0, true, true); nerr != nil && err == nil {
 			err = q.wrap("hand the letters back", nerr)
@@ -175,7 +199,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, &ends, fn)
+	err = q.read(ctx, ch, patience, &ends, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -214,7 +238,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64, ch *amqp.Channel) error) error {
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -283,7 +307,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 type reader struct {
 	q        *Queue
 	ch       *amqp.Channel
-	fn       func(l *Letter, tag uint64, ch *amqp.Channel) error
+	fn       func(l *Letter, tag uint64) error
 	n        int   // letters to read
 	got      int   // letters read
 	err      error // what fn returned, if not nil
@@ -300,7 +324,7 @@ func (r *reader) take(d amqp.Delivery) {
 		return
 	}
 	r.got++
-	r.err = r.fn(FromDelivery(d), d.DeliveryTag, r.ch)
+	r.err = r.fn(FromDelivery(d), d.DeliveryTag)
 	r.progress(r.got)
 }
 
@@ -390,4 +414,20 @@ func (q *Queue) wrap(doing string, err error) error {
 		return fmt.Errorf("deadletter: queue %s: access refused: use a user with read, write and configure permission on it: %w", q.name, err)
 	}
 	return fmt.Errorf("deadletter: queue %s: cannot %s: %w", q.name, doing, err)
+}
+
+// tagSet is a set of delivery tags, which a channel numbers from 1 up.
+type tagSet struct{ bits []uint64 }
+
+func (s *tagSet) add(tag uint64) {
+	i := tag / 64
+	for uint64(len(s.bits)) <= i {
+		s.bits = append(s.bits, 0)
+	}
+	s.bits[i] |= 1 << (tag % 64)
+}
+
+func (s *tagSet) has(tag uint64) bool {
+	i := tag / 64
+	return i < uint64(len(s.bits)) && s.bits[i]&(1<<(tag%64)) != 0
 }

@@ -129,7 +129,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 	}
 	returned := map[string]int{}
 	var inflight []pending
-	var read *amqp.Channel
+	var remove func(tag uint64) error // removes a letter read, once its replay is confirmed
 	// settle waits for the oldest replay's confirm and acks its letter.
 	settle := func() error {
 		p := inflight[0]
@@ -155,7 +155,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		case !acked:
 			rep.fail("letter %s: the broker did not confirm its replay (%v)", p.id, closeReason(closes))
 		default:
-			if err := read.Ack(p.tag, false); err != nil {
+			if err := remove(p.tag); err != nil {
 				return q.wrap("remove a replayed letter", err)
 			}
 			rep.Done++
@@ -163,8 +163,8 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		return nil
 	}
 	start := time.Now()
-	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
-		read = ch
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
+		remove = ack
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil
@@ -264,7 +264,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ch *amqp.Channel) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil
@@ -274,7 +274,7 @@ func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, 
 			rep.Done++
 			return nil
 		}
-		if err := ch.Ack(tag, false); err != nil {
+		if err := ack(tag); err != nil {
 			return q.wrap("remove a letter", err)
 		}
 		rep.Done++
