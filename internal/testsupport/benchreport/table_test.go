@@ -139,7 +139,7 @@ func TestCasePackagesExist(t *testing.T) {
 		if !qualified || strings.HasPrefix(c.Bench, "Benchmark") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(pkg))); err != nil {
+		if _, err := os.Stat(filepath.Join("..", "..", "..", filepath.FromSlash(pkg))); err != nil {
 			t.Errorf("%s: %v", c.Label, err)
 		}
 	}
