@@ -286,8 +286,16 @@ func shutdownHandlesTheBatchInHand(t testing.TB, tr Transport) {
 	if took := time.Since(start); took > tr.Timeout {
 		t.Errorf("the shutdown took %v", took)
 	}
-	if calls := got.callIDs(); len(calls) != 1 || len(calls[0]) != 3 {
-		t.Errorf("the handler was called with %v, want the 3 messages in hand, once", calls)
+	// The three are handled once each, in one call, or in two when the
+	// shutdown came as the last joined (it is counted delivered before it
+	// is decoded and joins the batch).
+	calls := got.callIDs()
+	var handled []uint64
+	for _, c := range calls {
+		handled = append(handled, c...)
+	}
+	if slices.Sort(handled); !slices.Equal(handled, []uint64{1, 2, 3}) || len(calls) > 2 {
+		t.Errorf("the handler was called with %v, want the 3 messages in hand, each once", calls)
 	}
 	if st := f.stats(q); st.Acked != 3 {
 		t.Errorf("counters %+v, want 3 acked", st)
