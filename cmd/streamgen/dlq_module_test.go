@@ -77,7 +77,7 @@ func main() {
 	if os.Args[1] == "park" {
 		want = 6 // two attempts each
 		for i := range 3 {
-			if err := cards.PublishCharge(ctx, b, cards.Charge{Order: 100 + i}, runtime.WithMessageID(fmt.Sprintf("charge-%%d", i))); err != nil {
+			if err := cards.PublishCharge(ctx, b, cards.Charge{Order: 100 + i}, runtime.WithMessageID(fmt.Sprintf("charge-%d", i))); err != nil {
 				log.Fatal(err)
 			}
 		}
@@ -124,7 +124,7 @@ func TestDLQFromAUserModule(t *testing.T) {
 		"-require", "github.com/streamgen/streamgen@v0.0.0",
 		"-tool", "github.com/streamgen/streamgen/cmd/streamgen")
 	writeFile(t, filepath.Join(mod, "cards", "cards.go"), fmt.Sprintf(dlqCards, queue))
-	writeFile(t, filepath.Join(mod, "cmd", "shop", "main.go"), fmt.Sprintf(dlqMain))
+	writeFile(t, filepath.Join(mod, "cmd", "shop", "main.go"), dlqMain)
 	mustRun(t, mod, "go", "mod", "tidy")
 	mustRun(t, mod, "go", "generate", "./...")
 	shop := filepath.Join(t.TempDir(), "shop")

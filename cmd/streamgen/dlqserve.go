@@ -95,6 +95,13 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	redact := func(s string) string { return strings.ReplaceAll(s, url, rabbitmq.RedactURL(url)) }
 
 	var stores []deadletter.Store
+	// closeStores closes the stores opened so far, when serve gives up
+	// before the console owns them.
+	closeStores := func() {
+		for _, s := range stores {
+			_ = s.Close()
+		}
+	}
 	for _, q := range queues {
 		s, err := deadletter.Dial(url, q)
 		if err == nil {
@@ -104,9 +111,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 			}
 		}
 		if err != nil {
-			for _, s := range stores {
-				_ = s.Close()
-			}
+			closeStores()
 			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", redact(strings.ReplaceAll(err.Error(), "deadletter: ", "")))
 			return 1
 		}
@@ -116,17 +121,13 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		// A directory that is not there is a mistyped path: say so rather
 		// than make an empty one.
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			for _, s := range stores {
-				_ = s.Close()
-			}
+			closeStores()
 			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s is not a directory a keeper writes: give the -dir of streamgen dlq keep\n", d)
 			return 1
 		}
 		s, err := deadletter.OpenDir(d)
 		if err != nil {
-			for _, s := range stores {
-				_ = s.Close()
-			}
+			closeStores()
 			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "deadletter: "))
 			return 1
 		}
@@ -135,9 +136,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	logger := slog.New(slog.NewTextHandler(io.stderr, nil))
 	c, err := console.New(stores, console.Options{Token: token, Logger: logger, Redact: redact})
 	if err != nil {
-		for _, s := range stores {
-			_ = s.Close()
-		}
+		closeStores()
 		fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "console: "))
 		return 2
 	}
