@@ -20,9 +20,18 @@ import (
 	"github.com/streamgen/streamgen/runtime/observe"
 )
 
-// DefaultShutdownTimeout bounds a graceful stop unless WithShutdownTimeout
-// says otherwise.
-const DefaultShutdownTimeout = 30 * time.Second
+// The defaults of what an App, a subscription or a policy leaves unset.
+const (
+	// DefaultShutdownTimeout bounds a graceful stop unless
+	// WithShutdownTimeout says otherwise.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultRetryDelay is the RabbitMQ wait-queue TTL used when a
+	// subscription retries and names no retry_delay.
+	DefaultRetryDelay = 10 * time.Second
+	// DefaultBatchWait is how long a batch that is not full waits for
+	// more messages when the subscription sets no BatchWait.
+	DefaultBatchWait = 50 * time.Millisecond
+)
 
 // App runs subscriptions on brokers. Generated Mount functions register the
 // subscriptions of a package; Run starts every broker, blocks until its

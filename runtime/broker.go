@@ -34,6 +34,20 @@ const (
 //     their deliveries, then closes. It returns when done or when ctx ends.
 //
 // A Broker serves one App run: Start is called at most once.
+//
+// The App asks a Broker for more when it has these methods (each a
+// contract of its own, which a broker meets by having the method):
+//
+//   - Ready() (ready bool, reason string) says whether it consumes, and
+//     when it does not, why, in a sentence for a person (runtime/rabbitmq
+//     is not ready while it reconnects). Readiness asks it; a broker
+//     without it is ready while the App runs.
+//   - Warnings() []string reports, each in a sentence for a person, what
+//     an operator should know while it stays ready (runtime/rabbitmq: the
+//     copies a blocked publishing connection holds). Readiness asks it
+//     while the App runs.
+//   - Codec() Codec, on a Publisher, is the codec it encodes with;
+//     Publish uses it instead of JSON.
 type Broker interface {
 	Kind() BrokerKind
 	Start(ctx context.Context, env Env, subs []*Subscription) error

@@ -11,6 +11,11 @@ import (
 
 // Codec turns message values into bodies and back. An App uses JSON unless
 // it is given another codec with WithCodec.
+//
+// A message whose content type the App's codec does not read is poison:
+// it is parked (or rejected) with the reason, never decoded anyway. A
+// codec reads no content type, its own ContentType, and those its method
+// Reads(contentType string) bool accepts, when it has one (as JSON does).
 type Codec interface {
 	// ContentType names the encoding, for example "application/json".
 	ContentType() string
@@ -59,12 +64,4 @@ func (JSON) Reads(contentType string) bool {
 		return false
 	}
 	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
-}
-
-// ContentTypeReader is a Codec that says which content types it reads,
-// besides its own ContentType. A message whose content type the App's
-// codec does not read is poison: it is parked (or rejected) with the
-// reason, never decoded anyway.
-type ContentTypeReader interface {
-	Reads(contentType string) bool
 }

@@ -1,9 +1,17 @@
 package runtime
 
-// Headers that explain a parked message. The runtime adds them to every copy it
-// parks on a dead-letter queue, so a person reading that
-// queue sees why each message is there.
+// Headers the runtime sets on the copies it makes. RetryCountHeader is on
+// every retry copy; the HeaderDeadLetter headers explain a parked message:
+// the runtime adds them to every copy it parks on a dead-letter queue, so
+// a person reading that queue sees why each message is there.
 const (
+	// RetryCountHeader is the header in which every retry copy carries
+	// how many times the message was retried before: absent or 0 on the
+	// first delivery, 4 on the fifth. Brokers count attempts with it
+	// (RabbitMQ also reads x-death, see runtime/rabbitmq). The value is
+	// decimal text.
+	RetryCountHeader = "x-retry-count"
+
 	// HeaderDeadLetterReason is the handler's error text or the poison
 	// cause, cut short to MaxReasonBytes.
 	HeaderDeadLetterReason = "x-streamgen-reason"

@@ -88,6 +88,7 @@
 // startup; OnStop hooks run after every broker has stopped. App.Health
 // serves a readiness probe: 200 with each broker ready, 503 with the reason
 // while the App starts or stops, or while a broker that reports its state
-// (ReadinessReporter; runtime/rabbitmq while it reconnects) is not ready;
-// each broker's warnings (WarningReporter) are in the report too.
+// (its Ready method, see Broker; runtime/rabbitmq while it reconnects) is
+// not ready; each broker's warnings (its Warnings method) are in the
+// report too.
 package runtime

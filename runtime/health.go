@@ -6,20 +6,22 @@ import (
 	"net/http"
 )
 
-// ReadinessReporter is a Broker that says whether it is ready to consume:
-// runtime/rabbitmq is not while it reconnects. Health asks every broker
-// that implements it; a broker that does not is ready while the App runs.
-type ReadinessReporter interface {
+// readinessReporter is a Broker that says whether it is ready to consume
+// (see Broker): runtime/rabbitmq is not while it reconnects. Health asks
+// every broker that has the method; one that does not is ready while the
+// App runs.
+type readinessReporter interface {
 	// Ready reports whether the broker consumes, and when it does not,
 	// why, in a sentence for a person.
 	Ready() (ready bool, reason string)
 }
 
-// WarningReporter is a Broker that reports what an operator should know
-// while it stays ready: runtime/rabbitmq reports the copies a blocked
-// publishing connection holds, and wait queues whose copies stop coming
-// back. Health asks every broker that implements it while the App runs.
-type WarningReporter interface {
+// warningReporter is a Broker that reports what an operator should know
+// while it stays ready (see Broker): runtime/rabbitmq reports the copies
+// a blocked publishing connection holds, and wait queues whose copies
+// stop coming back. Health asks every broker that has the method while
+// the App runs.
+type warningReporter interface {
 	// Warnings returns each condition in a sentence for a person; none
 	// when all is well.
 	Warnings() []string
@@ -43,7 +45,7 @@ type BrokerHealth struct {
 	Ready         bool     `json:"ready"`
 	// Reason says why it is not ready, "" when it is.
 	Reason string `json:"reason,omitempty"`
-	// Warnings are what the broker reports besides (WarningReporter),
+	// Warnings are what the broker reports besides (its Warnings method, see Broker),
 	// ready or not.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -51,7 +53,7 @@ type BrokerHealth struct {
 // Readiness reports whether the App and each of its brokers, in mount
 // order, are ready: the App is from the moment Run has started every
 // broker (Ready is closed) until it begins to stop, while every broker
-// is ready (see ReadinessReporter).
+// is ready (its Ready method, see Broker).
 func (a *App) Readiness() HealthReport {
 	a.mu.Lock()
 	phase := a.phase
@@ -85,7 +87,7 @@ func (a *App) Readiness() HealthReport {
 	notReady := 0
 	for i := range r.Brokers {
 		b := &r.Brokers[i]
-		switch rr, ok := reporters[i].(ReadinessReporter); {
+		switch rr, ok := reporters[i].(readinessReporter); {
 		case why != "":
 			b.Reason = why
 		case ok:
@@ -98,7 +100,7 @@ func (a *App) Readiness() HealthReport {
 		default:
 			b.Ready = true
 		}
-		if wr, ok := reporters[i].(WarningReporter); ok && why == "" {
+		if wr, ok := reporters[i].(warningReporter); ok && why == "" {
 			b.Warnings = wr.Warnings()
 		}
 		if !b.Ready {

@@ -110,15 +110,15 @@ func PublishTo(ctx context.Context, p Publisher, to Destination, messageType str
 	return p.Publish(ctx, to.Key, m)
 }
 
-// CodecProvider is implemented by publishers that encode with a codec of
-// their own; Publish uses it instead of JSON.
-type CodecProvider interface {
+// codecProvider is a Publisher that encodes with a codec of its own (see
+// Broker); Publish uses it instead of JSON.
+type codecProvider interface {
 	Codec() Codec
 }
 
 // Publish encodes v and sends it to queue as a message of type messageType,
 // with a fresh message id. Generated typed publishers call it. The codec is
-// the publisher's own when it has one (CodecProvider), else JSON.
+// the publisher's own when it has one (its Codec method), else JSON.
 func Publish(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) error {
 	return PublishTo(ctx, p, Queue(queue), messageType, v, opts...)
 }
@@ -127,7 +127,7 @@ func Publish(ctx context.Context, p Publisher, queue, messageType string, v any,
 // with a fresh id, then applies opts.
 func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (Message, error) {
 	var codec Codec = JSON{}
-	if cp, ok := p.(CodecProvider); ok && cp.Codec() != nil {
+	if cp, ok := p.(codecProvider); ok && cp.Codec() != nil {
 		codec = cp.Codec()
 	}
 	body, err := codec.Encode(v)

@@ -32,10 +32,6 @@ const (
 	QuorumQueue QueueType = "quorum"
 )
 
-// DefaultRetryDelay is the RabbitMQ wait-queue TTL used when a subscription
-// retries and names no retry_delay.
-const DefaultRetryDelay = 10 * time.Second
-
 // Policy is the failure policy of one message type on a subscription.
 type Policy struct {
 	// MaxAttempts caps the deliveries of one message, the first included.
@@ -213,10 +209,6 @@ func (s *Subscription) AckMode() AckMode {
 	}
 	return s.Ack
 }
-
-// DefaultBatchWait is how long a batch that is not full waits for more
-// messages when the subscription sets no BatchWait.
-const DefaultBatchWait = 50 * time.Millisecond
 
 // Workers returns how many deliveries a broker adapter hands its Consumer
 // at once: Concurrency, or 1, the handler calls that may run at once. A

@@ -20,6 +20,6 @@ func codecReads(c runtime.Codec, contentType string) bool {
 	if own, _, err := mime.ParseMediaType(c.ContentType()); err == nil && mt == own {
 		return true
 	}
-	r, ok := c.(runtime.ContentTypeReader)
+	r, ok := c.(interface{ Reads(contentType string) bool })
 	return ok && r.Reads(contentType)
 }

@@ -336,20 +336,24 @@ func (o *Observer) Publisher(p runtime.Publisher) runtime.Publisher {
 	return &publisher{o: o, p: p}
 }
 
+// codecProvider is a Publisher with a codec of its own, which
+// runtime.Publish encodes with (see runtime.Broker).
+type codecProvider interface{ Codec() runtime.Codec }
+
 type publisher struct {
 	o *Observer
 	p runtime.Publisher
 }
 
 var (
-	_ runtime.Publisher     = (*publisher)(nil)
-	_ runtime.CodecProvider = (*publisher)(nil)
+	_ runtime.Publisher = (*publisher)(nil)
+	_ codecProvider     = (*publisher)(nil)
 )
 
 // Codec returns the codec of the Publisher it wraps, nil when it has none
 // (runtime.Publish then encodes JSON).
 func (p *publisher) Codec() runtime.Codec {
-	if cp, ok := p.p.(runtime.CodecProvider); ok {
+	if cp, ok := p.p.(codecProvider); ok {
 		return cp.Codec()
 	}
 	return nil

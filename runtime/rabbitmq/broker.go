@@ -68,9 +68,9 @@ const (
 var _ interface {
 	runtime.Broker
 	runtime.Publisher
-	runtime.CodecProvider
-	runtime.ReadinessReporter
-	runtime.WarningReporter
+	Codec() runtime.Codec
+	Ready() (bool, string)
+	Warnings() []string
 } = (*Broker)(nil)
 
 // New returns a Broker for the broker at url (amqp:// or amqps://), or for

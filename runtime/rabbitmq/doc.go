@@ -132,11 +132,11 @@
 // connections for a minute. Start fails when no address answers, unless
 // WaitForBroker makes it wait, for a bound.
 //
-// Broker.Ready (a runtime.ReadinessReporter, which App.Health asks) is
+// Broker.Ready (which App.Health asks, see runtime.Broker) is
 // false before Start, while Start waits for the broker (WaitForBroker),
 // while the Broker reconnects after losing its consuming connection (the
 // reason says why and what the last attempt met), and after Shutdown.
-// Broker.Warnings (a runtime.WarningReporter) names the copies an alarm
+// Broker.Warnings (which App.Health asks too) names the copies an alarm
 // holds, with the prefetch slots their originals take, and wait queues
 // whose retry copies stop coming back. When the App has an Observer
 // (runtime.WithObserver), the Broker reports each reconnect, and how long

@@ -110,9 +110,9 @@ func RetryCountHeader(name string) BrokerOption {
 }
 
 var (
-	_ runtime.Broker        = (*Broker)(nil)
-	_ runtime.Publisher     = (*Broker)(nil)
-	_ runtime.CodecProvider = (*Broker)(nil)
+	_ runtime.Broker                     = (*Broker)(nil)
+	_ runtime.Publisher                  = (*Broker)(nil)
+	_ interface{ Codec() runtime.Codec } = (*Broker)(nil)
 )
 
 // Kind returns the kind of broker emulated.

@@ -544,7 +544,7 @@ func (b *Broker) flushOutboxes(ctx context.Context) []error {
 }
 
 var (
-	_ runtime.Broker        = (*Broker)(nil)
-	_ runtime.Publisher     = (*Broker)(nil)
-	_ runtime.CodecProvider = (*Broker)(nil)
+	_ runtime.Broker                     = (*Broker)(nil)
+	_ runtime.Publisher                  = (*Broker)(nil)
+	_ interface{ Codec() runtime.Codec } = (*Broker)(nil)
 )

@@ -105,7 +105,7 @@ func (p *Prefixed) Exchanges() []string {
 // Codec returns the inner broker's codec, when it has one, so that
 // runtime.Publish encodes as the inner broker would.
 func (p *Prefixed) Codec() runtime.Codec {
-	if cp, ok := p.inner.(runtime.CodecProvider); ok {
+	if cp, ok := p.inner.(interface{ Codec() runtime.Codec }); ok {
 		return cp.Codec()
 	}
 	return nil
