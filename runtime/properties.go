@@ -3,7 +3,7 @@ package runtime
 import "time"
 
 // Properties are the properties a sender may set on a message, beside its
-// body and headers (the runtime.With... publish options set them). They
+// body and headers (the publish option WithProperties sets them). They
 // are carried as AMQP properties on RabbitMQ and as headers on ZeroMQ, and
 // handlers see them in Metadata. Retry copies and dead letters keep them,
 // except Expiration (adapter.Copy.Properties says what a copy carries).

@@ -3,9 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
-	"time"
 )
 
 // PublishOption adjusts a message before Publish sends it.
@@ -24,16 +22,6 @@ func WithHeader(name, value string) PublishOption {
 	}
 }
 
-// WithHeaders sets application headers.
-func WithHeaders(h map[string]string) PublishOption {
-	return func(m *Message) {
-		if m.Headers == nil {
-			m.Headers = make(map[string]string, len(h))
-		}
-		maps.Copy(m.Headers, h)
-	}
-}
-
 // WithRoutingKey publishes the message with routing key key instead of
 // the one the publisher names: the queue of the default exchange, or the
 // key given to Exchange.
@@ -45,30 +33,19 @@ func WithRoutingKey(key string) PublishOption { return func(m *Message) { m.Rout
 // unseen.
 func AllowUnroutable() PublishOption { return func(m *Message) { m.AllowUnroutable = true } }
 
-// WithCorrelationID sets the correlation id, which ties a reply to its
-// request.
-func WithCorrelationID(id string) PublishOption { return func(m *Message) { m.CorrelationID = id } }
-
-// WithReplyTo names where a reply to the message goes, usually a queue.
-func WithReplyTo(address string) PublishOption { return func(m *Message) { m.ReplyTo = address } }
-
-// WithPriority sets the message priority. On RabbitMQ it orders delivery
-// only on a queue declared with x-max-priority; elsewhere it is carried
-// for the handler to read.
-func WithPriority(p uint8) PublishOption { return func(m *Message) { m.Priority = p } }
-
-// WithExpiration gives a RabbitMQ message a TTL: the broker discards it
-// when it has waited d in a queue. Retry copies and dead letters do not
-// keep it. ZeroMQ has no expiration: publishing such a message there is an
-// error.
-func WithExpiration(d time.Duration) PublishOption { return func(m *Message) { m.Expiration = d } }
-
-// WithTimestamp sets when the message was made, instead of now (RabbitMQ)
-// or none (ZeroMQ).
-func WithTimestamp(t time.Time) PublishOption { return func(m *Message) { m.Timestamp = t } }
-
-// WithAppID names the application that sends the message.
-func WithAppID(id string) PublishOption { return func(m *Message) { m.AppID = id } }
+// WithProperties sets the message properties (see Properties): the
+// correlation id, reply-to, priority, expiration, timestamp and app id,
+// all at once, in place of any set before:
+//
+//	runtime.Publish(ctx, p, "jobs", "Job", job, runtime.WithProperties(runtime.Properties{
+//		CorrelationID: req.ID, ReplyTo: "replies", Priority: 5,
+//	}))
+//
+// On RabbitMQ a Priority orders delivery only on a queue declared with
+// x-max-priority; elsewhere it is carried for the handler to read.
+// ZeroMQ has no expiration: publishing a message with an Expiration
+// there is an error.
+func WithProperties(p Properties) PublishOption { return func(m *Message) { m.Properties = p } }
 
 // Destination is where PublishTo sends a message: a RabbitMQ exchange and
 // a routing key, or a queue by name (Exchange "").

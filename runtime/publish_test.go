@@ -59,24 +59,15 @@ func TestPublishOptions(t *testing.T) {
 	p := &publisher{}
 	err := runtime.Publish(t.Context(), p, "jobs", "Job", job{ID: 1},
 		runtime.WithMessageID("fixed"),
-		runtime.WithHeaders(map[string]string{"a": "1", "b": "2"}),
+		runtime.WithHeader("a", "1"), runtime.WithHeader("b", "2"),
 		runtime.WithHeader("b", "3"),
-		runtime.WithHeaders(map[string]string{"c": "4"}),
+		runtime.WithHeader("c", "4"),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.msg.ID != "fixed" || !maps.Equal(p.msg.Headers, map[string]string{"a": "1", "b": "3", "c": "4"}) {
 		t.Errorf("message %+v", p.msg)
-	}
-	// WithHeaders copies: changing the map afterwards changes nothing.
-	h := map[string]string{"k": "v"}
-	if err := runtime.Publish(t.Context(), p, "jobs", "Job", job{}, runtime.WithHeaders(h)); err != nil {
-		t.Fatal(err)
-	}
-	h["k"] = "changed"
-	if p.msg.Headers["k"] != "v" {
-		t.Error("the published headers share the caller's map")
 	}
 }
 

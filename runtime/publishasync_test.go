@@ -106,7 +106,7 @@ func TestPublishWithAndWithoutOptions(t *testing.T) {
 	if err := runtime.Publish(ctx, p, "jobs", "Job", &job{ID: 7}); err != nil || p.msg.ID == "" || p.msg.Priority != 0 {
 		t.Errorf("without options: %v, sent %+v", err, p.msg)
 	}
-	if err := runtime.Publish(ctx, p, "jobs", "Job", &job{ID: 7}, runtime.WithMessageID("m-1"), runtime.WithPriority(3)); err != nil || p.msg.ID != "m-1" || p.msg.Priority != 3 {
+	if err := runtime.Publish(ctx, p, "jobs", "Job", &job{ID: 7}, runtime.WithMessageID("m-1"), runtime.WithProperties(runtime.Properties{Priority: 3})); err != nil || p.msg.ID != "m-1" || p.msg.Priority != 3 {
 		t.Errorf("with options: %v, sent %+v", err, p.msg)
 	}
 }

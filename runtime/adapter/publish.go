@@ -33,7 +33,7 @@ func CheckMessage(kind runtime.BrokerKind, msg runtime.Message) error {
 		return fmt.Errorf("exchanges and routing keys are for rabbitmq (exchange %q, routing key %q): publish to a subscription by name", msg.Exchange, msg.RoutingKey)
 	}
 	if msg.Expiration != 0 {
-		return fmt.Errorf("expiration is for rabbitmq: ZeroMQ keeps no message waiting in a broker to expire it; publish without runtime.WithExpiration")
+		return fmt.Errorf("expiration is for rabbitmq: ZeroMQ keeps no message waiting in a broker to expire it; publish without a runtime.Properties.Expiration")
 	}
 	for name := range msg.Headers {
 		if IsZeroMQFieldHeader(name) {

@@ -25,7 +25,7 @@ func parkedByService(t *testing.T, e *env, qt runtime.QueueType) (*service, stri
 	q := e.name("svc")
 	dl := q + ".dl"
 	s := e.startService(q, dl, qt, 3)
-	s.send(t, q, "Card", "c-1", card{Order: 123}, runtime.WithHeader("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), runtime.WithCorrelationID("corr-1"))
+	s.send(t, q, "Card", "c-1", card{Order: 123}, runtime.WithHeader("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), runtime.WithProperties(runtime.Properties{CorrelationID: "corr-1"}))
 	s.send(t, q, "Card", "c-2", card{Order: 456})
 	s.send(t, q, "Refund", "r-1", card{Order: 7})
 	e.publish(q, amqp.Publishing{MessageId: "p-1", Type: "Card", ContentType: "application/json", Body: []byte("{not json")})

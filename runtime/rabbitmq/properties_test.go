@@ -20,8 +20,8 @@ func TestMessagePropertiesSurviveRetriesAndDeadLetters(t *testing.T) {
 	b := newTestBroker()
 	runApp(t, b, sub(q, 50*time.Millisecond, handler("Job", runtime.Policy{MaxAttempts: 2, DeadLetter: q + ".dl"}, &c, alwaysFail)))
 	publishJob(t, b, q, "Job", job{ID: 3},
-		runtime.WithCorrelationID("corr-1"), runtime.WithReplyTo("replies"), runtime.WithPriority(7),
-		runtime.WithTimestamp(ts), runtime.WithAppID("checkout"), runtime.WithExpiration(time.Minute))
+		runtime.WithProperties(runtime.Properties{CorrelationID: "corr-1", ReplyTo: "replies", Priority: 7,
+			Timestamp: ts, AppID: "checkout", Expiration: time.Minute}))
 	testkit.Eventually(t, "the message is parked", func() bool { return adm.ready(q+".dl") == 1 })
 
 	mds := c.metadata()

@@ -10,11 +10,12 @@ import (
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
-// propertyOptions sets every message property.
-func propertyOptions(ts time.Time) []runtime.PublishOption {
+// propertyOptions sets every message property, and the expiration when
+// expire is set.
+func propertyOptions(ts time.Time, expire time.Duration) []runtime.PublishOption {
 	return []runtime.PublishOption{
-		runtime.WithMessageID("p-1"), runtime.WithCorrelationID("corr-1"), runtime.WithReplyTo("replies"),
-		runtime.WithPriority(7), runtime.WithTimestamp(ts), runtime.WithAppID("checkout"),
+		runtime.WithMessageID("p-1"), runtime.WithProperties(runtime.Properties{CorrelationID: "corr-1", ReplyTo: "replies",
+			Priority: 7, Timestamp: ts, AppID: "checkout", Expiration: expire}),
 	}
 }
 
@@ -46,10 +47,11 @@ func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
 			}
 			h.App().Mount(h.Broker(), sub)
 			h.Start()
-			opts := propertyOptions(ts)
+			var expire time.Duration
 			if kind == runtime.RabbitMQ {
-				opts = append(opts, runtime.WithExpiration(time.Minute))
+				expire = time.Minute
 			}
+			opts := propertyOptions(ts, expire)
 			if err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, opts...); err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +84,7 @@ func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
 // ZeroMQ has no expiration: the harness refuses it as the adapter does.
 func TestHarnessZeroMQRefusesExpiration(t *testing.T) {
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
-	err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithExpiration(time.Second))
+	err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
 	if err == nil || !strings.Contains(err.Error(), "expiration is for rabbitmq") {
 		t.Errorf("publish with an expiration on zeromq: %v", err)
 	}

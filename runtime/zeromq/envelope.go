@@ -18,7 +18,7 @@ const (
 	// HeaderMessageID carries the message id.
 	HeaderMessageID = "message-id"
 
-	// The message properties (runtime.WithCorrelationID and the like),
+	// The message properties (runtime.WithProperties),
 	// each written only when set. They are headers like any other on a
 	// copy, which keeps them.
 

@@ -30,8 +30,8 @@ func TestMessagePropertiesAreHeaders(t *testing.T) {
 	}})
 	streamtest.RunApp(t, app)
 	ts := time.Date(2026, 12, 1, 10, 0, 0, 500_000_000, time.UTC)
-	publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID("m-1"), runtime.WithCorrelationID("corr-1"),
-		runtime.WithReplyTo("replies"), runtime.WithPriority(7), runtime.WithTimestamp(ts), runtime.WithAppID("checkout"),
+	publishJob(t, zq, "jobs", Job{ID: 1}, runtime.WithMessageID("m-1"), runtime.WithProperties(runtime.Properties{CorrelationID: "corr-1",
+		ReplyTo: "replies", Priority: 7, Timestamp: ts, AppID: "checkout"}),
 		runtime.WithHeader("x-tenant", "acme"))
 	got := rec.waitFor(t, "jobs", 2)
 	want := []zeromq.Header{
@@ -59,7 +59,7 @@ func TestPublishRefusesExpirationAndPropertyHeaders(t *testing.T) {
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Dial(freeEndpoint(t))))
 	defer shutdown(t, zq)
 	ctx := context.Background()
-	err := runtime.Publish(ctx, zq, "jobs", "job", Job{ID: 1}, runtime.WithExpiration(time.Second))
+	err := runtime.Publish(ctx, zq, "jobs", "job", Job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
 	if err == nil || !strings.Contains(err.Error(), "expiration is for rabbitmq") {
 		t.Errorf("publish with an expiration: %v", err)
 	}
