@@ -50,12 +50,6 @@ func (d *Decoder) End() bool {
 	return true
 }
 
-// Failed reports whether the Decoder has failed.
-func (d *Decoder) Failed() bool { return d.failed }
-
-// Fail marks the Decoder failed.
-func (d *Decoder) Fail() { d.failed = true }
-
 // next skips JSON whitespace and returns the byte there, or 0 at the end of
 // the data (0 starts no JSON token, so it fails wherever a token is needed).
 func (d *Decoder) next() byte {
@@ -219,7 +213,7 @@ func (d *Decoder) Seen(seen *bool) {
 // Unknown skips the value of a member whose key is none of names, the
 // struct's JSON names, exactly. It fails if the key has a byte beyond ASCII,
 // or if it matches one of names case-insensitively (encoding/json would
-// decode it into that field); otherwise it skips the value as Skip does.
+// decode it into that field); otherwise it skips the value as skip does.
 func (d *Decoder) Unknown(names ...string) {
 	if d.failed {
 		return
@@ -723,7 +717,7 @@ func (d *Decoder) Float64(p *float64) {
 	}
 }
 
-// Std reads the next value, checked as Skip checks it, with
+// Std reads the next value, checked as skip checks it, with
 // encoding/json.Unmarshal into p (a pointer to the field); an error fails.
 // The generated code uses it for every type it does not decode itself.
 func (d *Decoder) Std(p any) {
@@ -741,16 +735,16 @@ func (d *Decoder) Std(p any) {
 	}
 }
 
-// Skip skips the next value, checking it as json.Valid does, with the
+// skip skips the next value, checking it as json.Valid does, with the
 // arrays and objects open around it counting towards the nesting limit.
-func (d *Decoder) Skip() {
+func (d *Decoder) skip() {
 	if d.failed {
 		return
 	}
 	d.skipValue()
 }
 
-// skipValue is Skip. It recurses once per nested array or object, at most
+// skipValue is skip. It recurses once per nested array or object, at most
 // maxDepth deep.
 func (d *Decoder) skipValue() {
 	switch c := d.next(); c {

@@ -36,7 +36,7 @@ func TestStart(t *testing.T) {
 	}
 	for _, c := range cases {
 		d := Start([]byte(c.in))
-		if got := !d.Failed(); got != c.ok {
+		if got := !d.failed; got != c.ok {
 			t.Errorf("Start(%q): ok %v, want %v", c.in, got, c.ok)
 		}
 		if c.ok && d.data[d.pos] != '{' {
@@ -53,7 +53,7 @@ func walk(body string) ([]string, bool) {
 	if d.Object() {
 		for i := 0; d.Member(i); i++ {
 			keys = append(keys, string(d.Key()))
-			d.Skip()
+			d.skip()
 		}
 	}
 	return keys, d.End()
@@ -138,7 +138,7 @@ func TestObjectNull(t *testing.T) {
 		object := d.Object()
 		if object {
 			for i := 0; d.Member(i); i++ {
-				d.Skip()
+				d.skip()
 			}
 		}
 		ok := d.End()
@@ -161,10 +161,10 @@ func TestSeen(t *testing.T) {
 			case "b":
 				d.Seen(&seenB)
 			}
-			d.Skip()
+			d.skip()
 		}
 	}
-	if !d.Failed() || d.End() {
+	if !d.failed || d.End() {
 		t.Fatal("a repeated key did not fail")
 	}
 	if got := strings.Join(keys, "|"); got != "a|b|a" {
@@ -174,8 +174,8 @@ func TestSeen(t *testing.T) {
 	d = Start([]byte(`{}`))
 	seen := false
 	d.Seen(&seen)
-	if d.Failed() || !seen {
-		t.Errorf("first Seen: failed %v, seen %v", d.Failed(), seen)
+	if d.failed || !seen {
+		t.Errorf("first Seen: failed %v, seen %v", d.failed, seen)
 	}
 }
 
@@ -244,7 +244,7 @@ func TestNull(t *testing.T) {
 		}
 	}
 	d := at(`1`)
-	if d.Null() || d.Failed() || d.pos != 0 {
+	if d.Null() || d.failed || d.pos != 0 {
 		t.Errorf("Null on 1: consumed or failed")
 	}
 	var n int
@@ -679,7 +679,7 @@ func TestStd(t *testing.T) {
 		d := at(` [1, {"a" : 2}] ,`)
 		var raw json.RawMessage
 		d.Std(&raw)
-		if d.Failed() || string(raw) != `[1, {"a" : 2}]` || d.next() != ',' {
+		if d.failed || string(raw) != `[1, {"a" : 2}]` || d.next() != ',' {
 			t.Errorf("raw: %q, then %q", raw, d.data[d.pos:])
 		}
 	})
@@ -715,7 +715,7 @@ func TestSkip(t *testing.T) {
 	}
 	for _, in := range valid {
 		d := at(in)
-		d.Skip()
+		d.skip()
 		if !d.End() {
 			t.Errorf("Skip(%q) failed", in)
 		}
@@ -725,7 +725,7 @@ func TestSkip(t *testing.T) {
 	}
 	for _, in := range invalid {
 		d := at(in)
-		d.Skip()
+		d.skip()
 		if d.End() {
 			t.Errorf("Skip(%q) accepted", in)
 		}
@@ -752,7 +752,7 @@ func TestDepth(t *testing.T) {
 		{"skip objects 10001", strings.Repeat(`{"a":`, maxDepth) + "{}" + strings.Repeat("}", maxDepth), false},
 	} {
 		d := at(c.in)
-		d.Skip()
+		d.skip()
 		if ok := d.End(); ok != c.ok {
 			t.Errorf("%s: ok %v, want %v", c.name, ok, c.ok)
 		}
@@ -787,27 +787,27 @@ func TestDepth(t *testing.T) {
 
 	// Object and Element count as well.
 	d := Decoder{data: []byte(`{}`), depth: maxDepth - 1}
-	if !d.Object() || d.Member(0) || d.Failed() || d.depth != maxDepth-1 {
-		t.Errorf("Object at depth %d: failed %v, depth %d", maxDepth, d.Failed(), d.depth)
+	if !d.Object() || d.Member(0) || d.failed || d.depth != maxDepth-1 {
+		t.Errorf("Object at depth %d: failed %v, depth %d", maxDepth, d.failed, d.depth)
 	}
 	d = Decoder{data: []byte(`{}`), depth: maxDepth}
-	if d.Object() || !d.Failed() {
+	if d.Object() || !d.failed {
 		t.Errorf("Object at depth %d did not fail", maxDepth+1)
 	}
 	d = Decoder{data: []byte(`[]`), depth: maxDepth - 1}
-	if d.Element(0) || d.Failed() || d.depth != maxDepth-1 {
-		t.Errorf("Element at depth %d: failed %v, depth %d", maxDepth, d.Failed(), d.depth)
+	if d.Element(0) || d.failed || d.depth != maxDepth-1 {
+		t.Errorf("Element at depth %d: failed %v, depth %d", maxDepth, d.failed, d.depth)
 	}
 	d = Decoder{data: []byte(`[]`), depth: maxDepth}
-	if d.Element(0) || !d.Failed() {
+	if d.Element(0) || !d.failed {
 		t.Errorf("Element at depth %d did not fail", maxDepth+1)
 	}
 }
 
 func TestFailedStaysFailed(t *testing.T) {
 	d := Start([]byte(`{"a":[1],"b":"x","c":true,"d":1.5}`))
-	d.Fail()
-	if !d.Failed() || d.Object() || d.Member(0) || d.Key() != nil || d.Null() || d.Element(0) {
+	d.failed = true
+	if !d.failed || d.Object() || d.Member(0) || d.Key() != nil || d.Null() || d.Element(0) {
 		t.Fatal("a failed Decoder went on")
 	}
 	seen := false
@@ -821,7 +821,7 @@ func TestFailedStaysFailed(t *testing.T) {
 	d.Float64(&f)
 	var m map[string]any
 	d.Std(&m)
-	d.Skip()
+	d.skip()
 	d.Unknown()
 	if seen || b || s != "" || n != 0 || u != 0 || f != 0 || m != nil || d.pos != 0 || d.End() {
 		t.Error("a failed Decoder changed something")

@@ -246,7 +246,7 @@ func (g *gen) texts(n int) []string {
 func checkSkip(in []byte) []string {
 	var bad []string
 	d := Decoder{data: in}
-	d.Skip()
+	d.skip()
 	if got, want := d.End(), json.Valid(in); got != want {
 		bad = append(bad, fmt.Sprintf("Skip+End(%q) = %v, json.Valid = %v", in, got, want))
 	}
@@ -255,7 +255,7 @@ func checkSkip(in []byte) []string {
 	d = Start(doc)
 	if d.Object() {
 		for i := 0; d.Member(i); i++ {
-			d.Skip()
+			d.skip()
 		}
 	}
 	got, want := d.End(), json.Valid(doc)
