@@ -31,6 +31,12 @@ var (
 	// ErrNotHandled: the shutdown deadline passed before the message
 	// reached a handler, on a broker that cannot take it back.
 	ErrNotHandled = errors.New("adapter: the shutdown deadline passed before a handler took the message; ZeroMQ cannot take it back, so it is lost")
+	// ErrReleased: shutdown began before a handler took the message; it
+	// was handed back (Release), and the broker delivers it again.
+	ErrReleased = errors.New("adapter: shutdown began before a handler took the message; it is handed back to the broker, which delivers it again")
+	// errLostUnstarted: shutdown began before a handler took a message
+	// the broker counted as delivered when it sent it (ack=auto).
+	errLostUnstarted = errors.New("adapter: shutdown began before a handler took the message; ack=auto had acknowledged it, so it is lost")
 )
 
 // maxRequeuePause caps the pause before a delivery whose copy could not be
@@ -897,6 +903,11 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	}
 	if err != nil {
 		c.metrics.Failed.Add(1)
+		if errors.Is(err, ErrReleased) {
+			// Not a fault: a shutdown hands back what it did not start.
+			c.logSettled(slog.LevelInfo, "message handed back at shutdown", d, v, "err", err)
+			return
+		}
 		c.logSettled(slog.LevelError, "could not "+v.Kind.String()+" the message", d, v, "reason", v.Reason, "err", err)
 		return
 	}
@@ -945,6 +956,39 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	}
 	if c.obs != nil && d.obs == nil {
 		c.observe(context.Background(), d, 0)
+	}
+	c.Settle(d, v, err)
+	return v
+}
+
+// Release settles d, a delivery the adapter took but will not run because
+// shutdown began before a handler took it. On a broker with
+// acknowledgements it is handed back through the Acknowledger's Release
+// (RabbitMQ: basic.nack with requeue, which RabbitMQ 4.3 does not count
+// toward a delivery limit: the message did not fail); with ack=auto it is
+// lost, since the broker counted it as delivered when it sent it. Either
+// way it counts as delivered and not settled as decided (Failed), the
+// Observer sees it end with ErrReleased (or the loss), and it is logged.
+// It returns the verdict it settled.
+func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
+	if c.acks == nil || c.auto {
+		return c.Discard(d, "not started before shutdown", errLostUnstarted)
+	}
+	c.metrics.Delivered.Add(1)
+	d.Headers = c.rules.Headers(d.Headers)
+	count, _ := retrycount.Parse(d.Headers[c.countHeader])
+	d.attempt = attemptOf(count, d.RetryCycles)
+	v := Verdict{Kind: VerdictAck, Reason: "not started before shutdown", Attempt: d.attempt, MessageType: d.Type}
+	if h := c.handlerFor(d.Type); h != nil {
+		v.MaxAttempts = h.Policy.Attempts()
+		v.MessageType = h.MessageType
+	}
+	if c.obs != nil {
+		c.observe(context.Background(), d, count)
+	}
+	err := ErrReleased
+	if rerr := c.acks.Release(ctx, d); rerr != nil {
+		err = fmt.Errorf("%w (the nack with requeue failed: %w; the broker requeues it when the channel closes)", ErrReleased, rerr)
 	}
 	c.Settle(d, v, err)
 	return v

@@ -104,6 +104,7 @@ func (r *recorder) record(what string) error {
 func (r *recorder) Ack(context.Context, *adapter.Delivery) error     { return r.record("ack") }
 func (r *recorder) Reject(context.Context, *adapter.Delivery) error  { return r.record("reject") }
 func (r *recorder) Requeue(context.Context, *adapter.Delivery) error { return r.record("requeue") }
+func (r *recorder) Release(context.Context, *adapter.Delivery) error { return r.record("release") }
 
 func (r *recorder) actions() string {
 	r.mu.Lock()

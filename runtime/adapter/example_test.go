@@ -23,6 +23,10 @@ func (printer) Requeue(context.Context, *adapter.Delivery) error {
 	fmt.Println("  requeue")
 	return nil
 }
+func (printer) Release(context.Context, *adapter.Delivery) error {
+	fmt.Println("  release")
+	return nil
+}
 
 // An adapter hands each delivery to the Consumer, which decides and builds
 // everything: here the same failing handler is retried through the wait

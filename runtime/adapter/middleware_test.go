@@ -282,6 +282,7 @@ func (*nopTransport) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.Cop
 func (*nopTransport) Ack(context.Context, *adapter.Delivery) error     { return nil }
 func (*nopTransport) Reject(context.Context, *adapter.Delivery) error  { return nil }
 func (*nopTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
+func (*nopTransport) Release(context.Context, *adapter.Delivery) error { return nil }
 
 // A handler call that outlives Policy.Timeout has its context cancelled
 // with a TimeoutError as the cause. A failure it returns late has a reason

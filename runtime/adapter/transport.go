@@ -35,8 +35,15 @@ type Acknowledger interface {
 	// Reject hands the delivery back without requeue (a broker-level
 	// dead-letter exchange gets it).
 	Reject(ctx context.Context, d *Delivery) error
-	// Requeue hands the delivery back to be delivered again.
+	// Requeue hands the delivery back to be delivered again, counted as a
+	// failed delivery where the broker counts them (RabbitMQ: toward a
+	// quorum queue's delivery limit).
 	Requeue(ctx context.Context, d *Delivery) error
+	// Release hands back a delivery no handler took, at shutdown (see
+	// Consumer.Release), so that it is delivered again without counting
+	// as failed where the broker can tell (RabbitMQ 4.3: a basic.nack
+	// with requeue is not counted toward a delivery limit).
+	Release(ctx context.Context, d *Delivery) error
 }
 
 // ErrUnroutable is what a Transport's Send wraps when the destination does

@@ -136,6 +136,7 @@ func (losingTransport) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.C
 func (losingTransport) Ack(context.Context, *adapter.Delivery) error     { return nil }
 func (losingTransport) Reject(context.Context, *adapter.Delivery) error  { return nil }
 func (losingTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
+func (losingTransport) Release(context.Context, *adapter.Delivery) error { return nil }
 
 func naiveTransport(cancelOnStop bool) Transport {
 	return Transport{

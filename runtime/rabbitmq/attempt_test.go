@@ -104,6 +104,7 @@ func (nopTransport) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.Copy
 func (nopTransport) Ack(context.Context, *adapter.Delivery) error     { return nil }
 func (nopTransport) Reject(context.Context, *adapter.Delivery) error  { return nil }
 func (nopTransport) Requeue(context.Context, *adapter.Delivery) error { return nil }
+func (nopTransport) Release(context.Context, *adapter.Delivery) error { return nil }
 
 // FuzzAttemptReader: whatever the retry count header and x-death hold, the
 // delivery's attempt is 1..max_attempts or the message is poison, and

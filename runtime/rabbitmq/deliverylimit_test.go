@@ -65,7 +65,9 @@ func TestRequeuesCountTowardTheDeliveryLimitAndReleasesDoNotOn43(t *testing.T) {
 	if got := returned(&d); got != 1 {
 		t.Fatalf("after Requeue the delivery was returned %d times (x-delivery-count %v), want 1: a requeue counts", got, d.Headers["x-delivery-count"])
 	}
-	if err := acks.nack(d.DeliveryTag, true); err != nil { // as release does
+	in = &inbound{amqp: d, acks: acks}
+	in.d.Raw, in.d.Source = &in.amqp, in
+	if err := r.Release(t.Context(), &in.d); err != nil {
 		t.Fatal(err)
 	}
 	d = next()

@@ -148,16 +148,14 @@ func (r *runner) pump(s *session, c *sessionConsumer) {
 	}
 }
 
-// release hands a delivery that was never started back to the broker.
+// release has the Consumer settle a delivery that was never started: it
+// goes back to the broker with a nack with requeue (Release), or, with
+// ack=auto, is lost; either way it is counted, observed and logged.
 func (r *runner) release(c *sessionConsumer, d *amqp.Delivery) {
-	if r.auto {
-		r.c.Logger().Warn("rabbitmq: message lost at shutdown: ack=auto had acknowledged it before it could run",
-			"message_id", d.MessageId, "message_type", d.Type)
-		return
-	}
-	if err := c.acks.nack(d.DeliveryTag, true); err != nil {
-		r.c.Logger().Debug("rabbitmq: hand back an unstarted delivery", "message_id", d.MessageId, "err", err)
-	}
+	in := &inbound{amqp: *d, acks: c.acks}
+	fillDelivery(&in.d, &in.amqp, r.c)
+	in.d.Source = in
+	r.c.Release(context.Background(), &in.d)
 }
 
 // inbound is a delivery on its way through the runner, in one allocation:

@@ -93,6 +93,16 @@ func (r *runner) Reject(_ context.Context, d *adapter.Delivery) error {
 	return raw(d).Nack(false, false)
 }
 
+// Release nacks d with requeue, after the acks waiting on its channel: a
+// basic.nack, which RabbitMQ 4.3 does not count toward a delivery limit,
+// for a delivery shutdown hands back before any handler took it.
+func (r *runner) Release(_ context.Context, d *adapter.Delivery) error {
+	if a := acksOf(d); a != nil {
+		return a.nack(raw(d).DeliveryTag, true)
+	}
+	return raw(d).Nack(false, true)
+}
+
 // Requeue rejects d with requeue, after the acks waiting on its channel:
 // a basic.reject, which every RabbitMQ counts toward a quorum queue's
 // delivery limit (4.3 no longer counts a basic.nack), so that a message

@@ -521,6 +521,12 @@ func (t *memTransport) Reject(_ context.Context, d *adapter.Delivery) error {
 	return nil
 }
 
+// Release puts the delivery back at the head of its queue, as Requeue
+// does.
+func (t *memTransport) Release(ctx context.Context, d *adapter.Delivery) error {
+	return t.Requeue(ctx, d)
+}
+
 // Requeue puts the delivery back at the head of its queue.
 func (t *memTransport) Requeue(_ context.Context, d *adapter.Delivery) error {
 	b := t.b

@@ -1,0 +1,39 @@
+package adapter_test
+
+import (
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/counters"
+)
+
+// Release hands an unstarted delivery back through the Acknowledger's
+// Release (not Requeue, which a delivery limit counts), and counts it as
+// delivered and not settled as decided; with ack=auto it is lost, and
+// counted the same way.
+func TestReleaseHandsBackThroughTheAcknowledgerAndCounts(t *testing.T) {
+	for _, ack := range []runtime.AckMode{runtime.AckManual, runtime.AckAuto} {
+		t.Run(string(ack), func(t *testing.T) {
+			sub := &runtime.Subscription{Name: "jobs", Ack: ack, Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{MaxAttempts: 3})}}
+			m := counters.NewSet()
+			tr := &recorder{}
+			c := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
+			v := c.Release(t.Context(), delivery(2))
+			want := "release"
+			if ack == runtime.AckAuto {
+				want = ""
+			}
+			if got := tr.actions(); got != want {
+				t.Errorf("transport did %q, want %q", got, want)
+			}
+			if v.Attempt != 2 || v.MaxAttempts != 3 || v.MessageType != "Job" {
+				t.Errorf("verdict %+v, want attempt 2 of 3 of a Job", v)
+			}
+			snap := m.Snapshot()
+			if len(snap) != 1 || snap[0].Delivered != 1 || snap[0].Failed != 1 || snap[0].Acked != 0 {
+				t.Errorf("counters %+v, want one delivered, not settled as decided", snap)
+			}
+		})
+	}
+}
