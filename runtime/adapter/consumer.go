@@ -91,7 +91,6 @@ type Consumer struct {
 	// copies counts the copies whose outcome the transport has yet to
 	// report.
 	copies     sync.WaitGroup
-	once       sync.Map
 	poisonLogs logLimiter
 
 	// ackWarned and rejectWarned are set once the warnings that this
@@ -210,14 +209,6 @@ func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 // RetryCountHeader returns the name of the retry count header, as the
 // broker writes it.
 func (c *Consumer) RetryCountHeader() string { return c.countHeader }
-
-// WarnOnce logs msg at warning level the first time it is called with key,
-// and never again for this subscription.
-func (c *Consumer) WarnOnce(key, msg string, args ...any) {
-	if _, loaded := c.once.LoadOrStore(key, struct{}{}); !loaded {
-		c.log.Warn(msg, args...)
-	}
-}
 
 // Handle runs one delivery: it decides what becomes of d and carries it
 // out through the Transport, then logs and counts the outcome. It never

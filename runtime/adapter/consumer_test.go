@@ -463,21 +463,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestWarnOnceLogsOncePerKey(t *testing.T) {
-	c, logs := newConsumer(&runtime.Subscription{Name: "jobs"}, runtime.ZeroMQ)
-	for range 3 {
-		c.WarnOnce("ack", "zeromq cannot acknowledge", "op", "ack")
-	}
-	c.WarnOnce("nack", "zeromq cannot reject")
-	recs := logs.all()
-	if len(recs) != 2 || recs[0].msg != "zeromq cannot acknowledge" || recs[1].msg != "zeromq cannot reject" {
-		t.Fatalf("logged %v, want each warning once", recs)
-	}
-	if recs[0].level != slog.LevelWarn || recs[0].attrs["subscription"] != "jobs" || recs[0].attrs["op"] != "ack" {
-		t.Errorf("warning %v", recs[0])
-	}
-}
-
 func TestNewConsumerDefaultsAndAccessors(t *testing.T) {
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}
 	c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})
