@@ -231,9 +231,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
 	}
 	c.metrics.Delivered.Add(1)
-	d.Headers = c.rules.Headers(d.Headers)
-	count, countErr := retrycount.Parse(d.Headers[c.countHeader])
-	d.attempt = attemptOf(count, d.RetryCycles)
+	count, countErr := c.number(d)
 	hctx := ctx
 	if c.obs != nil {
 		hctx = c.observe(ctx, d, count)
@@ -937,13 +935,8 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	if err != nil && d.attempt == 0 {
 		// A message that could have been handled: name its attempt and its
 		// cap, so that the log line says exactly what was lost.
-		count, _ := retrycount.Parse(c.rules.Headers(d.Headers)[c.countHeader])
-		d.attempt = attemptOf(count, d.RetryCycles)
-		v.Attempt = d.attempt
-		if h := c.handlerFor(d.Type); h != nil {
-			v.MaxAttempts = h.Policy.Attempts()
-			v.MessageType = h.MessageType
-		}
+		_, _ = c.number(d)
+		c.unstarted(d, &v)
 	}
 	if c.obs != nil && d.obs == nil {
 		c.observe(context.Background(), d, 0)
@@ -966,14 +959,9 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 		return c.Discard(d, "not started before shutdown", errLostUnstarted)
 	}
 	c.metrics.Delivered.Add(1)
-	d.Headers = c.rules.Headers(d.Headers)
-	count, _ := retrycount.Parse(d.Headers[c.countHeader])
-	d.attempt = attemptOf(count, d.RetryCycles)
-	v := Verdict{Kind: VerdictAck, Reason: "not started before shutdown", Attempt: d.attempt, MessageType: d.Type}
-	if h := c.handlerFor(d.Type); h != nil {
-		v.MaxAttempts = h.Policy.Attempts()
-		v.MessageType = h.MessageType
-	}
+	count, _ := c.number(d)
+	v := Verdict{Kind: VerdictAck, Reason: "not started before shutdown"}
+	c.unstarted(d, &v)
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
 	}
@@ -983,6 +971,29 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	}
 	c.Settle(d, v, err)
 	return v
+}
+
+// number puts d's headers in the broker's form (Rules.Headers) and numbers
+// d by the one rule (attemptOf): it sets d's attempt, and returns the
+// retry count d carries, with why it could not be read.
+func (c *Consumer) number(d *Delivery) (count int, err error) {
+	d.Headers = c.rules.Headers(d.Headers)
+	count, err = retrycount.Parse(d.Headers[c.countHeader])
+	d.attempt = attemptOf(count, d.RetryCycles)
+	return count, err
+}
+
+// unstarted names in v, the verdict of d, a message no handler took
+// although one could have, d's attempt and, when a handler takes its
+// type, its cap and type: so that the log line says exactly what was
+// lost or handed back.
+func (c *Consumer) unstarted(d *Delivery, v *Verdict) {
+	v.Attempt = d.attempt
+	v.MessageType = d.Type
+	if h := c.handlerFor(d.Type); h != nil {
+		v.MaxAttempts = h.Policy.Attempts()
+		v.MessageType = h.MessageType
+	}
 }
 
 // logRetry logs msg about d and v, a retry, at level.
