@@ -26,9 +26,11 @@ const (
 // App drives it:
 //
 //   - Start connects, declares what the subscriptions need and starts
-//     consuming. It checks subs with adapter.Check and runs each through an
-//     adapter.Consumer (package runtime/adapter), which decides what
-//     becomes of every delivery. A returned error is a startup error: the App stops the
+//     consuming. subs are the ones mounted on it, as the App checked them
+//     (Subscription.Validate for the broker's Kind, each name once, in
+//     one place: Run); Start runs each through an adapter.Consumer
+//     (package runtime/adapter), which decides what becomes of every
+//     delivery. A returned error is a startup error: the App stops the
 //     brokers it already started and returns it.
 //   - Shutdown stops consuming, lets in-flight handlers finish and settle
 //     their deliveries, then closes. It returns when done or when ctx ends.

@@ -170,25 +170,6 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 	return c
 }
 
-// Check returns, as one error, every reason why subs cannot run on a broker
-// of the given kind: each subscription's Validate errors, and a
-// subscription given twice; nil when there is none. Every Broker's Start
-// calls it before making its Consumers.
-func Check(kind runtime.BrokerKind, subs []*runtime.Subscription) error {
-	var errs []error
-	seen := make(map[string]bool, len(subs))
-	for _, s := range subs {
-		if err := s.Validate(kind); err != nil {
-			errs = append(errs, err)
-		}
-		if seen[s.Name] {
-			errs = append(errs, fmt.Errorf("subscription %q is mounted twice", s.Name))
-		}
-		seen[s.Name] = true
-	}
-	return errors.Join(errs...)
-}
-
 // Subscription returns the subscription this consumer runs.
 func (c *Consumer) Subscription() *runtime.Subscription { return c.sub }
 
@@ -430,7 +411,7 @@ func (c *Consumer) chain(h *runtime.Handler, mws []runtime.Middleware) runtime.N
 }
 
 // middlewareOf returns the middleware of sub's calls: env's, then sub's,
-// without nil ones (Check reports those).
+// without nil ones (runtime.App.Run reports those).
 func middlewareOf(env runtime.Env, sub *runtime.Subscription) []runtime.Middleware {
 	var mws []runtime.Middleware
 	for _, m := range slices.Concat(env.Middleware, sub.Middleware) {

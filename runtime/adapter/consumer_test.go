@@ -435,34 +435,6 @@ func TestDiscardCountsAndSettlesADrop(t *testing.T) {
 	}
 }
 
-// Check reports every subscription's Validate errors for the broker kind,
-// and a subscription given twice, in one error.
-func TestCheck(t *testing.T) {
-	jobs := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
-	mail := &runtime.Subscription{Name: "mail", Handlers: []runtime.Handler{okHandler("Mail", runtime.Policy{})}}
-	if err := adapter.Check(runtime.ZeroMQ, []*runtime.Subscription{jobs, mail}); err != nil {
-		t.Fatalf("Check of valid subscriptions = %v", err)
-	}
-	empty := &runtime.Subscription{Name: "empty"}
-	delayed := &runtime.Subscription{Name: "delayed", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2})}}
-	err := adapter.Check(runtime.ZeroMQ, []*runtime.Subscription{jobs, empty, delayed, jobs})
-	if err == nil {
-		t.Fatal("Check = nil, want the problems")
-	}
-	for _, want := range []string{`subscription "empty": no handlers`, `subscription "delayed": retry_delay is for rabbitmq`, `subscription "jobs" is mounted twice`} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Check = %v, want it to say %q", err, want)
-		}
-	}
-	var ves runtime.ValidationErrors
-	if !errors.As(err, &ves) {
-		t.Errorf("Check = %v: the ValidationErrors are not kept", err)
-	}
-	if err := adapter.Check(runtime.RabbitMQ, []*runtime.Subscription{delayed}); err != nil {
-		t.Errorf("Check checks the kind it is given: %v", err)
-	}
-}
-
 func TestNewConsumerDefaultsAndAccessors(t *testing.T) {
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{})}}
 	c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, &recorder{})

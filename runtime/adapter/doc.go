@@ -23,15 +23,13 @@
 //     in-memory delay of a ZeroMQ retry copy, on the App's clock;
 //   - the log line and the counters of every outcome.
 //
-// An adapter only moves bytes and settles deliveries. Its Start checks the
-// subscriptions with Check and makes a Consumer for each, giving it a
+// An adapter only moves bytes and settles deliveries. Its Start is given
+// the subscriptions runtime.App.Run checked, and makes a Consumer for
+// each, giving it a
 // Transport that sends copies (and, on a broker with acknowledgements, an
 // Acknowledger that acks, rejects and requeues):
 //
 //	func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
-//		if err := adapter.Check(runtime.RabbitMQ, subs); err != nil {
-//			return fmt.Errorf("mybroker: %w", err)
-//		}
 //		for _, sub := range subs {
 //			c := adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, b.transportFor(sub))
 //			// for each message received:

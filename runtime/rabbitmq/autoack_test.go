@@ -1,7 +1,6 @@
 package rabbitmq
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -78,13 +77,4 @@ func TestAutoAckWithRetriesIsRefused(t *testing.T) {
 		t.Error("the queue was declared for an invalid subscription")
 	}
 
-	// Start checks on its own too, for callers without an App.
-	b := newTestBroker()
-	err = b.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{s})
-	if err == nil || !contains(err.Error(), "ack=auto is at-most-once and cannot retry") {
-		t.Errorf("Start = %v, want the validation error", err)
-	}
-	if err := b.Close(); err != nil {
-		t.Errorf("close after a refused start: %v", err)
-	}
 }

@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
@@ -285,14 +284,11 @@ func (b *Broker) setNotReady(reason string) {
 }
 
 // Start connects, declares every queue the subscriptions need, and starts
-// consuming. It returns a startup error when the subscriptions do not pass
-// adapter.Check, the broker cannot be reached, or a queue
-// exists with other arguments (see TopologyError).
+// consuming, with the subscriptions runtime.App.Run checked. It returns a
+// startup error when the broker cannot be reached, or a queue exists with
+// other arguments (see TopologyError).
 // Once started, the Broker reconnects by itself after a connection loss.
 func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
-	if err := adapter.Check(runtime.RabbitMQ, subs); err != nil {
-		return fmt.Errorf("rabbitmq: %w", err)
-	}
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -118,18 +118,20 @@ func TestStartupFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	}
 }
 
-// Start checks its consumers on its own, for callers without an App: a
-// subscription given twice is refused before anything is declared.
-func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
+// A subscription mounted twice is refused by the App before anything is
+// declared.
+func TestASubscriptionMountedTwiceIsRefusedBeforeAnythingIsDeclared(t *testing.T) {
 	testkit.NoLeaks(t)
 	adm := newAdmin(t)
 	q := adm.queue("twice")
 	var c calls
 	consumer := sub(q, 0, handler("Job", runtime.Policy{}, &c, alwaysAck))
 	b := newTestBroker()
-	err := b.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{consumer, consumer})
-	if err == nil || !strings.HasPrefix(err.Error(), "rabbitmq: ") || !strings.Contains(err.Error(), `subscription "`+q+`" is mounted twice`) {
-		t.Errorf("Start = %v, want the duplicate refused", err)
+	app := runtime.NewApp("twice")
+	app.Mount(b, consumer, consumer)
+	err := app.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `subscription "`+q+`" is mounted twice`) {
+		t.Errorf("Run = %v, want the duplicate refused", err)
 	}
 	if adm.exists(q) {
 		t.Error("the queue was declared for a refused start")

@@ -38,9 +38,10 @@ func TestBrokerRefusesTheSameSubscriptionTwice(t *testing.T) {
 	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}}
 	c := sub
-	err := streamtest.NewBroker(runtime.ZeroMQ, nil).Start(t.Context(), runtime.Env{}, []*runtime.Subscription{c, c})
-	if err == nil || !strings.Contains(err.Error(), `"jobs" is mounted twice`) {
-		t.Errorf("Start: %v, want a duplicate error", err)
+	app := runtime.NewApp("twice")
+	app.Mount(streamtest.NewBroker(runtime.ZeroMQ, nil), c, c)
+	if err := app.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `"jobs" is mounted twice`) {
+		t.Errorf("Run: %v, want a duplicate error", err)
 	}
 }
 

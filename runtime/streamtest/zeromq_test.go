@@ -180,27 +180,6 @@ func TestZeroMQCopiesWaitingAtShutdownAreLost(t *testing.T) {
 	}
 }
 
-// Start refuses a subscription that Validate refuses, as the real adapters
-// do, also without an App: here a retry with no destination for its copies.
-func TestStartRefusesAnInvalidSubscription(t *testing.T) {
-	sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
-			return runtime.Retry()
-		})}}
-	c := sub
-	b := streamtest.NewBroker(runtime.ZeroMQ, nil)
-	err := b.Start(t.Context(), runtime.Env{}, []*runtime.Subscription{c})
-	if err == nil || !strings.HasPrefix(err.Error(), "streamtest: ") || !strings.Contains(err.Error(), "max_attempts=2 needs a destination for the retry copies") {
-		t.Fatalf("Start = %v, want the validation error", err)
-	}
-	if err := b.Start(t.Context(), runtime.Env{}, nil); err != nil {
-		t.Errorf("Start after a refused Start: %v, want the Broker still unstarted", err)
-	}
-	if err := b.Shutdown(context.Background()); err != nil {
-		t.Error(err)
-	}
-}
-
 // A retry count above the cap makes the delivery the last attempt, as on
 // the real adapter: attempt 3 of 3, then parked, not taken for malformed.
 func TestZeroMQHugeRetryCountIsParked(t *testing.T) {

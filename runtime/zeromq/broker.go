@@ -210,13 +210,10 @@ func (b *Broker) listenVentilator(q *queueConfig) (ventSender, error) {
 // subscription.
 func (b *Broker) check(subs []*runtime.Subscription) error {
 	var errs []error
-	if err := adapter.Check(runtime.ZeroMQ, subs); err != nil {
-		errs = append(errs, fmt.Errorf("zeromq: %w", err))
-	}
 	seen := map[string]bool{}
 	for _, sub := range subs {
 		if seen[sub.Name] {
-			continue // adapter.Check reported it
+			continue // runtime.App.Run refuses a subscription mounted twice
 		}
 		seen[sub.Name] = true
 		q := b.cfg.queues[sub.Name]

@@ -169,15 +169,17 @@ func TestPublishAfterShutdownFails(t *testing.T) {
 	}
 }
 
-// TestStartRefusesASubscriptionGivenTwice: Start checks its consumers on
-// its own, for callers without an App, and binds nothing when it refuses.
-func TestStartRefusesASubscriptionGivenTwice(t *testing.T) {
+// TestASubscriptionMountedTwiceIsRefusedBeforeAnythingIsBound: the App
+// refuses it, and the Broker binds nothing.
+func TestASubscriptionMountedTwiceIsRefusedBeforeAnythingIsBound(t *testing.T) {
 	testkit.NoLeaks(t)
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind("tcp://127.0.0.1:0")))
 	c := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(newRecorder(), runtime.Policy{}, nil)}}
-	err := zq.Start(context.Background(), runtime.Env{}, []*runtime.Subscription{c, c})
-	if err == nil || !strings.HasPrefix(err.Error(), "zeromq: ") || !strings.Contains(err.Error(), `subscription "jobs" is mounted twice`) {
-		t.Fatalf("Start = %v, want the duplicate refused", err)
+	app := runtime.NewApp("twice")
+	app.Mount(zq, c, c)
+	err := app.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `subscription "jobs" is mounted twice`) {
+		t.Fatalf("Run = %v, want the duplicate refused", err)
 	}
 	if a := zq.Addr("jobs"); a != "" {
 		t.Errorf("jobs is bound at %s after a refused start", a)
