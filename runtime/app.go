@@ -208,13 +208,14 @@ func (a *App) tuned(s *Subscription) (*Subscription, bool) {
 
 // NewApp returns an App named name.
 func NewApp(name string, opts ...Option) *App {
+	d := Env{}.Complete()
 	a := &App{
 		name:            name,
-		logger:          slog.New(slog.DiscardHandler),
-		codec:           JSON{},
-		clock:           SystemClock{},
+		logger:          d.Logger,
+		codec:           d.Codec,
+		clock:           d.Clock,
 		shutdownTimeout: DefaultShutdownTimeout,
-		metrics:         counters.NewSet(),
+		metrics:         d.Metrics,
 		ready:           make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -403,7 +404,7 @@ func (a *App) env() Env {
 	return Env{
 		App: a.name, Logger: a.logger, Codec: a.codec, Clock: a.clock, Metrics: a.metrics,
 		Middleware: a.middleware, Observer: a.observer,
-	}
+	}.Complete()
 }
 
 // prepare validates the mounts and groups their consumers by broker, in

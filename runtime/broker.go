@@ -117,6 +117,28 @@ type Env struct {
 	fail func(error)
 }
 
+// Complete returns e with each field it leaves unset given its default,
+// the App's own: a logger that discards everything, JSON, the system
+// clock and counters of its own; no middleware and no Observer. This is
+// the one place these defaults are set: NewApp starts from them, the Env
+// an App hands its brokers is complete, and a broker or Consumer made
+// without an App (a test) completes what it is given.
+func (e Env) Complete() Env {
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	if e.Codec == nil {
+		e.Codec = JSON{}
+	}
+	if e.Clock == nil {
+		e.Clock = SystemClock{}
+	}
+	if e.Metrics == nil {
+		e.Metrics = counters.NewSet()
+	}
+	return e
+}
+
 // Fail reports an error a running broker cannot recover from. The App stops
 // every broker and Run returns the error. It is safe to call more than once;
 // only the first error is kept.

@@ -102,24 +102,13 @@ type Consumer struct {
 // NewConsumer returns the Consumer of sub on a broker that follows rules,
 // sending copies through tr. On a broker with acknowledgements (RabbitMQ)
 // tr must also be an Acknowledger. env is what the App handed the broker's
-// Start; its zero fields get defaults (JSON, no logging, fresh metrics, the
-// system clock, no middleware, no Observer). The handlers are called
+// Start; its zero fields get their defaults (runtime.Env.Complete). The
+// handlers are called
 // through env.Middleware and then sub.Middleware, chained here once; with
 // env.Observer set, the Consumer tells it of itself (StartConsumer) and of
 // every delivery.
 func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Transport) *Consumer {
-	if env.Codec == nil {
-		env.Codec = runtime.JSON{}
-	}
-	if env.Logger == nil {
-		env.Logger = slog.New(slog.DiscardHandler)
-	}
-	if env.Metrics == nil {
-		env.Metrics = counters.NewSet()
-	}
-	if env.Clock == nil {
-		env.Clock = runtime.SystemClock{}
-	}
+	env = env.Complete()
 	c := &Consumer{
 		sub:         sub,
 		rules:       rules,

@@ -289,12 +289,7 @@ func (b *Broker) setNotReady(reason string) {
 // other arguments (see TopologyError).
 // Once started, the Broker reconnects by itself after a connection loss.
 func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Subscription) error {
-	if env.Logger == nil {
-		env.Logger = slog.New(slog.DiscardHandler)
-	}
-	if env.Clock == nil {
-		env.Clock = runtime.SystemClock{}
-	}
+	env = env.Complete()
 	b.mu.Lock()
 	if b.state != stateNew {
 		b.mu.Unlock()

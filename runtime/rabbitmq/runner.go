@@ -2,7 +2,6 @@ package rabbitmq
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -52,17 +51,11 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 		slots:    make(chan struct{}, sub.Workers()),
 		copies:   make(chan struct{}, max(prefetch, sub.Workers())),
 	}
+	env = env.Complete() // a runner a test makes may have none
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
 	r.clock = env.Clock
-	if r.clock == nil { // a runner a test makes
-		r.clock = runtime.SystemClock{}
-	}
 	if qs := sub.WaitQueues(); len(qs) > 0 && !r.auto {
-		log := env.Logger
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, log)
+		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, env.Logger)
 	}
 	return r
 }

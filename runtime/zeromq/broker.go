@@ -102,12 +102,11 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		return err
 	}
 	b.started = true
-	if b.cfg.logger == nil && env.Logger != nil {
+	env = env.Complete()
+	if b.cfg.logger == nil {
 		b.log = env.Logger
 	}
-	if env.Clock != nil {
-		b.clock = env.Clock
-	}
+	b.clock = env.Clock
 	if b.codec == nil {
 		b.codec = env.Codec
 	}
@@ -134,9 +133,6 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		b.stopping, b.closed = true, true
 		b.endWork()
 		return err
-	}
-	if env.Clock == nil {
-		env.Clock = b.clock
 	}
 	for _, sub := range subs {
 		s := newSubscriber(b, sub, env, b.cfg.queues[sub.Name])
