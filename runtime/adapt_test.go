@@ -183,7 +183,7 @@ func TestAdaptersMapTheResult(t *testing.T) {
 		})
 	}
 	// The mapping is OutcomeOf's: spot-check that it is not the identity.
-	if o := runtime.OutcomeOf(wrapped); o.Action() != runtime.ActionDeadLetter || !errors.Is(o.Err(), errBoom) {
+	if o := runtime.OutcomeOf(wrapped); o.Action() != "dead-letter" || !errors.Is(o.Err(), errBoom) {
 		t.Errorf("OutcomeOf(%v) = %v, want a dead letter because of %v", wrapped, o, errBoom)
 	}
 }
@@ -342,7 +342,7 @@ func TestAdaptersMountedWithHandle(t *testing.T) {
 			return runtime.DeadLetterNow()
 		})),
 	}}
-	call := func(messageType, body string, attempt int) runtime.Action {
+	call := func(messageType, body string, attempt int) string {
 		h := sub.Handler(messageType)
 		v, err := h.Decode(runtime.JSON{}, []byte(body))
 		if err != nil {
@@ -350,12 +350,12 @@ func TestAdaptersMountedWithHandle(t *testing.T) {
 		}
 		return h.Call(context.Background(), v, runtime.Metadata{MessageType: messageType, Attempt: attempt}).Action()
 	}
-	actions := []runtime.Action{
+	actions := []string{
 		call("Job", `{"id":1,"name":"one"}`, 1),
 		call("Job", `{"id":2,"name":"two"}`, 1),
 		call("Urgent", `{"id":3}`, 2),
 	}
-	if want := []runtime.Action{runtime.ActionAck, runtime.ActionRetry, runtime.ActionDeadLetter}; !reflect.DeepEqual(actions, want) {
+	if want := []string{"ack", "retry", "dead-letter"}; !reflect.DeepEqual(actions, want) {
 		t.Errorf("outcomes %v, want %v", actions, want)
 	}
 	if want := []string{"Job 1 one", "Job 2 two", "Urgent 3 attempt 2"}; !reflect.DeepEqual(got, want) {

@@ -102,7 +102,7 @@ func ExampleMiddleware() {
 	}
 	forgive := func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
 		out := next(ctx, msg, md)
-		if out.Action() == runtime.ActionRetry {
+		if out.Action() == "retry" {
 			fmt.Println("forgiven:", out.Err())
 			return runtime.Ack()
 		}

@@ -2,38 +2,27 @@ package runtime
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
-// Action is what a handler asks the runtime to do with the message it got.
-type Action uint8
+// action is what a handler asks the runtime to do with the message it got
+// (see Outcome.Action).
+type action uint8
 
 const (
-	// ActionAck: the message is handled; acknowledge it.
-	ActionAck Action = iota
-	// ActionRetry: the message failed; apply the subscription's retry policy.
-	ActionRetry
-	// ActionDeadLetter: the message can never succeed; park it on the
+	// actionAck: the message is handled; acknowledge it.
+	actionAck action = iota
+	// actionRetry: the message failed; apply the subscription's retry policy.
+	actionRetry
+	// actionDeadLetter: the message can never succeed; park it on the
 	// dead-letter queue now, skipping the remaining attempts.
-	ActionDeadLetter
-	// ActionDrop: forget the message now, with a warning.
-	ActionDrop
+	actionDeadLetter
+	// actionDrop: forget the message now, with a warning.
+	actionDrop
 )
 
-func (a Action) String() string {
-	switch a {
-	case ActionAck:
-		return "ack"
-	case ActionRetry:
-		return "retry"
-	case ActionDeadLetter:
-		return "dead-letter"
-	case ActionDrop:
-		return "drop"
-	}
-	return fmt.Sprintf("Action(%d)", uint8(a))
-}
+// The words Outcome.Action returns, indexed by action.
+var actionNames = [...]string{actionAck: "ack", actionRetry: "retry", actionDeadLetter: "dead-letter", actionDrop: "drop"}
 
 // Outcome is the explicit result of a handler. Handlers that return an error
 // get the same outcomes through nil (Ack), a plain error (Retry) and the
@@ -41,31 +30,31 @@ func (a Action) String() string {
 //
 // The zero Outcome acknowledges.
 type Outcome struct {
-	action Action
+	action action
 	delay  time.Duration
 	err    error
 }
 
 // Ack reports success: the message is acknowledged.
-func Ack() Outcome { return Outcome{action: ActionAck} }
+func Ack() Outcome { return Outcome{action: actionAck} }
 
 // Retry reports a failure; the subscription's policy decides whether the
 // message is delivered again (and when), parked or dropped.
-func Retry() Outcome { return Outcome{action: ActionRetry} }
+func Retry() Outcome { return Outcome{action: actionRetry} }
 
 // DeadLetterNow parks the message on the dead-letter queue without using the
 // remaining attempts. Without a dead-letter queue the message is rejected
 // (RabbitMQ: nack without requeue) or dropped (ZeroMQ).
-func DeadLetterNow() Outcome { return Outcome{action: ActionDeadLetter} }
+func DeadLetterNow() Outcome { return Outcome{action: actionDeadLetter} }
 
 // DropNow forgets the message, with a warning naming it.
-func DropNow() Outcome { return Outcome{action: ActionDrop} }
+func DropNow() Outcome { return Outcome{action: actionDrop} }
 
 // After asks for the next delivery no sooner than d from now. It only changes
 // a Retry outcome. On RabbitMQ the delay is rounded up to a step of the
 // subscription's retry_delay ladder; on ZeroMQ the copy waits d in memory.
 func (o Outcome) After(d time.Duration) Outcome {
-	if o.action == ActionRetry && d > 0 {
+	if o.action == actionRetry && d > 0 {
 		o.delay = d
 	}
 	return o
@@ -78,8 +67,12 @@ func (o Outcome) Because(err error) Outcome {
 	return o
 }
 
-// Action returns what the outcome asks for.
-func (o Outcome) Action() Action { return o.action }
+// Action returns what the outcome asks for, in one word: "ack" (the
+// message is handled: acknowledge it), "retry" (it failed: apply the
+// subscription's retry policy), "dead-letter" (it can never succeed: park
+// it now, skipping the remaining attempts) or "drop" (forget it now, with
+// a warning).
+func (o Outcome) Action() string { return actionNames[o.action] }
 
 // Delay returns the delay asked for by After, or 0.
 func (o Outcome) Delay() time.Duration { return o.delay }
@@ -89,7 +82,7 @@ func (o Outcome) Delay() time.Duration { return o.delay }
 func (o Outcome) Err() error { return o.err }
 
 func (o Outcome) String() string {
-	s := o.action.String()
+	s := o.Action()
 	if o.delay > 0 {
 		s += " after " + o.delay.String()
 	}
@@ -106,7 +99,7 @@ type outcomeError struct {
 
 func (e *outcomeError) Error() string {
 	if e.outcome.err == nil {
-		return e.outcome.action.String()
+		return e.outcome.Action()
 	}
 	return e.outcome.err.Error()
 }

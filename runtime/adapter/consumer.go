@@ -373,12 +373,12 @@ func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md
 	if ctx.Err() != nil || context.Cause(tctx) != error(cause) {
 		return out // in time, or the handlers' own context ended
 	}
-	if out.Action() == runtime.ActionRetry {
+	if out.Action() == "retry" {
 		return runtime.Retry().After(out.Delay()).Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
 	}
 	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
 		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action().String())
+		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action())
 	return out
 }
 
@@ -545,14 +545,14 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		reason = err.Error()
 	}
 	switch out.Action() {
-	case runtime.ActionAck:
+	case "ack":
 		v.Kind = VerdictAck
 		return v
-	case runtime.ActionDrop:
+	case "drop":
 		v.Kind = VerdictDrop
 		v.Reason = "dropped by the handler: " + reason
 		return v
-	case runtime.ActionDeadLetter:
+	case "dead-letter":
 		v.Reason = "dead-lettered by the handler: " + reason
 		return c.park(v, p.DeadLetter)
 	}

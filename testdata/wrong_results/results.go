@@ -19,4 +19,4 @@ func Two(ctx context.Context, j Job) (runtime.Outcome, error) { return runtime.A
 func Bool(ctx context.Context, j Job) bool { return true }
 
 //stream:subscriber "action"
-func Action(ctx context.Context, j Job) runtime.Action { return runtime.ActionAck }
+func Action(ctx context.Context, j Job) runtime.Metadata { return runtime.Metadata{} }
