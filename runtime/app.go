@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
@@ -44,7 +45,7 @@ type App struct {
 	name            string
 	logger          *slog.Logger
 	codec           Codec
-	clock           Clock
+	clock           clock.Clock
 	shutdownTimeout time.Duration
 	metrics         *counters.Set
 	ready           chan struct{}
@@ -93,8 +94,9 @@ func WithLogger(l *slog.Logger) Option { return func(a *App) { a.logger = l } }
 // WithCodec sets the codec of message bodies; the default is JSON.
 func WithCodec(c Codec) Option { return func(a *App) { a.codec = c } }
 
-// WithClock sets the clock the runtime waits with; tests pass a fake one.
-func WithClock(c Clock) Option { return func(a *App) { a.clock = c } }
+// WithClock sets the clock the runtime waits with (see runtime/clock);
+// tests pass a fake one.
+func WithClock(c clock.Clock) Option { return func(a *App) { a.clock = c } }
 
 // WithShutdownTimeout bounds how long a graceful stop waits for in-flight
 // handlers; when it passes, their contexts are cancelled.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -141,8 +142,8 @@ func TestAppRunStartsThenStopsEveryBroker(t *testing.T) {
 	if got := app.Stats(); len(got) != 1 || got[0] != (runtime.SubscriptionStats{Broker: runtime.RabbitMQ, Subscription: "jobs", Acked: 1}) {
 		t.Errorf("App.Stats = %+v, want what the brokers count through Env.Metrics", got)
 	}
-	if _, ok := env.Clock.(runtime.SystemClock); !ok {
-		t.Errorf("env.Clock is %T, want SystemClock by default", env.Clock)
+	if _, ok := env.Clock.(clock.System); !ok {
+		t.Errorf("env.Clock is %T, want clock.System by default", env.Clock)
 	}
 
 	cancel()
@@ -353,7 +354,7 @@ func TestAppAllowsOneNameOnTwoBrokers(t *testing.T) {
 }
 
 func TestAppRunTwice(t *testing.T) {
-	app := runtime.NewApp("billing", runtime.WithClock(runtime.SystemClock{}))
+	app := runtime.NewApp("billing", runtime.WithClock(clock.System{}))
 	app.Mount(&fakeBroker{name: "a", kind: runtime.ZeroMQ, events: &events{}}, sub("jobs"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := run(ctx, app)
@@ -390,8 +391,8 @@ func TestAppPassesItsClock(t *testing.T) {
 
 type fixedClock struct{}
 
-func (fixedClock) Now() time.Time                                { return time.Unix(0, 0) }
-func (fixedClock) AfterFunc(time.Duration, func()) runtime.Timer { return nil }
+func (fixedClock) Now() time.Time                              { return time.Unix(0, 0) }
+func (fixedClock) AfterFunc(time.Duration, func()) clock.Timer { return nil }
 
 func TestSignalContext(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {

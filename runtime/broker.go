@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
@@ -103,7 +104,7 @@ type Env struct {
 	// Codec encodes and decodes bodies.
 	Codec Codec
 	// Clock is the time source for every delay the runtime waits out itself.
-	Clock Clock
+	Clock clock.Clock
 	// Metrics counts what happens to deliveries (App.Stats reads them);
 	// nil gives each Consumer counters of its own.
 	Metrics *counters.Set
@@ -131,7 +132,7 @@ func (e Env) Complete() Env {
 		e.Codec = JSON{}
 	}
 	if e.Clock == nil {
-		e.Clock = SystemClock{}
+		e.Clock = clock.System{}
 	}
 	if e.Metrics == nil {
 		e.Metrics = counters.NewSet()

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // Complete fills in what an Env leaves unset, and keeps what it sets.
 func TestEnvComplete(t *testing.T) {
 	e := runtime.Env{}.Complete()
-	if e.Logger == nil || e.Codec != (runtime.JSON{}) || e.Clock != (runtime.SystemClock{}) || e.Metrics == nil {
+	if e.Logger == nil || e.Codec != (runtime.JSON{}) || e.Clock != (clock.System{}) || e.Metrics == nil {
 		t.Errorf("Env{}.Complete() = %+v, want every default", e)
 	}
 	log := slog.New(slog.DiscardHandler)

@@ -11,6 +11,9 @@ type SubscriptionStats struct {
 	Rejected     int64
 	Dropped      int64
 	Failed       int64
+	// Released counts deliveries handed back at shutdown before any
+	// handler took them (RabbitMQ), to be delivered again.
+	Released int64
 }
 
 // Stats returns the counters of every subscription of the App, sorted by
@@ -25,7 +28,7 @@ func (a *App) Stats() []SubscriptionStats {
 		out[i] = SubscriptionStats{
 			Broker: BrokerKind(s.Broker), Subscription: s.Subscription,
 			Delivered: s.Delivered, Acked: s.Acked, Retried: s.Retried,
-			Parked: s.Parked, Rejected: s.Rejected, Dropped: s.Dropped, Failed: s.Failed,
+			Parked: s.Parked, Rejected: s.Rejected, Dropped: s.Dropped, Failed: s.Failed, Released: s.Released,
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/counters"
 	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
@@ -31,9 +32,6 @@ var (
 	// ErrNotHandled: the shutdown deadline passed before the message
 	// reached a handler, on a broker that cannot take it back.
 	ErrNotHandled = errors.New("adapter: the shutdown deadline passed before a handler took the message; ZeroMQ cannot take it back, so it is lost")
-	// ErrReleased: shutdown began before a handler took the message; it
-	// was handed back (Release), and the broker delivers it again.
-	ErrReleased = errors.New("adapter: shutdown began before a handler took the message; it is handed back to the broker, which delivers it again")
 	// errLostUnstarted: shutdown began before a handler took a message
 	// the broker counted as delivered when it sent it (ack=auto).
 	errLostUnstarted = errors.New("adapter: shutdown began before a handler took the message; ack=auto had acknowledged it, so it is lost")
@@ -56,7 +54,7 @@ type Consumer struct {
 	// worked out once: every delivery reads it.
 	countHeader string
 	codec       runtime.Codec
-	clock       runtime.Clock
+	clock       clock.Clock
 	log         *slog.Logger
 	metrics     *counters.Subscription
 	send        Transport
@@ -862,11 +860,6 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	}
 	if err != nil {
 		c.metrics.Failed.Add(1)
-		if errors.Is(err, ErrReleased) {
-			// Not a fault: a shutdown hands back what it did not start.
-			c.logSettled(slog.LevelInfo, "message handed back at shutdown", d, v, "err", err)
-			return
-		}
 		c.logSettled(slog.LevelError, "could not "+v.Kind.String()+" the message", d, v, "reason", v.Reason, "err", err)
 		return
 	}
@@ -890,6 +883,9 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	case VerdictDrop:
 		c.metrics.Dropped.Add(1)
 		c.logSettled(slog.LevelWarn, "message dropped", d, v, "reason", v.Reason)
+	case VerdictRelease:
+		c.metrics.Released.Add(1)
+		c.logSettled(slog.LevelInfo, "message handed back at shutdown", d, v)
 	}
 }
 
@@ -920,24 +916,25 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 // acknowledgements it is handed back through the Acknowledger's Release
 // (RabbitMQ: basic.nack with requeue, which RabbitMQ 4.3 does not count
 // toward a delivery limit: the message did not fail); with ack=auto it is
-// lost, since the broker counted it as delivered when it sent it. Either
-// way it counts as delivered and not settled as decided (Failed), the
-// Observer sees it end with ErrReleased (or the loss), and it is logged.
-// It returns the verdict it settled.
+// lost, since the broker counted it as delivered when it sent it (a drop
+// that failed). Either way it counts as delivered, and as Released when
+// handed back (Failed when the broker refused it), the Observer sees it
+// end with its verdict, and it is logged. It returns the verdict it
+// settled.
 func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if c.acks == nil || c.auto {
 		return c.Discard(d, "not started before shutdown", errLostUnstarted)
 	}
 	c.metrics.Delivered.Add(1)
 	count, _ := c.number(d)
-	v := Verdict{Kind: VerdictAck, Reason: "not started before shutdown"}
+	v := Verdict{Kind: VerdictRelease, Reason: "not started before shutdown"}
 	c.unstarted(d, &v)
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
 	}
-	err := ErrReleased
+	var err error
 	if rerr := c.acks.Release(ctx, d); rerr != nil {
-		err = fmt.Errorf("%w (the nack with requeue failed: %w; the broker requeues it when the channel closes)", ErrReleased, rerr)
+		err = fmt.Errorf("nack with requeue failed: %w; the broker delivers the message again when the channel closes", rerr)
 	}
 	c.Settle(d, v, err)
 	return v

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -15,7 +15,7 @@ import (
 // waits for one. ZeroMQ stores nothing, so a copy still waiting when the
 // broker stops is lost; stop reports each one.
 type delayedCopies struct {
-	clock runtime.Clock
+	clock clock.Clock
 
 	mu      sync.Mutex
 	pending map[*pendingCopy]struct{}
@@ -28,11 +28,11 @@ type delayedCopies struct {
 
 // pendingCopy is a copy waiting for its delay to pass.
 type pendingCopy struct {
-	timer runtime.Timer
+	timer clock.Timer
 	lost  func()
 }
 
-func newDelayedCopies(clock runtime.Clock) *delayedCopies {
+func newDelayedCopies(clock clock.Clock) *delayedCopies {
 	return &delayedCopies{clock: clock, pending: map[*pendingCopy]struct{}{}}
 }
 

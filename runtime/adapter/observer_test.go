@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/observe"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -76,7 +77,7 @@ func (r *recordedDelivery) End(s observe.Settlement) {
 	r.o.ends = append(r.o.ends, s)
 }
 
-func newObserved(sub *runtime.Subscription, kind runtime.BrokerKind, obs observe.Observer, clock runtime.Clock) (*adapter.Consumer, *recorder) {
+func newObserved(sub *runtime.Subscription, kind runtime.BrokerKind, obs observe.Observer, clock clock.Clock) (*adapter.Consumer, *recorder) {
 	tr := &recorder{}
 	c := adapter.NewConsumer(sub, runtime.Env{Logger: newLogCapture().logger(), Observer: obs, Clock: clock}, adapter.Rules{Kind: kind}, tr)
 	return c, tr

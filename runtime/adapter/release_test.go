@@ -10,8 +10,8 @@ import (
 
 // Release hands an unstarted delivery back through the Acknowledger's
 // Release (not Requeue, which a delivery limit counts), and counts it as
-// delivered and not settled as decided; with ack=auto it is lost, and
-// counted the same way.
+// delivered and released; with ack=auto it is lost, and counted as a
+// verdict that could not be carried out.
 func TestReleaseHandsBackThroughTheAcknowledgerAndCounts(t *testing.T) {
 	for _, ack := range []runtime.AckMode{runtime.AckManual, runtime.AckAuto} {
 		t.Run(string(ack), func(t *testing.T) {
@@ -20,19 +20,19 @@ func TestReleaseHandsBackThroughTheAcknowledgerAndCounts(t *testing.T) {
 			tr := &recorder{}
 			c := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
 			v := c.Release(t.Context(), delivery(2))
-			want := "release"
+			want, kind, released, failed := "release", adapter.VerdictRelease, int64(1), int64(0)
 			if ack == runtime.AckAuto {
-				want = ""
+				want, kind, released, failed = "", adapter.VerdictDrop, 0, 1
 			}
 			if got := tr.actions(); got != want {
 				t.Errorf("transport did %q, want %q", got, want)
 			}
-			if v.Attempt != 2 || v.MaxAttempts != 3 || v.MessageType != "Job" {
+			if v.Kind != kind || v.Attempt != 2 || v.MaxAttempts != 3 || v.MessageType != "Job" {
 				t.Errorf("verdict %+v, want attempt 2 of 3 of a Job", v)
 			}
 			snap := m.Snapshot()
-			if len(snap) != 1 || snap[0].Delivered != 1 || snap[0].Failed != 1 || snap[0].Acked != 0 {
-				t.Errorf("counters %+v, want one delivered, not settled as decided", snap)
+			if len(snap) != 1 || snap[0].Delivered != 1 || snap[0].Released != released || snap[0].Failed != failed || snap[0].Acked != 0 {
+				t.Errorf("counters %+v, want one delivered, %d released, %d failed", snap, released, failed)
 			}
 		})
 	}

@@ -24,6 +24,9 @@ const (
 	VerdictReject
 	// VerdictDrop: acknowledge and forget, with a warning.
 	VerdictDrop
+	// VerdictRelease: hand the message back to be delivered again, at
+	// shutdown, before any handler took it (Consumer.Release).
+	VerdictRelease
 )
 
 func (k VerdictKind) String() string {
@@ -38,6 +41,8 @@ func (k VerdictKind) String() string {
 		return "reject"
 	case VerdictDrop:
 		return "drop"
+	case VerdictRelease:
+		return "release"
 	}
 	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
 }

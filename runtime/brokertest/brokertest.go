@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // Broker is what a transport under test provides: a runtime.Broker that is
@@ -53,7 +54,7 @@ type Instance struct {
 	Broker Broker
 	// Clock is the clock the suite's App runs with (runtime.WithClock). Nil
 	// means the wall clock.
-	Clock runtime.Clock
+	Clock clock.Clock
 	// Pass lets d pass for the broker: a fake clock advances by d (and
 	// returns when the broker is idle again); nil means real time, which
 	// passes by itself while the suite polls.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -45,9 +46,9 @@ func newFixtureWith(t testing.TB, tr Transport, opts []runtime.Option, queues ..
 	if inst.Broker.Kind() != tr.Kind {
 		t.Fatalf("brokertest: Transport.New returned a %s broker for a %s transport", inst.Broker.Kind(), tr.Kind)
 	}
-	clock := inst.Clock
-	if clock == nil {
-		clock = runtime.SystemClock{}
+	clk := inst.Clock
+	if clk == nil {
+		clk = clock.System{}
 	}
 	logs := streamtest.NewLogRecorder(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	f := &fixture{
@@ -55,7 +56,7 @@ func newFixtureWith(t testing.TB, tr Transport, opts []runtime.Option, queues ..
 		spy: &shutdownSpy{Broker: inst.Broker, called: make(chan struct{})},
 		app: runtime.NewApp("brokertest", append([]runtime.Option{
 			runtime.WithLogger(logs.Logger()),
-			runtime.WithClock(clock),
+			runtime.WithClock(clk),
 			runtime.WithShutdownTimeout(tr.Timeout),
 		}, opts...)...),
 	}

@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
@@ -41,7 +42,7 @@ type Broker struct {
 	mu         sync.Mutex
 	state      brokerState
 	log        *slog.Logger
-	clock      runtime.Clock
+	clock      clock.Clock
 	codec      runtime.Codec
 	env        runtime.Env
 	runners    []*runner
@@ -103,7 +104,7 @@ func New(url string, opts ...Option) *Broker {
 		dialer:   newDialer(url, o.tls, name, o.inOrder),
 		blocks:   newBlockState(),
 		log:      log,
-		clock:    runtime.SystemClock{},
+		clock:    clock.System{},
 		codec:    o.codec,
 	}
 	b.user = b.dialer.user

@@ -10,8 +10,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // Why a publish did not land. Publish errors wrap one of these, so callers
@@ -79,7 +79,7 @@ func (c amqpPublishChannel) publishDeferred(ctx context.Context, exchange, key s
 // the whole channel fails the publishes not confirmed in time.
 type confirmChannel struct {
 	ch      publishChannel
-	clock   runtime.Clock
+	clock   clock.Clock
 	timeout time.Duration
 	log     *slog.Logger
 	// held reports whether the broker blocks the channel's connection:
@@ -94,8 +94,8 @@ type confirmChannel struct {
 	queued   uint64       // publishes queued so far
 	closed   bool
 	closeErr error
-	expiry   runtime.Timer // set while publishes await their confirm
-	waiters  sync.Pool     // *pendingPublish of publish, with their result channel
+	expiry   clock.Timer // set while publishes await their confirm
+	waiters  sync.Pool   // *pendingPublish of publish, with their result channel
 
 	// kick wakes the settling goroutine when the oldest pending publish
 	// changed other than by a confirm: one queued when none was, a confirm
@@ -211,7 +211,7 @@ func (q *pendingQueue) removeIf(drop func(*pendingPublish) bool) []*pendingPubli
 }
 
 // newConfirmChannel takes over ch, which must already be in confirm mode.
-func newConfirmChannel(ch publishChannel, clock runtime.Clock, timeout time.Duration, log *slog.Logger) *confirmChannel {
+func newConfirmChannel(ch publishChannel, clock clock.Clock, timeout time.Duration, log *slog.Logger) *confirmChannel {
 	c := &confirmChannel{
 		ch:      ch,
 		clock:   clock,

@@ -14,8 +14,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // fakeChannel stands in for an amqp091 channel in confirm mode. reply
@@ -131,7 +131,7 @@ func nack(seq uint64) *amqp.Confirmation { return &amqp.Confirmation{DeliveryTag
 
 func newTestConfirmChannel(t *testing.T, f *fakeChannel, timeout time.Duration) *confirmChannel {
 	t.Helper()
-	c := newConfirmChannel(f, runtime.SystemClock{}, timeout, slog.New(slog.DiscardHandler))
+	c := newConfirmChannel(f, clock.System{}, timeout, slog.New(slog.DiscardHandler))
 	t.Cleanup(c.close)
 	return c
 }
@@ -197,7 +197,7 @@ func TestConfirmLateConfirmAfterTimeoutIsIgnored(t *testing.T) {
 func TestConfirmChannelCloseFailsPending(t *testing.T) {
 	testkit.NoLeaks(t)
 	f := newFakeChannel(func(uint64, string, amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, nil })
-	c := newConfirmChannel(f, runtime.SystemClock{}, time.Hour, slog.New(slog.DiscardHandler))
+	c := newConfirmChannel(f, clock.System{}, time.Hour, slog.New(slog.DiscardHandler))
 	done := make(chan error)
 	go func() { done <- c.publish(context.Background(), "q", msg("m")) }()
 	for c.pendingCount() == 0 {
@@ -386,7 +386,7 @@ func TestConfirmNackBeforeCloseIsANack(t *testing.T) {
 		}
 		return nil, nil
 	})
-	c := newConfirmChannel(f, runtime.SystemClock{}, time.Hour, slog.New(slog.DiscardHandler))
+	c := newConfirmChannel(f, clock.System{}, time.Hour, slog.New(slog.DiscardHandler))
 	refused, lost := make(chan error, 1), make(chan error, 1)
 	if err := c.publishAsync(t.Context(), "q", msg("refused"), func(err error) { refused <- err }); err != nil {
 		t.Fatal(err)

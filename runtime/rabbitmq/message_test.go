@@ -12,6 +12,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 func original() *amqp.Delivery {
@@ -57,11 +58,11 @@ func (c *capture) Send(_ context.Context, d *adapter.Delivery, cp *adapter.Copy,
 	done(nil)
 }
 
-// fixedClock is a runtime.Clock stopped at now.
+// fixedClock is a clock.Clock stopped at now.
 type fixedClock struct{ now time.Time }
 
-func (c fixedClock) Now() time.Time                                  { return c.now }
-func (fixedClock) AfterFunc(d time.Duration, f func()) runtime.Timer { return time.AfterFunc(d, f) }
+func (c fixedClock) Now() time.Time                                { return c.now }
+func (fixedClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
 
 // sentCopy is the copy the runtime has the runner publish when the handler
 // of d fails under policy: d, as original() makes it, is the 2nd attempt.

@@ -13,6 +13,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -226,7 +227,7 @@ func TestFailedCopiesPauseSideBySide(t *testing.T) {
 
 // startAppWithClock runs an App on clock with b and subs until the test
 // ends, and waits until it is ready.
-func startAppWithClock(t *testing.T, b *Broker, clock runtime.Clock, subs ...*runtime.Subscription) *app {
+func startAppWithClock(t *testing.T, b *Broker, clock clock.Clock, subs ...*runtime.Subscription) *app {
 	t.Helper()
 	logs := streamtest.NewLogRecorder(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ra := runtime.NewApp("streamgen-test", runtime.WithLogger(logs.Logger()), runtime.WithClock(clock), runtime.WithShutdownTimeout(20*time.Second))

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // BenchmarkConfirmedPublish measures what the confirm channel adds to a
@@ -19,7 +18,7 @@ import (
 // confirm channel itself allocates nothing.
 func BenchmarkConfirmedPublish(b *testing.B) {
 	f := newFakeChannel(func(seq uint64, _ string, _ amqp.Publishing) (*amqp.Return, *amqp.Confirmation) { return nil, ack(seq) })
-	c := newConfirmChannel(f, runtime.SystemClock{}, 10*time.Second, slog.New(slog.DiscardHandler))
+	c := newConfirmChannel(f, clock.System{}, 10*time.Second, slog.New(slog.DiscardHandler))
 	defer c.close()
 	msg := amqp.Publishing{MessageId: "m", Body: []byte("{}")}
 	ctx := context.Background()

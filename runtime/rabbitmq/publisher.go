@@ -8,8 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // publisher owns the publishing connection: it connects on first use,
@@ -28,7 +27,7 @@ type publisher struct {
 	window chan struct{}
 
 	mu     sync.Mutex
-	clock  runtime.Clock
+	clock  clock.Clock
 	log    *slog.Logger
 	conn   *connection
 	ch     *confirmChannel
@@ -38,13 +37,13 @@ type publisher struct {
 }
 
 func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, window int, blocks *blockState, log *slog.Logger) *publisher {
-	p := &publisher{dial: dial, timeout: timeout, window: make(chan struct{}, window), blocks: blocks, clock: runtime.SystemClock{}, log: log}
+	p := &publisher{dial: dial, timeout: timeout, window: make(chan struct{}, window), blocks: blocks, clock: clock.System{}, log: log}
 	p.open = p.openAMQP
 	return p
 }
 
 // use sets the clock and logger for what follows (a Broker's Start).
-func (p *publisher) use(clock runtime.Clock, log *slog.Logger) {
+func (p *publisher) use(clock clock.Clock, log *slog.Logger) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clock, p.log = clock, log

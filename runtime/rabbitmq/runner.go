@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // runner runs one subscription. Each consuming session starts Workers()
@@ -36,7 +37,7 @@ type runner struct {
 	// waits follows the retry copies through the wait queues; nil
 	// without retries.
 	waits *waitWatch
-	clock runtime.Clock
+	clock clock.Clock
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {

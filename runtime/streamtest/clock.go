@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // DefaultStart returns the time a Clock made with a zero start time shows
@@ -14,14 +14,14 @@ import (
 // headers are the same on every run.
 func DefaultStart() time.Time { return time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC) }
 
-// Clock is a fake runtime.Clock. Time stands still until Advance moves it;
+// Clock is a fake clock.Clock. Time stands still until Advance moves it;
 // Advance then calls the functions of the timers that fall due, one at a
 // time, in the order they are due (timers due at the same instant in the
 // order they were made), each at its own due time and each run to completion
 // before the next. The order of events is therefore the same on every run.
 //
 // A Clock is safe for concurrent use. A Harness makes its own; a Clock is
-// also usable alone, for code that takes a runtime.Clock.
+// also usable alone, for code that takes a clock.Clock.
 type Clock struct {
 	advancing sync.Mutex // one Advance at a time
 
@@ -43,7 +43,7 @@ func NewClock(start time.Time) *Clock {
 	return &Clock{now: start}
 }
 
-var _ runtime.Clock = (*Clock)(nil)
+var _ clock.Clock = (*Clock)(nil)
 
 // Now returns the fake time.
 func (c *Clock) Now() time.Time {
@@ -55,7 +55,7 @@ func (c *Clock) Now() time.Time {
 // AfterFunc arranges for f to be called in its own goroutine once Advance
 // has moved the clock d past now. With d ≤ 0, f is called at once, in its
 // own goroutine, as time.AfterFunc does.
-func (c *Clock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	c.mu.Lock()
 	c.seq++
 	t := &fakeTimer{clock: c, due: c.now.Add(d), delay: d, seq: c.seq, f: f}

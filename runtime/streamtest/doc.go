@@ -98,7 +98,7 @@
 // NewBroker and NewClock work alone: mount on a Broker with an App made
 // WithClock of the same Clock, run the App, and use Broker.Wait and
 // Broker.Advance (see the package example). A Clock also serves any code
-// that takes a runtime.Clock (Clock.PendingDelays tells what each waiting
+// that takes a clock.Clock (Clock.PendingDelays tells what each waiting
 // timer was set to). LogRecorder captures slog records anywhere: Find picks
 // them by level and message, Containing by part of the message, and String
 // writes them all for a failing test's message.

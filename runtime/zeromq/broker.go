@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
@@ -30,7 +31,7 @@ type Broker struct {
 	stopping bool // Shutdown began: no Start, no Listen
 	closed   bool // the senders are closed: nothing is sent any more
 	log      *slog.Logger
-	clock    runtime.Clock
+	clock    clock.Clock
 	codec    runtime.Codec // WithCodec's, else the App's once started
 	subs     map[string]*subscriber
 	senders  map[string]sender
@@ -50,7 +51,7 @@ func New(opts ...Option) *Broker {
 	b := &Broker{
 		cfg:      config{queues: map[string]*queueConfig{}, retryCountHeader: runtime.RetryCountHeader},
 		log:      slog.New(slog.DiscardHandler),
-		clock:    runtime.SystemClock{},
+		clock:    clock.System{},
 		subs:     map[string]*subscriber{},
 		senders:  map[string]sender{},
 		outboxes: map[string]*outbox{},

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
@@ -39,7 +39,7 @@ func Listen(addr string, fn func(ctx context.Context, frames [][]byte) bool, log
 		Network: network, Address: address, Endpoint: addr,
 		Limit: DefaultMaxMessageBytes, Keep: FrameCount + 1, Lead: maxLeadingBytes,
 		MaxConnections: DefaultMaxConnections, Hint: "too many services push to this address",
-		Clock: runtime.SystemClock{}, Log: log,
+		Clock: clock.System{}, Log: log,
 		Deliver: func(ctx context.Context, frames [][]byte, _ string, _ int64) bool {
 			in.mu.Lock()
 			defer in.mu.Unlock()
@@ -81,7 +81,7 @@ func DialOutlet(addr string, log *slog.Logger) (*Outlet, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	target := func() (string, string, error) { return network, address, nil }
-	return &Outlet{p: zmtp.NewPusher(addr, target, runtime.SystemClock{}, log), addr: addr}, nil
+	return &Outlet{p: zmtp.NewPusher(addr, target, clock.System{}, log), addr: addr}, nil
 }
 
 // Send frames env and writes it; it returns once the message is in the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
@@ -103,7 +103,7 @@ func BenchmarkOutboxPush(b *testing.B) {
 			name = "batch=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv, err := zmtp.Listen("tcp", "127.0.0.1:0", zmtp.ServerConfig{Type: zmq4.Pull, Clock: runtime.SystemClock{}, Log: slog.New(slog.DiscardHandler)})
+			srv, err := zmtp.Listen("tcp", "127.0.0.1:0", zmtp.ServerConfig{Type: zmq4.Pull, Clock: clock.System{}, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func BenchmarkOutboxPush(b *testing.B) {
 				}
 			})
 			a := srv.Addr()
-			var s sender = pushSender{zmtp.NewPusher("jobs", func() (string, string, error) { return a.Network(), a.String(), nil }, runtime.SystemClock{}, slog.New(slog.DiscardHandler))}
+			var s sender = pushSender{zmtp.NewPusher("jobs", func() (string, string, error) { return a.Network(), a.String(), nil }, clock.System{}, slog.New(slog.DiscardHandler))}
 			if !batched {
 				s = unbatched{s}
 			}

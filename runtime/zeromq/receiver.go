@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/zeromq/internal/zmtp"
 )
 
@@ -39,7 +39,7 @@ type receiver struct {
 // up to limit bytes go to out, larger ones to tooLarge (their connection is
 // then closed). The messages read and not yet released hold at most
 // inFlight bytes together.
-func newReceiver(sub string, q *queueConfig, limit, inFlight int64, out chan<- inbound, clock runtime.Clock, log *slog.Logger, tooLarge func(string, error)) *receiver {
+func newReceiver(sub string, q *queueConfig, limit, inFlight int64, out chan<- inbound, clock clock.Clock, log *slog.Logger, tooLarge func(string, error)) *receiver {
 	r := &receiver{sub: sub, q: q, out: out, log: log, budget: zmtp.NewBudget(inFlight)}
 	r.cfg = zmtp.PullConfig{
 		Network: q.network, Address: q.address, Endpoint: q.ep.addr, Dial: q.ep.role == roleDial,

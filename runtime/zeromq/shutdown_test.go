@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
@@ -138,7 +139,7 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 			return runtime.Retry().Because(ctx.Err())
 		}),
 	}}
-	env := runtime.Env{Logger: streamtest.NewLogRecorder(nil).Logger(), Clock: runtime.SystemClock{}}
+	env := runtime.Env{Logger: streamtest.NewLogRecorder(nil).Logger(), Clock: clock.System{}}
 	c := sub
 	if err := zq.Start(context.Background(), env, []*runtime.Subscription{c}); err != nil {
 		t.Fatal(err)

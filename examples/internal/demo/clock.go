@@ -3,10 +3,10 @@ package demo
 import (
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
-// ScaledClock is a runtime.Clock that runs Factor times faster than the wall
+// ScaledClock is a clock.Clock that runs Factor times faster than the wall
 // clock: AfterFunc(30*time.Second, f) calls f after 30s/Factor, and Now
 // advances Factor seconds per real second. Every delay the runtime waits
 // out itself goes through its Clock, so with a ScaledClock a retry "in 30
@@ -21,7 +21,7 @@ type ScaledClock struct {
 	real   time.Time // the wall clock's time then, with its monotonic reading
 }
 
-var _ runtime.Clock = (*ScaledClock)(nil)
+var _ clock.Clock = (*ScaledClock)(nil)
 
 // NewScaledClock returns a clock that starts at the current time and runs
 // factor times faster. A factor below 1 counts as 1.
@@ -41,7 +41,7 @@ func (c *ScaledClock) Now() time.Time {
 
 // AfterFunc calls f in its own goroutine once d has passed on this clock,
 // that is after d/Factor of real time.
-func (c *ScaledClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+func (c *ScaledClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	return time.AfterFunc(c.Real(d), f)
 }
 

@@ -6,7 +6,7 @@
 //     subscription, the message, the attempt out of the maximum, and what
 //     happened (a retry with its delay, a drop or a park with its reason).
 //     It tells a copy's delivery after the record that sent the copy.
-//   - ScaledClock, a runtime.Clock that runs N times faster than the wall
+//   - ScaledClock, a clock.Clock that runs N times faster than the wall
 //     clock, so a demo can honestly say "retry in 30s" and be done in a
 //     second.
 //   - WriteSummary, the per-subscription table of an App's counters.

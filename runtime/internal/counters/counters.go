@@ -26,6 +26,9 @@ type Subscription struct {
 	// Failed counts verdicts the adapter could not carry out (the broker
 	// then redelivers, or the message was nacked).
 	Failed atomic.Int64
+	// Released counts deliveries handed back at shutdown before any
+	// handler took them, to be delivered again.
+	Released atomic.Int64
 }
 
 // Stats is a snapshot of one subscription's counters.
@@ -39,6 +42,7 @@ type Stats struct {
 	Rejected     int64
 	Dropped      int64
 	Failed       int64
+	Released     int64
 }
 
 type key struct {
@@ -78,7 +82,7 @@ func (m *Set) Snapshot() []Stats {
 		out = append(out, Stats{
 			Broker: k.broker, Subscription: k.name,
 			Delivered: s.Delivered.Load(), Acked: s.Acked.Load(), Retried: s.Retried.Load(),
-			Parked: s.Parked.Load(), Rejected: s.Rejected.Load(), Dropped: s.Dropped.Load(), Failed: s.Failed.Load(),
+			Parked: s.Parked.Load(), Rejected: s.Rejected.Load(), Dropped: s.Dropped.Load(), Failed: s.Failed.Load(), Released: s.Released.Load(),
 		})
 	}
 	m.mu.Unlock()

@@ -11,6 +11,6 @@
 //		return fmt.Errorf("handlers did not finish: %w", err)
 //	}
 //
-// Sleep waits on a runtime.Clock, so tests that pass a fake clock decide
+// Sleep waits on a clock.Clock, so tests that pass a fake clock decide
 // when the time has passed.
 package wait

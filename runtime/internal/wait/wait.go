@@ -5,12 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // Sleep waits d on clock, or until ctx ends, and then returns ctx.Err().
 // It returns nil once d has passed; with d ≤ 0 it only reports ctx.Err().
-func Sleep(ctx context.Context, clock runtime.Clock, d time.Duration) error {
+func Sleep(ctx context.Context, clock clock.Clock, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

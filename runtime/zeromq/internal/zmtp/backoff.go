@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -22,7 +22,7 @@ type Backoff struct {
 
 // Wait waits out the next pause on clock, or until ctx ends (then it
 // returns ctx.Err()).
-func (b *Backoff) Wait(ctx context.Context, clock runtime.Clock) error {
+func (b *Backoff) Wait(ctx context.Context, clock clock.Clock) error {
 	d := max(b.next, FirstRedial)
 	b.next = min(2*d, MaxRedial)
 	return wait.Sleep(ctx, clock, d)

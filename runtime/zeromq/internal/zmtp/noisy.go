@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // warnEvery is how often a noisy event is warned about; in between it is
@@ -19,7 +19,7 @@ const warnEvery = time.Minute
 // number of events since the last one that were not warned about.
 type noisy struct {
 	key   string
-	clock runtime.Clock
+	clock clock.Clock
 
 	mu        sync.Mutex
 	count     int64

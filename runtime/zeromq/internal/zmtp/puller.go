@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // PullConfig configures a Puller.
@@ -36,7 +36,7 @@ type PullConfig struct {
 	// and Hint tells how to raise it.
 	MaxConnections int
 	Hint           string
-	Clock          runtime.Clock
+	Clock          clock.Clock
 	Log            *slog.Logger
 	// Deliver takes each message read, with the bytes it holds of Budget
 	// (0 without one), which the taker releases once done with it. It

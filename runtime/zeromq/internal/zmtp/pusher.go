@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // ErrClosed is returned by a Pusher or Ventilator once it is closed.
@@ -23,7 +23,7 @@ var ErrClosed = errors.New("the socket is closed")
 type Pusher struct {
 	name   string // the queue, for logs and errors
 	target func() (network, address string, err error)
-	clock  runtime.Clock
+	clock  clock.Clock
 	log    *slog.Logger
 
 	// dialing ends when the Pusher closes: a Send still dialling gives
@@ -54,7 +54,7 @@ func (p *Pusher) setWriting(w bool) {
 // NewPusher returns a Pusher to queue name. target says where the peer is
 // each time the Pusher dials; an error from it is final (the peer will not
 // come back), and Send returns it.
-func NewPusher(name string, target func() (network, address string, err error), clock runtime.Clock, log *slog.Logger) *Pusher {
+func NewPusher(name string, target func() (network, address string, err error), clock clock.Clock, log *slog.Logger) *Pusher {
 	ctx, end := context.WithCancel(context.Background())
 	return &Pusher{name: name, target: target, clock: clock, log: log, dialing: ctx, endDialing: end, turn: make(chan struct{}, 1)}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -21,7 +21,7 @@ func pusherTo(t *testing.T, a net.Addr, log *streamtest.LogRecorder) *Pusher {
 	if log != nil {
 		l = log.Logger()
 	}
-	p := NewPusher("jobs", func() (string, string, error) { return a.Network(), a.String(), nil }, runtime.SystemClock{}, l)
+	p := NewPusher("jobs", func() (string, string, error) { return a.Network(), a.String(), nil }, clock.System{}, l)
 	t.Cleanup(func() { _ = p.Close(background(t)) })
 	return p
 }
@@ -85,7 +85,7 @@ func TestPusherTakesTheTargetsErrorAsFinal(t *testing.T) {
 	testkit.NoLeaks(t)
 	gone := errors.New("the reader stopped")
 	calls := 0
-	p := NewPusher("jobs", func() (string, string, error) { calls++; return "", "", gone }, runtime.SystemClock{}, discard)
+	p := NewPusher("jobs", func() (string, string, error) { calls++; return "", "", gone }, clock.System{}, discard)
 	defer p.Close(background(t))
 	if err := p.Send(background(t), [][]byte{[]byte("x")}); !errors.Is(err, gone) || calls != 1 {
 		t.Fatalf("Send = %v after %d calls of the target, want its error after one", err, calls)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 )
 
@@ -27,7 +27,7 @@ type ServerConfig struct {
 	// bound.
 	Hint string
 	// Clock paces the retries of a failed accept and the warnings.
-	Clock runtime.Clock
+	Clock clock.Clock
 	// Log is where the Server logs, with the attributes that name the
 	// socket.
 	Log *slog.Logger

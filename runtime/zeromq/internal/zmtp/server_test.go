@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -17,7 +17,7 @@ import (
 func listen(t *testing.T, cfg ServerConfig) *Server {
 	t.Helper()
 	if cfg.Clock == nil {
-		cfg.Clock = runtime.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = discard

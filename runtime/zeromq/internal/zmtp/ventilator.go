@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
 // VentilatorConfig configures a Ventilator.
@@ -27,7 +27,7 @@ type VentilatorConfig struct {
 	// Hint tells how to raise it.
 	MaxConnections int
 	Hint           string
-	Clock          runtime.Clock
+	Clock          clock.Clock
 	Log            *slog.Logger
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -28,7 +28,7 @@ func listenVentilator(t *testing.T, queueSize int, logs *streamtest.LogRecorder)
 	}
 	v, err := ListenVentilator(VentilatorConfig{
 		Name: "work", Network: "tcp", Address: "127.0.0.1:0", QueueSize: queueSize,
-		Clock: runtime.SystemClock{}, Log: log,
+		Clock: clock.System{}, Log: log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,14 @@
-package runtime_test
+package clock_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 )
 
-func TestSystemClock(t *testing.T) {
-	var c runtime.Clock = runtime.SystemClock{}
+func TestSystem(t *testing.T) {
+	var c clock.Clock = clock.System{}
 	before := time.Now()
 	if now := c.Now(); now.Before(before) {
 		t.Errorf("Now() = %v, before %v", now, before)
@@ -23,8 +23,5 @@ func TestSystemClock(t *testing.T) {
 	never := c.AfterFunc(time.Hour, func() { t.Error("a stopped timer fired") })
 	if !never.Stop() {
 		t.Error("Stop() on a pending timer = false")
-	}
-	if !runtime.GeneratedCodeV1 {
-		t.Error("GeneratedCodeV1 is false")
 	}
 }
