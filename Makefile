@@ -4,7 +4,7 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
@@ -37,6 +37,13 @@ test-cluster:
 ## 20 minutes: the node stays down 3 minutes, and its retries can be held for minutes more)
 test-cluster-crash:
 	.ci/rabbitmq-cluster $(GO) test -tags cluster -count=1 -timeout 40m -v -run '^TestClusterLeaderCrash$$' ./runtime/rabbitmq/
+
+## test-cluster-crash-rabbitmq4: the same on a three-node cluster of RabbitMQ 4.x, from the root folder
+## that .ci/rabbitmq4 builds once
+test-cluster-crash-rabbitmq4:
+	.ci/rabbitmq4 build
+	STREAMGEN_CLUSTER_ROOT=$${STREAMGEN_RABBITMQ4_ROOT:-/var/cache/streamgen/rabbitmq4-sid} STREAMGEN_CLUSTER_NAME=streamgen-c4n STREAMGEN_CLUSTER_PORT=5711 \
+		.ci/rabbitmq-cluster $(GO) test -tags cluster -count=1 -timeout 40m -v -run '^TestClusterLeaderCrash$$' ./runtime/rabbitmq/
 
 vet:
 	$(GO) vet $(PKGS)
