@@ -44,10 +44,11 @@
 // batch, and returns once its batch was handled and its delivery settled.
 // Batching is the Consumer's; the adapter does nothing of its own for it.
 //
-// At shutdown the adapter calls Consumer.Drain once it takes no more
-// deliveries (a batch waiting for more is handled at once), then
-// Consumer.Stop (ZeroMQ retry copies still waiting are lost, and logged)
-// and Consumer.WaitCopies.
+// At shutdown the adapter hands each delivery it took but will not run to
+// Consumer.Release (RabbitMQ: a nack with requeue, counted as Released),
+// calls Consumer.Drain once it takes no more deliveries (a batch waiting
+// for more is handled at once), then Consumer.Stop (ZeroMQ retry copies
+// still waiting are lost, and logged) and Consumer.WaitCopies.
 //
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.
