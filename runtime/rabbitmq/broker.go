@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/wait"
 	"github.com/streamgen/streamgen/runtime/observe"
@@ -43,7 +44,7 @@ type Broker struct {
 	state      brokerState
 	log        *slog.Logger
 	clock      clock.Clock
-	codec      runtime.Codec
+	codec      adapter.PublishCodec
 	env        runtime.Env
 	runners    []*runner
 	sess       *session
@@ -105,7 +106,7 @@ func New(url string, opts ...Option) *Broker {
 		blocks:   newBlockState(),
 		log:      log,
 		clock:    clock.System{},
-		codec:    o.codec,
+		codec:    adapter.NewPublishCodec(o.codec),
 	}
 	b.user = b.dialer.user
 	b.dialer.handshake = o.handshake
@@ -119,14 +120,7 @@ func (b *Broker) Kind() runtime.BrokerKind { return runtime.RabbitMQ }
 
 // Codec returns the codec runtime.Publish encodes with on this Broker: the
 // one given WithCodec, else the App's once started, else JSON.
-func (b *Broker) Codec() runtime.Codec {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.codec == nil {
-		return runtime.JSON{}
-	}
-	return b.codec
-}
+func (b *Broker) Codec() runtime.Codec { return b.codec.Codec() }
 
 // dial opens a connection in role with the current connection name.
 func (b *Broker) dial(ctx context.Context, role string) (*connection, error) {
@@ -302,9 +296,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		b.log = env.Logger
 	}
 	b.clock = env.Clock
-	if b.codec == nil {
-		b.codec = env.Codec
-	}
+	b.codec.Adopt(env.Codec)
 	if b.opts.connectionName == "" && env.App != "" {
 		b.dialer.setConnectionName(env.App)
 	}

@@ -32,7 +32,7 @@ type Broker struct {
 	closed   bool // the senders are closed: nothing is sent any more
 	log      *slog.Logger
 	clock    clock.Clock
-	codec    runtime.Codec // WithCodec's, else the App's once started
+	codec    adapter.PublishCodec
 	subs     map[string]*subscriber
 	senders  map[string]sender
 	outboxes map[string]*outbox // of the queues copies are sent to
@@ -63,7 +63,7 @@ func New(opts ...Option) *Broker {
 	if b.cfg.logger != nil {
 		b.log = b.cfg.logger
 	}
-	b.codec = b.cfg.codec
+	b.codec = adapter.NewPublishCodec(b.cfg.codec)
 	return b
 }
 
@@ -72,14 +72,7 @@ func (b *Broker) Kind() runtime.BrokerKind { return runtime.ZeroMQ }
 
 // Codec returns the codec runtime.Publish encodes with on this Broker: the
 // one given WithCodec, else the App's once started, else JSON.
-func (b *Broker) Codec() runtime.Codec {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.codec == nil {
-		return runtime.JSON{}
-	}
-	return b.codec
-}
+func (b *Broker) Codec() runtime.Codec { return b.codec.Codec() }
 
 // Start checks the subscriptions against the declared queues, binds the
 // queues of subscriptions declared with Bind and of ventilators, starts
@@ -108,9 +101,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		b.log = env.Logger
 	}
 	b.clock = env.Clock
-	if b.codec == nil {
-		b.codec = env.Codec
-	}
+	b.codec.Adopt(env.Codec)
 	// Handlers keep the values of ctx, but not its end: the App ends ctx
 	// before it calls Shutdown, which lets them finish.
 	b.work, b.endWork = context.WithCancel(context.WithoutCancel(ctx))
