@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,25 +37,39 @@ import (
 // nothing is lost. A letter leaves the queue only by Replay (after the
 // broker confirmed its new delivery) or Purge.
 type Queue struct {
-	conn  *amqp.Connection
 	name  string
+	url   string // Dial's: a connection that closed is dialled again
 	owned bool
+
+	mu     sync.Mutex
+	conn   *amqp.Connection
+	closed bool
 }
 
 // Dial connects to the broker at url and returns its dead-letter queue
-// name. Close closes the connection.
+// name. Close closes the connection. When the connection closes (the
+// broker restarted, or closed it), the next operation connects again.
 func Dial(url, name string) (*Queue, error) {
+	conn, err := dial(url, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{conn: conn, name: name, url: url, owned: true}, nil
+}
+
+func dial(url, name string) (*amqp.Connection, error) {
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
 	cfg.Properties.SetClientConnectionName("streamgen dlq " + name)
 	conn, err := amqp.DialConfig(url, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("deadletter: cannot connect to RabbitMQ at %s for queue %s: %w", rabbitmq.RedactURL(url), name, err)
 	}
-	return &Queue{conn: conn, name: name, owned: true}, nil
+	return conn, nil
 }
 
 // NewQueue returns the dead-letter queue name on a connection the caller
-// owns and closes.
+// owns and closes; when it closes, the operations fail (a Queue made by
+// Dial connects again).
 func NewQueue(conn *amqp.Connection, name string) *Queue {
 	return &Queue{conn: conn, name: name}
 }
@@ -65,17 +80,56 @@ func (q *Queue) Name() string { return q.name }
 // Close closes the connection Dial opened; it does nothing for a Queue
 // made by NewQueue.
 func (q *Queue) Close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
 	if !q.owned {
 		return nil
 	}
 	return q.conn.Close()
 }
 
+// channel opens a channel. On a Queue made by Dial whose connection
+// closed, it connects again first, and once more when the connection
+// turns out closed as the channel opens (the client may not have seen
+// the broker's close yet).
+func (q *Queue) channel() (*amqp.Channel, error) {
+	for try := 0; ; try++ {
+		conn, err := q.connection()
+		if err != nil {
+			return nil, err
+		}
+		ch, err := conn.Channel()
+		if err == nil || q.url == "" || try > 0 || !errors.Is(err, amqp.ErrClosed) && !conn.IsClosed() {
+			return ch, err
+		}
+		_ = conn.Close() // closed already: the next try dials
+	}
+}
+
+// connection returns the queue's connection, dialled again when Dial's
+// closed.
+func (q *Queue) connection() (*amqp.Connection, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil, fmt.Errorf("deadletter: queue %s: %w", q.name, amqp.ErrClosed)
+	}
+	if q.url != "" && q.conn.IsClosed() {
+		conn, err := dial(q.url, q.name)
+		if err != nil {
+			return nil, err
+		}
+		q.conn = conn
+	}
+	return q.conn, nil
+}
+
 // Len returns the number of letters ready in the queue, as a passive
 // declare reports it (those another reader holds are not counted; a
 // quorum queue on RabbitMQ 3.x may report a count a moment old).
 func (q *Queue) Len(ctx context.Context) (int, error) {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return 0, q.wrap("open a channel", err)
 	}
@@ -142,7 +196,7 @@ func firstErr(errs ...error) error {
 // patience is how long it waits for letters another reader holds when it
 // finds the queue empty before it read them all (see read).
 func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}

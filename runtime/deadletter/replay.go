@@ -114,7 +114,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 	closes := make(chan *amqp.Error, 1)
 	if !opts.DryRun {
 		var err error
-		if pub, err = q.conn.Channel(); err != nil {
+		if pub, err = q.channel(); err != nil {
 			return rep, q.wrap("open a channel to publish on", err)
 		}
 		defer func() { _ = pub.Close() }()
@@ -211,7 +211,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 
 // checkTarget fails when the target queue or exchange does not exist.
 func (q *Queue) checkTarget(t Target) error {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
