@@ -83,7 +83,7 @@ func (q *Queue) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	if !q.owned {
+	if !q.owned || q.conn.IsClosed() { // the broker closed it already
 		return nil
 	}
 	return q.conn.Close()
@@ -147,7 +147,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
+	err := q.visit(ctx, 0, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
 		if stopped != nil {
 			return nil
 		}
@@ -194,8 +194,9 @@ func firstErr(errs ...error) error {
 // end it hands back every letter not acked.
 //
 // patience is how long it waits for letters another reader holds when it
-// finds the queue empty before it read them all (see read).
-func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
+// finds the queue empty before it read them all, and window, when above
+// 0, the most letters a consumer delivers (see read).
+func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
 	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
@@ -253,7 +254,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, &ends, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
+	err = q.read(ctx, ch, patience, window, &ends, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -267,18 +268,22 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // one, 0 just after letters were handed back). n bounds the reading, so
 // that letters parked meanwhile do not keep it going.
 //
-// The rest it reads with a consumer without a prefetch limit (a
-// synchronous basic.get a letter costs a round trip each): the letters
-// read stay unacknowledged, so a limit below n would stop it. It reads
-// them one consumer at a time, and a new consumer only when the one
-// before found the queue empty while letters were missing (see consume);
-// each consumer's letters are handed back with a nack of their own (see
-// visit), since RabbitMQ requeues the letters of several consumers in no
-// set order, which was seen to reorder a quorum queue on 3.x (a limited
-// prefetch and a new consumer every so many letters would bound the
-// client's buffer, at that cost). The client buffers what the broker
-// sends ahead of the reading; the reading keeps up (the broker, not the
-// client, is the bottleneck: BenchmarkList measures the live heap).
+// The rest it reads with consumers (a synchronous basic.get a letter
+// costs a round trip each), one at a time, and a new consumer when the
+// one before found the queue empty while letters were missing, or, with
+// a window, delivered window letters (see consume); each consumer's
+// letters are handed back with a nack of their own (see visit), since
+// RabbitMQ requeues the letters of several consumers in no set order,
+// which was seen to reorder a quorum queue on 3.x.
+//
+// The letters read stay unacknowledged, so a prefetch limit would stop a
+// consumer once it delivered that many; with window above 0 (Replay and
+// Purge) each consumer has a prefetch of window and the next one reads
+// on, so that the client never holds more than window letters read ahead
+// of fn (a slow replay). A listing (window 0) has no limit: the client
+// buffers what the broker sends ahead of the reading, and the reading
+// keeps up (the broker, not the client, is the bottleneck: BenchmarkList
+// measures the live heap).
 // Reading stops sooner when another reader holds the rest: the deliveries
 // pause and a basic.get finds the queue empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
@@ -292,7 +297,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64) error) error {
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, window int, ends *[]uint64, fn func(l *Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -324,7 +329,14 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, progress: progressOf(ctx)}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, window: window, progress: progressOf(ctx)}
+	if window > 0 {
+		// Each consumer's own prefetch, for the consumers to come; the
+		// letters an earlier one delivered do not count against it.
+		if err := ch.Qos(window, 0, false); err != nil {
+			return q.wrap("limit the letters read ahead", err)
+		}
+	}
 	*ends = append(*ends, d.DeliveryTag)
 	r.take(d)
 	if r.done() {
@@ -363,6 +375,7 @@ type reader struct {
 	ch       *amqp.Channel
 	fn       func(l *Letter, tag uint64) error
 	n        int   // letters to read
+	window   int   // the most letters a consumer delivers; 0: no limit
 	got      int   // letters read
 	err      error // what fn returned, if not nil
 	progress func(int)
@@ -398,6 +411,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 		return 0, false, r.q.wrap("read the letters", err)
 	}
 	before := r.got
+	delivered := 0
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
 			err = r.q.wrap("stop reading", cerr)
@@ -424,6 +438,11 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 			}
 			quiet = false
 			r.take(d)
+			if delivered++; r.window > 0 && delivered >= r.window {
+				// Its prefetch is full of letters held: the next
+				// consumer reads on.
+				return 0, false, nil
+			}
 		case <-tick:
 			if !quiet {
 				quiet = true
@@ -446,6 +465,11 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 // holdPatience is how long Replay and Purge wait for letters another
 // reader holds (see read).
 const holdPatience = 15 * time.Second
+
+// readWindow is the prefetch of each consumer of Replay and Purge, the
+// most letters it delivers before the next one reads on (see read): a
+// slow replay holds at most that many read ahead of it in the client.
+const readWindow = 256
 
 // idleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.
