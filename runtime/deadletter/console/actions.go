@@ -205,7 +205,6 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request, sid string) {
 	// The replay goes on if the browser goes away: only Close stops it.
 	start := time.Now()
 	rep, err := s.Replay(c.ctx, sc.selection(), deadletter.ReplayOptions{To: sc.target()})
-	c.acted(s, "replay")
 	c.log.Info("dlq console: replay", "queue", s.Name(), "letters", sc.String(), "to", sc.target().String(),
 		"scanned", rep.Scanned, "selected", rep.Selected, "replayed", rep.Done, "failed", rep.Failed,
 		"error", c.redact(err), "took", time.Since(start).Round(time.Millisecond), "token", c.auth.fingerprint, "remote", r.RemoteAddr)
@@ -219,7 +218,6 @@ func (c *Console) purge(w http.ResponseWriter, r *http.Request, sid string) {
 	}
 	start := time.Now()
 	rep, err := s.Purge(c.ctx, sc.selection(), false)
-	c.acted(s, "purge")
 	c.log.Info("dlq console: purge", "queue", s.Name(), "letters", sc.String(),
 		"scanned", rep.Scanned, "selected", rep.Selected, "purged", rep.Done, "failed", rep.Failed,
 		"error", c.redact(err), "took", time.Since(start).Round(time.Millisecond), "token", c.auth.fingerprint, "remote", r.RemoteAddr)
@@ -240,6 +238,9 @@ func (c *Console) result(w http.ResponseWriter, r *http.Request, s deadletter.St
 	if lerr != nil {
 		v.Left = -1
 	}
+	// Read the store again now, and not before its count: the reading
+	// holds the letters a moment, which a RabbitMQ queue does not count.
+	c.acted(s, strings.ToLower(action))
 	status := http.StatusOK
 	if err != nil {
 		status = http.StatusBadGateway
