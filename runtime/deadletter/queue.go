@@ -203,11 +203,13 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 	}
 	var ends []uint64 // the last delivery tag of each consumer read used
 	var acked tagSet  // the tags fn acked
+	var cur consumed  // the consumer under way
 	ack := func(tag uint64) error {
 		if err := ch.Ack(tag, false); err != nil {
 			return err
 		}
 		acked.add(tag)
+		cur.ack(tag)
 		return nil
 	}
 	defer func() {
@@ -254,7 +256,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, window, &ends, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
+	err = q.read(ctx, ch, patience, window, &ends, &cur, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -271,7 +273,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 // The rest it reads with consumers (a synchronous basic.get a letter
 // costs a round trip each), one at a time, and a new consumer when the
 // one before found the queue empty while letters were missing, or, with
-// a window, delivered window letters (see consume); each consumer's
+// a window, holds window letters unacknowledged (see consume); each consumer's
 // letters are handed back with a nack of their own (see visit), since
 // RabbitMQ requeues the letters of several consumers in no set order,
 // which was seen to reorder a quorum queue on 3.x.
@@ -279,8 +281,10 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 // The letters read stay unacknowledged, so a prefetch limit would stop a
 // consumer once it delivered that many; with window above 0 (Replay and
 // Purge) each consumer has a prefetch of window and the next one reads
-// on, so that the client never holds more than window letters read ahead
-// of fn (a slow replay). A listing (window 0) has no limit: the client
+// on when it holds window letters unacknowledged (not picked, or awaiting
+// their replay's confirm), so that the client never holds more than
+// window letters read ahead of fn (a slow replay). A replay of every
+// letter, which acks each once confirmed, keeps one consumer. A listing (window 0) has no limit: the client
 // buffers what the broker sends ahead of the reading, and the reading
 // keeps up (the broker, not the client, is the bottleneck: BenchmarkList
 // measures the live heap).
@@ -297,7 +301,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, window int, ends *[]uint64, fn func(l *Letter, tag uint64) error) error {
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, window int, ends *[]uint64, cur *consumed, fn func(l *Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -329,7 +333,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, window: window, progress: progressOf(ctx)}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, window: window, cur: cur, progress: progressOf(ctx)}
 	if window > 0 {
 		// Each consumer's own prefetch, for the consumers to come; the
 		// letters an earlier one delivered do not count against it.
@@ -374,8 +378,9 @@ type reader struct {
 	q        *Queue
 	ch       *amqp.Channel
 	fn       func(l *Letter, tag uint64) error
-	n        int   // letters to read
-	window   int   // the most letters a consumer delivers; 0: no limit
+	n        int // letters to read
+	window   int // each consumer's prefetch; 0: no limit
+	cur      *consumed
 	got      int   // letters read
 	err      error // what fn returned, if not nil
 	progress func(int)
@@ -411,7 +416,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 		return 0, false, r.q.wrap("read the letters", err)
 	}
 	before := r.got
-	delivered := 0
+	*r.cur = consumed{}
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
 			err = r.q.wrap("stop reading", cerr)
@@ -437,9 +442,11 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 				return 0, false, r.q.wrap("read the letters", amqp.ErrClosed)
 			}
 			quiet = false
+			r.cur.deliver(d.DeliveryTag)
 			r.take(d)
-			if delivered++; r.window > 0 && delivered >= r.window {
-				// Its prefetch is full of letters held: the next
+			if r.window > 0 && r.cur.held() >= r.window {
+				// Its prefetch is full of letters held (not picked,
+				// or awaiting their replay's confirm): the next
 				// consumer reads on.
 				return 0, false, nil
 			}
@@ -469,7 +476,7 @@ const holdPatience = 15 * time.Second
 // readWindow is the prefetch of each consumer of Replay and Purge, the
 // most letters it delivers before the next one reads on (see read): a
 // slow replay holds at most that many read ahead of it in the client.
-const readWindow = 256
+const readWindow = 512
 
 // idleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.
@@ -493,6 +500,30 @@ func (q *Queue) wrap(doing string, err error) error {
 	}
 	return fmt.Errorf("deadletter: queue %s: cannot %s: %w", q.name, doing, err)
 }
+
+// consumed counts the letters a consumer delivered and fn acked, to tell
+// when its prefetch is full.
+type consumed struct {
+	first     uint64 // its first delivery tag; 0 before it delivers
+	delivered int
+	acked     int
+}
+
+func (c *consumed) deliver(tag uint64) {
+	if c.first == 0 {
+		c.first = tag
+	}
+	c.delivered++
+}
+
+func (c *consumed) ack(tag uint64) {
+	if c.first != 0 && tag >= c.first {
+		c.acked++
+	}
+}
+
+// held is the number of its letters unacknowledged.
+func (c *consumed) held() int { return c.delivered - c.acked }
 
 // tagSet is a set of delivery tags, which a channel numbers from 1 up.
 type tagSet struct{ bits []uint64 }

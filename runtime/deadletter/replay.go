@@ -101,7 +101,7 @@ type pending struct {
 // confirmed stays in the queue and is counted in Report.Failed. A crash in
 // the middle may leave a letter both replayed and still parked, never
 // neither. The letters are read as Scan reads them, but by consumers
-// with a prefetch of 256 (see read): a slow replay (Rate, slow confirms)
+// with a prefetch of 512 (see read): a slow replay (Rate, slow confirms)
 // holds at most that many letters read ahead of it.
 func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
 	var rep Report

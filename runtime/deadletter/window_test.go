@@ -14,7 +14,7 @@ import (
 // A rate-limited replay of many letters holds few of them read ahead in
 // the client: the letters neither ready in the dead-letter queue nor
 // replayed (those the client holds) stay within the consumers' prefetch
-// (256) and the confirms under way, not the queue's length.
+// (512) and the confirms under way, not the queue's length.
 func TestASlowReplayHoldsFewLettersReadAhead(t *testing.T) {
 	e := newEnv(t)
 	q, target := e.name("window"), e.name("window-target")
@@ -50,7 +50,7 @@ func TestASlowReplayHoldsFewLettersReadAhead(t *testing.T) {
 	if err != nil || rep.Done != n {
 		t.Fatalf("Replay = %+v, %v", rep, err)
 	}
-	if most > 256+100 {
+	if most > 512+100 {
 		t.Fatalf("the replay held up to %d of %d letters read ahead", most, n)
 	}
 	if got, left := e.ready(target), e.ready(q); got != n || left != 0 {
