@@ -260,8 +260,10 @@ type letterRow struct {
 	Poison, ByBroker              bool
 }
 
-func row(l *deadletter.Letter) letterRow {
-	return letterRow{Key: deadletter.LetterKey(l), ID: shown(l.MessageID()), Type: shown(l.Type()), Source: shown(l.Source),
+func row(l *deadletter.Letter) letterRow { return rowKeyed(l, deadletter.LetterKey(l)) }
+
+func rowKeyed(l *deadletter.Letter, key string) letterRow {
+	return letterRow{Key: key, ID: shown(l.MessageID()), Type: shown(l.Type()), Source: shown(l.Source),
 		Reason: firstLine(l.Reason, 160), Attempts: l.Attempts, Replays: l.Replays(), Parked: l.ParkedAt, Poison: l.Poison, ByBroker: l.ByBroker}
 }
 

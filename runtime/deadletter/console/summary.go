@@ -223,10 +223,11 @@ func (ix *indexer) add(group string, l *deadletter.Letter) {
 		ix.over, ix.entries, ix.groups = true, nil, nil
 		return
 	}
-	r := row(l)
+	key, b := deadletter.LetterKeyJSON(l)
+	r := rowKeyed(l, key)
 	r.Type, r.Source = ix.intern(r.Type), ix.intern(r.Source)
 	e := &entry{row: r, group: group, seq: len(ix.entries)}
-	if b, err := l.MarshalJSON(); err == nil && len(b) <= maxWhole/8 {
+	if b != nil && len(b) <= maxWhole/8 {
 		e.whole = b
 		ix.whole += len(b)
 		for ix.whole > maxWhole { // keep the newest read whole
