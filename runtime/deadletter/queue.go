@@ -279,8 +279,8 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 // which was seen to reorder a quorum queue on 3.x.
 //
 // The letters read stay unacknowledged, so a prefetch limit would stop a
-// consumer once it delivered that many; with window above 0 (Replay and
-// Purge) each consumer has a prefetch of window and the next one reads
+// consumer once it delivered that many; with window above 0 (Replay)
+// each consumer has a prefetch of window and the next one reads
 // on when it holds window letters unacknowledged (not picked, or awaiting
 // their replay's confirm), so that the client never holds more than
 // window letters read ahead of fn (a slow replay). A replay of every
@@ -473,7 +473,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 // reader holds (see read).
 const holdPatience = 15 * time.Second
 
-// readWindow is the prefetch of each consumer of Replay and Purge, the
+// readWindow is the prefetch of each consumer of Replay, the
 // most letters it delivers before the next one reads on (see read): a
 // slow replay holds at most that many read ahead of it in the client.
 const readWindow = 512

@@ -264,7 +264,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	err := q.visit(ctx, holdPatience, readWindow, func(l *Letter, tag uint64, ack func(uint64) error) error {
+	// No read window: the reading keeps up with the broker, as a
+	// listing's, and giving way to a new consumer every readWindow
+	// letters kept costs RabbitMQ more the more letters are held.
+	err := q.visit(ctx, holdPatience, 0, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil
