@@ -325,7 +325,7 @@ func readLetters(r io.Reader, fn func(*Letter) error) error {
 // publisher confirms. It returns the number the broker confirmed; when it
 // fails, the letters after those may or may not be in the queue.
 func (q *Queue) Import(ctx context.Context, r io.Reader) (int, error) {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return 0, q.wrap("open a channel", err)
 	}

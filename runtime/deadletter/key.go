@@ -14,9 +14,32 @@ import (
 // message id may be missing or shared: two letters have one key only when
 // they are the same message parked at the same moment, so acting on both
 // is acting on one.
-func LetterKey(l *Letter) string {
+func LetterKey(l *Letter) string { return letterKey(l) }
+
+// LetterKeyJSON returns l's LetterKey and l as JSON (Letter.MarshalJSON;
+// nil when it cannot be encoded), encoding it once when it holds no
+// delivery count: for a console that keeps both.
+func LetterKeyJSON(l *Letter) (string, []byte) {
+	whole, err := l.MarshalJSON()
+	if err != nil {
+		whole = nil
+	}
+	if !counted(l) && whole != nil { // the key's JSON is the letter's
+		sum := sha256.Sum256(whole)
+		return hex.EncodeToString(sum[:10]), whole
+	}
+	return letterKey(l), whole
+}
+
+// counted reports whether l holds a delivery count a broker changes.
+func counted(l *Letter) bool {
+	_, ok := l.Headers["x-delivery-count"]
+	return ok || l.Headers["x-acquired-count"] != nil
+}
+
+func letterKey(l *Letter) string {
 	c := *l
-	if _, ok := l.Headers["x-delivery-count"]; ok || l.Headers["x-acquired-count"] != nil {
+	if counted(l) {
 		c.Headers = maps.Clone(l.Headers)
 		delete(c.Headers, "x-delivery-count")
 		delete(c.Headers, "x-acquired-count")

@@ -32,3 +32,16 @@ func TestLetterKeyNamesALetterExactly(t *testing.T) {
 		t.Fatal("Selection.Keys does not pick the letter of the key, and it alone")
 	}
 }
+
+// LetterKeyJSON gives LetterKey and MarshalJSON, with a delivery count
+// or without.
+func TestLetterKeyJSONIsLetterKeyAndMarshalJSON(t *testing.T) {
+	for _, h := range []amqp.Table{{"a": "b"}, {"a": "b", "x-delivery-count": int64(3)}, {"x-acquired-count": int64(1)}} {
+		l := deadletter.FromDelivery(amqp.Delivery{Headers: h, MessageId: "m", Body: []byte(`{"n":1}`)})
+		key, whole := deadletter.LetterKeyJSON(l)
+		want, _ := l.MarshalJSON()
+		if key != deadletter.LetterKey(l) || string(whole) != string(want) {
+			t.Errorf("%v: LetterKeyJSON = %s, %s; want %s, %s", h, key, whole, deadletter.LetterKey(l), want)
+		}
+	}
+}

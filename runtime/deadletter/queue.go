@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,25 +37,39 @@ import (
 // nothing is lost. A letter leaves the queue only by Replay (after the
 // broker confirmed its new delivery) or Purge.
 type Queue struct {
-	conn  *amqp.Connection
 	name  string
+	url   string // Dial's: a connection that closed is dialled again
 	owned bool
+
+	mu     sync.Mutex
+	conn   *amqp.Connection
+	closed bool
 }
 
 // Dial connects to the broker at url and returns its dead-letter queue
-// name. Close closes the connection.
+// name. Close closes the connection. When the connection closes (the
+// broker restarted, or closed it), the next operation connects again.
 func Dial(url, name string) (*Queue, error) {
+	conn, err := dial(url, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{conn: conn, name: name, url: url, owned: true}, nil
+}
+
+func dial(url, name string) (*amqp.Connection, error) {
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
 	cfg.Properties.SetClientConnectionName("streamgen dlq " + name)
 	conn, err := amqp.DialConfig(url, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("deadletter: cannot connect to RabbitMQ at %s for queue %s: %w", rabbitmq.RedactURL(url), name, err)
 	}
-	return &Queue{conn: conn, name: name, owned: true}, nil
+	return conn, nil
 }
 
 // NewQueue returns the dead-letter queue name on a connection the caller
-// owns and closes.
+// owns and closes; when it closes, the operations fail (a Queue made by
+// Dial connects again).
 func NewQueue(conn *amqp.Connection, name string) *Queue {
 	return &Queue{conn: conn, name: name}
 }
@@ -65,17 +80,56 @@ func (q *Queue) Name() string { return q.name }
 // Close closes the connection Dial opened; it does nothing for a Queue
 // made by NewQueue.
 func (q *Queue) Close() error {
-	if !q.owned {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	if !q.owned || q.conn.IsClosed() { // the broker closed it already
 		return nil
 	}
 	return q.conn.Close()
+}
+
+// channel opens a channel. On a Queue made by Dial whose connection
+// closed, it connects again first, and once more when the connection
+// turns out closed as the channel opens (the client may not have seen
+// the broker's close yet).
+func (q *Queue) channel() (*amqp.Channel, error) {
+	for try := 0; ; try++ {
+		conn, err := q.connection()
+		if err != nil {
+			return nil, err
+		}
+		ch, err := conn.Channel()
+		if err == nil || q.url == "" || try > 0 || !errors.Is(err, amqp.ErrClosed) && !conn.IsClosed() {
+			return ch, err
+		}
+		_ = conn.Close() // closed already: the next try dials
+	}
+}
+
+// connection returns the queue's connection, dialled again when Dial's
+// closed.
+func (q *Queue) connection() (*amqp.Connection, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil, fmt.Errorf("deadletter: queue %s: %w", q.name, amqp.ErrClosed)
+	}
+	if q.url != "" && q.conn.IsClosed() {
+		conn, err := dial(q.url, q.name)
+		if err != nil {
+			return nil, err
+		}
+		q.conn = conn
+	}
+	return q.conn, nil
 }
 
 // Len returns the number of letters ready in the queue, as a passive
 // declare reports it (those another reader holds are not counted; a
 // quorum queue on RabbitMQ 3.x may report a count a moment old).
 func (q *Queue) Len(ctx context.Context) (int, error) {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return 0, q.wrap("open a channel", err)
 	}
@@ -93,7 +147,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
+	err := q.visit(ctx, 0, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
 		if stopped != nil {
 			return nil
 		}
@@ -140,19 +194,22 @@ func firstErr(errs ...error) error {
 // end it hands back every letter not acked.
 //
 // patience is how long it waits for letters another reader holds when it
-// finds the queue empty before it read them all (see read).
-func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
-	ch, err := q.conn.Channel()
+// finds the queue empty before it read them all, and window, when above
+// 0, the most letters a consumer delivers (see read).
+func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
+	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
 	var ends []uint64 // the last delivery tag of each consumer read used
 	var acked tagSet  // the tags fn acked
+	var cur consumed  // the consumer under way
 	ack := func(tag uint64) error {
 		if err := ch.Ack(tag, false); err != nil {
 			return err
 		}
 		acked.add(tag)
+		cur.ack(tag)
 		return nil
 	}
 	defer func() {
@@ -199,7 +256,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, &ends, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
+	err = q.read(ctx, ch, patience, window, &ends, &cur, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -213,18 +270,24 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // one, 0 just after letters were handed back). n bounds the reading, so
 // that letters parked meanwhile do not keep it going.
 //
-// The rest it reads with a consumer without a prefetch limit (a
-// synchronous basic.get a letter costs a round trip each): the letters
-// read stay unacknowledged, so a limit below n would stop it. It reads
-// them one consumer at a time, and a new consumer only when the one
-// before found the queue empty while letters were missing (see consume);
-// each consumer's letters are handed back with a nack of their own (see
-// visit), since RabbitMQ requeues the letters of several consumers in no
-// set order, which was seen to reorder a quorum queue on 3.x (a limited
-// prefetch and a new consumer every so many letters would bound the
-// client's buffer, at that cost). The client buffers what the broker
-// sends ahead of the reading; the reading keeps up (the broker, not the
-// client, is the bottleneck: BenchmarkList measures the live heap).
+// The rest it reads with consumers (a synchronous basic.get a letter
+// costs a round trip each), one at a time, and a new consumer when the
+// one before found the queue empty while letters were missing, or, with
+// a window, holds window letters unacknowledged (see consume); each consumer's
+// letters are handed back with a nack of their own (see visit), since
+// RabbitMQ requeues the letters of several consumers in no set order,
+// which was seen to reorder a quorum queue on 3.x.
+//
+// The letters read stay unacknowledged, so a prefetch limit would stop a
+// consumer once it delivered that many; with window above 0 (Replay)
+// each consumer has a prefetch of window and the next one reads
+// on when it holds window letters unacknowledged (not picked, or awaiting
+// their replay's confirm), so that the client never holds more than
+// window letters read ahead of fn (a slow replay). A replay of every
+// letter, which acks each once confirmed, keeps one consumer. A listing (window 0) has no limit: the client
+// buffers what the broker sends ahead of the reading, and the reading
+// keeps up (the broker, not the client, is the bottleneck: BenchmarkList
+// measures the live heap).
 // Reading stops sooner when another reader holds the rest: the deliveries
 // pause and a basic.get finds the queue empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
@@ -238,7 +301,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, fn func(l *Letter, tag uint64) error) error {
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, window int, ends *[]uint64, cur *consumed, fn func(l *Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -270,7 +333,14 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, progress: progressOf(ctx)}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, window: window, cur: cur, progress: progressOf(ctx)}
+	if window > 0 {
+		// Each consumer's own prefetch, for the consumers to come; the
+		// letters an earlier one delivered do not count against it.
+		if err := ch.Qos(window, 0, false); err != nil {
+			return q.wrap("limit the letters read ahead", err)
+		}
+	}
 	*ends = append(*ends, d.DeliveryTag)
 	r.take(d)
 	if r.done() {
@@ -308,7 +378,9 @@ type reader struct {
 	q        *Queue
 	ch       *amqp.Channel
 	fn       func(l *Letter, tag uint64) error
-	n        int   // letters to read
+	n        int // letters to read
+	window   int // each consumer's prefetch; 0: no limit
+	cur      *consumed
 	got      int   // letters read
 	err      error // what fn returned, if not nil
 	progress func(int)
@@ -344,6 +416,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 		return 0, false, r.q.wrap("read the letters", err)
 	}
 	before := r.got
+	*r.cur = consumed{}
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
 			err = r.q.wrap("stop reading", cerr)
@@ -369,7 +442,14 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 				return 0, false, r.q.wrap("read the letters", amqp.ErrClosed)
 			}
 			quiet = false
+			r.cur.deliver(d.DeliveryTag)
 			r.take(d)
+			if r.window > 0 && r.cur.held() >= r.window {
+				// Its prefetch is full of letters held (not picked,
+				// or awaiting their replay's confirm): the next
+				// consumer reads on.
+				return 0, false, nil
+			}
 		case <-tick:
 			if !quiet {
 				quiet = true
@@ -393,6 +473,11 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 // reader holds (see read).
 const holdPatience = 15 * time.Second
 
+// readWindow is the prefetch of each consumer of Replay, the
+// most letters it delivers before the next one reads on (see read): a
+// slow replay holds at most that many read ahead of it in the client.
+const readWindow = 512
+
 // idleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.
 const idleRead = 100 * time.Millisecond
@@ -415,6 +500,30 @@ func (q *Queue) wrap(doing string, err error) error {
 	}
 	return fmt.Errorf("deadletter: queue %s: cannot %s: %w", q.name, doing, err)
 }
+
+// consumed counts the letters a consumer delivered and fn acked, to tell
+// when its prefetch is full.
+type consumed struct {
+	first     uint64 // its first delivery tag; 0 before it delivers
+	delivered int
+	acked     int
+}
+
+func (c *consumed) deliver(tag uint64) {
+	if c.first == 0 {
+		c.first = tag
+	}
+	c.delivered++
+}
+
+func (c *consumed) ack(tag uint64) {
+	if c.first != 0 && tag >= c.first {
+		c.acked++
+	}
+}
+
+// held is the number of its letters unacknowledged.
+func (c *consumed) held() int { return c.delivered - c.acked }
 
 // tagSet is a set of delivery tags, which a channel numbers from 1 up.
 type tagSet struct{ bits []uint64 }

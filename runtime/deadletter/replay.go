@@ -100,9 +100,9 @@ type pending struct {
 // A letter whose replay is returned (no queue is bound for it) or not
 // confirmed stays in the queue and is counted in Report.Failed. A crash in
 // the middle may leave a letter both replayed and still parked, never
-// neither. The letters are read as Scan reads them, without a prefetch
-// limit, so the client may buffer letters read ahead of their replay, up
-// to the queue's length.
+// neither. The letters are read as Scan reads them, but by consumers
+// with a prefetch of 512 (see read): a slow replay (Rate, slow confirms)
+// holds at most that many letters read ahead of it.
 func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
 	var rep Report
 	window := opts.Window
@@ -114,7 +114,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 	closes := make(chan *amqp.Error, 1)
 	if !opts.DryRun {
 		var err error
-		if pub, err = q.conn.Channel(); err != nil {
+		if pub, err = q.channel(); err != nil {
 			return rep, q.wrap("open a channel to publish on", err)
 		}
 		defer func() { _ = pub.Close() }()
@@ -163,7 +163,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		return nil
 	}
 	start := time.Now()
-	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
+	err := q.visit(ctx, holdPatience, readWindow, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		remove = ack
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
@@ -211,7 +211,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 
 // checkTarget fails when the target queue or exchange does not exist.
 func (q *Queue) checkTarget(t Target) error {
-	ch, err := q.conn.Channel()
+	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
@@ -264,7 +264,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
+	// No read window: the reading keeps up with the broker, as a
+	// listing's, and giving way to a new consumer every readWindow
+	// letters kept costs RabbitMQ more the more letters are held.
+	err := q.visit(ctx, holdPatience, 0, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil

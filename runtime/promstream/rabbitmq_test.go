@@ -1,7 +1,6 @@
 package promstream_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -13,24 +12,8 @@ import (
 )
 
 // closeConnection makes the broker close the connection named exactly
-// name, and fails the test unless there was one: other tests' connections
-// are left alone.
-func closeConnection(t testing.TB, name string) {
-	t.Helper()
-	out := testkit.Rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
-	n := 0
-	for line := range strings.Lines(out) {
-		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		if !ok || !strings.Contains(props, `{"connection_name","`+name+`"}`) {
-			continue
-		}
-		testkit.Rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
-		n++
-	}
-	if n != 1 {
-		t.Fatalf("%d connections named %q closed, want 1", n, name)
-	}
-}
+// name.
+func closeConnection(t testing.TB, name string) { t.Helper(); testkit.CloseConnection(t, name) }
 
 // On RabbitMQ: the handled, retried and parked deliveries are counted,
 // the broker's confirms of the publish, the retry copy and the dead letter

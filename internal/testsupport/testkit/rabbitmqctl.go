@@ -48,3 +48,23 @@ func RunRabbitmqctl(ctx context.Context, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, cmd[0], append(cmd[1:], args...)...).CombinedOutput()
 	return string(out), err
 }
+
+// CloseConnection makes the broker close the connection named exactly
+// name (its connection_name), as a broker restart would, and fails t
+// unless there was one: other tests' connections are left alone.
+func CloseConnection(t testing.TB, name string) {
+	t.Helper()
+	out := Rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
+	n := 0
+	for line := range strings.Lines(out) {
+		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok || !strings.Contains(props, `{"connection_name","`+name+`"}`) {
+			continue
+		}
+		Rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("%d connections named %q closed, want 1", n, name)
+	}
+}

@@ -80,6 +80,7 @@ type confirmView struct {
 	Queue, Action, Verb, What string
 	Scope                     scope
 	Selected, Scanned         int
+	Counted                   freshness // the index the letters were counted in; none: a dry run
 	CSRF                      string
 	Err                       string
 	Back                      string
@@ -119,12 +120,45 @@ func (c *Console) confirmPage(w http.ResponseWriter, r *http.Request, sid string
 		v.Verb = "Purge"
 		v.What = "for good: they cannot be got back (export them first to keep a copy)"
 	}
-	plan, err := s.Purge(r.Context(), sc.selection(), true)
-	if err != nil {
-		v.Err = c.redact(err)
+	st := c.summarize(r.Context(), s)
+	if st.sum != nil && st.sum.Complete && st.stale == "" && countIn(st.sum, sc) > 0 {
+		// Counted in the index, which the page says when it was read:
+		// the action reads the store and says what it did. (None found
+		// there may be letters parked since: a dry run counts them.)
+		v.Selected, v.Scanned, v.Counted = countIn(st.sum, sc), st.sum.Letters, freshOf(st)
+		v.Counted.Reading = false
+	} else {
+		plan, err := s.Purge(r.Context(), sc.selection(), true)
+		if err != nil {
+			v.Err = c.redact(err)
+		}
+		v.Selected, v.Scanned = plan.Selected, plan.Scanned
 	}
-	v.Selected, v.Scanned = plan.Selected, plan.Scanned
 	c.render(w, r, http.StatusOK, "confirm", v)
+}
+
+// countIn counts the letters sc takes in an index, as a dry run would.
+func countIn(sum *summary, sc scope) int {
+	if len(sc.Keys) > 0 {
+		n := 0
+		seen := map[string]bool{}
+		for _, k := range sc.Keys {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			for _, e := range sum.byKey[k] {
+				if sc.Group == "" || e.group == sc.Group {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if sc.Group != "" {
+		return len(sum.rows[sc.Group])
+	}
+	return sum.Letters
 }
 
 type resultView struct {
@@ -171,7 +205,6 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request, sid string) {
 	// The replay goes on if the browser goes away: only Close stops it.
 	start := time.Now()
 	rep, err := s.Replay(c.ctx, sc.selection(), deadletter.ReplayOptions{To: sc.target()})
-	c.forget(s.Name())
 	c.log.Info("dlq console: replay", "queue", s.Name(), "letters", sc.String(), "to", sc.target().String(),
 		"scanned", rep.Scanned, "selected", rep.Selected, "replayed", rep.Done, "failed", rep.Failed,
 		"error", c.redact(err), "took", time.Since(start).Round(time.Millisecond), "token", c.auth.fingerprint, "remote", r.RemoteAddr)
@@ -185,7 +218,6 @@ func (c *Console) purge(w http.ResponseWriter, r *http.Request, sid string) {
 	}
 	start := time.Now()
 	rep, err := s.Purge(c.ctx, sc.selection(), false)
-	c.forget(s.Name())
 	c.log.Info("dlq console: purge", "queue", s.Name(), "letters", sc.String(),
 		"scanned", rep.Scanned, "selected", rep.Selected, "purged", rep.Done, "failed", rep.Failed,
 		"error", c.redact(err), "took", time.Since(start).Round(time.Millisecond), "token", c.auth.fingerprint, "remote", r.RemoteAddr)
@@ -206,6 +238,9 @@ func (c *Console) result(w http.ResponseWriter, r *http.Request, s deadletter.St
 	if lerr != nil {
 		v.Left = -1
 	}
+	// Read the store again now, and not before its count: the reading
+	// holds the letters a moment, which a RabbitMQ queue does not count.
+	c.acted(s, strings.ToLower(action))
 	status := http.StatusOK
 	if err != nil {
 		status = http.StatusBadGateway

@@ -41,12 +41,15 @@ type Options struct {
 	Redact func(string) string
 	// PageSize is the number of letters a group page shows (default 50).
 	PageSize int
-	// Fresh is how long the counts and chart of a queue are reused before
-	// it is read again (default 2s; an action reads it again at once).
+	// Fresh is how long the index of a queue (its counts, groups, chart
+	// and letters) is used before a page has it read again in the
+	// background, and at least five times the last reading took (default
+	// 2s; an action has it read again at once).
 	Fresh time.Duration
-	// Wait is how long a page waits for a queue being read before it
-	// shows what it has, and refreshes itself until the reading ends
-	// (default 1s).
+	// Wait is how long a page without an index of its queue, or with one
+	// read before the last action, waits for the reading before it shows
+	// what it has, and refreshes itself until the reading ends (default
+	// 1s).
 	Wait time.Duration
 	// Subscriptions names, for each store, the subscriptions that park on
 	// it, to show beside it. ForApp fills it.

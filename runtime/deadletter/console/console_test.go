@@ -237,7 +237,7 @@ func TestActionsWithoutTheTokenOrAFreshCSRFTokenAreRefused(t *testing.T) {
 		t.Fatalf("purge: %d %s", a.status, a.body)
 	}
 	// ...and, stale, never again.
-	st.letters = append(st.letters, letter("m9", "Card", "orders", "order 9: card declined", t0, `{}`))
+	st.add(letter("m9", "Card", "orders", "order 9: card declined", t0, `{}`)) // the store is read again meanwhile
 	after := st.state()
 	if a := s.post("/q/orders.parked/purge", form); a.status != http.StatusForbidden || !strings.Contains(a.body, "sent already") {
 		t.Fatalf("purge with a used token: %d %s", a.status, a.body)
@@ -349,11 +349,20 @@ func TestGroupPageListsItsLettersAPageAtATime(t *testing.T) {
 	if !strings.Contains(a.body, "page 1 of 3") || !strings.Contains(a.body, `id="group-count">120<`) {
 		t.Fatalf("page 1:\n%s", a.body)
 	}
+	// Newest first, as the overview: page 1 starts at the last letter
+	// parked, page 3 ends at the first.
+	parked := regexp.MustCompile(`<td>(2026-11-30 \d\d:\d\d:\d\d)</td>`)
+	if got := parked.FindAllStringSubmatch(a.body, -1); len(got) != 50 || got[0][1] != "2026-11-30 10:59:00" || got[49][1] != "2026-11-30 10:10:00" {
+		t.Fatalf("page 1 is not newest first: %v", got)
+	}
 	a = s.get("/q/orders.parked/g/" + g + "?page=3")
 	if n := strings.Count(a.body, `class="letter"`); n != 20 {
 		t.Fatalf("page 3 shows %d letters", n)
 	}
-	for _, want := range []string{"2026-11-30 10:40:00", "orders", "Card"} {
+	if got := parked.FindAllStringSubmatch(a.body, -1); len(got) != 20 || got[0][1] != "2026-11-30 09:19:00" || got[19][1] != "2026-11-30 09:00:00" {
+		t.Fatalf("page 3 is not newest first: %v", got)
+	}
+	for _, want := range []string{"orders", "Card", "These letters were read at "} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("page 3 lacks %q", want)
 		}

@@ -10,24 +10,31 @@
 //   - The overview: each dead-letter queue with its count, its groups
 //     (letters of one type and normalised reason), newest first, and an
 //     SVG chart of the letters parked over time, per group.
-//   - A group: its letters, a page at a time, with their message id,
-//     type, source, attempts, park time and the first line of the reason.
+//   - A group: its letters, newest first, a page at a time, with their
+//     message id, type, source, attempts, park time and the first line
+//     of the reason.
 //   - A letter: its explanation, properties, trace id, headers and body
 //     (indented when it is JSON, a hex dump and base64 when it is not
 //     text).
 //   - Actions: replay a letter, the letters ticked or a group, to their
 //     source or a named queue; purge them; export them as JSON Lines.
-//     Replay and purge first show what they would do (counted by a dry
-//     run) and ask to confirm; afterwards the page says how many letters
-//     were replayed or purged, and why any failed.
+//     Replay and purge first show what they would do (counted in the
+//     index, or by a dry run) and ask to confirm; afterwards the page
+//     says how many letters were replayed or purged, and why any failed.
 //
-// The counts, groups and chart of a queue come from one streaming scan,
-// whose memory grows with the number of groups and not of letters; they
-// are reused for Options.Fresh and read again after every action. The
-// scan runs in the background: a page waits for it Options.Wait, then
-// shows the last summary, or how far the reading got, and refreshes
-// itself until it ends. Pages of letters are read the same way, keeping
-// one page.
+// The pages are served from an index of each queue, which one streaming
+// scan builds: the counts, the groups, the chart, and each group's
+// letters (a row each, newest first, at most 250,000 letters, and the
+// newest 32 MiB of letters whole, for their pages: 67 MiB for 100,000
+// letters, at most about 120 MiB a queue), so that a page does not read
+// the queue again. Every page says when its letters were read.
+// The queue is read again in the background when a page finds the index
+// older than Options.Fresh (and than five times the last reading took),
+// and at once after every action: until that reading ends, the pages say
+// their figures are from before the action, and refresh themselves. A
+// page without an index waits for the reading Options.Wait, then shows
+// how far it got. Past the index's bounds a group page or a letter page
+// reads the queue itself.
 //
 // Security. Letters are input from anyone who can publish, and the
 // actions move production messages:

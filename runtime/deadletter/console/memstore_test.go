@@ -29,6 +29,7 @@ type memStore struct {
 	letters []*deadletter.Letter
 	sent    map[string][]*deadletter.Letter // replays, by target queue
 	ops     int                             // operations that changed the store
+	reads   int                             // operations that read every letter
 	closed  bool
 }
 
@@ -53,6 +54,20 @@ func letter(id, typ, source, reason string, parked time.Time, body string, heade
 
 func (m *memStore) Name() string { return m.name }
 
+// add parks l.
+func (m *memStore) add(l *deadletter.Letter) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.letters = append(m.letters, l)
+}
+
+// readings is the number of operations that read every letter so far.
+func (m *memStore) readings() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reads
+}
+
 func (m *memStore) Len(context.Context) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -72,6 +87,9 @@ func (m *memStore) Scan(ctx context.Context, fn func(*deadletter.Letter) error) 
 	if m.err != nil {
 		return m.err
 	}
+	m.mu.Lock()
+	m.reads++
+	m.mu.Unlock()
 	for _, l := range m.snapshot() {
 		if m.gate != nil {
 			select {
@@ -114,6 +132,7 @@ func (m *memStore) take(sel deadletter.Selection, dry bool, do func(*deadletter.
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.reads++
 	var kept []*deadletter.Letter
 	for _, l := range m.letters {
 		rep.Scanned++

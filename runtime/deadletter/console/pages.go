@@ -1,11 +1,11 @@
 package console
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +92,44 @@ type groupRow struct {
 	Colour         string
 }
 
+// freshness says when a page's figures were read: from the store's
+// index (see summary), how long ago, whether the store is being read
+// again, and whether an action ended since.
+type freshness struct {
+	Have      bool // a summary was read
+	Read      time.Time
+	Age       string
+	Took      string
+	Reading   bool // the store is being read
+	ReadSoFar int
+	Stale     string    // the action that ended after the figures were read
+	Acted     time.Time // when
+}
+
+func (f freshness) reading() bool { return f.Reading }
+
+func freshOf(st summaryState) freshness {
+	f := freshness{Reading: st.reading, ReadSoFar: st.read, Stale: st.stale, Acted: st.acted}
+	if st.sum != nil {
+		f.Have, f.Read, f.Took = true, st.sum.At, st.sum.Took.Round(time.Millisecond).String()
+		f.Age = age(time.Since(st.sum.At))
+	}
+	return f
+}
+
+// age says how long ago something was, in words.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s ago", d/time.Second)
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", d/time.Minute)
+	}
+	return fmt.Sprintf("%.1f h ago", d.Hours())
+}
+
 // queueView is a store's counts, groups and chart.
 type queueView struct {
 	Base          string
@@ -104,16 +142,11 @@ type queueView struct {
 	MoreGroups    int
 	Chart         *chartView
 	Err           string
-	Read          time.Time
-	Took          string
 	Pages         pager
-	Have          bool // a summary was read
-	Reading       bool // the queue is being read
-	ReadSoFar     int
+	freshness
 }
 
 func (v queueView) title() string { return v.Name }
-func (v queueView) reading() bool { return v.Reading }
 
 type overviewView struct{ Queues []queueView }
 
@@ -160,7 +193,7 @@ func (c *Console) view(r *http.Request, s deadletter.Store, first, limit int) qu
 		v.LenErr = c.redact(err)
 	}
 	st := c.summarize(r.Context(), s)
-	v.Reading, v.ReadSoFar = st.reading, st.read
+	v.freshness = freshOf(st)
 	if st.err != nil {
 		v.Err = c.redact(st.err)
 	}
@@ -168,8 +201,7 @@ func (c *Console) view(r *http.Request, s deadletter.Store, first, limit int) qu
 	if sum == nil {
 		return v
 	}
-	v.Have = true
-	v.Letters, v.Read, v.Took = sum.Letters, sum.At, sum.Took.Round(time.Millisecond).String()
+	v.Letters = sum.Letters
 	v.Chart = chart(sum.Chart, sum.Groups)
 	colours := map[string]string{}
 	if v.Chart != nil {
@@ -228,8 +260,10 @@ type letterRow struct {
 	Poison, ByBroker              bool
 }
 
-func row(l *deadletter.Letter) letterRow {
-	return letterRow{Key: deadletter.LetterKey(l), ID: shown(l.MessageID()), Type: shown(l.Type()), Source: shown(l.Source),
+func row(l *deadletter.Letter) letterRow { return rowKeyed(l, deadletter.LetterKey(l)) }
+
+func rowKeyed(l *deadletter.Letter, key string) letterRow {
+	return letterRow{Key: key, ID: shown(l.MessageID()), Type: shown(l.Type()), Source: shown(l.Source),
 		Reason: firstLine(l.Reason, 160), Attempts: l.Attempts, Replays: l.Replays(), Parked: l.ParkedAt, Poison: l.Poison, ByBroker: l.ByBroker}
 }
 
@@ -239,13 +273,20 @@ type groupView struct {
 	Letters []letterRow
 	Total   int
 	Pages   pager
+	Err     string
+	freshness
 }
 
 func (v groupView) title() string { return "Group " + v.Group.Key + " of " + v.Queue }
 
-// errStop ends a scan early.
-var errStop = errors.New("console: enough letters")
+// maxDeep is how deep into a group its pages go when they are read from
+// the store (past maxRows letters), which keeps the letters newer than
+// the page: the newest maxDeep.
+const maxDeep = 10_000
 
+// groupPage lists a group's letters, newest first, a page at a time,
+// from the store's index; it reads the store itself when the index holds
+// no rows (the store held more than maxRows letters).
 func (c *Console) groupPage(w http.ResponseWriter, r *http.Request, _ string) {
 	s, ok := c.store(w, r)
 	if !ok {
@@ -258,31 +299,72 @@ func (c *Console) groupPage(w http.ResponseWriter, r *http.Request, _ string) {
 	}
 	page, size := pageOf(r), c.opts.PageSize
 	first := (page - 1) * size
-	v := groupView{Queue: s.Name()}
-	var g deadletter.Grouper
-	err := s.Select(r.Context(), deadletter.Selection{Group: key}, func(l *deadletter.Letter) error {
-		if v.Total == 0 {
-			g.Add(l) // the group's reason and kind, from its first letter
-		}
-		if v.Total >= first && v.Total < first+size {
-			v.Letters = append(v.Letters, row(l))
-		}
-		v.Total++
-		return nil
-	})
-	if err != nil {
-		c.fail(w, r, http.StatusBadGateway, "The letters could not be read: "+c.redact(err))
-		return
+	v := groupView{Queue: s.Name(), Group: groupRow{Key: key}}
+	st := c.summarize(r.Context(), s)
+	if st.err != nil {
+		v.Err = c.redact(st.err)
 	}
-	if gs := g.Groups(); len(gs) == 1 {
-		v.Group = groupRow{Key: key, Reason: shown(gs[0].Reason), Types: gs[0].Types, Sources: gs[0].Sources, ByBroker: gs[0].ByBroker}
-	} else {
-		v.Group = groupRow{Key: key}
+	switch {
+	case st.sum != nil && st.sum.Complete:
+		v.freshness = freshOf(st)
+		es := st.sum.rows[key]
+		v.Total = len(es)
+		for _, e := range es[min(first, len(es)):min(first+size, len(es))] {
+			v.Letters = append(v.Letters, e.row)
+		}
+		for _, g := range st.sum.Groups {
+			if g.Key == key {
+				v.Group = groupRow{Key: key, Reason: shown(g.Reason), Types: g.Types, Sources: g.Sources, ByBroker: g.ByBroker}
+			}
+		}
+	case st.sum == nil && st.reading:
+		v.freshness = freshOf(st) // the page refreshes itself until the index is read
+	default:
+		if first+size > maxDeep {
+			c.fail(w, r, http.StatusNotFound, fmt.Sprintf("The queue holds too many letters to page this deep into a group from it (past its newest %d): select them by time with streamgen dlq.", maxDeep))
+			return
+		}
+		if !c.readGroup(w, r, s, key, first, size, &v) {
+			return
+		}
 	}
 	v.Group.Count = v.Total
 	v.Pages = pager{Page: page, Pages: (v.Total + size - 1) / size,
 		Link: c.opts.Prefix + "/q/" + url.PathEscape(s.Name()) + "/g/" + key}
 	c.render(w, r, http.StatusOK, "group", v)
+}
+
+// readGroup reads a group's page of letters from the store, keeping the
+// newest first+size of them.
+func (c *Console) readGroup(w http.ResponseWriter, r *http.Request, s deadletter.Store, key string, first, size int, v *groupView) bool {
+	var g deadletter.Grouper
+	var es []*entry
+	keep := first + size
+	err := s.Select(r.Context(), deadletter.Selection{Group: key}, func(l *deadletter.Letter) error {
+		if v.Total == 0 {
+			g.Add(l) // the group's reason and kind, from its first letter
+		}
+		es = append(es, &entry{row: row(l), seq: v.Total})
+		v.Total++
+		if len(es) >= 2*keep {
+			slices.SortFunc(es, newestFirst)
+			es = es[:keep]
+		}
+		return nil
+	})
+	if err != nil {
+		c.fail(w, r, http.StatusBadGateway, "The letters could not be read: "+c.redact(err))
+		return false
+	}
+	slices.SortFunc(es, newestFirst)
+	for _, e := range es[min(first, len(es)):min(keep, len(es))] {
+		v.Letters = append(v.Letters, e.row)
+	}
+	if gs := g.Groups(); len(gs) == 1 {
+		v.Group = groupRow{Key: key, Reason: shown(gs[0].Reason), Types: gs[0].Types, Sources: gs[0].Sources, ByBroker: gs[0].ByBroker}
+	}
+	v.freshness = freshness{Have: true, Read: time.Now(), Age: "just now"}
+	return true
 }
 
 type letterView struct {
@@ -291,6 +373,7 @@ type letterView struct {
 	Explained                          bool
 	Properties, Headers                []field
 	Body                               bodyView
+	freshness
 }
 
 func (v letterView) title() string { return "Letter " + v.Row.ID }
@@ -305,15 +388,36 @@ func (c *Console) letterPage(w http.ResponseWriter, r *http.Request, _ string) {
 		c.fail(w, r, http.StatusNotFound, "That is not a letter key.")
 		return
 	}
-	sel := deadletter.Selection{Keys: []string{key}, Limit: 1}
-	if g := r.URL.Query().Get("group"); isHex(g, 8) {
-		sel.Group = g
-	}
 	var found *deadletter.Letter
-	err := s.Select(r.Context(), sel, func(l *deadletter.Letter) error { found = l; return errStop })
-	if err != nil && !errors.Is(err, errStop) {
-		c.fail(w, r, http.StatusBadGateway, "The letters could not be read: "+c.redact(err))
-		return
+	var fresh freshness
+	// From the index, unless an action ended since it was read (the
+	// letter may be gone) or it did not keep the letter whole.
+	if st := c.summarize(r.Context(), s); st.sum != nil && st.stale == "" {
+		for _, e := range st.sum.byKey[key] {
+			var l deadletter.Letter
+			if e.whole != nil && l.UnmarshalJSON(e.whole) == nil {
+				found, fresh = &l, freshOf(st)
+				fresh.Reading = false // the letter's page does not refresh itself
+				break
+			}
+		}
+	}
+	if found == nil {
+		sel := deadletter.Selection{Keys: []string{key}, Limit: 1}
+		if g := r.URL.Query().Get("group"); isHex(g, 8) {
+			sel.Group = g
+		}
+		err := s.Select(r.Context(), sel, func(l *deadletter.Letter) error {
+			if found == nil {
+				found = l
+			}
+			return nil
+		})
+		if err != nil {
+			c.fail(w, r, http.StatusBadGateway, "The letters could not be read: "+c.redact(err))
+			return
+		}
+		fresh = freshness{Have: true, Read: time.Now(), Age: "just now"}
 	}
 	if found == nil {
 		c.fail(w, r, http.StatusNotFound, "No letter of "+s.Name()+" has that key: it was replayed or purged, or it changed.")
@@ -326,7 +430,7 @@ func (c *Console) letterPage(w http.ResponseWriter, r *http.Request, _ string) {
 	}
 	c.render(w, r, http.StatusOK, "letter", letterView{Queue: s.Name(), Key: key, Group: deadletter.GroupKey(l), Reason: shown(reason),
 		TraceID: traceID(l.Headers), Row: row(l), Explained: l.Explained, Properties: viewProperties(l.Properties),
-		Headers: viewHeaders(l.Headers), Body: viewBody(l.Body)})
+		Headers: viewHeaders(l.Headers), Body: viewBody(l.Body), freshness: fresh})
 }
 
 func isHex(s string, n int) bool {

@@ -11,36 +11,64 @@ import (
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
-// summary is what one scan of a store learns: its groups and the chart
-// of when their letters were parked. Its memory grows with the number of
-// groups, never with the number of letters.
+// summary is the index one scan of a store builds: its groups, the chart
+// of when their letters were parked, and a row of each letter (what a
+// group page shows of it) in its group, newest first, with the letter
+// whole for the newest of them, so that the pages are served from it
+// without reading the store again. Its memory is bounded whatever the
+// store holds: maxRows rows (a few hundred bytes each: the first line of
+// the reason is cut at 160 characters), maxWhole bytes of letters whole,
+// and the groups; past maxRows letters a group page reads the store.
 type summary struct {
 	Letters int
 	Groups  []deadletter.Group // newest first
 	Chart   *histogram
-	At      time.Time
+	Started time.Time // when the scan started: it saw no action that ended later
+	At      time.Time // when it ended
 	Took    time.Duration
+	// rows are each group's letters, newest first, when Complete.
+	rows     map[string][]*entry
+	byKey    map[string][]*entry
+	Complete bool // rows and byKey hold every letter read
 }
 
+// entry is a letter in the index.
+type entry struct {
+	row   letterRow
+	group string // its group's key
+	seq   int    // its place in the scan
+	whole []byte // the letter as JSON (Letter.MarshalJSON); nil when past maxWhole
+}
+
+// The index's bounds (variables for the tests).
+var (
+	maxRows  = 250_000  // letters with a row in the index
+	maxWhole = 32 << 20 // bytes of letters kept whole, the newest read
+)
+
 // summaryCache holds a store's latest summary. One scan at a time reads
-// the store again, in the background: a page waits for it a moment
+// the store again, in the background: a page that has no summary, or
+// one read before the last action ended, waits for it a moment
 // (Options.Wait), then shows what it has and refreshes itself.
 type summaryCache struct {
 	mu      sync.Mutex
 	sum     *summary
 	err     error
-	at      time.Time     // when sum or err was read; zero: read it again
-	gen     int           // counts forget
+	at      time.Time     // when sum or err was read
+	acted   time.Time     // when the last action on the store ended
+	action  string        // what it was: "replay", "purge"
 	running chan struct{} // closed when the scan under way ends; nil when none
 	read    atomic.Int64  // the letters the scan under way has read
 }
 
 // summaryState is what a page shows of a store's summary.
 type summaryState struct {
-	sum     *summary // the latest; nil until the first scan ends
-	err     error    // of the latest scan
-	reading bool     // a scan is under way
-	read    int      // the letters it has read
+	sum     *summary  // the latest; nil until the first scan ends
+	err     error     // of the latest scan
+	reading bool      // a scan is under way
+	read    int       // the letters it has read
+	stale   string    // the action that ended after sum was read, if any
+	acted   time.Time // when it ended
 }
 
 func (c *Console) cache(name string) *summaryCache {
@@ -54,36 +82,62 @@ func (c *Console) cache(name string) *summaryCache {
 	return sc
 }
 
-// forget makes the next summary of name read the store again, and drops
-// the result of a scan under way, which may have read letters an action
-// has since moved.
-func (c *Console) forget(name string) {
-	sc := c.cache(name)
+// acted records that an action on s ended, which makes the summary read
+// before it out of date, and reads s again at once (once the scan under
+// way ends, if one is: it may have read letters the action moved).
+func (c *Console) acted(s deadletter.Store, action string) {
+	sc := c.cache(s.Name())
 	sc.mu.Lock()
-	sc.at = time.Time{}
-	sc.gen++
+	sc.acted, sc.action = time.Now(), action
+	c.startScan(s, sc)
 	sc.mu.Unlock()
 }
 
-// summarize returns the summary of s, starting a scan when the last one
-// is older than Options.Fresh, and waiting for it up to Options.Wait.
+// due reports whether the summary should be read again: there is none,
+// an action ended after it was read, or it is older than Options.Fresh
+// (and older than five times the scan took, so that a large store is not
+// read over and over). sc.mu is held.
+func (c *Console) due(sc *summaryCache) bool {
+	switch {
+	case sc.at.IsZero() || sc.sum == nil && sc.err == nil:
+		return true
+	case sc.sum != nil && sc.sum.Started.Before(sc.acted):
+		return true
+	case sc.err != nil:
+		return time.Since(sc.at) >= c.opts.Fresh
+	}
+	return time.Since(sc.at) >= max(c.opts.Fresh, 5*sc.sum.Took)
+}
+
+// startScan starts a scan of s unless one is under way. sc.mu is held.
+func (c *Console) startScan(s deadletter.Store, sc *summaryCache) {
+	if sc.running != nil || c.ctx.Err() != nil {
+		return
+	}
+	done := make(chan struct{})
+	sc.running = done
+	sc.read.Store(0)
+	c.scans.Add(1)
+	go func() {
+		defer c.scans.Done()
+		c.scan(s, sc, done)
+	}()
+}
+
+// summarize returns the summary of s, starting a scan when it is due
+// (see due). A page waits for the scan up to Options.Wait when it has no
+// summary, or one from before the last action, and is served at once
+// from the one it has otherwise.
 func (c *Console) summarize(ctx context.Context, s deadletter.Store) summaryState {
 	sc := c.cache(s.Name())
 	sc.mu.Lock()
-	if sc.running == nil && (sc.at.IsZero() || time.Since(sc.at) >= c.opts.Fresh) {
-		done := make(chan struct{})
-		sc.running = done
-		sc.read.Store(0)
-		gen := sc.gen
-		c.scans.Add(1)
-		go func() {
-			defer c.scans.Done()
-			c.scan(s, sc, gen, done)
-		}()
+	if c.due(sc) {
+		c.startScan(s, sc)
 	}
 	running := sc.running
+	wait := sc.sum == nil || sc.sum.Started.Before(sc.acted)
 	sc.mu.Unlock()
-	if running != nil {
+	if running != nil && wait {
 		t := time.NewTimer(c.opts.Wait)
 		defer t.Stop()
 		select {
@@ -94,20 +148,28 @@ func (c *Console) summarize(ctx context.Context, s deadletter.Store) summaryStat
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return summaryState{sum: sc.sum, err: sc.err, reading: sc.running != nil, read: int(sc.read.Load())}
+	st := summaryState{sum: sc.sum, err: sc.err, reading: sc.running != nil, read: int(sc.read.Load())}
+	if st.sum != nil && st.sum.Started.Before(sc.acted) {
+		st.stale, st.acted = sc.action, sc.acted
+	}
+	return st
 }
 
 // scan reads s into its summary, under the console's context: it goes on
-// when the page that started it is closed, and ends on Close.
-func (c *Console) scan(s deadletter.Store, sc *summaryCache, gen int, done chan struct{}) {
+// when the page that started it is closed, and ends on Close. When an
+// action ended while it read, it starts the next scan at once.
+func (c *Console) scan(s deadletter.Store, sc *summaryCache, done chan struct{}) {
 	start := time.Now()
 	var g deadletter.Grouper
 	h := newHistogram()
 	n := 0
+	ix := newIndexer()
 	err := s.Scan(c.ctx, func(l *deadletter.Letter) error {
 		n++
 		sc.read.Add(1)
-		h.add(g.Add(l), l.ParkedAt)
+		key := g.Add(l)
+		h.add(key, l.ParkedAt)
+		ix.add(key, l)
 		return nil
 	})
 	var sum *summary
@@ -115,7 +177,8 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, gen int, done chan 
 		h.extend(time.Now())
 		groups := g.Groups()
 		slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
-		sum = &summary{Letters: n, Groups: groups, Chart: h, At: time.Now(), Took: time.Since(start)}
+		sum = &summary{Letters: n, Groups: groups, Chart: h, Started: start, At: time.Now(), Took: time.Since(start)}
+		ix.finish(sum)
 	}
 	sc.mu.Lock()
 	if err == nil {
@@ -123,12 +186,85 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, gen int, done chan 
 	}
 	sc.err = err
 	sc.at = time.Now()
-	if sc.gen != gen {
-		sc.at = time.Time{} // an action moved letters meanwhile: read again
-	}
 	sc.running = nil
+	if start.Before(sc.acted) {
+		c.startScan(s, sc) // an action ended meanwhile: read again
+	}
 	sc.mu.Unlock()
 	close(done)
+}
+
+// indexer builds a summary's rows in a scan.
+type indexer struct {
+	entries []*entry
+	groups  map[string][]*entry
+	strs    map[string]string // types and sources, kept once
+	whole   int               // bytes of letters whole held
+	first   int               // the oldest entry still whole
+	over    bool              // past maxRows
+}
+
+func newIndexer() *indexer {
+	return &indexer{groups: map[string][]*entry{}, strs: map[string]string{}}
+}
+
+func (ix *indexer) intern(s string) string {
+	if v, ok := ix.strs[s]; ok {
+		return v
+	}
+	if len(ix.strs) < 10_000 {
+		ix.strs[s] = s
+	}
+	return s
+}
+
+func (ix *indexer) add(group string, l *deadletter.Letter) {
+	if ix.over || len(ix.entries) >= maxRows {
+		ix.over, ix.entries, ix.groups = true, nil, nil
+		return
+	}
+	key, b := deadletter.LetterKeyJSON(l)
+	r := rowKeyed(l, key)
+	r.Type, r.Source = ix.intern(r.Type), ix.intern(r.Source)
+	e := &entry{row: r, group: group, seq: len(ix.entries)}
+	if b != nil && len(b) <= maxWhole/8 {
+		e.whole = b
+		ix.whole += len(b)
+		for ix.whole > maxWhole { // keep the newest read whole
+			ix.whole -= len(ix.entries[ix.first].whole)
+			ix.entries[ix.first].whole = nil
+			ix.first++
+		}
+	}
+	ix.entries = append(ix.entries, e)
+	ix.groups[group] = append(ix.groups[group], e)
+}
+
+// finish puts the rows in sum: each group's newest first (by park time,
+// then the last read first; letters without a park time last).
+func (ix *indexer) finish(sum *summary) {
+	if ix.over {
+		return
+	}
+	sum.Complete = true
+	sum.rows = ix.groups
+	sum.byKey = make(map[string][]*entry, len(ix.entries))
+	for _, e := range ix.entries {
+		sum.byKey[e.row.Key] = append(sum.byKey[e.row.Key], e)
+	}
+	for _, es := range sum.rows {
+		slices.SortFunc(es, newestFirst)
+	}
+}
+
+func newestFirst(a, b *entry) int {
+	if az, bz := a.row.Parked.IsZero(), b.row.Parked.IsZero(); az != bz {
+		if az {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(b.row.Parked.Compare(a.row.Parked), cmp.Compare(b.seq, a.seq))
 }
 
 // The chart's buckets: each width divides the next, so that letters
