@@ -90,6 +90,13 @@ demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
 ## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ and python3-zmq; about 10 minutes)
+# The allocation rows of make bench: each benchmark reports allocs/op, and
+# benchreport checks them against the most the claim allows (see Allocs in
+# internal/testsupport/benchreport). Allocation counts live here, not in
+# tests: sync.Pool drops items at random under -race.
+ALLOC_BENCH := PublishWithoutOptions|PublishParts|PublishAsyncAllocation|PublishAsyncChannelAllocation|FillDelivery|SettleAck|HandleAllocation|DeliveryAllocation|ReadMessageAllocation|EscapedStringAllocation|OrderAllocation|GeneratedDecoderAllocation
+ALLOC_PKGS := ./runtime ./runtime/rabbitmq ./runtime/adapter ./runtime/zeromq ./runtime/zeromq/internal/zmtp ./runtime/jsondecode ./internal/testsupport/jsoncheck
+
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -eo pipefail -c
 bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
@@ -106,6 +113,7 @@ bench: rabbitmq
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkGenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^Benchmark($(ALLOC_BENCH))$$' -benchtime 2000x $(ALLOC_PKGS) | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkRegenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
 	@echo
 	@$(GO) run ./internal/testsupport/benchreport $(BENCH_OUT)

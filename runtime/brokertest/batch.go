@@ -286,15 +286,19 @@ func shutdownHandlesTheBatchInHand(t testing.TB, tr Transport) {
 	if took := time.Since(start); took > tr.Timeout {
 		t.Errorf("the shutdown took %v", took)
 	}
-	// The three are handled once each, in one call, or in two when the
-	// shutdown came as the last joined (it is counted delivered before it
-	// is decoded and joins the batch).
+	// The three are handled once each, in one call when the three joined
+	// the batch before the shutdown. A message is counted delivered
+	// before it is decoded and joins the batch, and nothing tells when it
+	// has joined: one that joins after the shutdown began is handled at
+	// once, in a call of its own (on a loaded machine, each of the three
+	// did). What the shutdown must not do is wait out the batch's hour,
+	// or handle a message twice, or drop one.
 	calls := got.callIDs()
 	var handled []uint64
 	for _, c := range calls {
 		handled = append(handled, c...)
 	}
-	if slices.Sort(handled); !slices.Equal(handled, []uint64{1, 2, 3}) || len(calls) > 2 {
+	if slices.Sort(handled); !slices.Equal(handled, []uint64{1, 2, 3}) {
 		t.Errorf("the handler was called with %v, want the 3 messages in hand, each once", calls)
 	}
 	if st := f.stats(q); st.Acked != 3 {

@@ -230,15 +230,19 @@ func TestAckerSendsWaitingAcksBeforeANack(t *testing.T) {
 }
 
 // A millisecond after the last settlement, every waiting ack goes out,
-// those behind a running delivery too.
+// those behind a running delivery too. Nothing but the idle timer sends
+// them: a quarter of the prefetch is 5. On a busy machine the timer may
+// also fire between two of the settlements: then the ack of 1 goes out on
+// its own first, and the rest as before.
 func TestAckerFlushesWhenIdle(t *testing.T) {
 	b := newBrokerAcks(t, 4)
 	a := newAcker(b, 20, slog.New(slog.DiscardHandler))
 	t.Cleanup(a.close)
 	ackAll(t, a, b, 1, 2, 4)
 	testkit.Eventually(t, "the idle flush", func() bool { return b.left() == 1 })
-	if got := b.sent(); got != "ack 2 multiple=true, ack 4 multiple=false" {
-		t.Errorf("sent %q", got)
+	const flushed = "ack 2 multiple=true, ack 4 multiple=false"
+	if got := b.sent(); got != flushed && got != "ack 1 multiple=true, "+flushed {
+		t.Errorf("sent %q, want %q (or the ack of 1 before it, when the timer fired in between)", got, flushed)
 	}
 	if a.waiting() != 0 {
 		t.Errorf("%d acks still waiting", a.waiting())

@@ -185,6 +185,9 @@ func TestShutdownDeadlineLeavesTheDeliveryToTheBroker(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Fatalf("stop = %v, want the deadline error", err)
 	}
+	// The broker requeues the delivery when it sees the consuming
+	// channel close, which may come after Run returned.
+	testkit.Eventually(t, "the unfinished message back in the queue", func() bool { return adm.ready(q) >= 1 })
 	if n := adm.ready(q); n != 1 {
 		t.Errorf("%d messages in the queue after the stop, want the unfinished one back", n)
 	}

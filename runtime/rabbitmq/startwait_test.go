@@ -2,11 +2,8 @@ package rabbitmq
 
 import (
 	"errors"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,54 +61,6 @@ func TestHandshakeTimeoutIsConfigurable(t *testing.T) {
 	}
 }
 
-// proxy forwards the connections it accepts at addr to target, until the
-// test ends.
-type proxy struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startProxy(t *testing.T, addr, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen on %s: %v", addr, err)
-	}
-	p := &proxy{ln: ln}
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			p.wg.Go(func() { _, _ = io.Copy(up, c); up.Close() })
-			p.wg.Go(func() { _, _ = io.Copy(c, up); c.Close() })
-		}
-	})
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
 // With WaitForBroker, Start waits for a broker that comes up after it,
 // logging each failed try with the redacted address, and then runs.
 func TestWaitForBrokerWaitsForABrokerThatComesUpLater(t *testing.T) {
@@ -130,7 +79,7 @@ func TestWaitForBrokerWaitsForABrokerThatComesUpLater(t *testing.T) {
 	if ready, reason := b.Ready(); ready || !strings.Contains(reason, "waiting for the broker") {
 		t.Errorf("Ready() = %v, %q while waiting, want not ready, waiting for the broker", ready, reason)
 	}
-	startProxy(t, addr, strings.TrimSuffix(strings.SplitN(brokerURL(), "@", 2)[1], "/"))
+	startProxy(t, addr, brokerAddr())
 	a.waitReady()
 	tries := a.logs.Find(slog.LevelWarn, "rabbitmq: the broker does not answer yet; waiting for it")
 	for _, w := range tries {

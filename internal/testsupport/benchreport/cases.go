@@ -23,6 +23,14 @@ const (
 	// target is streamgen's own rate, a minimum in messages per second;
 	// the ratio against the baseline is shown for reference.
 	Rate
+	// Allocs figures are allocations per operation, the allocs/op of a
+	// benchmark that calls b.ReportAllocs (go test prints the count
+	// rounded down, as testing.AllocsPerRun returns it); the target is a
+	// maximum: the most the benchmark may allocate beyond its baseline.
+	// The baseline is the allocs/op of the benchmark AllocBaselines names
+	// for the case, or else the benchmark's own needed-allocs/op metric
+	// (what the value it makes must allocate), or else none: 0.
+	Allocs
 )
 
 // Case is one row of the table.
@@ -57,6 +65,14 @@ var CPUTargets = map[string]float64{
 	"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/decoder=encoding_json": 1.1,
 }
 
+// AllocBaselines names, by benchmark name, the benchmark whose allocs/op
+// an Allocs case is measured against: what the work the case does must
+// allocate anyway.
+var AllocBaselines = map[string]string{
+	"BenchmarkPublishWithoutOptions":  "BenchmarkPublishParts",
+	"BenchmarkPublishAsyncAllocation": "BenchmarkPublishAsyncChannelAllocation",
+}
+
 // Cases are the rows of make bench, in order.
 var Cases = []Case{
 	{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1", "RabbitMQ consume vs coalescing raw consumer, prefetch 50, concurrency 1, 256 B", Throughput, 0.95},
@@ -87,4 +103,17 @@ var Cases = []Case{
 	{"BenchmarkReplay", "dlq replay of 100,000 letters vs a raw amqp091-go move loop, window of 256 confirms, ack after confirm", Throughput, 0.9},
 	{"runtime/zeromq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
 	{"runtime/rabbitmq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ)", Memory, 10},
+	{"BenchmarkPublishWithoutOptions", "Publish without options vs its body and id (runtime.JSON Encode, NewMessageID)", Allocs, 0},
+	{"BenchmarkPublishAsyncAllocation", "RabbitMQ PublishAsync vs the publishing channel alone: one record", Allocs, 1},
+	{"BenchmarkFillDelivery", "RabbitMQ delivery without headers to the Consumer's: the handlers' headers map", Allocs, 1},
+	{"BenchmarkSettleAck", "Settle of an ack, debug logging off", Allocs, 0},
+	{"BenchmarkHandleAllocation/middleware=none", "Consumer Handle of a delivery, no middleware (codec and handler allocate nothing)", Allocs, 0},
+	{"BenchmarkHandleAllocation/middleware=app+subscription", "Consumer Handle of a delivery, app and subscription middleware", Allocs, 0},
+	{"BenchmarkDeliveryAllocation", "ZeroMQ frames of a few headers to a Delivery: the Delivery, the header text", Allocs, 2},
+	{"BenchmarkReadMessageAllocation/buffered", "ZMTP read of a buffered message of 3 frames: frame list, bodies", Allocs, 2},
+	{"BenchmarkReadMessageAllocation/alone", "ZMTP read of a message that came alone: frame list, bodies", Allocs, 2},
+	{"BenchmarkEscapedStringAllocation", "jsondecode of an escaped string: its text", Allocs, 1},
+	{"BenchmarkOrderAllocation", "jsondecode of an order vs what its value holds (strings, pointer, slice growth)", Allocs, 0},
+	{"BenchmarkGeneratedDecoderAllocation/Scalars", "Generated decoder, a value holding nothing (zero Scalars)", Allocs, 0},
+	{"BenchmarkGeneratedDecoderAllocation/Order", "Generated decoder, an Order holding nothing, unknown members skipped", Allocs, 0},
 }

@@ -17,6 +17,12 @@
 // they have one name in two packages (runtime/zeromq, runtime/rabbitmq),
 // which the pkg: line go test prints before each package's results tells
 // apart.
+// The allocation benchmarks report allocs/op (b.ReportAllocs), and
+// needed-allocs/op where the value they make holds allocations of its own;
+// an Allocs case is met when its allocs/op are at most its target over its
+// baseline (a benchmark AllocBaselines names, or needed-allocs/op, or 0).
+// Allocation counts are checked here rather than in tests, because
+// sync.Pool drops items at random under -race.
 // A case is met when its ratio meets the target; when it does not, but
 // the confidence interval reaches the target, it is "within noise". A
 // case missing from the input is listed as not run, and the command then

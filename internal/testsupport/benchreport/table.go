@@ -41,7 +41,7 @@ func Write(w io.Writer, m Machine, res *Results, cases []Case) int {
 	fmt.Fprintln(w, "|---|---:|---:|---|---|---|---|")
 	missing := 0
 	for _, c := range cases {
-		r := MakeRow(c, res.Lookup(c.Bench))
+		r := MakeRow(c, caseMetrics(res, c))
 		if !r.Ran {
 			missing++
 		}
@@ -53,12 +53,68 @@ func Write(w io.Writer, m Machine, res *Results, cases []Case) int {
 	fmt.Fprintln(w, "so it need not equal the ratio of the two medians. \"within noise\": the ratio misses the target, its 95% interval reaches it.")
 	fmt.Fprintln(w, "Client CPU is this process's user and system time over a round, per message; its ratio is the median of the per-round ratios.")
 	fmt.Fprintln(w, "Against pyzmq, the baseline's client CPU is the Python process's, libzmq's threads included.")
+	fmt.Fprintln(w, "Allocation rows are allocs/op, rounded down as go test prints them; their baseline is what the work must allocate (another benchmark, or what the value holds).")
 	return missing
+}
+
+// caseMetrics returns the metrics of case c: its benchmark's, and for an
+// Allocs case that AllocBaselines gives a baseline, that benchmark's
+// allocs/op as baseline-allocs/op (absent when it did not run).
+func caseMetrics(res *Results, c Case) map[string]float64 {
+	m := res.Lookup(c.Bench)
+	base, ok := AllocBaselines[c.Bench]
+	if c.Kind != Allocs || !ok || m == nil {
+		return m
+	}
+	merged := map[string]float64{}
+	for unit, v := range m {
+		merged[unit] = v
+	}
+	delete(merged, "baseline-allocs/op")
+	if v, ok := res.Lookup(base)["allocs/op"]; ok {
+		merged["baseline-allocs/op"] = v
+	} else {
+		merged["baseline-allocs/op"] = -1 // named, not run
+	}
+	return merged
+}
+
+// allocsRow renders an Allocs case.
+func allocsRow(r Row, metrics map[string]float64) Row {
+	c := r.Case
+	r.Ratio = "—"
+	got, ok := metrics["allocs/op"]
+	base, okBase := metrics["baseline-allocs/op"]
+	if !okBase {
+		base, okBase = metrics["needed-allocs/op"]
+	}
+	switch {
+	case okBase:
+		r.Target = fmt.Sprintf("≤ baseline + %g allocs/op", c.Target)
+	default:
+		r.Target = fmt.Sprintf("≤ %g allocs/op", c.Target)
+	}
+	if !ok || (okBase && base < 0) {
+		r.Streamgen, r.Baseline, r.Met = "—", "—", "not run"
+		return r
+	}
+	r.Ran = true
+	r.Streamgen, r.Baseline = fmt.Sprintf("%g allocs/op", got), "—"
+	if okBase {
+		r.Baseline = fmt.Sprintf("%g allocs/op", base)
+	} else {
+		base = 0
+	}
+	r.Met = verdict(got <= base+c.Target, false)
+	return r
 }
 
 // MakeRow renders the metrics of case c.
 func MakeRow(c Case, metrics map[string]float64) Row {
 	r := Row{Case: c, CPU: "—"}
+	if c.Kind == Allocs {
+		return allocsRow(r, metrics)
+	}
 	if c.Kind == Memory {
 		r.Target = fmt.Sprintf("growth < %g%%", c.Target)
 		warm, okWarm := metrics["heap-warm-B"]

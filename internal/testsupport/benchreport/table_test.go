@@ -251,3 +251,55 @@ func TestRateRowsAndNamedMemoryReadings(t *testing.T) {
 		}
 	}
 }
+
+// An Allocs case is met when its allocs/op are within the target over its
+// baseline: the benchmark AllocBaselines names, or the benchmark's own
+// needed-allocs/op, or none; a case whose baseline did not run is not run.
+func TestAllocsRows(t *testing.T) {
+	res, err := Parse(strings.NewReader(`pkg: github.com/streamgen/streamgen/runtime
+BenchmarkPublishWithoutOptions-2   	    1000	       500 ns/op	     200 B/op	       2 allocs/op
+BenchmarkPublishParts-2            	    1000	       400 ns/op	     200 B/op	       2 allocs/op
+pkg: github.com/streamgen/streamgen/runtime/rabbitmq
+BenchmarkPublishAsyncAllocation-2  	    1000	      3000 ns/op	     900 B/op	       9 allocs/op
+pkg: github.com/streamgen/streamgen/runtime/jsondecode
+BenchmarkOrderAllocation-2         	    1000	       900 ns/op	     300 B/op	       5 allocs/op	         4 needed-allocs/op
+BenchmarkEscapedStringAllocation-2 	    1000	        50 ns/op	      16 B/op	       1 allocs/op
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		c                                Case
+		streamgen, baseline, target, met string
+	}{
+		{Case{"BenchmarkPublishWithoutOptions", "publish", Allocs, 0}, "2 allocs/op", "2 allocs/op", "≤ baseline + 0 allocs/op", "yes"},
+		{Case{"BenchmarkOrderAllocation", "order", Allocs, 0}, "5 allocs/op", "4 allocs/op", "≤ baseline + 0 allocs/op", "no"},
+		{Case{"BenchmarkOrderAllocation", "order", Allocs, 1}, "5 allocs/op", "4 allocs/op", "≤ baseline + 1 allocs/op", "yes"},
+		{Case{"BenchmarkEscapedStringAllocation", "escaped", Allocs, 1}, "1 allocs/op", "—", "≤ 1 allocs/op", "yes"},
+		{Case{"BenchmarkEscapedStringAllocation", "escaped", Allocs, 0}, "1 allocs/op", "—", "≤ 0 allocs/op", "no"},
+		{Case{"BenchmarkPublishAsyncAllocation", "baseline missing", Allocs, 1}, "—", "—", "≤ baseline + 1 allocs/op", "not run"},
+		{Case{"BenchmarkMissing", "missing", Allocs, 0}, "—", "—", "≤ 0 allocs/op", "not run"},
+	} {
+		r := MakeRow(c.c, caseMetrics(res, c.c))
+		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Target != c.target || r.Met != c.met {
+			t.Errorf("%s/%g: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, c.c.Target, r.Streamgen, r.Baseline, r.Target, r.Met, c.streamgen, c.baseline, c.target, c.met)
+		}
+		if r.Ran != (c.met != "not run") {
+			t.Errorf("%s: ran = %v", c.c.Label, r.Ran)
+		}
+	}
+	// Every baseline AllocBaselines names is a case's, and a benchmark of
+	// its own, not a case.
+	cases := map[string]Kind{}
+	for _, c := range Cases {
+		cases[c.Bench] = c.Kind
+	}
+	for bench, base := range AllocBaselines {
+		if k, ok := cases[bench]; !ok || k != Allocs {
+			t.Errorf("AllocBaselines names %s, not an Allocs case", bench)
+		}
+		if _, ok := cases[base]; ok {
+			t.Errorf("the baseline %s is a case of its own", base)
+		}
+	}
+}
