@@ -41,7 +41,8 @@ type channelAcks interface {
 //   - once every tags wait (a quarter of the prefetch), up to the highest
 //     contiguous settled tag;
 //   - idle after the last settlement, all of them, those behind a
-//     delivery still running one by one;
+//     delivery still running one by one (on the channel of a batch
+//     subscription, only those up to the contiguous tag: see holdGaps);
 //   - when a delivery still running has held the contiguous tag back for
 //     stuckTicks idles and holds back half the prefetch, all of them too,
 //     even while settlements go on: so a slow handler never fills the
@@ -59,6 +60,15 @@ type acker struct {
 	every int
 	idle  time.Duration
 	log   *slog.Logger
+	// holdGaps keeps, at an idle, the acks behind a delivery still
+	// running waiting for it rather than sending them one by one, unless
+	// the stuck rule holds. It is set for batch subscriptions: deliveries
+	// join batches in the order their workers reach them, not in tag
+	// order, so a batch that ends often leaves a lower tag running in the
+	// next one, and one by one its acks would cost a frame each; they
+	// wait for that batch's end, at most its call, and one multiple ack
+	// then settles both batches.
+	holdGaps bool
 
 	mu sync.Mutex
 	// contig is the highest tag below which every delivery is settled.
@@ -253,8 +263,9 @@ func (a *acker) tick() {
 	} else {
 		a.stuck, a.stuckAt = 0, a.contig
 	}
-	if !a.busy || a.stuck >= stuckTicks && len(a.pending) >= 2*a.every {
-		if err := a.sendLocked(true); err != nil {
+	stuck := a.stuck >= stuckTicks && len(a.pending) >= 2*a.every
+	if !a.busy || stuck {
+		if err := a.sendLocked(!a.holdGaps || stuck); err != nil {
 			return
 		}
 	}

@@ -204,6 +204,48 @@ func TestAckerSendsAcksHeldBackByASlowHandlerOneByOne(t *testing.T) {
 	}
 }
 
+// On the channel of a batch subscription (holdGaps), an idle sends the
+// acks up to the contiguous tag, and those behind a delivery still running
+// wait for it rather than going one by one: once it settles, one multiple
+// ack covers them all. The stuck rule still sends them one by one when they
+// hold back half the prefetch.
+func TestAckerOfABatchSubscriptionHoldsGapsAtAnIdle(t *testing.T) {
+	b := newBrokerAcks(t, 40)
+	a := testAcker(b) // prefetch 20; the test ticks itself
+	a.holdGaps = true
+	ackAll(t, a, b, 1, 2, 4) // 3 runs, in the next batch
+	a.tick()                 // settlements came since the timer was set
+	a.tick()                 // idle
+	if got := b.sent(); got != "ack 2 multiple=true" {
+		t.Fatalf("sent %q at an idle, want the ack of 1 and 2 only, 4 waiting for 3", got)
+	}
+	for range 2 * stuckTicks {
+		a.tick()
+	}
+	if got := b.sent(); got != "ack 2 multiple=true" {
+		t.Fatalf("sent %q after more idles, want 4 still waiting: it holds back less than half the prefetch", got)
+	}
+	ackAll(t, a, b, 3)
+	a.tick()
+	a.tick()
+	if got := b.sent(); got != "ack 2 multiple=true, ack 4 multiple=true" {
+		t.Fatalf("sent %q, want one multiple ack of 3 and 4 once 3 settled", got)
+	}
+
+	// 5 runs; 6 to 15 (half the prefetch) wait behind it.
+	ackAll(t, a, b, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+	for range stuckTicks + 1 {
+		a.tick()
+	}
+	want := "ack 2 multiple=true, ack 4 multiple=true"
+	for tag := 6; tag <= 15; tag++ {
+		want += fmt.Sprintf(", ack %d multiple=false", tag)
+	}
+	if got := b.sent(); got != want {
+		t.Errorf("sent %q, want each of 6 to 15 alone once 5 held half the prefetch back for %d ticks", got, stuckTicks)
+	}
+}
+
 // A nack goes out after every ack settled before it.
 func TestAckerSendsWaitingAcksBeforeANack(t *testing.T) {
 	b := newBrokerAcks(t, 6)

@@ -107,7 +107,10 @@
 // channel, and at shutdown. A delivery whose handler has not finished is
 // never acknowledged; when a handler stuck for a few milliseconds holds
 // back half the prefetch, the acks behind it are sent one by one, so it
-// never stalls the channel. Consuming and publishing use separate connections. When
+// never stalls the channel. Otherwise the acks behind a delivery still
+// running are sent one by one a millisecond after the last settlement,
+// except on a batch subscription's channel, where they wait for it: a
+// batch may end while a delivery before its last is in the next batch. Consuming and publishing use separate connections. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by

@@ -114,6 +114,7 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 	if !r.auto {
 		c.acks = newAcker(ch, r.prefetch, r.c.Logger())
 		c.acks.idle = r.b.opts.ackIdle
+		c.acks.holdGaps = r.sub.BatchSize > 0
 	}
 	return c, nil
 }
