@@ -1,9 +1,7 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,21 +13,7 @@ import (
 // shows its groups and chart, and a letter of a group is purged from the
 // directory, after which the overview counts one letter fewer.
 func TestBrowserOverAKeepersDirectoryShowsTheGroupsAndPurgesALetter(t *testing.T) {
-	dir, err := deadletter.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines bytes.Buffer
-	for _, l := range orders().snapshot() {
-		b, err := json.Marshal(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines.Write(append(b, '\n'))
-	}
-	if n, err := dir.Import(context.Background(), &lines); err != nil || n != 4 {
-		t.Fatalf("Import = %d, %v", n, err)
-	}
+	dir := ordersDir(t)
 	s := newSite(t, console.Options{}, dir)
 	b := newBrowser(t)
 	b.signIn(s.base, token)

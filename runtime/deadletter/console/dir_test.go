@@ -16,21 +16,7 @@ import (
 // overview groups its letters, a letter's page shows it, and a purge
 // removes it from the directory.
 func TestTheSamePagesWorkForAKeepersDirectory(t *testing.T) {
-	dir, err := deadletter.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines bytes.Buffer
-	for _, l := range orders().snapshot() {
-		b, err := json.Marshal(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines.Write(append(b, '\n'))
-	}
-	if n, err := dir.Import(context.Background(), &lines); err != nil || n != 4 {
-		t.Fatalf("Import = %d, %v", n, err)
-	}
+	dir := ordersDir(t)
 	s := newSite(t, console.Options{}, dir)
 	s.signIn()
 	if a := s.get("/"); !strings.Contains(a.body, "order &lt;n&gt;: card declined") || !strings.Contains(a.body, "<svg") {
@@ -56,4 +42,26 @@ func TestTheSamePagesWorkForAKeepersDirectory(t *testing.T) {
 	if len(left) != 3 || left["m2"] {
 		t.Fatalf("the directory holds %v after the purge of m2", left)
 	}
+}
+
+// ordersDir is a keeper's directory in a temporary folder, holding the
+// four letters of orders.
+func ordersDir(t *testing.T) *deadletter.Dir {
+	t.Helper()
+	dir, err := deadletter.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	for _, l := range orders().snapshot() {
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines.Write(append(b, '\n'))
+	}
+	if n, err := dir.Import(context.Background(), &lines); err != nil || n != 4 {
+		t.Fatalf("Import = %d, %v", n, err)
+	}
+	return dir
 }
