@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,10 +246,7 @@ func TestRateRowsAndNamedMemoryReadings(t *testing.T) {
 		{Case{"BenchmarkList", "ls", Rate, 30000}, "25,000 msg/s", "50,000 msg/s", "≥ 30,000 msg/s", "no"},
 		{Case{"BenchmarkList", "ls heap", Memory, 50}, "100,000 letters: 5.00 MiB", "50,000 letters: 4.00 MiB", "growth < 50%", "yes"},
 	} {
-		r := MakeRow(c.c, m)
-		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Target != c.target || r.Met != c.met {
-			t.Errorf("%s: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, r.Streamgen, r.Baseline, r.Target, r.Met, c.streamgen, c.baseline, c.target, c.met)
-		}
+		wantRow(t, c.c.Label, MakeRow(c.c, m), c.streamgen, c.baseline, c.target, c.met)
 	}
 }
 
@@ -281,9 +279,7 @@ BenchmarkEscapedStringAllocation-2 	    1000	        50 ns/op	      16 B/op	    
 		{Case{"BenchmarkMissing", "missing", Allocs, 0}, "—", "—", "≤ 0 allocs/op", "not run"},
 	} {
 		r := MakeRow(c.c, caseMetrics(res, c.c))
-		if r.Streamgen != c.streamgen || r.Baseline != c.baseline || r.Target != c.target || r.Met != c.met {
-			t.Errorf("%s/%g: row %q | %q | %q | %q, want %q | %q | %q | %q", c.c.Label, c.c.Target, r.Streamgen, r.Baseline, r.Target, r.Met, c.streamgen, c.baseline, c.target, c.met)
-		}
+		wantRow(t, fmt.Sprintf("%s/%g", c.c.Label, c.c.Target), r, c.streamgen, c.baseline, c.target, c.met)
 		if r.Ran != (c.met != "not run") {
 			t.Errorf("%s: ran = %v", c.c.Label, r.Ran)
 		}
@@ -301,5 +297,13 @@ BenchmarkEscapedStringAllocation-2 	    1000	        50 ns/op	      16 B/op	    
 		if _, ok := cases[base]; ok {
 			t.Errorf("the baseline %s is a case of its own", base)
 		}
+	}
+}
+
+// wantRow fails t, naming the row by label, unless r has these columns.
+func wantRow(t *testing.T, label string, r Row, streamgen, baseline, target, met string) {
+	t.Helper()
+	if r.Streamgen != streamgen || r.Baseline != baseline || r.Target != target || r.Met != met {
+		t.Errorf("%s: row %q | %q | %q | %q, want %q | %q | %q | %q", label, r.Streamgen, r.Baseline, r.Target, r.Met, streamgen, baseline, target, met)
 	}
 }
