@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // PublishOption adjusts a message before Publish sends it.
@@ -111,7 +113,7 @@ func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (M
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{ID: NewMessageID(), Type: messageType, ContentType: codec.ContentType(), Body: body}
+	m := Message{ID: messageid.New(), Type: messageType, ContentType: codec.ContentType(), Body: body}
 	if len(opts) > 0 {
 		m = withOptions(m, opts)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // asyncPublisher holds the outcome of each message until the test reports
@@ -135,7 +136,7 @@ func BenchmarkPublishParts(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = runtime.JSON{}.Encode(v)
-		_ = runtime.NewMessageID()
+		_ = messageid.New()
 	}
 }
 

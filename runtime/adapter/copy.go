@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // CopyKind says what a copy is for.
@@ -155,7 +156,7 @@ func copyID(d *Delivery) string {
 	if d.MessageID != "" {
 		return d.MessageID
 	}
-	return runtime.NewMessageID()
+	return messageid.New()
 }
 
 // DeadLetterHeaders returns the headers that explain a message parked from

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // exchange returns an exchange name unique to this test and deletes the
@@ -72,7 +73,7 @@ func (a *admin) publishTo(exchange, key string, m runtime.Message) bool {
 
 // jobMessage is a Job message as runtime.Publish makes it.
 func jobMessage(id int) runtime.Message {
-	return runtime.Message{ID: runtime.NewMessageID(), Type: "Job", ContentType: "application/json", Body: fmt.Appendf(nil, `{"id":%d}`, id)}
+	return runtime.Message{ID: messageid.New(), Type: "Job", ContentType: "application/json", Body: fmt.Appendf(nil, `{"id":%d}`, id)}
 }
 
 // boundSub is a subscription on queue bound to exchange.

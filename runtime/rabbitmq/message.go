@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // delivery is what the Consumer c sees of d: its text headers (the retry
@@ -126,7 +127,7 @@ func publishingOf(m runtime.Message, now time.Time) amqp.Publishing {
 	}
 	id := m.ID
 	if id == "" {
-		id = runtime.NewMessageID()
+		id = messageid.New()
 	}
 	if !m.Timestamp.IsZero() {
 		now = m.Timestamp

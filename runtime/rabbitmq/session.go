@@ -9,6 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // session is one consuming connection: a channel and a consumer per
@@ -122,7 +123,7 @@ func (s *session) consume(r *runner) (*sessionConsumer, error) {
 // consumerTag names a consumer after the connection and the queue, as the
 // broker's management tools show it.
 func consumerTag(connection, queue string) string {
-	tag := connection + "/" + queue + "/" + runtime.NewMessageID()[:8]
+	tag := connection + "/" + queue + "/" + messageid.New()[:8]
 	if len(tag) > 255 {
 		tag = tag[len(tag)-255:]
 	}

@@ -103,7 +103,7 @@ var Cases = []Case{
 	{"BenchmarkReplay", "dlq replay of 100,000 letters vs a raw amqp091-go move loop, window of 256 confirms, ack after confirm", Throughput, 0.9},
 	{"runtime/zeromq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
 	{"runtime/rabbitmq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ)", Memory, 10},
-	{"BenchmarkPublishWithoutOptions", "Publish without options vs its body and id (runtime.JSON Encode, NewMessageID)", Allocs, 0},
+	{"BenchmarkPublishWithoutOptions", "Publish without options vs its body and id (runtime.JSON Encode, messageid.New)", Allocs, 0},
 	{"BenchmarkPublishAsyncAllocation", "RabbitMQ PublishAsync vs the publishing channel alone: one record", Allocs, 1},
 	{"BenchmarkFillDelivery", "RabbitMQ delivery without headers to the Consumer's: the handlers' headers map", Allocs, 1},
 	{"BenchmarkSettleAck", "Settle of an ack, debug logging off", Allocs, 0},
