@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"os/signal"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime/clock"
@@ -505,11 +502,4 @@ func brokerError(op string, kind BrokerKind, err error) error {
 		return fmt.Errorf("runtime: %s %w", op, err)
 	}
 	return fmt.Errorf("runtime: %s %s: %w", op, kind, err)
-}
-
-// SignalContext returns a context that is cancelled on SIGINT or SIGTERM,
-// for main functions: app.Run(ctx) then stops gracefully on Ctrl-C or a
-// container stop.
-func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 }

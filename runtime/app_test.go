@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -393,32 +392,3 @@ type fixedClock struct{}
 
 func (fixedClock) Now() time.Time                              { return time.Unix(0, 0) }
 func (fixedClock) AfterFunc(time.Duration, func()) clock.Timer { return nil }
-
-func TestSignalContext(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			ctx, stop := runtime.SignalContext(context.Background())
-			defer stop()
-			if ctx.Err() != nil {
-				t.Fatal("cancelled before any signal")
-			}
-			if err := syscall.Kill(syscall.Getpid(), sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Minute):
-				t.Fatalf("%v did not cancel the context", sig)
-			}
-		})
-	}
-	parent, cancel := context.WithCancel(context.Background())
-	ctx, stop := runtime.SignalContext(parent)
-	defer stop()
-	cancel()
-	select {
-	case <-ctx.Done():
-	case <-time.After(time.Minute):
-		t.Fatal("cancelling the parent did not cancel the context")
-	}
-}

@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -19,7 +22,7 @@ type Order struct {
 // is told to stop. A generated Mount function builds the subscription;
 // here it is written out.
 func Example() {
-	ctx, stop := runtime.SignalContext(context.Background())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	rb := rabbitmq.New("amqp://guest:guest@127.0.0.1:5672/", rabbitmq.WithConnectionName("orders"))

@@ -17,6 +17,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/streamgen/streamgen/examples/billing"
@@ -26,7 +28,7 @@ import (
 )
 
 func main() {
-	ctx, stop := runtime.SignalContext(context.Background())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, defaultSettings()); err != nil {
 		fmt.Fprintf(os.Stderr, "\nThe demo failed: %v\n", err)

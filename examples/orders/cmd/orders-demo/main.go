@@ -27,8 +27,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/streamgen/streamgen/examples/internal/demo"
@@ -39,7 +41,7 @@ import (
 )
 
 func main() {
-	ctx, stop := runtime.SignalContext(context.Background())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, defaultSettings()); err != nil {
 		fmt.Fprintf(os.Stderr, "\nThe demo failed: %v\n", err)
