@@ -1,12 +1,5 @@
 package runtime
 
-// MountedSubscription is a subscription mounted on an App, with the broker
-// it runs on.
-type MountedSubscription struct {
-	Broker       Broker
-	Subscription *Subscription
-}
-
 // DeadLetterQueue is a dead-letter queue the App's subscriptions park
 // messages on.
 type DeadLetterQueue struct {
@@ -18,27 +11,17 @@ type DeadLetterQueue struct {
 	Subscriptions []string
 }
 
-// Subscriptions returns the subscriptions mounted on the App, in mount
-// order.
-func (a *App) Subscriptions() []MountedSubscription {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]MountedSubscription, len(a.mounts))
-	for i, m := range a.mounts {
-		out[i] = MountedSubscription{Broker: m.broker, Subscription: m.sub}
-	}
-	return out
-}
-
 // DeadLetterQueues returns every dead-letter queue a handler of the App's
 // subscriptions names (Subscription.DeadLetters), each once per broker
 // kind, in mount order: what a dead-letter console shows for the App.
 func (a *App) DeadLetterQueues() []DeadLetterQueue {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var out []DeadLetterQueue
 	index := map[[2]string]int{}
-	for _, m := range a.Subscriptions() {
-		kind := m.Broker.Kind()
-		for _, q := range m.Subscription.DeadLetters() {
+	for _, m := range a.mounts {
+		kind := m.broker.Kind()
+		for _, q := range m.sub.DeadLetters() {
 			k := [2]string{string(kind), q}
 			i, ok := index[k]
 			if !ok {
@@ -46,8 +29,8 @@ func (a *App) DeadLetterQueues() []DeadLetterQueue {
 				index[k] = i
 				out = append(out, DeadLetterQueue{Name: q, Broker: kind})
 			}
-			if !contains(out[i].Subscriptions, m.Subscription.Name) {
-				out[i].Subscriptions = append(out[i].Subscriptions, m.Subscription.Name)
+			if !contains(out[i].Subscriptions, m.sub.Name) {
+				out[i].Subscriptions = append(out[i].Subscriptions, m.sub.Name)
 			}
 		}
 	}

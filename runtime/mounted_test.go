@@ -32,7 +32,4 @@ func TestDeadLetterQueuesOfAnApp(t *testing.T) {
 	if got := app.DeadLetterQueues(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DeadLetterQueues() = %+v\nwant %+v", got, want)
 	}
-	if got := app.Subscriptions(); len(got) != 4 || got[3].Broker != zmq || got[3].Subscription.Name != "jobs" {
-		t.Fatalf("Subscriptions() = %+v", got)
-	}
 }
