@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/internal/counters"
+	"github.com/streamgen/streamgen/runtime/internal/waitqueue"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
 
@@ -25,7 +26,7 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 	// DefaultRetryDelay is the RabbitMQ wait-queue TTL used when a
 	// subscription retries and names no retry_delay.
-	DefaultRetryDelay = 10 * time.Second
+	DefaultRetryDelay = waitqueue.DefaultDelay
 	// DefaultBatchWait is how long a batch that is not full waits for
 	// more messages when the subscription sets no BatchWait.
 	DefaultBatchWait = 50 * time.Millisecond

@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime/internal/retrycount"
+	"github.com/streamgen/streamgen/runtime/internal/waitqueue"
 )
 
 // AckMode says when a RabbitMQ delivery is acknowledged.
@@ -279,6 +280,15 @@ func (s *Subscription) DeadLetters() []string {
 	return out
 }
 
+// waitQueues returns the RabbitMQ wait queues of the subscription (see
+// adapter.WaitQueues), for validation.
+func (s *Subscription) waitQueues() []waitqueue.Queue {
+	if !s.Retries() {
+		return nil
+	}
+	return waitqueue.Of(s.Name, s.RetryDelays)
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -286,104 +296,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// WaitQueue is a RabbitMQ wait queue: a retry copy sits in it for TTL, then
-// the broker dead-letters it back to the subscription's queue.
-type WaitQueue struct {
-	Name string
-	TTL  time.Duration
-}
-
-// retryDelays returns the delays in force: RetryDelays, or the default.
-func (s *Subscription) retryDelays() []time.Duration {
-	if len(s.RetryDelays) == 0 {
-		return []time.Duration{DefaultRetryDelay}
-	}
-	return s.RetryDelays
-}
-
-// WaitQueues returns the RabbitMQ wait queues of the subscription: none when
-// no handler retries, "<name>.retry" for a single delay, and one
-// "<name>.retry.<delay>" per step of a ladder.
-func (s *Subscription) WaitQueues() []WaitQueue {
-	if !s.Retries() {
-		return nil
-	}
-	delays := s.retryDelays()
-	if len(delays) == 1 {
-		return []WaitQueue{{Name: s.Name + ".retry", TTL: delays[0]}}
-	}
-	out := make([]WaitQueue, len(delays))
-	for i, d := range delays {
-		out[i] = WaitQueue{Name: s.Name + ".retry." + annotvalue.FormatDuration(d), TTL: d}
-	}
-	return out
-}
-
-// WaitQueueArguments returns the RabbitMQ arguments the wait queue q of the
-// subscription is declared with: x-message-ttl, q.TTL in milliseconds
-// (rounded up, at least 1, as an int64), and x-dead-letter-exchange ""
-// with x-dead-letter-routing-key s.Name, which send an expired retry copy
-// back to the subscription's queue. A quorum subscription's wait queue is
-// a quorum queue (x-queue-type quorum) that moves expired copies back
-// at least once (x-dead-letter-strategy at-least-once, which needs
-// x-overflow reject-publish), so a copy survives the loss of a node on
-// its way back. runtime/rabbitmq declares wait queues with them;
-// documents that describe the queues can show them.
-func (s *Subscription) WaitQueueArguments(q WaitQueue) map[string]any {
-	args := map[string]any{
-		"x-message-ttl":             max(int64((q.TTL+time.Millisecond-1)/time.Millisecond), 1), // 0 would expire copies at once
-		"x-dead-letter-exchange":    "",
-		"x-dead-letter-routing-key": s.Name,
-	}
-	if s.QueueType == QuorumQueue {
-		args["x-queue-type"] = string(QuorumQueue)
-		args["x-dead-letter-strategy"] = "at-least-once"
-		args["x-overflow"] = "reject-publish"
-	}
-	return args
-}
-
-// QueueArguments returns the RabbitMQ arguments the subscription's queue
-// is declared with, nil when none:
-//
-//   - x-queue-type when QueueType is set;
-//   - x-delivery-limit (an int64) on a quorum queue, always:
-//     DeliveryLimitInForce;
-//   - x-single-active-consumer true when SingleActiveConsumer is;
-//   - when the subscription has a dead-letter queue (QueueDeadLetter),
-//     x-dead-letter-exchange "" and x-dead-letter-routing-key that queue,
-//     so that a message the broker gives up on (past the delivery limit,
-//     or expired) is parked there rather than dropped; on a quorum queue
-//     with x-dead-letter-strategy at-least-once (which needs x-overflow
-//     reject-publish), so that it survives the loss of a node on its way.
-func (s *Subscription) QueueArguments() map[string]any {
-	var args map[string]any
-	set := func(k string, v any) {
-		if args == nil {
-			args = map[string]any{}
-		}
-		args[k] = v
-	}
-	if s.QueueType != "" {
-		set("x-queue-type", string(s.QueueType))
-	}
-	if limit := s.DeliveryLimitInForce(); limit > 0 {
-		set("x-delivery-limit", int64(limit))
-	}
-	if s.SingleActiveConsumer {
-		set("x-single-active-consumer", true)
-	}
-	if dl := s.QueueDeadLetter(); dl != "" {
-		set("x-dead-letter-exchange", "")
-		set("x-dead-letter-routing-key", dl)
-		if s.QueueType == QuorumQueue {
-			set("x-dead-letter-strategy", "at-least-once")
-			set("x-overflow", "reject-publish")
-		}
-	}
-	return args
 }
 
 // QueueDeadLetter is where a RabbitMQ subscription's queue dead-letters
@@ -421,19 +333,6 @@ func (s *Subscription) DeliveryLimitInForce() int {
 		limit = max(limit, h.Policy.Attempts())
 	}
 	return limit
-}
-
-// DeadLetterQueueArguments returns the RabbitMQ arguments the
-// subscription's dead-letter queues are declared with: x-queue-type
-// quorum for a quorum subscription, so parked messages are replicated as
-// its own are; nil otherwise. (On RabbitMQ 4.0 and later runtime/rabbitmq
-// adds x-delivery-limit -1 to a quorum dead-letter queue, so that reading
-// its letters and handing them back never drops one.)
-func (s *Subscription) DeadLetterQueueArguments() map[string]any {
-	if s.QueueType == QuorumQueue {
-		return map[string]any{"x-queue-type": string(QuorumQueue)}
-	}
-	return nil
 }
 
 // ValidationError is one rule a subscription breaks. Key names the
@@ -629,7 +528,7 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 	if s.DeliveryLimit > 0 && s.QueueType != QuorumQueue {
 		add(-1, "delivery_limit", "delivery_limit is for quorum queues (RabbitMQ refuses x-delivery-limit on a classic queue): add queue_type=quorum or remove delivery_limit")
 	}
-	for _, q := range s.WaitQueues() {
+	for _, q := range s.waitQueues() {
 		for i, h := range s.Handlers {
 			if h.Policy.DeadLetter == q.Name {
 				add(i, "dead_letter", "dead_letter %q is the subscription's wait queue: name another queue", q.Name)

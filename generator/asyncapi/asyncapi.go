@@ -27,6 +27,7 @@ import (
 	"github.com/streamgen/streamgen/generator"
 	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // SpecVersion is the version of the AsyncAPI specification the documents
@@ -193,15 +194,15 @@ type apiSubscription struct {
 	sub generator.Subscription
 	// rs is sub.Runtime, the subscription as the runtime takes it.
 	rs *runtime.Subscription
-	// waits is rs.WaitQueues(), the retry_delay ladder; nil on ZeroMQ.
-	waits []runtime.WaitQueue
+	// waits is adapter.WaitQueues(rs), the retry_delay ladder; nil on ZeroMQ.
+	waits []adapter.WaitQueue
 }
 
 // waitRole is a wait queue of a subscription: step of its ladder
 // (sub.waits), counted from 1.
 type waitRole struct {
 	sub   *apiSubscription
-	queue runtime.WaitQueue
+	queue adapter.WaitQueue
 	step  int
 }
 
@@ -338,7 +339,7 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 		}
 	}
 	if broker != runtime.ZeroMQ {
-		as.waits = rs.WaitQueues()
+		as.waits = adapter.WaitQueues(rs)
 		for i, wq := range as.waits {
 			c := d.channel(broker, wq.Name)
 			role := waitRole{sub: as, queue: wq, step: i + 1}
@@ -837,12 +838,12 @@ func (c *apiChannel) queueArguments() *object {
 	var args map[string]any
 	switch {
 	case len(c.consumers) > 0:
-		args = c.consumers[0].rs.QueueArguments()
+		args = adapter.QueueArguments(c.consumers[0].rs)
 	case len(c.waitFor) > 0:
 		w := c.waitFor[0]
-		args = w.sub.rs.WaitQueueArguments(w.queue)
+		args = adapter.WaitQueueArguments(w.sub.rs, w.queue)
 	case len(c.deadLetterFor) > 0:
-		args = c.deadLetterFor[0].sub.rs.DeadLetterQueueArguments()
+		args = adapter.DeadLetterQueueArguments(c.deadLetterFor[0].sub.rs)
 	}
 	if len(args) == 0 {
 		return nil

@@ -60,7 +60,7 @@ type Consumer struct {
 	send        Transport
 	acks        Acknowledger // nil on a broker without acknowledgements
 	auto        bool         // ack=auto
-	waitQueues  []runtime.WaitQueue
+	waitQueues  []WaitQueue
 	isWait      map[string]bool
 	delayed     *delayedCopies
 	// deliveryLimit is the subscription's delivery limit in force
@@ -148,7 +148,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 	if rules.Kind == runtime.RabbitMQ {
 		c.deliveryLimit = sub.DeliveryLimitInForce()
 		c.queueDeadLetters = sub.QueueDeadLetter() != ""
-		c.waitQueues = sub.WaitQueues()
+		c.waitQueues = WaitQueues(sub)
 		c.isWait = make(map[string]bool, len(c.waitQueues))
 		for _, q := range c.waitQueues {
 			c.isWait[q.Name] = true

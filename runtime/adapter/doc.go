@@ -50,6 +50,11 @@
 // for more is handled at once), then Consumer.Stop (ZeroMQ retry copies
 // still waiting are lost, and logged) and Consumer.WaitCopies.
 //
+// A RabbitMQ adapter declares what WaitQueues, QueueArguments,
+// WaitQueueArguments and DeadLetterQueueArguments give for each
+// subscription: the wait queues the Consumer sends retry copies to, and
+// the arguments of every queue.
+//
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.
 package adapter

@@ -35,7 +35,7 @@ func TestWaitQueueFor(t *testing.T) {
 		{"asked for more than the longest", ladder, 1, time.Hour, "jobs.retry.1m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := adapter.WaitQueueFor(tc.sub.WaitQueues(), tc.attempt, tc.requested); got.Name != tc.want {
+			if got := adapter.WaitQueueFor(adapter.WaitQueues(tc.sub), tc.attempt, tc.requested); got.Name != tc.want {
 				t.Errorf("WaitQueueFor(WaitQueues(), %d, %v) = %s, want %s", tc.attempt, tc.requested, got.Name, tc.want)
 			}
 		})
@@ -47,7 +47,7 @@ func TestWaitQueueFor(t *testing.T) {
 func BenchmarkWaitQueueFor(b *testing.B) {
 	ladder := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
 		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{MaxAttempts: 9}, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}}
-	qs := ladder.WaitQueues()
+	qs := adapter.WaitQueues(ladder)
 	b.ReportAllocs()
 	for b.Loop() {
 		adapter.WaitQueueFor(qs, 2, 0)
@@ -63,13 +63,13 @@ func ExampleWaitQueueFor() {
 			return runtime.Ack()
 		}),
 	}}
-	for _, q := range orders.WaitQueues() {
+	for _, q := range adapter.WaitQueues(orders) {
 		fmt.Println(q.Name, q.TTL)
 	}
 	for attempt := 1; attempt <= 4; attempt++ {
-		fmt.Printf("attempt %d waits in %s\n", attempt, adapter.WaitQueueFor(orders.WaitQueues(), attempt, 0).Name)
+		fmt.Printf("attempt %d waits in %s\n", attempt, adapter.WaitQueueFor(adapter.WaitQueues(orders), attempt, 0).Name)
 	}
-	fmt.Println("RetryAfter(5s) waits in", adapter.WaitQueueFor(orders.WaitQueues(), 1, 5*time.Second).Name)
+	fmt.Println("RetryAfter(5s) waits in", adapter.WaitQueueFor(adapter.WaitQueues(orders), 1, 5*time.Second).Name)
 	// Output:
 	// orders.retry.1s 1s
 	// orders.retry.10s 10s

@@ -44,12 +44,12 @@
 // For each subscription: its queue (durable; x-queue-type,
 // x-delivery-limit and x-single-active-consumer as queue_type,
 // delivery_limit and single_active_consumer say, as
-// runtime.Subscription.QueueArguments gives them), one wait queue per
+// adapter.QueueArguments gives them), one wait queue per
 // retry delay ("<queue>.retry", or "<queue>.retry.<delay>" for each step
 // of a ladder such as retry_delay=1s,10s,1m: durable, x-message-ttl the
 // delay, x-dead-letter-exchange "" and x-dead-letter-routing-key the
-// queue, as runtime.Subscription.WaitQueueArguments gives them), and each
-// dead-letter queue (durable; runtime.Subscription.DeadLetterQueueArguments);
+// queue, as adapter.WaitQueueArguments gives them), and each
+// dead-letter queue (durable; adapter.DeadLetterQueueArguments);
 // QueueNames lists them all. A queue that already
 // exists with other arguments makes Start fail with a TopologyError naming
 // the queue, the argument, both values and the fix. One exception: a

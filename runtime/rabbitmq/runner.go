@@ -55,7 +55,7 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 	env = env.Complete() // a runner a test makes may have none
 	r.c = adapter.NewConsumer(sub, env, adapter.Rules{Kind: runtime.RabbitMQ}, r)
 	r.clock = env.Clock
-	if qs := sub.WaitQueues(); len(qs) > 0 && !r.auto {
+	if qs := adapter.WaitQueues(sub); len(qs) > 0 && !r.auto {
 		r.waits = newWaitWatch(sub.Name, qs, b.opts.stallAfter, env.Logger)
 	}
 	return r

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/annotvalue"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // queueRole is what a declared queue is for.
@@ -108,17 +109,17 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 		if sub.QueueType == runtime.QuorumQueue && sub.DeliveryLimit == 0 {
 			defaulted = append(defaulted, "x-delivery-limit")
 		}
-		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(sub.QueueArguments()), subscription: sub.Name,
+		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(adapter.QueueArguments(sub)), subscription: sub.Name,
 			defaulted: defaulted, quorum: sub.QueueType == runtime.QuorumQueue})
 	}
 	for _, sub := range subs {
-		for _, wq := range sub.WaitQueues() {
-			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table(sub.WaitQueueArguments(wq))})
+		for _, wq := range adapter.WaitQueues(sub) {
+			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table(adapter.WaitQueueArguments(sub, wq))})
 		}
 	}
 	for _, sub := range subs {
 		for _, dl := range sub.DeadLetters() {
-			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(sub.DeadLetterQueueArguments()),
+			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(adapter.DeadLetterQueueArguments(sub)),
 				quorum: sub.QueueType == runtime.QuorumQueue})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 func TestParseMismatch(t *testing.T) {
@@ -86,7 +87,7 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	if w["x-message-ttl"] != int64(1000) || w["x-dead-letter-exchange"] != "" || w["x-dead-letter-routing-key"] != "jobs" {
 		t.Errorf("wait queue args = %v", w)
 	}
-	if fmt.Sprint(w) != fmt.Sprint(jobs.WaitQueueArguments(jobs.WaitQueues()[0])) {
+	if fmt.Sprint(w) != fmt.Sprint(adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])) {
 		t.Errorf("wait queue args = %v, want the subscription's WaitQueueArguments", w)
 	}
 	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {

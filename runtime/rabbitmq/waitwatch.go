@@ -8,8 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // defaultStallAfter is how long past its due time a retry copy may stay
@@ -53,7 +52,7 @@ type waitQueueWatch struct {
 	stalled time.Time
 }
 
-func newWaitWatch(sub string, queues []runtime.WaitQueue, stallAfter time.Duration, log *slog.Logger) *waitWatch {
+func newWaitWatch(sub string, queues []adapter.WaitQueue, stallAfter time.Duration, log *slog.Logger) *waitWatch {
 	w := &waitWatch{sub: sub, stallAfter: stallAfter, log: log, queues: make(map[string]*waitQueueWatch, len(queues))}
 	for _, q := range queues {
 		w.queues[q.Name] = &waitQueueWatch{ttl: q.TTL}

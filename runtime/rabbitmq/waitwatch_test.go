@@ -9,7 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestWaitWatchFindsAWaitQueueWhoseCopiesStopComingBack(t *testing.T) {
 	testkit.NoLeaks(t)
 	logs := streamtest.NewLogRecorder(slog.DiscardHandler)
-	w := newWaitWatch("jobs", []runtime.WaitQueue{{Name: "jobs.retry", TTL: time.Second}}, 30*time.Second, logs.Logger())
+	w := newWaitWatch("jobs", []adapter.WaitQueue{{Name: "jobs.retry", TTL: time.Second}}, 30*time.Second, logs.Logger())
 	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 
@@ -61,7 +61,7 @@ func TestWaitWatchFindsAWaitQueueWhoseCopiesStopComingBack(t *testing.T) {
 // A copy can come back before its confirm is handled: one that came back
 // since it was due accounts for it, and no stall is reported.
 func TestWaitWatchCountsACopyBackBeforeItsConfirm(t *testing.T) {
-	w := newWaitWatch("jobs", []runtime.WaitQueue{{Name: "jobs.retry", TTL: 200 * time.Millisecond}}, 30*time.Second, slog.New(slog.DiscardHandler))
+	w := newWaitWatch("jobs", []adapter.WaitQueue{{Name: "jobs.retry", TTL: 200 * time.Millisecond}}, 30*time.Second, slog.New(slog.DiscardHandler))
 	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 	w.cameBack("jobs.retry", t0.Add(250*time.Millisecond)) // back, 50 ms after its TTL
 	w.sent("jobs.retry", t0)                               // its confirm, handled later

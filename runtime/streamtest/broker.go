@@ -153,7 +153,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		c := adapter.NewConsumer(sub, env, rules, &memTransport{b: b, sub: sub})
 		consumers[i] = c
 		b.consumers[sub.Name] = c
-		for _, q := range sub.WaitQueues() {
+		for _, q := range adapter.WaitQueues(sub) {
 			b.waitQueues[q.Name] = waitQueue{ttl: q.TTL, target: sub.Name}
 		}
 		if sub.Exchange != "" && b.kind == runtime.RabbitMQ {

@@ -1,0 +1,135 @@
+package adapter_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
+)
+
+// retryingHandler is a handler of messageType under policy p that
+// acknowledges.
+func retryingHandler(messageType string, p runtime.Policy) runtime.Handler {
+	return runtime.Handle(messageType, p, func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() })
+}
+
+func TestWaitQueues(t *testing.T) {
+	retrying := []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3})}
+	for _, tc := range []struct {
+		name string
+		sub  runtime.Subscription
+		want []adapter.WaitQueue
+	}{
+		{"no handler retries", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{})}}, nil},
+		{"the default delay", runtime.Subscription{Name: "jobs", Handlers: retrying}, []adapter.WaitQueue{{Name: "jobs.retry", TTL: runtime.DefaultRetryDelay}}},
+		{"a single delay", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{5 * time.Second}, Handlers: retrying}, []adapter.WaitQueue{{Name: "jobs.retry", TTL: 5 * time.Second}}},
+		{"a ladder", runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{500 * time.Millisecond, 10 * time.Second, 90 * time.Second, 2 * time.Hour}, Handlers: retrying},
+			[]adapter.WaitQueue{{Name: "jobs.retry.500ms", TTL: 500 * time.Millisecond}, {Name: "jobs.retry.10s", TTL: 10 * time.Second}, {Name: "jobs.retry.1m30s", TTL: 90 * time.Second}, {Name: "jobs.retry.2h", TTL: 2 * time.Hour}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := adapter.WaitQueues(&tc.sub); !slices.Equal(got, tc.want) {
+				t.Errorf("WaitQueues() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if runtime.DefaultRetryDelay != 10*time.Second {
+		t.Errorf("DefaultRetryDelay = %v, the documented default is 10s", runtime.DefaultRetryDelay)
+	}
+}
+
+func TestWaitQueueArguments(t *testing.T) {
+	jobs := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{1500 * time.Microsecond, time.Second},
+		Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3})}}
+	qs := adapter.WaitQueues(jobs)
+	for i, wantTTL := range []int64{2, 1000} {
+		args := adapter.WaitQueueArguments(jobs, qs[i])
+		want := map[string]any{"x-message-ttl": wantTTL, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}
+		if fmt.Sprint(args) != fmt.Sprint(want) || args["x-message-ttl"] != wantTTL {
+			t.Errorf("WaitQueueArguments(%s) = %#v, want %#v", qs[i].Name, args, want)
+		}
+	}
+	if ttl := adapter.WaitQueueArguments(jobs, adapter.WaitQueue{Name: "jobs.retry", TTL: time.Microsecond})["x-message-ttl"]; ttl != int64(1) {
+		t.Errorf("x-message-ttl of a 1µs wait = %v, want 1: 0 would expire copies at once", ttl)
+	}
+}
+
+// A quorum subscription's wait queues are quorum queues that move expired
+// copies back at least once, and its dead-letter queues are quorum queues.
+func TestQuorumQueueArguments(t *testing.T) {
+	jobs := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: 4, SingleActiveConsumer: true,
+		Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"})}}
+	if got, want := fmt.Sprint(adapter.QueueArguments(jobs)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-dead-letter-strategy:at-least-once x-delivery-limit:4 x-overflow:reject-publish x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+		t.Errorf("QueueArguments() = %s, want %s", got, want)
+	}
+	if limit := adapter.QueueArguments(jobs)["x-delivery-limit"]; limit != int64(4) {
+		t.Errorf("x-delivery-limit = %#v, want int64(4)", limit)
+	}
+	wait := adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])
+	if got, want := fmt.Sprint(wait), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:10000 x-overflow:reject-publish x-queue-type:quorum]"; got != want {
+		t.Errorf("WaitQueueArguments() = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(adapter.DeadLetterQueueArguments(jobs)), "map[x-queue-type:quorum]"; got != want {
+		t.Errorf("DeadLetterQueueArguments() = %s, want %s", got, want)
+	}
+
+	classic := &runtime.Subscription{Name: "jobs", Handlers: jobs.Handlers}
+	if got, want := fmt.Sprint(adapter.QueueArguments(classic)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead]"; got != want {
+		t.Errorf("a classic subscription's QueueArguments() = %s, want %s: it dead-letters, with no delivery limit", got, want)
+	}
+	noDL := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3})}}
+	if args := adapter.QueueArguments(noDL); args != nil {
+		t.Errorf("QueueArguments() of a classic subscription with no dead_letter = %v, want nil", args)
+	}
+	if args := adapter.DeadLetterQueueArguments(classic); args != nil {
+		t.Errorf("a classic subscription's DeadLetterQueueArguments() = %v, want nil", args)
+	}
+	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0])["x-queue-type"]; ok {
+		t.Error("a classic subscription's wait queue has an x-queue-type")
+	}
+	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
+	if got, want := fmt.Sprint(adapter.QueueArguments(named)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {
+		t.Errorf("QueueArguments() with queue_type=classic = %s, want %s", got, want)
+	}
+}
+
+// A quorum queue's delivery limit is always explicit: the one set, else
+// the largest max_attempts, at least 2. A classic queue has
+// none, and a quorum queue without a dead-letter queue still has one (the
+// broker drops what passes it), but no dead-lettering.
+func TestDeliveryLimitInForce(t *testing.T) {
+	quorum := func(limit int, attempts ...int) *runtime.Subscription {
+		s := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: limit}
+		for i, n := range attempts {
+			s.Handlers = append(s.Handlers, retryingHandler(fmt.Sprint("T", i), runtime.Policy{MaxAttempts: n}))
+		}
+		return s
+	}
+	for _, c := range []struct {
+		sub  *runtime.Subscription
+		want int
+	}{
+		{quorum(0, 5), 5},
+		{quorum(0, 3, 7), 7},
+		{quorum(0, 1), 2},
+		{quorum(0, 0), 2},
+		{quorum(9, 3), 9},
+		{quorum(1, 3), 1},
+		{&runtime.Subscription{Name: "jobs", DeliveryLimit: 0, Handlers: []runtime.Handler{retryingHandler("T", runtime.Policy{MaxAttempts: 5})}}, 0},
+	} {
+		if got := c.sub.DeliveryLimitInForce(); got != c.want {
+			t.Errorf("DeliveryLimitInForce() of %s with delivery_limit=%d and handlers %v = %d, want %d",
+				c.sub.QueueType, c.sub.DeliveryLimit, c.sub.Handlers, got, c.want)
+		}
+		if c.want > 0 && adapter.QueueArguments(c.sub)["x-delivery-limit"] != int64(c.want) {
+			t.Errorf("x-delivery-limit = %#v, want int64(%d)", adapter.QueueArguments(c.sub)["x-delivery-limit"], c.want)
+		}
+	}
+	q := quorum(0, 3)
+	if got, want := fmt.Sprint(adapter.QueueArguments(q)), "map[x-delivery-limit:3 x-queue-type:quorum]"; got != want {
+		t.Errorf("a quorum subscription with no dead_letter: QueueArguments() = %s, want %s", got, want)
+	}
+}
