@@ -380,9 +380,18 @@ func (s *subscription) validate(ds *diagnostics) {
 	if err == nil {
 		return
 	}
-	for _, e := range independentOfBadValues(rs, kind, s.index, err.(runtime.ValidationErrors)) {
+	for _, e := range independentOfBadValues(rs, kind, s.index, problems(err)) {
 		ds.add(s.keyPos(s.index, e.Handler, e.Key), "%s", e.Error())
 	}
+}
+
+// problems returns the problems of err, an error of Subscription.Validate.
+func problems(err error) []*runtime.ValidationError {
+	var out []*runtime.ValidationError
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		out = append(out, e.(*runtime.ValidationError))
+	}
+	return out
 }
 
 // validationKey identifies a validation error across runs.
@@ -402,7 +411,7 @@ func keyOf(e *runtime.ValidationError) validationKey {
 // alternative (see keySpec): an error that appears only one way depends on
 // the bad value and would only repeat its report (with max_attempts=five,
 // "out_retry needs max_attempts" is noise).
-func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, index []*handler, errs runtime.ValidationErrors) runtime.ValidationErrors {
+func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, index []*handler, errs []*runtime.ValidationError) []*runtime.ValidationError {
 	keep := map[validationKey]bool{}
 	for _, e := range errs {
 		keep[keyOf(e)] = true
@@ -418,7 +427,7 @@ func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, i
 			spec.set(&alt, &alt.Handlers[i], spec.alternative)
 			found := map[validationKey]bool{}
 			if err := alt.Validate(kind); err != nil {
-				for _, e := range err.(runtime.ValidationErrors) {
+				for _, e := range problems(err) {
 					found[keyOf(e)] = true
 				}
 			}
@@ -429,7 +438,7 @@ func independentOfBadValues(rs *runtime.Subscription, kind runtime.BrokerKind, i
 			}
 		}
 	}
-	var out runtime.ValidationErrors
+	var out []*runtime.ValidationError
 	for _, e := range errs {
 		if keep[keyOf(e)] {
 			out = append(out, e)

@@ -42,10 +42,11 @@ func ExampleSubscription_Validate() {
 			return runtime.Ack()
 		}),
 	}}
-	var errs runtime.ValidationErrors
-	if errors.As(jobs.Validate(runtime.ZeroMQ), &errs) {
-		for _, e := range errs {
-			fmt.Printf("%s: %s\n", e.Key, e.Msg)
+	err := jobs.Validate(runtime.ZeroMQ)
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var problem *runtime.ValidationError
+		if errors.As(e, &problem) {
+			fmt.Printf("%s: %s\n", problem.Key, problem.Msg)
 		}
 	}
 	// Output:

@@ -352,10 +352,11 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("subscription %q: %s", e.Subscription, e.Msg)
 }
 
-// ValidationErrors is every rule a subscription breaks.
-type ValidationErrors []*ValidationError
+// validationErrors is every rule a subscription breaks, each a
+// *ValidationError that Unwrap returns.
+type validationErrors []*ValidationError
 
-func (es ValidationErrors) Error() string {
+func (es validationErrors) Error() string {
 	msgs := make([]string, len(es))
 	for i, e := range es {
 		msgs[i] = e.Error()
@@ -363,11 +364,21 @@ func (es ValidationErrors) Error() string {
 	return "runtime: invalid subscription: " + strings.Join(msgs, "; ")
 }
 
+func (es validationErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
 // Validate checks the subscription for the broker it runs on. It returns nil
-// or a ValidationErrors listing every problem. The generator runs the same
-// checks at generate time and points at the annotation key.
+// or an error listing every problem: its Unwrap() []error returns one
+// *ValidationError per problem, in order (errors.As finds the first). The
+// generator runs the same checks at generate time and points at the
+// annotation key.
 func (s *Subscription) Validate(kind BrokerKind) error {
-	var errs ValidationErrors
+	var errs validationErrors
 	add := func(handler int, key, format string, args ...any) {
 		errs = append(errs, &ValidationError{Subscription: s.Name, Handler: handler, Key: key, Msg: fmt.Sprintf(format, args...)})
 	}

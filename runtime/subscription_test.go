@@ -165,10 +165,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			var errs runtime.ValidationErrors
-			if !errors.As(err, &errs) {
-				t.Fatalf("Validate: %v (%T), want ValidationErrors", err, err)
-			}
+			errs := problems(t, err)
 			if len(errs) != len(tc.want) {
 				t.Fatalf("%d problems, want %d: %v", len(errs), len(tc.want), err)
 			}
@@ -185,13 +182,33 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestValidationErrorsError(t *testing.T) {
-	errs := runtime.ValidationErrors{
-		{Subscription: "jobs", Handler: -1, Key: "prefetch", Msg: "prefetch is -1"},
-		{Subscription: "jobs", Handler: 0, Key: "type", Msg: "no type"},
+// problems returns the *ValidationError problems err lists, failing the
+// test unless it lists them as Validate documents.
+func problems(t *testing.T, err error) []*runtime.ValidationError {
+	t.Helper()
+	multi, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Validate: %v (%T), want an error with Unwrap() []error", err, err)
 	}
-	want := `runtime: invalid subscription: subscription "jobs": prefetch is -1; subscription "jobs": no type`
-	if got := errs.Error(); got != want {
+	var out []*runtime.ValidationError
+	for _, e := range multi.Unwrap() {
+		v, ok := e.(*runtime.ValidationError)
+		if !ok {
+			t.Fatalf("a problem is %v (%T), want a *runtime.ValidationError", e, e)
+		}
+		out = append(out, v)
+	}
+	var first *runtime.ValidationError
+	if !errors.As(err, &first) || first != out[0] {
+		t.Fatalf("errors.As(%v) does not find the first problem", err)
+	}
+	return out
+}
+
+func TestValidationErrorsError(t *testing.T) {
+	jobs := &runtime.Subscription{Name: "jobs", Prefetch: -1}
+	want := `runtime: invalid subscription: subscription "jobs": no handlers: a subscription needs at least one; subscription "jobs": prefetch is -1: it must be 0 (the default) or more`
+	if got := jobs.Validate(runtime.RabbitMQ).Error(); got != want {
 		t.Errorf("Error() =\n %q\nwant\n %q", got, want)
 	}
 }
