@@ -87,7 +87,7 @@ func TestReadmeChangedLadderLosesNothing(t *testing.T) {
 	oldApp := runtime.NewApp("ladder-old", runtime.WithLogger(logs.Logger()))
 	oldApp.Mount(oldBroker, oldSub)
 	stopOld := streamtest.RunApp(t, oldApp)
-	if err := runtime.Publish(t.Context(), oldBroker, q, "Job", ladderJob{ID: 1}); err != nil {
+	if err := runtime.Publish(t.Context(), oldBroker, runtime.Queue(q), "Job", ladderJob{ID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "the first delivery to be retried", func() bool { s := oldApp.Stats(); return len(s) == 1 && s[0].Subscription == q && s[0].Retried == 1 })

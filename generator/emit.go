@@ -638,12 +638,13 @@ func (e *emitter) publishers(w *codeWriter, hs []*handler) {
 			value = n.msg
 		}
 		doc := fmt.Sprintf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, n.msg, h.ann.name, h.wire, h.name())
-		e.typedPublisher(w, h.publisher, doc, n, e.messageTypeText(h), "Publish", strconv.Quote(h.ann.name), strconv.Quote(h.wire), value)
+		to := fmt.Sprintf("%s.Queue(%s)", e.qual(runtimePath), strconv.Quote(h.ann.name))
+		e.typedPublisher(w, h.publisher, doc, n, e.messageTypeText(h), to, strconv.Quote(h.wire), value)
 	}
 }
 
 // declaredPublishers writes the typed publisher of each
-// //stream:publisher directive, runtime.PublishTo with its destination,
+// //stream:publisher directive, runtime.Publish to its destination,
 // and its Async twin.
 func (e *emitter) declaredPublishers(w *codeWriter) {
 	rt := e.qual(runtimePath)
@@ -661,7 +662,7 @@ func (e *emitter) declaredPublishers(w *codeWriter) {
 			to = fmt.Sprintf("%s.Exchange(%s, %s)", rt, strconv.Quote(d.to.Exchange), strconv.Quote(d.to.Key))
 			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, n.msg, d.to.Exchange, d.to.Key, d.wire)
 		}
-		e.typedPublisher(w, d.name, doc, n, e.namedText(d.named), "PublishTo", to, strconv.Quote(d.wire), "&"+n.msg)
+		e.typedPublisher(w, d.name, doc, n, e.namedText(d.named), to, strconv.Quote(d.wire), "&"+n.msg)
 	}
 }
 
@@ -674,22 +675,22 @@ func (e *emitter) publisherParams() publisherParams {
 }
 
 // typedPublisher writes the typed publisher name, with doc, returning
-// runtime.<call>(ctx, p, args..., opts...), and its Async twin returning
-// runtime.<call>Async with the same arguments: both take (ctx, p, msg of
-// msgType, opts...).
-func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType, call string, args ...string) {
+// runtime.Publish(ctx, p, to, args..., opts...), and its Async twin
+// returning runtime.PublishAsync with the same arguments: both take (ctx,
+// p, msg of msgType, opts...).
+func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType, to string, args ...string) {
 	rt := e.qual(runtimePath)
 	params := fmt.Sprintf("%s %s.Context, %s %s.Publisher, %s %s, %s ...%s.PublishOption", n.ctx, e.qual(contextPath), n.p, rt, n.msg, msgType, n.opts, rt)
-	callArgs := strings.Join(append(append([]string{n.ctx, n.p}, args...), n.opts+"..."), ", ")
+	callArgs := strings.Join(append(append([]string{n.ctx, n.p, to}, args...), n.opts+"..."), ", ")
 	w.blank()
 	w.comment("// " + doc)
 	w.open("func %s(%s) error {", name, params)
-	w.line("return %s.%s(%s)", rt, call, callArgs)
+	w.line("return %s.Publish(%s)", rt, callArgs)
 	w.close("}")
 	w.blank()
 	w.comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, n.msg))
 	w.open("func %sAsync(%s) *%s.Confirmation {", name, params, rt)
-	w.line("return %s.%sAsync(%s)", rt, call, callArgs)
+	w.line("return %s.PublishAsync(%s)", rt, callArgs)
 	w.close("}")
 }
 

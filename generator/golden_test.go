@@ -270,10 +270,6 @@ func TestGeneratedPublishersNeverGoAroundAnExchange(t *testing.T) {
 			}
 			var queue ast.Expr
 			switch sel.Sel.Name {
-			case "Publish", "PublishAsync":
-				if len(call.Args) > 2 {
-					queue = call.Args[2]
-				}
 			case "Queue":
 				if len(call.Args) == 1 {
 					queue = call.Args[0]

@@ -298,7 +298,7 @@ func (m *model) checkDeclared(info *types.Info, ds *diagnostics) {
 		}
 		name := obj.Name()
 		if prev := byType[obj]; prev != nil {
-			ds.addRelated(p.slash, prev.slash, "the first is", "%s has two //%s directives: keep one; to send it elsewhere as well, call runtime.PublishTo", name, publisherDirective)
+			ds.addRelated(p.slash, prev.slash, "the first is", "%s has two //%s directives: keep one; to send it elsewhere as well, call runtime.Publish", name, publisherDirective)
 			p.ok = false
 			continue
 		}

@@ -60,6 +60,19 @@ type Broker interface {
 // Publisher sends a message to a named queue (RabbitMQ) or subscription
 // (ZeroMQ). Every Broker in this module is also a Publisher; generated typed
 // publishers call it.
+//
+// A Publisher that keeps many messages awaiting the broker's confirmation
+// at once, up to a window of its own (runtime/rabbitmq's Broker), has the
+// method
+//
+//	PublishAsync(ctx context.Context, queue string, msg Message, done func(error))
+//
+// which sends msg to queue and returns without waiting for the
+// confirmation. done gets, once, the outcome Publish would have returned:
+// from another goroutine when the broker answers, or before PublishAsync
+// returns when msg could not be sent. While the window is full, it first
+// waits for a confirmation to free a place, or for ctx to end. done must
+// not block. The function PublishAsync sends through it.
 type Publisher interface {
 	Publish(ctx context.Context, queue string, msg Message) error
 }
@@ -78,7 +91,7 @@ type Message struct {
 	Body []byte
 	// Exchange (RabbitMQ) is the exchange the message is published
 	// through; "" is the default exchange, which routes by queue name.
-	// PublishTo sets it.
+	// Publish sets it from the Destination.
 	Exchange string
 	// RoutingKey, when set, is the routing key instead of the queue name
 	// the Publisher was given (WithRoutingKey sets it).

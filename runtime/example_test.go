@@ -77,7 +77,7 @@ func ExampleApp_Stats() {
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
 	for id := 1; id <= 3; id++ {
-		_ = runtime.Publish(ctx, broker, "jobs", "Job", Job{ID: id})
+		_ = runtime.Publish(ctx, broker, runtime.Queue("jobs"), "Job", Job{ID: id})
 	}
 	_ = broker.Wait(ctx)
 	stop()
@@ -124,7 +124,7 @@ func ExampleMiddleware() {
 	done := make(chan error)
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
-	_ = runtime.Publish(ctx, broker, "jobs", "Job", struct{}{})
+	_ = runtime.Publish(ctx, broker, runtime.Queue("jobs"), "Job", struct{}{})
 	_ = broker.Wait(ctx)
 	stop()
 	<-done
@@ -170,7 +170,7 @@ func ExampleBatchFailures() {
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
 	for id := 1; id <= 3; id++ {
-		_ = runtime.Publish(ctx, broker, "rows", "Row", row{ID: id}, runtime.WithMessageID(fmt.Sprintf("row-%d", id)))
+		_ = runtime.Publish(ctx, broker, runtime.Queue("rows"), "Row", row{ID: id}, runtime.WithMessageID(fmt.Sprintf("row-%d", id)))
 	}
 	_ = broker.Wait(ctx)
 	stop()

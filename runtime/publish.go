@@ -39,7 +39,7 @@ func AllowUnroutable() PublishOption { return func(m *Message) { m.AllowUnroutab
 // correlation id, reply-to, priority, expiration, timestamp and app id,
 // all at once, in place of any set before:
 //
-//	runtime.Publish(ctx, p, "jobs", "Job", job, runtime.WithProperties(runtime.Properties{
+//	runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", job, runtime.WithProperties(runtime.Properties{
 //		CorrelationID: req.ID, ReplyTo: "replies", Priority: 5,
 //	}))
 //
@@ -49,7 +49,7 @@ func AllowUnroutable() PublishOption { return func(m *Message) { m.AllowUnroutab
 // there is an error.
 func WithProperties(p Properties) PublishOption { return func(m *Message) { m.Properties = p } }
 
-// Destination is where PublishTo sends a message: a RabbitMQ exchange and
+// Destination is where Publish sends a message: a RabbitMQ exchange and
 // a routing key, or a queue by name (Exchange "").
 type Destination struct {
 	// Exchange is the exchange; "" is the default exchange, where Key is
@@ -77,29 +77,23 @@ func (d Destination) String() string {
 	return fmt.Sprintf("exchange %q with routing key %q", d.Exchange, d.Key)
 }
 
-// PublishTo encodes v and sends it to to as a message of type
-// messageType, as Publish does. Generated publishers of a
-// //stream:publisher type call it.
-func PublishTo(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) error {
-	m, err := newMessage(p, messageType, v, opts)
-	if err != nil {
-		return fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
-	}
-	m.Exchange = to.Exchange
-	return p.Publish(ctx, to.Key, m)
-}
-
 // codecProvider is a Publisher that encodes with a codec of its own (see
 // Broker); Publish uses it instead of JSON.
 type codecProvider interface {
 	Codec() Codec
 }
 
-// Publish encodes v and sends it to queue as a message of type messageType,
-// with a fresh message id. Generated typed publishers call it. The codec is
-// the publisher's own when it has one (its Codec method), else JSON.
-func Publish(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) error {
-	return PublishTo(ctx, p, Queue(queue), messageType, v, opts...)
+// Publish encodes v and sends it to to, a Queue or an Exchange with a
+// routing key, as a message of type messageType with a fresh message id.
+// The codec is the publisher's own when it has one (its Codec method),
+// else JSON. Generated typed publishers call it.
+func Publish(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) error {
+	m, err := newMessage(p, messageType, v, opts)
+	if err != nil {
+		return fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
+	}
+	m.Exchange = to.Exchange
+	return p.Publish(ctx, to.Key, m)
 }
 
 // newMessage encodes v with p's codec into a message of type messageType
@@ -130,17 +124,10 @@ func withOptions(m Message, opts []PublishOption) Message {
 	return m
 }
 
-// AsyncPublisher is a Publisher that keeps many messages awaiting the
-// broker's confirmation at once, up to a window of its own. The rabbitmq
-// Broker is one; PublishAsync sends through it.
-type AsyncPublisher interface {
+// asyncPublisher is a Publisher with a PublishAsync method (see
+// Publisher).
+type asyncPublisher interface {
 	Publisher
-	// PublishAsync sends msg to queue and returns without waiting for the
-	// broker's confirmation. done gets, once, the outcome Publish would
-	// have returned: from another goroutine when the broker answers, or
-	// before PublishAsync returns when msg could not be sent. While the
-	// window is full, PublishAsync first waits for a confirmation to free
-	// a place, or for ctx to end. done must not block.
 	PublishAsync(ctx context.Context, queue string, msg Message, done func(error))
 }
 
@@ -214,7 +201,7 @@ func (c *Confirmation) settle(err error) {
 //
 //	confs := make([]*runtime.Confirmation, len(orders))
 //	for i := range orders {
-//		confs[i] = runtime.PublishAsync(ctx, p, "orders", "Order", &orders[i])
+//		confs[i] = runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &orders[i])
 //	}
 //	for i, c := range confs {
 //		if err := c.Wait(ctx); err != nil { ... orders[i] did not land ... }
@@ -222,15 +209,9 @@ func (c *Confirmation) settle(err error) {
 //
 // The publisher bounds how many await their confirmation (rabbitmq:
 // WithPublishWindow): PublishAsync waits while that many do. A publisher
-// that is no AsyncPublisher publishes synchronously, and the Confirmation
+// without a PublishAsync method (see Publisher) publishes synchronously, and the Confirmation
 // it returns is done already. Generated typed publishers call it.
-func PublishAsync(ctx context.Context, p Publisher, queue, messageType string, v any, opts ...PublishOption) *Confirmation {
-	return PublishToAsync(ctx, p, Queue(queue), messageType, v, opts...)
-}
-
-// PublishToAsync is PublishAsync to a Destination, as PublishTo is Publish.
-// Generated typed publishers of a //stream:publisher type call it.
-func PublishToAsync(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
+func PublishAsync(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
 	c := &Confirmation{}
 	m, err := newMessage(p, messageType, v, opts)
 	if err != nil {
@@ -238,7 +219,7 @@ func PublishToAsync(ctx context.Context, p Publisher, to Destination, messageTyp
 		return c
 	}
 	m.Exchange = to.Exchange
-	if ap, ok := p.(AsyncPublisher); ok {
+	if ap, ok := p.(asyncPublisher); ok {
 		ap.PublishAsync(ctx, to.Key, m, c.settle)
 	} else {
 		c.settle(p.Publish(ctx, to.Key, m))

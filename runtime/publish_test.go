@@ -36,7 +36,7 @@ func (textCodec) Decode(body []byte, v any) error { *v.(*string) = string(body);
 
 func TestPublishEncodesAndNamesTheMessage(t *testing.T) {
 	p := &publisher{}
-	if err := runtime.Publish(t.Context(), p, "jobs", "Job", job{ID: 7}); err != nil {
+	if err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 7}); err != nil {
 		t.Fatal(err)
 	}
 	m := p.msg
@@ -47,7 +47,7 @@ func TestPublishEncodesAndNamesTheMessage(t *testing.T) {
 		t.Errorf("message id %q is not 32 hex digits", m.ID)
 	}
 	first := m.ID
-	if err := runtime.Publish(t.Context(), p, "jobs", "Job", job{ID: 7}); err != nil {
+	if err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if p.msg.ID == first {
@@ -57,7 +57,7 @@ func TestPublishEncodesAndNamesTheMessage(t *testing.T) {
 
 func TestPublishOptions(t *testing.T) {
 	p := &publisher{}
-	err := runtime.Publish(t.Context(), p, "jobs", "Job", job{ID: 1},
+	err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 1},
 		runtime.WithMessageID("fixed"),
 		runtime.WithHeader("a", "1"), runtime.WithHeader("b", "2"),
 		runtime.WithHeader("b", "3"),
@@ -73,7 +73,7 @@ func TestPublishOptions(t *testing.T) {
 
 func TestPublishUsesThePublishersCodec(t *testing.T) {
 	p := codecPublisher{&publisher{codec: textCodec{}}}
-	if err := runtime.Publish(t.Context(), p, "notes", "Note", "hello"); err != nil {
+	if err := runtime.Publish(t.Context(), p, runtime.Queue("notes"), "Note", "hello"); err != nil {
 		t.Fatal(err)
 	}
 	if p.msg.ContentType != "text/plain" || string(p.msg.Body) != "HELLO" {
@@ -81,14 +81,14 @@ func TestPublishUsesThePublishersCodec(t *testing.T) {
 	}
 	// A provider without a codec falls back to JSON.
 	q := codecPublisher{&publisher{}}
-	if err := runtime.Publish(t.Context(), q, "jobs", "Job", job{ID: 2}); err != nil || q.msg.ContentType != "application/json" {
+	if err := runtime.Publish(t.Context(), q, runtime.Queue("jobs"), "Job", job{ID: 2}); err != nil || q.msg.ContentType != "application/json" {
 		t.Errorf("publish: %v, %+v", err, q.msg)
 	}
 }
 
 func TestPublishErrors(t *testing.T) {
 	p := &publisher{}
-	err := runtime.Publish(t.Context(), p, "jobs", "Job", make(chan int))
+	err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", make(chan int))
 	if err == nil || !strings.HasPrefix(err.Error(), `runtime: publish Job to "jobs": runtime: encode json:`) {
 		t.Errorf("encode error: %v", err)
 	}
@@ -97,14 +97,14 @@ func TestPublishErrors(t *testing.T) {
 	}
 	errDown := errors.New("broker down")
 	p.err = errDown
-	if err := runtime.Publish(t.Context(), p, "jobs", "Job", job{}); !errors.Is(err, errDown) {
+	if err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", job{}); !errors.Is(err, errDown) {
 		t.Errorf("publisher error: %v, want it returned", err)
 	}
 }
 
-func TestPublishTo(t *testing.T) {
+func TestPublishToADestination(t *testing.T) {
 	p := &publisher{}
-	err := runtime.PublishTo(context.Background(), p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", job{ID: 1},
+	err := runtime.Publish(context.Background(), p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", job{ID: 1},
 		runtime.WithMessageID("m-1"), runtime.WithRoutingKey("order.cancelled"), runtime.AllowUnroutable())
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +113,10 @@ func TestPublishTo(t *testing.T) {
 		p.msg.ID != "m-1" || p.msg.Type != "OrderPlaced" || string(p.msg.Body) != `{"id":1}` {
 		t.Errorf("published to %q: %+v", p.queue, p.msg)
 	}
-	if err := runtime.PublishTo(context.Background(), p, runtime.Queue("jobs"), "Job", job{ID: 2}); err != nil || p.queue != "jobs" || p.msg.Exchange != "" {
-		t.Errorf("PublishTo a queue: %v, %q %+v", err, p.queue, p.msg)
+	if err := runtime.Publish(context.Background(), p, runtime.Queue("jobs"), "Job", job{ID: 2}); err != nil || p.queue != "jobs" || p.msg.Exchange != "" {
+		t.Errorf("Publish to a queue: %v, %q %+v", err, p.queue, p.msg)
 	}
-	err = runtime.PublishTo(context.Background(), p, runtime.Exchange("orders", "order.placed"), "Bad", func() {})
+	err = runtime.Publish(context.Background(), p, runtime.Exchange("orders", "order.placed"), "Bad", func() {})
 	if err == nil || !strings.HasPrefix(err.Error(), `runtime: publish Bad to exchange "orders" with routing key "order.placed": `) {
 		t.Errorf("an unencodable value: %v", err)
 	}

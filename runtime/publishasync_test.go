@@ -28,7 +28,7 @@ func (p *asyncPublisher) PublishAsync(_ context.Context, queue string, msg runti
 // publisher reports the outcome, and carries it.
 func TestPublishAsyncWaitsForTheOutcome(t *testing.T) {
 	p := &asyncPublisher{}
-	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 7}, runtime.WithMessageID("m-7"))
+	c := runtime.PublishAsync(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 7}, runtime.WithMessageID("m-7"))
 	if len(p.msgs) != 1 || p.queue != "jobs" || p.msgs[0].Type != "Job" || p.msgs[0].ID != "m-7" || string(p.msgs[0].Body) != `{"id":7}` {
 		t.Fatalf("sent to %q: %+v", p.queue, p.msgs)
 	}
@@ -53,12 +53,12 @@ func TestPublishAsyncWaitsForTheOutcome(t *testing.T) {
 	}
 }
 
-// A publisher that is no AsyncPublisher publishes at once: the
+// A publisher without PublishAsync publishes at once: the
 // Confirmation is done with what Publish returned.
 func TestPublishAsyncFallsBackToPublish(t *testing.T) {
 	gone := errors.New("gone")
 	p := &publisher{err: gone}
-	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 1})
+	c := runtime.PublishAsync(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 1})
 	select {
 	case <-c.Done():
 	default:
@@ -73,7 +73,7 @@ func TestPublishAsyncFallsBackToPublish(t *testing.T) {
 // why.
 func TestPublishAsyncReportsAnEncodingError(t *testing.T) {
 	p := &asyncPublisher{}
-	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", make(chan int))
+	c := runtime.PublishAsync(t.Context(), p, runtime.Queue("jobs"), "Job", make(chan int))
 	if err := c.Wait(t.Context()); err == nil || len(p.msgs) != 0 {
 		t.Errorf("Wait = %v after %d sends, want an encoding error and no send", err, len(p.msgs))
 	}
@@ -82,7 +82,7 @@ func TestPublishAsyncReportsAnEncodingError(t *testing.T) {
 // PublishAsync encodes with the publisher's codec.
 func TestPublishAsyncUsesThePublishersCodec(t *testing.T) {
 	p := &asyncCodecPublisher{asyncPublisher: &asyncPublisher{}}
-	runtime.PublishAsync(t.Context(), p, "notes", "Note", "hello")
+	runtime.PublishAsync(t.Context(), p, runtime.Queue("notes"), "Note", "hello")
 	if m := p.msgs[0]; m.ContentType != "text/plain" || string(m.Body) != "HELLO" {
 		t.Errorf("sent %+v", m)
 	}
@@ -104,10 +104,10 @@ func (instantPublisher) PublishAsync(_ context.Context, _ string, _ runtime.Mess
 func TestPublishWithAndWithoutOptions(t *testing.T) {
 	ctx := t.Context()
 	p := &publisher{}
-	if err := runtime.Publish(ctx, p, "jobs", "Job", &job{ID: 7}); err != nil || p.msg.ID == "" || p.msg.Priority != 0 {
+	if err := runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &job{ID: 7}); err != nil || p.msg.ID == "" || p.msg.Priority != 0 {
 		t.Errorf("without options: %v, sent %+v", err, p.msg)
 	}
-	if err := runtime.Publish(ctx, p, "jobs", "Job", &job{ID: 7}, runtime.WithMessageID("m-1"), runtime.WithProperties(runtime.Properties{Priority: 3})); err != nil || p.msg.ID != "m-1" || p.msg.Priority != 3 {
+	if err := runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &job{ID: 7}, runtime.WithMessageID("m-1"), runtime.WithProperties(runtime.Properties{Priority: 3})); err != nil || p.msg.ID != "m-1" || p.msg.Priority != 3 {
 		t.Errorf("with options: %v, sent %+v", err, p.msg)
 	}
 }
@@ -123,7 +123,7 @@ func BenchmarkPublishWithoutOptions(b *testing.B) {
 	v := &job{ID: 7}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := runtime.Publish(ctx, p, "jobs", "Job", v); err != nil {
+		if err := runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -150,7 +150,7 @@ func TestPublishAsyncConfirmedBeforeTheWait(t *testing.T) {
 	refused := errors.New("refused")
 	for _, want := range []error{nil, refused} {
 		p := &outcomePublisher{err: want}
-		c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", &job{ID: 7})
+		c := runtime.PublishAsync(t.Context(), p, runtime.Queue("jobs"), "Job", &job{ID: 7})
 		if err := c.Wait(ended); err != want {
 			t.Errorf("Wait with an ended context = %v, want the outcome %v", err, want)
 		}
@@ -174,7 +174,7 @@ func BenchmarkPublishAsyncConfirmedBeforeTheWait(b *testing.B) {
 	p := &instantPublisher{}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := runtime.PublishAsync(ctx, p, "jobs", "Job", v).Wait(ctx); err != nil {
+		if err := runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", v).Wait(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -195,7 +195,7 @@ func (p *outcomePublisher) PublishAsync(_ context.Context, _ string, _ runtime.M
 // see it.
 func TestPublishAsyncOutcomeReachesEveryWaiter(t *testing.T) {
 	p := &asyncPublisher{}
-	c := runtime.PublishAsync(t.Context(), p, "jobs", "Job", job{ID: 1})
+	c := runtime.PublishAsync(t.Context(), p, runtime.Queue("jobs"), "Job", job{ID: 1})
 	refused := errors.New("refused")
 	errs := make(chan error, 2)
 	go func() { errs <- c.Wait(t.Context()) }()

@@ -61,35 +61,35 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishJob publishes msg to "jobs" as message type "Job", which Work handles.
 func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishInvoiceToInvoices publishes msg to "invoices" as message type "Invoice", which SendInvoice handles.
 func PublishInvoiceToInvoices(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "invoices", "Invoice", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("invoices"), "Invoice", &msg, opts...)
 }
 
 // PublishInvoiceToInvoicesAsync is PublishInvoiceToInvoices without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishInvoiceToInvoicesAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "invoices", "Invoice", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("invoices"), "Invoice", &msg, opts...)
 }
 
 // PublishInvoiceToInvoicesDead publishes msg to "invoices.dead" as message type "Invoice", which Park handles.
 func PublishInvoiceToInvoicesDead(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "invoices.dead", "Invoice", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("invoices.dead"), "Invoice", &msg, opts...)
 }
 
 // PublishInvoiceToInvoicesDeadAsync is PublishInvoiceToInvoicesDead without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishInvoiceToInvoicesDeadAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "invoices.dead", "Invoice", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("invoices.dead"), "Invoice", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

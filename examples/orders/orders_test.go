@@ -176,7 +176,7 @@ func TestCancellationIsDispatchedByTypeWithItsOwnPolicy(t *testing.T) {
 // A type no handler takes is poison: parked at once, never retried.
 func TestUnknownTypeIsPoison(t *testing.T) {
 	h := start(t)
-	if err := runtime.Publish(t.Context(), h.Broker(), "orders.received", "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1")); err != nil {
+	if err := runtime.Publish(t.Context(), h.Broker(), runtime.Queue("orders.received"), "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1")); err != nil {
 		t.Fatal(err)
 	}
 	h.Wait()

@@ -92,7 +92,7 @@ func TestOrdersOnRabbitMQ(t *testing.T) {
 			return orders.PublishOrderCancelled(ctx, b, orders.OrderCancelled{ID: "o-1", Reason: "changed my mind"}, runtime.WithMessageID("c-1"))
 		},
 		func() error {
-			return runtime.Publish(ctx, b, "orders.received", "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
+			return runtime.Publish(ctx, b, runtime.Queue("orders.received"), "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
 		},
 	}
 	for _, f := range send {

@@ -64,25 +64,25 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderPlacedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // PublishOrderCancelled publishes msg to exchange "orders" with routing key "order.cancelled" as message type "OrderCancelled";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
 }
 
 // PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "OrderCancelled", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -51,13 +51,13 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, store *Store) {
 
 // PublishReading publishes msg to "readings" as message type "Reading", which Store.Insert handles.
 func PublishReading(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "readings", "Reading", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("readings"), "Reading", &msg, opts...)
 }
 
 // PublishReadingAsync is PublishReading without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReadingAsync(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "readings", "Reading", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("readings"), "Reading", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -134,7 +134,7 @@ func TestDelayedRetryIsLoggedWhenDecided(t *testing.T) {
 		}),
 	}})
 	h.Start()
-	if err := runtime.Publish(t.Context(), h.Broker(), "jobs", "Job", &job{ID: 1}, runtime.WithMessageID("m-30")); err != nil {
+	if err := runtime.Publish(t.Context(), h.Broker(), runtime.Queue("jobs"), "Job", &job{ID: 1}, runtime.WithMessageID("m-30")); err != nil {
 		t.Fatal(err)
 	}
 	h.Wait()

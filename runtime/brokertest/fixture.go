@@ -112,7 +112,7 @@ func (f *fixture) publish(queue, messageType string, v any, opts ...runtime.Publ
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), f.tr.Timeout)
 	defer cancel()
-	if err := runtime.Publish(ctx, f.inst.Broker, queue, messageType, v, opts...); err != nil {
+	if err := runtime.Publish(ctx, f.inst.Broker, runtime.Queue(queue), messageType, v, opts...); err != nil {
 		f.t.Fatalf("publish to %s: %v", queue, err)
 	}
 }

@@ -239,7 +239,7 @@ func (s *service) send(t *testing.T, queue, typ, id string, v any, opts ...runti
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
 	defer cancel()
-	if err := runtime.Publish(ctx, s.broker, queue, typ, v, append(opts, runtime.WithMessageID(id))...); err != nil {
+	if err := runtime.Publish(ctx, s.broker, runtime.Queue(queue), typ, v, append(opts, runtime.WithMessageID(id))...); err != nil {
 		t.Fatalf("publish %s: %v", id, err)
 	}
 }

@@ -276,7 +276,7 @@ func TestKeeperKeepsLettersOfARealSubscriptionAndReplaysThem(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
 	defer cancel()
 	for i := range 20 {
-		if err := runtime.Publish(ctx, zq, "invoices", "Card", card{Order: i}, runtime.WithMessageID(fmt.Sprintf("c-%02d", i)), runtime.WithHeader("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")); err != nil {
+		if err := runtime.Publish(ctx, zq, runtime.Queue("invoices"), "Card", card{Order: i}, runtime.WithMessageID(fmt.Sprintf("c-%02d", i)), runtime.WithHeader("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")); err != nil {
 			t.Fatal(err)
 		}
 	}

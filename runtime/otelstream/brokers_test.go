@@ -53,7 +53,7 @@ func TestRabbitMQ(t *testing.T) {
 	app.Mount(rb, jobs, dead)
 	ctx, caller := tm.tracer.Start(context.Background(), "caller")
 	runUntil(t, app, "the dead letter to be read back", func() bool { return len(tm.named("process "+q+".dead")) == 1 }, func() {
-		if err := runtime.Publish(ctx, tm.obs.Publisher(rb), q, "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
+		if err := runtime.Publish(ctx, tm.obs.Publisher(rb), runtime.Queue(q), "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
 			t.Fatal(err)
 		}
 		caller.End()
@@ -100,7 +100,7 @@ func TestZeroMQ(t *testing.T) {
 		}
 		return len(tm.named("process "+q+".dead")) == 1
 	}, func() {
-		if err := runtime.Publish(ctx, tm.obs.Publisher(zb), q, "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
+		if err := runtime.Publish(ctx, tm.obs.Publisher(zb), runtime.Queue(q), "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
 			t.Fatal(err)
 		}
 		caller.End()
@@ -158,7 +158,7 @@ func TestRabbitMQExchangeSendSpan(t *testing.T) {
 	app.Mount(rb, &runtime.Subscription{Name: q, Broker: runtime.RabbitMQ, Exchange: x, Bindings: []string{"order.#"},
 		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() })}})
 	runUntil(t, app, "the event to be handled", func() bool { return len(tm.named("process "+q)) == 1 }, func() {
-		if err := runtime.PublishTo(context.Background(), tm.obs.Publisher(rb), runtime.Exchange(x, "order.placed"), "Job", job{ID: 1},
+		if err := runtime.Publish(context.Background(), tm.obs.Publisher(rb), runtime.Exchange(x, "order.placed"), "Job", job{ID: 1},
 			runtime.WithRoutingKey("order.placed.eu")); err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func TestOneCausalChainOnTheHarness(t *testing.T) {
 			h.Start()
 
 			ctx, caller := tm.tracer.Start(context.Background(), "caller")
-			if err := runtime.Publish(ctx, tm.obs.Publisher(h.Broker()), "jobs", "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
+			if err := runtime.Publish(ctx, tm.obs.Publisher(h.Broker()), runtime.Queue("jobs"), "Job", job{ID: 1}, runtime.WithMessageID("m-1")); err != nil {
 				t.Fatal(err)
 			}
 			caller.End()

@@ -40,7 +40,7 @@ func Example() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	_ = runtime.Publish(ctx, broker, "jobs", "Job", struct{}{})
+	_ = runtime.Publish(ctx, broker, runtime.Queue("jobs"), "Job", struct{}{})
 	_ = broker.Wait(ctx)
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

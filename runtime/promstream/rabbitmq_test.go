@@ -49,7 +49,7 @@ func TestRabbitMQ(t *testing.T) {
 	}
 	publish := func(id int) {
 		t.Helper()
-		if err := runtime.Publish(t.Context(), rb, q, "Job", job{ID: id}); err != nil {
+		if err := runtime.Publish(t.Context(), rb, runtime.Queue(q), "Job", job{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}

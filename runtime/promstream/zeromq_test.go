@@ -57,7 +57,7 @@ func TestZeroMQReconnect(t *testing.T) {
 	reconnects := map[string]string{"broker": "zeromq"}
 	publish := func(id int) {
 		t.Helper()
-		if err := runtime.Publish(t.Context(), vent, "work", "Job", job{ID: id}); err != nil {
+		if err := runtime.Publish(t.Context(), vent, runtime.Queue("work"), "Job", job{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestZeroMQCopiesWaiting(t *testing.T) {
 	stop := streamtest.RunApp(t, app)
 
 	waiting := map[string]string{"broker": "zeromq", "subscription": "jobs"}
-	if err := runtime.Publish(t.Context(), zb, "jobs", "Job", job{ID: 2}); err != nil { // fails once, then is handled
+	if err := runtime.Publish(t.Context(), zb, runtime.Queue("jobs"), "Job", job{ID: 2}); err != nil { // fails once, then is handled
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "the retry copy gauged while it waits", func() bool { return value(t, reg, promstream.MetricCopiesWaiting, waiting) == 1 })

@@ -103,7 +103,7 @@ func TestNoPasswordOfAnyAddressLeaks(t *testing.T) {
 		errs := []error{a.err}
 		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		p := New(list, WithLogger(logs.Logger()))
-		errs = append(errs, runtime.Publish(ctx, p, "q", "Job", job{ID: 1}))
+		errs = append(errs, runtime.Publish(ctx, p, runtime.Queue("q"), "Job", job{ID: 1}))
 		cancel()
 		_ = p.Close()
 		for _, err := range errs {

@@ -8,7 +8,10 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-var _ runtime.AsyncPublisher = (*Broker)(nil)
+// The Broker has the PublishAsync method runtime.PublishAsync sends through.
+var _ interface {
+	PublishAsync(context.Context, string, runtime.Message, func(error))
+} = (*Broker)(nil)
 
 // PublishAsync sends msg to the queue of that name as Publish does
 // (persistent, mandatory, confirmed), but returns once it is sent: done
@@ -17,7 +20,7 @@ var _ runtime.AsyncPublisher = (*Broker)(nil)
 // PublishAsync returns when msg could not be sent. Up to the publish
 // window (WithPublishWindow) of messages await their confirm at once;
 // while that many do, PublishAsync waits for a confirm first, or for ctx
-// to end. A message to an exchange (runtime.PublishTo's) is published as
+// to end. A message to an exchange (runtime.Publish's to a runtime.Exchange) is published as
 // Publish does, done getting the outcome before PublishAsync returns.
 // Generated typed publishers call it through runtime.PublishAsync.
 func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Message, done func(error)) {

@@ -33,7 +33,7 @@ func TestPublishAsyncReportsEachMessagesOutcome(t *testing.T) {
 		if i == 120 {
 			queue = q + ".missing"
 		}
-		confs = append(confs, runtime.PublishAsync(ctx, b, queue, "Job", job{ID: i}))
+		confs = append(confs, runtime.PublishAsync(ctx, b, runtime.Queue(queue), "Job", job{ID: i}))
 	}
 	for i, c := range confs {
 		err := c.Wait(ctx)
@@ -62,7 +62,7 @@ func TestPublishAsyncReportsANack(t *testing.T) {
 	})
 	b := newTestBroker()
 	t.Cleanup(func() { _ = b.Close() })
-	if err := runtime.PublishAsync(t.Context(), b, q, "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNacked) {
+	if err := runtime.PublishAsync(t.Context(), b, runtime.Queue(q), "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNacked) {
 		t.Errorf("outcome %v, want ErrNacked", err)
 	}
 }
@@ -79,7 +79,7 @@ func TestPublishAsyncReportsAMissingConfirm(t *testing.T) {
 		_ = b.Close()
 	})
 	for range 2 { // the second needs the place the first held
-		if err := runtime.PublishAsync(t.Context(), b, "q", "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNoConfirm) {
+		if err := runtime.PublishAsync(t.Context(), b, runtime.Queue("q"), "Job", job{ID: 1}).Wait(t.Context()); !errors.Is(err, ErrNoConfirm) {
 			t.Errorf("outcome %v, want ErrNoConfirm", err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 	ctx := t.Context()
 	var confs []*runtime.Confirmation
 	for i := range 3 {
-		confs = append(confs, runtime.PublishAsync(ctx, b, "q", "Job", job{ID: i}))
+		confs = append(confs, runtime.PublishAsync(ctx, b, runtime.Queue("q"), "Job", job{ID: i}))
 	}
 	// The fourth waits on its context: once it asks for the context's
 	// end, it has found the window full. It must not have returned or
@@ -110,7 +110,7 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 	watched := &doneWatch{Context: short, asked: make(chan struct{})}
 	fourth := make(chan *runtime.Confirmation)
 	go func() {
-		c := runtime.PublishAsync(watched, b, "q", "Job", job{ID: 3})
+		c := runtime.PublishAsync(watched, b, runtime.Queue("q"), "Job", job{ID: 3})
 		returned.Store(true)
 		fourth <- c
 	}()
@@ -137,7 +137,7 @@ func TestPublishAsyncWaitsWhileTheWindowIsFull(t *testing.T) {
 			t.Errorf("message %d after Close: %v, want ErrChannelClosed", i, err)
 		}
 	}
-	if err := runtime.PublishAsync(ctx, b, "q", "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), `publish Job to "q"`) {
+	if err := runtime.PublishAsync(ctx, b, runtime.Queue("q"), "Job", job{ID: 9}).Wait(ctx); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), `publish Job to "q"`) {
 		t.Errorf("PublishAsync after Close: %v, want ErrClosed, naming the message type and queue", err)
 	}
 }

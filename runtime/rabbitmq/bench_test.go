@@ -645,7 +645,7 @@ func BenchmarkPublish(b *testing.B) {
 	ctx := context.Background()
 	br := New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4)))
 	b.Cleanup(func() { _ = br.Close() })
-	if err := runtime.Publish(ctx, br, sgQueue, "Order", &order); err != nil { // connect
+	if err := runtime.Publish(ctx, br, runtime.Queue(sgQueue), "Order", &order); err != nil { // connect
 		b.Fatal(err)
 	}
 	raw := newRawPublisher(b, rawQueue)
@@ -655,7 +655,7 @@ func BenchmarkPublish(b *testing.B) {
 		StreamgenSample: func(b *testing.B) benchpair.Sample {
 			return publishRound(b, adm, sgQueue, func() error {
 				for range n {
-					if err := runtime.Publish(ctx, br, sgQueue, "Order", &order); err != nil {
+					if err := runtime.Publish(ctx, br, runtime.Queue(sgQueue), "Order", &order); err != nil {
 						return err
 					}
 				}
@@ -694,7 +694,7 @@ func BenchmarkPublishWindow(b *testing.B) {
 	ctx := context.Background()
 	br := New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4)), WithPublishWindow(window))
 	b.Cleanup(func() { _ = br.Close() })
-	if err := runtime.Publish(ctx, br, sgQueue, "Order", &order); err != nil { // connect
+	if err := runtime.Publish(ctx, br, runtime.Queue(sgQueue), "Order", &order); err != nil { // connect
 		b.Fatal(err)
 	}
 	raw := newRawPublisher(b, rawQueue)
@@ -705,7 +705,7 @@ func BenchmarkPublishWindow(b *testing.B) {
 		StreamgenSample: func(b *testing.B) benchpair.Sample {
 			return publishRound(b, adm, sgQueue, func() error {
 				for i := range confs {
-					confs[i] = runtime.PublishAsync(ctx, br, sgQueue, "Order", &order)
+					confs[i] = runtime.PublishAsync(ctx, br, runtime.Queue(sgQueue), "Order", &order)
 				}
 				for _, c := range confs {
 					if err := c.Wait(ctx); err != nil {

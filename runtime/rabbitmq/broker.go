@@ -189,7 +189,7 @@ func (b *Broker) checkWaits() []string {
 // queue), ErrNacked, ErrNoConfirm, ErrChannelClosed or ErrClosed.
 // Generated typed publishers call it through runtime.Publish.
 //
-// A message with an Exchange (runtime.PublishTo) goes through that
+// A message with an Exchange (runtime.Publish to a runtime.Exchange) goes through that
 // exchange, with queue as its routing key; msg.RoutingKey, when set,
 // replaces queue either way. It is mandatory too unless
 // msg.AllowUnroutable: a message no queue is bound for is an error

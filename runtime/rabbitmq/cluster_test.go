@@ -163,7 +163,7 @@ func TestClusterShutdownWhileTheBrokerBlocksPublishing(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if err := runtime.Publish(ctx, b, q, "Job", job{ID: 1}); err == nil {
+		if err := runtime.Publish(ctx, b, runtime.Queue(q), "Job", job{ID: 1}); err == nil {
 			t.Fatal("a publish during a memory alarm was confirmed")
 		}
 		testkit.Eventually(t, "the publishing connection to be blocked", func() bool { _, blocked := b.Blocked(); return blocked })
@@ -359,7 +359,7 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 		for id := range n {
 			for {
 				ctx, cancel := context.WithTimeout(context.Background(), patience)
-				err := runtime.Publish(ctx, pub, q, "Job", job{ID: id}, runtime.WithMessageID(strconv.Itoa(id)))
+				err := runtime.Publish(ctx, pub, runtime.Queue(q), "Job", job{ID: id}, runtime.WithMessageID(strconv.Itoa(id)))
 				cancel()
 				if err == nil {
 					break

@@ -95,14 +95,14 @@ func TestPublishToAMissingQueueIsUnroutable(t *testing.T) {
 	b := newTestBroker()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	err := runtime.Publish(ctx, b, q, "Job", job{ID: 1})
+	err := runtime.Publish(ctx, b, runtime.Queue(q), "Job", job{ID: 1})
 	if !errors.Is(err, ErrUnroutable) || !strings.Contains(err.Error(), "declare the queue first") {
 		t.Errorf("publish to a missing queue = %v, want ErrUnroutable with a hint", err)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Publish(ctx, b, q, "Job", job{ID: 1}); !errors.Is(err, ErrClosed) {
+	if err := runtime.Publish(ctx, b, runtime.Queue(q), "Job", job{ID: 1}); !errors.Is(err, ErrClosed) {
 		t.Errorf("publish after Close = %v, want ErrClosed", err)
 	}
 }

@@ -16,7 +16,7 @@
 // connects on first use. Generated typed publishers call runtime.Publish,
 // which sets the message type, content type and a message id; the Broker
 // sends it persistent and mandatory, and returns once the broker confirmed
-// it. The Broker is also a runtime.AsyncPublisher: runtime.PublishAsync
+// it. The Broker also has PublishAsync (see runtime.Publisher): runtime.PublishAsync
 // returns once the message is sent, with a runtime.Confirmation to wait
 // on, so that one goroutine keeps many messages awaiting their confirm (up
 // to WithPublishWindow, 256 by default), each with its own outcome. A

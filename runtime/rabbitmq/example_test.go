@@ -51,7 +51,7 @@ func ExampleBroker_Publish() {
 	defer rb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := runtime.Publish(ctx, rb, "orders.placed", "Order", Order{ID: "o-1"}); err != nil {
+	if err := runtime.Publish(ctx, rb, runtime.Queue("orders.placed"), "Order", Order{ID: "o-1"}); err != nil {
 		slog.Error("publish", "err", err)
 	}
 }

@@ -327,7 +327,7 @@ func pikaPython(t *testing.T) string {
 	return ""
 }
 
-// The Broker publishes through an exchange with runtime.PublishTo,
+// The Broker publishes through an exchange with runtime.Publish to a runtime.Exchange,
 // mandatory: an event no queue is bound for is an error wrapping
 // ErrUnroutable, unless it allows being dropped.
 func TestPublishToAnExchange(t *testing.T) {
@@ -340,17 +340,17 @@ func TestPublishToAnExchange(t *testing.T) {
 	runApp(t, b, boundSub(q, x, "", []string{"order.*"}, handler("Job", runtime.Policy{}, &c, alwaysAck)))
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	if err := runtime.PublishTo(ctx, b, runtime.Exchange(x, "order.placed"), "Job", job{ID: 1}); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Exchange(x, "order.placed"), "Job", job{ID: 1}); err != nil {
 		t.Fatalf("publish a routed event: %v", err)
 	}
-	if err := runtime.PublishTo(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 2}, runtime.WithRoutingKey("order.cancelled")); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 2}, runtime.WithRoutingKey("order.cancelled")); err != nil {
 		t.Fatalf("publish with a routing key: %v", err)
 	}
-	err := runtime.PublishTo(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 3})
+	err := runtime.Publish(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 3})
 	if !errors.Is(err, ErrUnroutable) || !strings.Contains(err.Error(), "runtime.AllowUnroutable()") || !strings.Contains(err.Error(), `exchange "`+x+`" with routing key "invoice.sent"`) {
 		t.Errorf("publish an unroutable event: %v, want ErrUnroutable saying how to allow it", err)
 	}
-	if err := runtime.PublishTo(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 4}, runtime.AllowUnroutable()); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 4}, runtime.AllowUnroutable()); err != nil {
 		t.Errorf("publish an unroutable event that allows it: %v", err)
 	}
 	testkit.Eventually(t, "the handler ran twice", func() bool { return c.len() >= 2 })
@@ -359,7 +359,7 @@ func TestPublishToAnExchange(t *testing.T) {
 		t.Errorf("saw %v, want [1 2]", got)
 	}
 	// Publishing to a queue by name is as before.
-	if err := runtime.PublishTo(ctx, b, runtime.Queue(q), "Job", job{ID: 5}); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Queue(q), "Job", job{ID: 5}); err != nil {
 		t.Errorf("publish to a queue: %v", err)
 	}
 	testkit.Eventually(t, "the handler ran a third time", func() bool { return c.len() >= 3 })

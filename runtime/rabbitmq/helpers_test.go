@@ -430,7 +430,7 @@ func publishJob(t testing.TB, p runtime.Publisher, queue, typ string, j job, opt
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	if err := runtime.Publish(ctx, p, queue, typ, j, opts...); err != nil {
+	if err := runtime.Publish(ctx, p, runtime.Queue(queue), typ, j, opts...); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
 }

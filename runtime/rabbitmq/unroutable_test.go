@@ -26,7 +26,7 @@ func TestUnroutablePublishSaysWhereItWent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 
-	err := runtime.PublishTo(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 1})
+	err := runtime.Publish(ctx, b, runtime.Exchange(x, "invoice.sent"), "Job", job{ID: 1})
 	if !errors.Is(err, ErrUnroutable) {
 		t.Fatalf("publish to %s: %v, want ErrUnroutable", x, err)
 	}
@@ -45,7 +45,7 @@ func TestUnroutablePublishSaysWhereItWent(t *testing.T) {
 	}
 
 	for _, publish := range []func() error{
-		func() error { return runtime.PublishTo(ctx, b, runtime.Queue(missing), "Job", job{ID: 2}) },
+		func() error { return runtime.Publish(ctx, b, runtime.Queue(missing), "Job", job{ID: 2}) },
 		func() error {
 			var perr error
 			done := make(chan struct{})

@@ -33,7 +33,7 @@ func Example() {
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
 
-	_ = runtime.Publish(ctx, broker, "jobs", "Job", Job{ID: 1})
+	_ = runtime.Publish(ctx, broker, runtime.Queue("jobs"), "Job", Job{ID: 1})
 	for range 5 {
 		_ = broker.Advance(ctx, 30*time.Second)
 	}

@@ -33,7 +33,7 @@ func ids(c *calls) []string {
 // publishTo publishes a job with id id through the harness's broker.
 func publishTo(t *testing.T, h *streamtest.Harness, to runtime.Destination, id string, opts ...runtime.PublishOption) error {
 	t.Helper()
-	return runtime.PublishTo(context.Background(), h.Broker(), to, "Job", job{ID: 1}, append([]runtime.PublishOption{runtime.WithMessageID(id)}, opts...)...)
+	return runtime.Publish(context.Background(), h.Broker(), to, "Job", job{ID: 1}, append([]runtime.PublishOption{runtime.WithMessageID(id)}, opts...)...)
 }
 
 // The harness routes through exchanges as RabbitMQ does: topic patterns,

@@ -170,7 +170,7 @@ func (h *Harness) Stop() error {
 // test on an error.
 func (h *Harness) Publish(queue, messageType string, v any, opts ...runtime.PublishOption) {
 	h.t.Helper()
-	if err := runtime.Publish(h.t.Context(), h.broker, queue, messageType, v, opts...); err != nil {
+	if err := runtime.Publish(h.t.Context(), h.broker, runtime.Queue(queue), messageType, v, opts...); err != nil {
 		h.t.Fatalf("streamtest: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
 				expire = time.Minute
 			}
 			opts := propertyOptions(ts, expire)
-			if err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, opts...); err != nil {
+			if err := runtime.Publish(context.Background(), h.Broker(), runtime.Queue("jobs"), "Job", job{ID: 1}, opts...); err != nil {
 				t.Fatal(err)
 			}
 			h.Wait()
@@ -84,7 +84,7 @@ func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
 // ZeroMQ has no expiration: the harness refuses it as the adapter does.
 func TestHarnessZeroMQRefusesExpiration(t *testing.T) {
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
-	err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
+	err := runtime.Publish(context.Background(), h.Broker(), runtime.Queue("jobs"), "Job", job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
 	if err == nil || !strings.Contains(err.Error(), "expiration is for rabbitmq") {
 		t.Errorf("publish with an expiration on zeromq: %v", err)
 	}
@@ -96,13 +96,13 @@ func TestHarnessZeroMQRefusesExpiration(t *testing.T) {
 func TestHarnessZeroMQRefusesHeadersNamedLikeFields(t *testing.T) {
 	for _, name := range []string{"correlation-id", "Reply-To", "message-id", "type"} {
 		h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
-		err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithHeader(name, "x"))
+		err := runtime.Publish(context.Background(), h.Broker(), runtime.Queue("jobs"), "Job", job{ID: 1}, runtime.WithHeader(name, "x"))
 		if err == nil || !strings.Contains(err.Error(), "set from the message's own field") {
 			t.Errorf("publish with header %q on zeromq: %v, want it refused", name, err)
 		}
 	}
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
-	if err := runtime.Publish(context.Background(), h.Broker(), "jobs", "Job", job{ID: 1}, runtime.WithHeader("correlation-id", "x")); err != nil {
+	if err := runtime.Publish(context.Background(), h.Broker(), runtime.Queue("jobs"), "Job", job{ID: 1}, runtime.WithHeader("correlation-id", "x")); err != nil {
 		t.Errorf("publish with header correlation-id on rabbitmq: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ func TestRunAppReturnsOnceTheAppRunsAndStopsItGracefully(t *testing.T) {
 	default:
 		t.Fatal("RunApp returned before the App was ready")
 	}
-	if err := runtime.Publish(context.Background(), b, "jobs", "Job", job{ID: 1}); err != nil {
+	if err := runtime.Publish(context.Background(), b, runtime.Queue("jobs"), "Job", job{ID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Wait(context.Background()); err != nil {

@@ -94,7 +94,7 @@ func startBilling(t *testing.T) (*billing, *zeromq.Broker, *streamtest.Clock, *s
 func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 	testkit.NoLeaks(t)
 	svc, zq, clock, logs, _ := startBilling(t)
-	if err := runtime.Publish(context.Background(), zq, "jobs", "Job", billingJob{ID: 7}, runtime.WithMessageID("job-7")); err != nil {
+	if err := runtime.Publish(context.Background(), zq, runtime.Queue("jobs"), "Job", billingJob{ID: 7}, runtime.WithMessageID("job-7")); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 5; n++ {
@@ -129,10 +129,10 @@ func TestBillingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 func TestBillingZeroAmountInvoiceIsParkedAfterOneDelivery(t *testing.T) {
 	testkit.NoLeaks(t)
 	svc, zq, _, logs, app := startBilling(t)
-	if err := runtime.Publish(context.Background(), zq, "invoices", "Invoice", invoice{ID: 3, AmountCents: 0}); err != nil {
+	if err := runtime.Publish(context.Background(), zq, runtime.Queue("invoices"), "Invoice", invoice{ID: 3, AmountCents: 0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Publish(context.Background(), zq, "invoices", "Invoice", invoice{ID: 4, AmountCents: 990}); err != nil {
+	if err := runtime.Publish(context.Background(), zq, runtime.Queue("invoices"), "Invoice", invoice{ID: 4, AmountCents: 990}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "the invoice parked", func() bool { _, _, parked := svc.snapshot(); return len(parked) == 1 })

@@ -254,7 +254,7 @@ func (b *Broker) checkDestination(sub, key, queue string) error {
 // sent or ctx ends.
 //
 // ZeroMQ has no exchanges: a message with an Exchange or a RoutingKey
-// (runtime.PublishTo, runtime.WithRoutingKey) is an error.
+// (runtime.Exchange, runtime.WithRoutingKey) is an error.
 func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message) error {
 	if err := adapter.CheckMessage(runtime.ZeroMQ, msg); err != nil {
 		return fmt.Errorf("zeromq: publish to %q: %w", queue, err)

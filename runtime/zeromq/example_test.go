@@ -38,7 +38,7 @@ func Example() {
 	go func() { stopped <- app.Run(ctx) }()
 	<-app.Ready()
 
-	if err := runtime.Publish(ctx, zq, "jobs", "Job", Job{ID: 7}); err != nil {
+	if err := runtime.Publish(ctx, zq, runtime.Queue("jobs"), "Job", Job{ID: 7}); err != nil {
 		fmt.Println(err)
 	}
 	<-done
@@ -80,7 +80,7 @@ func ExampleVentilator() {
 	<-worker.Ready()
 
 	// Publish waits for a worker to be connected.
-	if err := runtime.Publish(ctx, vent, "tasks", "Task", Task{N: 1}); err != nil {
+	if err := runtime.Publish(ctx, vent, runtime.Queue("tasks"), "Task", Task{N: 1}); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Println("handled task", <-handled)

@@ -109,7 +109,7 @@ func publishJob(t *testing.T, p runtime.Publisher, queue string, j Job, opts ...
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	if err := runtime.Publish(ctx, p, queue, "job", j, opts...); err != nil {
+	if err := runtime.Publish(ctx, p, runtime.Queue(queue), "job", j, opts...); err != nil {
 		t.Fatalf("publish to %q: %v", queue, err)
 	}
 }

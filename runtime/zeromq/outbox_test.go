@@ -229,7 +229,7 @@ func TestRetryingIntoItsOwnQueueNeverWaitsForItself(t *testing.T) {
 	published := make(chan error, 1)
 	go func() {
 		for i := range jobs {
-			if err := runtime.Publish(context.Background(), producer, "jobs", "job", Job{ID: i}); err != nil {
+			if err := runtime.Publish(context.Background(), producer, runtime.Queue("jobs"), "job", Job{ID: i}); err != nil {
 				published <- err
 				return
 			}

@@ -59,11 +59,11 @@ func TestPublishRefusesExpirationAndPropertyHeaders(t *testing.T) {
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Dial(freeEndpoint(t))))
 	defer shutdown(t, zq)
 	ctx := context.Background()
-	err := runtime.Publish(ctx, zq, "jobs", "job", Job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
+	err := runtime.Publish(ctx, zq, runtime.Queue("jobs"), "job", Job{ID: 1}, runtime.WithProperties(runtime.Properties{Expiration: time.Second}))
 	if err == nil || !strings.Contains(err.Error(), "expiration is for rabbitmq") {
 		t.Errorf("publish with an expiration: %v", err)
 	}
-	err = runtime.Publish(ctx, zq, "jobs", "job", Job{ID: 1}, runtime.WithHeader("Correlation-ID", "x"))
+	err = runtime.Publish(ctx, zq, runtime.Queue("jobs"), "job", Job{ID: 1}, runtime.WithHeader("Correlation-ID", "x"))
 	if err == nil || !strings.Contains(err.Error(), "set from the message's own field") {
 		t.Errorf("publish with a correlation-id header: %v", err)
 	}

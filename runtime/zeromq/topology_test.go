@@ -34,7 +34,7 @@ func TestPublishWaitsForTheQueueToBeBound(t *testing.T) {
 	defer shutdown(t, producer)
 	published := make(chan error, 1)
 	go func() {
-		published <- runtime.Publish(context.Background(), producer, "jobs", "job", Job{ID: 1})
+		published <- runtime.Publish(context.Background(), producer, runtime.Queue("jobs"), "job", Job{ID: 1})
 	}()
 	testkit.Eventually(t, "a failed dial", func() bool { return len(logs.Containing("cannot reach queue")) == 1 })
 	select {
@@ -58,7 +58,7 @@ func TestPublishGivesUpWhenItsContextEnds(t *testing.T) {
 	defer shutdown(t, producer)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runtime.Publish(ctx, producer, "jobs", "job", Job{ID: 1}) }()
+	go func() { done <- runtime.Publish(ctx, producer, runtime.Queue("jobs"), "job", Job{ID: 1}) }()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Publish = %v, want context.Canceled", err)

@@ -39,10 +39,10 @@ func TestPrefixedRenamesEveryQueue(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
-	if err := runtime.Publish(ctx, b, "notes", "Note", note{"hi"}, runtime.WithMessageID("n-1")); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Queue("notes"), "Note", note{"hi"}, runtime.WithMessageID("n-1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.Publish(ctx, b, "notes", "Note", []int{1}, runtime.WithMessageID("n-2")); err != nil { // does not decode
+	if err := runtime.Publish(ctx, b, runtime.Queue("notes"), "Note", []int{1}, runtime.WithMessageID("n-2")); err != nil { // does not decode
 		t.Fatal(err)
 	}
 	if err := inner.Wait(ctx); err != nil {
@@ -98,14 +98,14 @@ func TestPrefixedRenamesExchanges(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
 	<-app.Ready()
-	if err := runtime.PublishTo(ctx, b, runtime.Exchange("events", "note.new"), "Note", note{"hi"}, runtime.WithMessageID("n-1")); err != nil {
+	if err := runtime.Publish(ctx, b, runtime.Exchange("events", "note.new"), "Note", note{"hi"}, runtime.WithMessageID("n-1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := inner.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The inner broker knows only the prefixed exchange.
-	if err := runtime.PublishTo(ctx, inner, runtime.Exchange("events", "note.new"), "Note", note{"lost"}); err == nil {
+	if err := runtime.Publish(ctx, inner, runtime.Exchange("events", "note.new"), "Note", note{"lost"}); err == nil {
 		t.Error("the unprefixed exchange took a message: the queue was bound to it")
 	}
 	cancel()

@@ -45,7 +45,7 @@ func TestStartReturnsAReadyServiceThatStopStops(t *testing.T) {
 	default:
 		t.Fatal("Start returned before the App was ready")
 	}
-	if err := runtime.Publish(context.Background(), b, "notes", "Note", note{"hi"}); err != nil {
+	if err := runtime.Publish(context.Background(), b, runtime.Queue("notes"), "Note", note{"hi"}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -37,7 +37,7 @@ func startNotes(t *testing.T) (*streamtest.Broker, func() []runtime.Subscription
 func sendNotes(texts ...string) func(context.Context, runtime.Publisher) error {
 	return func(ctx context.Context, p runtime.Publisher) error {
 		for _, text := range texts {
-			if err := runtime.Publish(ctx, p, "notes", "Note", note{text}); err != nil {
+			if err := runtime.Publish(ctx, p, runtime.Queue("notes"), "Note", note{text}); err != nil {
 				return err
 			}
 		}

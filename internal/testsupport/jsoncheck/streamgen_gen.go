@@ -121,101 +121,101 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishScalars publishes msg to "scalars" as message type "Scalars", which TakeScalars handles.
 func PublishScalars(ctx context.Context, p runtime.Publisher, msg Scalars, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "scalars", "Scalars", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("scalars"), "Scalars", &msg, opts...)
 }
 
 // PublishScalarsAsync is PublishScalars without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishScalarsAsync(ctx context.Context, p runtime.Publisher, msg Scalars, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "scalars", "Scalars", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("scalars"), "Scalars", &msg, opts...)
 }
 
 // PublishOrder publishes msg to "orders" as message type "Order", which TakeOrder handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg *Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg *Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", msg, opts...)
 }
 
 // PublishNode publishes msg to "nodes" as message type "Node", which TakeNode handles.
 func PublishNode(ctx context.Context, p runtime.Publisher, msg Node, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "nodes", "Node", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("nodes"), "Node", &msg, opts...)
 }
 
 // PublishNodeAsync is PublishNode without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishNodeAsync(ctx context.Context, p runtime.Publisher, msg Node, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "nodes", "Node", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("nodes"), "Node", &msg, opts...)
 }
 
 // PublishMixed publishes msg to "mixed" as message type "Mixed", which TakeMixed handles.
 func PublishMixed(ctx context.Context, p runtime.Publisher, msg Mixed, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "mixed", "Mixed", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("mixed"), "Mixed", &msg, opts...)
 }
 
 // PublishMixedAsync is PublishMixed without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMixedAsync(ctx context.Context, p runtime.Publisher, msg Mixed, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "mixed", "Mixed", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("mixed"), "Mixed", &msg, opts...)
 }
 
 // PublishMethods publishes msg to "methods" as message type "Methods", which TakeMethods handles.
 func PublishMethods(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "methods", "Methods", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("methods"), "Methods", &msg, opts...)
 }
 
 // PublishMethodsAsync is PublishMethods without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMethodsAsync(ctx context.Context, p runtime.Publisher, msg Methods, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "methods", "Methods", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("methods"), "Methods", &msg, opts...)
 }
 
 // PublishWrapper publishes msg to "wrappers" as message type "Wrapper", which TakeWrapper handles.
 func PublishWrapper(ctx context.Context, p runtime.Publisher, msg Wrapper, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "wrappers", "Wrapper", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("wrappers"), "Wrapper", &msg, opts...)
 }
 
 // PublishWrapperAsync is PublishWrapper without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishWrapperAsync(ctx context.Context, p runtime.Publisher, msg Wrapper, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "wrappers", "Wrapper", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("wrappers"), "Wrapper", &msg, opts...)
 }
 
 // PublishEmpty publishes msg to "empty" as message type "Empty", which TakeEmpty handles.
 func PublishEmpty(ctx context.Context, p runtime.Publisher, msg Empty, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "empty", "Empty", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("empty"), "Empty", &msg, opts...)
 }
 
 // PublishEmptyAsync is PublishEmpty without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEmptyAsync(ctx context.Context, p runtime.Publisher, msg Empty, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "empty", "Empty", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("empty"), "Empty", &msg, opts...)
 }
 
 // PublishEuro publishes msg to "euros" as message type "Euro", which TakeEuro handles.
 func PublishEuro(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "euros", "Euro", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("euros"), "Euro", &msg, opts...)
 }
 
 // PublishEuroAsync is PublishEuro without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEuroAsync(ctx context.Context, p runtime.Publisher, msg Euro, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "euros", "Euro", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("euros"), "Euro", &msg, opts...)
 }
 
 // PublishCalls publishes msg to "calls" as message type "Calls", which TakeCalls handles.
 func PublishCalls(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "calls", "Calls", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("calls"), "Calls", &msg, opts...)
 }
 
 // PublishCallsAsync is PublishCalls without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishCallsAsync(ctx context.Context, p runtime.Publisher, msg Calls, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "calls", "Calls", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("calls"), "Calls", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

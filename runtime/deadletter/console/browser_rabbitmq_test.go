@@ -78,7 +78,7 @@ func (s *orderService) send(t *testing.T, queue, typ, id string, order int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
 	defer cancel()
-	if err := runtime.Publish(ctx, s.broker, queue, typ, struct{ Order int }{order}, runtime.WithMessageID(id)); err != nil {
+	if err := runtime.Publish(ctx, s.broker, runtime.Queue(queue), typ, struct{ Order int }{order}, runtime.WithMessageID(id)); err != nil {
 		t.Fatalf("publish %s: %v", id, err)
 	}
 }

@@ -42,13 +42,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishMail publishes msg to "mail" as message type "Mail", which Send handles.
 func PublishMail(ctx context.Context, p runtime.Publisher, msg Mail, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "mail", "Mail", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("mail"), "Mail", &msg, opts...)
 }
 
 // PublishMailAsync is PublishMail without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMailAsync(ctx context.Context, p runtime.Publisher, msg Mail, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "mail", "Mail", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("mail"), "Mail", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

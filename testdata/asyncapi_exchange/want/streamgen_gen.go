@@ -71,47 +71,47 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 // PublishShipped publishes msg to exchange "shipping" with routing key "parcel.shipped" as message type "Shipped";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishShipped(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
 }
 
 // PublishShippedAsync is PublishShipped without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishShippedAsync(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
 }
 
 // PublishReceipt publishes msg to "receipts" as message type "Receipt".
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
 }
 
 // PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
 }
 
 // PublishRefund publishes msg to exchange "receipts" with routing key "refund" as message type "Refund";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
 }
 
 // PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("receipts", "refund"), "Refund", &msg, opts...)
 }
 
 // PublishNote publishes msg to "notes" as message type "Note".
 func PublishNote(ctx context.Context, p runtime.Publisher, msg Note, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
 }
 
 // PublishNoteAsync is PublishNote without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishNoteAsync(ctx context.Context, p runtime.Publisher, msg Note, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("notes"), "Note", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

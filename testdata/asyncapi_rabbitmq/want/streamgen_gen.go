@@ -66,46 +66,46 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishChargeToPayments publishes msg to "payments" as message type "Charge", which Capture handles.
 func PublishChargeToPayments(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "Charge", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "Charge", &msg, opts...)
 }
 
 // PublishChargeToPaymentsAsync is PublishChargeToPayments without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishChargeToPaymentsAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "Charge", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "Charge", &msg, opts...)
 }
 
 // PublishRefund publishes msg to "payments" as message type "refund.v1", which GiveBack handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "refund.v1", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "refund.v1", msg, opts...)
 }
 
 // PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "refund.v1", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "refund.v1", msg, opts...)
 }
 
 // PublishPing publishes msg to "payments" as message type "Ping", which Pong handles.
 func PublishPing(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "Ping", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "Ping", &msg, opts...)
 }
 
 // PublishPingAsync is PublishPing without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "Ping", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "Ping", &msg, opts...)
 }
 
 // PublishChargeToPaymentsDead publishes msg to "payments.dead" as message type "Charge", which Inspect handles.
 func PublishChargeToPaymentsDead(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments.dead", "Charge", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments.dead"), "Charge", &msg, opts...)
 }
 
 // PublishChargeToPaymentsDeadAsync is PublishChargeToPaymentsDead without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishChargeToPaymentsDeadAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments.dead", "Charge", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments.dead"), "Charge", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -51,24 +51,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishProduct publishes msg to "products" as message type "Product", which Update handles.
 func PublishProduct(ctx context.Context, p runtime.Publisher, msg Product, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "products", "Product", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("products"), "Product", &msg, opts...)
 }
 
 // PublishProductAsync is PublishProduct without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishProductAsync(ctx context.Context, p runtime.Publisher, msg Product, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "products", "Product", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("products"), "Product", &msg, opts...)
 }
 
 // PublishArchived publishes msg to "archive" as message type "Product", which Archive handles.
 func PublishArchived(ctx context.Context, p runtime.Publisher, msg *Archived, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "archive", "Product", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("archive"), "Product", msg, opts...)
 }
 
 // PublishArchivedAsync is PublishArchived without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishArchivedAsync(ctx context.Context, p runtime.Publisher, msg *Archived, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "archive", "Product", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("archive"), "Product", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -75,35 +75,35 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker, wri
 
 // PublishRow publishes msg to "rows" as message type "Row", which Writer.Insert handles.
 func PublishRow(ctx context.Context, p runtime.Publisher, msg *Row, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "rows", "Row", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("rows"), "Row", msg, opts...)
 }
 
 // PublishRowAsync is PublishRow without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRowAsync(ctx context.Context, p runtime.Publisher, msg *Row, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "rows", "Row", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("rows"), "Row", msg, opts...)
 }
 
 // PublishEvent publishes msg to "events" as message type "Event", which Count handles.
 func PublishEvent(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "events", "Event", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("events"), "Event", &msg, opts...)
 }
 
 // PublishEventAsync is PublishEvent without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEventAsync(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "events", "Event", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("events"), "Event", &msg, opts...)
 }
 
 // PublishMetric publishes msg to "metrics" as message type "Metric", which Measure handles.
 func PublishMetric(ctx context.Context, p runtime.Publisher, msg Metric, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "metrics", "Metric", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("metrics"), "Metric", &msg, opts...)
 }
 
 // PublishMetricAsync is PublishMetric without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMetricAsync(ctx context.Context, p runtime.Publisher, msg Metric, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "metrics", "Metric", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("metrics"), "Metric", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

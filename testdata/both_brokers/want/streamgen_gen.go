@@ -73,46 +73,46 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 
 // PublishJob publishes msg to "jobs" as message type "Job", which Work handles.
 func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishAudit publishes msg to "audit" as message type "Audit", which Record handles.
 func PublishAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("audit"), "Audit", &msg, opts...)
 }
 
 // PublishAuditAsync is PublishAudit without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("audit"), "Audit", &msg, opts...)
 }
 
 // PublishPing publishes msg to "pings" as message type "Ping", which Pong handles.
 func PublishPing(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "pings", "Ping", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
 }
 
 // PublishPingAsync is PublishPing without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "pings", "Ping", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
 }
 
 // PublishNotice publishes msg to "notices" as message type "Notice", which Notify handles.
 func PublishNotice(ctx context.Context, p runtime.Publisher, msg Notice, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "notices", "Notice", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("notices"), "Notice", &msg, opts...)
 }
 
 // PublishNoticeAsync is PublishNotice without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishNoticeAsync(ctx context.Context, p runtime.Publisher, msg Notice, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "notices", "Notice", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("notices"), "Notice", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -60,33 +60,33 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishRich publishes msg to "rich" as message type "Rich", which Take handles.
 func PublishRich(ctx context.Context, p runtime.Publisher, msg Rich, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "rich", "Rich", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("rich"), "Rich", &msg, opts...)
 }
 
 // PublishRichAsync is PublishRich without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRichAsync(ctx context.Context, p runtime.Publisher, msg Rich, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "rich", "Rich", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("rich"), "Rich", &msg, opts...)
 }
 
 // PublishCustom publishes msg to "custom" as message type "Custom", which TakeCustom handles.
 func PublishCustom(ctx context.Context, p runtime.Publisher, msg *Custom, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "custom", "Custom", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("custom"), "Custom", msg, opts...)
 }
 
 // PublishCustomAsync is PublishCustom without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishCustomAsync(ctx context.Context, p runtime.Publisher, msg *Custom, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "custom", "Custom", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("custom"), "Custom", msg, opts...)
 }
 
 // PublishLevel publishes msg to "levels" as message type "Level", which TakeLevel handles.
 func PublishLevel(ctx context.Context, p runtime.Publisher, msg Level, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "levels", "Level", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("levels"), "Level", &msg, opts...)
 }
 
 // PublishLevelAsync is PublishLevel without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishLevelAsync(ctx context.Context, p runtime.Publisher, msg Level, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "levels", "Level", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("levels"), "Level", &msg, opts...)
 }

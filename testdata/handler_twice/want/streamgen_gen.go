@@ -50,24 +50,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishTaskToTasks publishes msg to "tasks" as message type "Task", which Do handles.
 func PublishTaskToTasks(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "tasks", "Task", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("tasks"), "Task", &msg, opts...)
 }
 
 // PublishTaskToTasksAsync is PublishTaskToTasks without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishTaskToTasksAsync(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "tasks", "Task", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("tasks"), "Task", &msg, opts...)
 }
 
 // PublishTaskToTasksBackfill publishes msg to "tasks.backfill" as message type "Task", which Do handles.
 func PublishTaskToTasksBackfill(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "tasks.backfill", "Task", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("tasks.backfill"), "Task", &msg, opts...)
 }
 
 // PublishTaskToTasksBackfillAsync is PublishTaskToTasksBackfill without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishTaskToTasksBackfillAsync(ctx context.Context, p runtime.Publisher, msg Task, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "tasks.backfill", "Task", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("tasks.backfill"), "Task", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

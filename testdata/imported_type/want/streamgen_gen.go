@@ -45,24 +45,24 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishOrder publishes msg to "orders" as message type "Order", which Fulfil handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishRefund publishes msg to "orders" as message type "Refund", which Refund handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg *orders.Refund, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Refund", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Refund", msg, opts...)
 }
 
 // PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg *orders.Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Refund", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Refund", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -51,24 +51,24 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishAlert publishes msg to "alerts" as message type "Alert", which Raise handles.
 func PublishAlert(ctx context.Context, p runtime.Publisher, msg Alert, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "alerts", "Alert", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("alerts"), "Alert", &msg, opts...)
 }
 
 // PublishAlertAsync is PublishAlert without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlertAsync(ctx context.Context, p runtime.Publisher, msg Alert, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "alerts", "Alert", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("alerts"), "Alert", &msg, opts...)
 }
 
 // PublishDigest publishes msg to "digests" as message type "Digest", which Summarize handles.
 func PublishDigest(ctx context.Context, p runtime.Publisher, msg Digest, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "digests", "Digest", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("digests"), "Digest", &msg, opts...)
 }
 
 // PublishDigestAsync is PublishDigest without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishDigestAsync(ctx context.Context, p runtime.Publisher, msg Digest, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "digests", "Digest", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("digests"), "Digest", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

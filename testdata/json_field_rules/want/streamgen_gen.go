@@ -71,46 +71,46 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishOrder publishes msg to "orders" as message type "Order", which TakeOrder handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishTie publishes msg to "ties" as message type "Tie", which TakeTie handles.
 func PublishTie(ctx context.Context, p runtime.Publisher, msg Tie, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "ties", "Tie", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("ties"), "Tie", &msg, opts...)
 }
 
 // PublishTieAsync is PublishTie without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishTieAsync(ctx context.Context, p runtime.Publisher, msg Tie, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "ties", "Tie", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("ties"), "Tie", &msg, opts...)
 }
 
 // PublishWin publishes msg to "wins" as message type "Win", which TakeWin handles.
 func PublishWin(ctx context.Context, p runtime.Publisher, msg Win, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "wins", "Win", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("wins"), "Win", &msg, opts...)
 }
 
 // PublishWinAsync is PublishWin without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishWinAsync(ctx context.Context, p runtime.Publisher, msg Win, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "wins", "Win", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("wins"), "Win", &msg, opts...)
 }
 
 // PublishRenamed publishes msg to "renamed" as message type "Renamed", which TakeRenamed handles.
 func PublishRenamed(ctx context.Context, p runtime.Publisher, msg Renamed, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "renamed", "Renamed", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("renamed"), "Renamed", &msg, opts...)
 }
 
 // PublishRenamedAsync is PublishRenamed without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRenamedAsync(ctx context.Context, p runtime.Publisher, msg Renamed, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "renamed", "Renamed", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("renamed"), "Renamed", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -71,46 +71,46 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishCustom publishes msg to "custom" as message type "Custom", which TakeCustom handles.
 func PublishCustom(ctx context.Context, p runtime.Publisher, msg Custom, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "custom", "Custom", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("custom"), "Custom", &msg, opts...)
 }
 
 // PublishCustomAsync is PublishCustom without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishCustomAsync(ctx context.Context, p runtime.Publisher, msg Custom, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "custom", "Custom", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("custom"), "Custom", &msg, opts...)
 }
 
 // PublishKeyed publishes msg to "keyed" as message type "Keyed", which TakeKeyed handles.
 func PublishKeyed(ctx context.Context, p runtime.Publisher, msg Keyed, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "keyed", "Keyed", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("keyed"), "Keyed", &msg, opts...)
 }
 
 // PublishKeyedAsync is PublishKeyed without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishKeyedAsync(ctx context.Context, p runtime.Publisher, msg Keyed, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "keyed", "Keyed", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("keyed"), "Keyed", &msg, opts...)
 }
 
 // PublishEmbP publishes msg to "embp" as message type "EmbP", which TakeEmbP handles.
 func PublishEmbP(ctx context.Context, p runtime.Publisher, msg EmbP, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "embp", "EmbP", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("embp"), "EmbP", &msg, opts...)
 }
 
 // PublishEmbPAsync is PublishEmbP without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEmbPAsync(ctx context.Context, p runtime.Publisher, msg EmbP, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "embp", "EmbP", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("embp"), "EmbP", &msg, opts...)
 }
 
 // PublishStamp publishes msg to "stamps" as message type "Stamp", which TakeStamp handles.
 func PublishStamp(ctx context.Context, p runtime.Publisher, msg Stamp, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "stamps", "Stamp", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("stamps"), "Stamp", &msg, opts...)
 }
 
 // PublishStampAsync is PublishStamp without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishStampAsync(ctx context.Context, p runtime.Publisher, msg Stamp, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "stamps", "Stamp", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("stamps"), "Stamp", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -259,365 +259,365 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 
 // PublishT1ToSub01 publishes msg to "sub.01" as message type "sub.01.w1", which H03 handles.
 func PublishT1ToSub01(ctx context.Context, p runtime.Publisher, msg *T1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.01", "sub.01.w1", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.01"), "sub.01.w1", msg, opts...)
 }
 
 // PublishT1ToSub01Async is PublishT1ToSub01 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT1ToSub01Async(ctx context.Context, p runtime.Publisher, msg *T1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.01", "sub.01.w1", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.01"), "sub.01.w1", msg, opts...)
 }
 
 // PublishT8ToSub02 publishes msg to "sub.02" as message type "sub.02.w2", which H06 handles.
 func PublishT8ToSub02(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.02", "sub.02.w2", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.02"), "sub.02.w2", msg, opts...)
 }
 
 // PublishT8ToSub02Async is PublishT8ToSub02 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT8ToSub02Async(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w2", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.02"), "sub.02.w2", msg, opts...)
 }
 
 // PublishAlphaMsg0ToSub03 publishes msg to "sub.03" as message type "sub.03.w2", which H09 handles.
 func PublishAlphaMsg0ToSub03(ctx context.Context, p runtime.Publisher, msg *alpha.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.03", "sub.03.w2", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.03"), "sub.03.w2", msg, opts...)
 }
 
 // PublishAlphaMsg0ToSub03Async is PublishAlphaMsg0ToSub03 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg0ToSub03Async(ctx context.Context, p runtime.Publisher, msg *alpha.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w2", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.03"), "sub.03.w2", msg, opts...)
 }
 
 // PublishT9ToSub05 publishes msg to "sub.05" as message type "sub.05.w0", which H12 handles.
 func PublishT9ToSub05(ctx context.Context, p runtime.Publisher, msg *T9, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.05", "sub.05.w0", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.05"), "sub.05.w0", msg, opts...)
 }
 
 // PublishT9ToSub05Async is PublishT9ToSub05 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT9ToSub05Async(ctx context.Context, p runtime.Publisher, msg *T9, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.05", "sub.05.w0", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.05"), "sub.05.w0", msg, opts...)
 }
 
 // PublishSub06W1ToSub06 publishes msg to "sub.06" as message type "sub.06.w1", which H15 handles.
 func PublishSub06W1ToSub06(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.06", "sub.06.w1", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.06"), "sub.06.w1", msg, opts...)
 }
 
 // PublishSub06W1ToSub06Async is PublishSub06W1ToSub06 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishSub06W1ToSub06Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w1", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.06"), "sub.06.w1", msg, opts...)
 }
 
 // PublishT0ToSub07 publishes msg to "sub.07" as message type "sub.07.w1", which H18 handles.
 func PublishT0ToSub07(ctx context.Context, p runtime.Publisher, msg *T0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.07", "sub.07.w1", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.07"), "sub.07.w1", msg, opts...)
 }
 
 // PublishT0ToSub07Async is PublishT0ToSub07 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT0ToSub07Async(ctx context.Context, p runtime.Publisher, msg *T0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w1", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.07"), "sub.07.w1", msg, opts...)
 }
 
 // PublishT8ToSub08 publishes msg to "sub.08" as message type "sub.08.w0", which H21 handles.
 func PublishT8ToSub08(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.08", "sub.08.w0", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.08"), "sub.08.w0", msg, opts...)
 }
 
 // PublishT8ToSub08Async is PublishT8ToSub08 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT8ToSub08Async(ctx context.Context, p runtime.Publisher, msg *T8, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.08", "sub.08.w0", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.08"), "sub.08.w0", msg, opts...)
 }
 
 // PublishBetaMsg1ToSub10 publishes msg to "sub.10" as message type "sub.10.w0", which H24 handles.
 func PublishBetaMsg1ToSub10(ctx context.Context, p runtime.Publisher, msg *beta.Msg1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.10", "sub.10.w0", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.10"), "sub.10.w0", msg, opts...)
 }
 
 // PublishBetaMsg1ToSub10Async is PublishBetaMsg1ToSub10 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg1ToSub10Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w0", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.10"), "sub.10.w0", msg, opts...)
 }
 
 // PublishT5 publishes msg to "sub.11" as message type "sub.11.w0", which H27 handles.
 func PublishT5(ctx context.Context, p runtime.Publisher, msg *T5, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.11", "sub.11.w0", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.11"), "sub.11.w0", msg, opts...)
 }
 
 // PublishT5Async is PublishT5 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT5Async(ctx context.Context, p runtime.Publisher, msg *T5, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w0", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.11"), "sub.11.w0", msg, opts...)
 }
 
 // PublishSub11W3ToSub11 publishes msg to "sub.11" as message type "sub.11.w3", which H30 handles.
 func PublishSub11W3ToSub11(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.11", "sub.11.w3", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.11"), "sub.11.w3", msg, opts...)
 }
 
 // PublishSub11W3ToSub11Async is PublishSub11W3ToSub11 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishSub11W3ToSub11Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w3", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.11"), "sub.11.w3", msg, opts...)
 }
 
 // PublishBetaMsg3ToSub13 publishes msg to "sub.13" as message type "sub.13.w1", which H33 handles.
 func PublishBetaMsg3ToSub13(ctx context.Context, p runtime.Publisher, msg *beta.Msg3, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.13", "sub.13.w1", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.13"), "sub.13.w1", msg, opts...)
 }
 
 // PublishBetaMsg3ToSub13Async is PublishBetaMsg3ToSub13 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg3ToSub13Async(ctx context.Context, p runtime.Publisher, msg *beta.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.13", "sub.13.w1", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.13"), "sub.13.w1", msg, opts...)
 }
 
 // PublishAlphaMsg1 publishes msg to "sub.00" as message type "sub.00.w0", which H01 handles.
 func PublishAlphaMsg1(ctx context.Context, p runtime.Publisher, msg alpha.Msg1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.00", "sub.00.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.00"), "sub.00.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg1Async is PublishAlphaMsg1 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg1Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.00", "sub.00.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.00"), "sub.00.w0", &msg, opts...)
 }
 
 // PublishSub02W0ToSub02 publishes msg to "sub.02" as message type "sub.02.w0", which H04 handles.
 func PublishSub02W0ToSub02(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.02", "sub.02.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.02"), "sub.02.w0", &msg, opts...)
 }
 
 // PublishSub02W0ToSub02Async is PublishSub02W0ToSub02 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishSub02W0ToSub02Async(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.02"), "sub.02.w0", &msg, opts...)
 }
 
 // PublishT0ToSub03 publishes msg to "sub.03" as message type "sub.03.w0", which H07 handles.
 func PublishT0ToSub03(ctx context.Context, p runtime.Publisher, msg T0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.03", "sub.03.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.03"), "sub.03.w0", &msg, opts...)
 }
 
 // PublishT0ToSub03Async is PublishT0ToSub03 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT0ToSub03Async(ctx context.Context, p runtime.Publisher, msg T0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.03"), "sub.03.w0", &msg, opts...)
 }
 
 // PublishT1ToSub03 publishes msg to "sub.03" as message type "sub.03.w3", which H10 handles.
 func PublishT1ToSub03(ctx context.Context, p runtime.Publisher, msg T1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.03", "sub.03.w3", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.03"), "sub.03.w3", &msg, opts...)
 }
 
 // PublishT1ToSub03Async is PublishT1ToSub03 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT1ToSub03Async(ctx context.Context, p runtime.Publisher, msg T1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w3", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.03"), "sub.03.w3", &msg, opts...)
 }
 
 // PublishT3 publishes msg to "sub.05" as message type "sub.05.w1", which H13 handles.
 func PublishT3(ctx context.Context, p runtime.Publisher, msg T3, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.05", "sub.05.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.05"), "sub.05.w1", &msg, opts...)
 }
 
 // PublishT3Async is PublishT3 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT3Async(ctx context.Context, p runtime.Publisher, msg T3, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.05", "sub.05.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.05"), "sub.05.w1", &msg, opts...)
 }
 
 // PublishBetaMsg4 publishes msg to "sub.06" as message type "sub.06.w2", which H16 handles.
 func PublishBetaMsg4(ctx context.Context, p runtime.Publisher, msg beta.Msg4, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.06", "sub.06.w2", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.06"), "sub.06.w2", &msg, opts...)
 }
 
 // PublishBetaMsg4Async is PublishBetaMsg4 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg4Async(ctx context.Context, p runtime.Publisher, msg beta.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w2", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.06"), "sub.06.w2", &msg, opts...)
 }
 
 // PublishBetaMsg1ToSub07 publishes msg to "sub.07" as message type "sub.07.w2", which H19 handles.
 func PublishBetaMsg1ToSub07(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.07", "sub.07.w2", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.07"), "sub.07.w2", &msg, opts...)
 }
 
 // PublishBetaMsg1ToSub07Async is PublishBetaMsg1ToSub07 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg1ToSub07Async(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w2", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.07"), "sub.07.w2", &msg, opts...)
 }
 
 // PublishT9ToSub09 publishes msg to "sub.09" as message type "sub.09.w0", which H22 handles.
 func PublishT9ToSub09(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.09", "sub.09.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.09"), "sub.09.w0", &msg, opts...)
 }
 
 // PublishT9ToSub09Async is PublishT9ToSub09 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT9ToSub09Async(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.09", "sub.09.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.09"), "sub.09.w0", &msg, opts...)
 }
 
 // PublishT9ToSub10 publishes msg to "sub.10" as message type "sub.10.w1", which H25 handles.
 func PublishT9ToSub10(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.10", "sub.10.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.10"), "sub.10.w1", &msg, opts...)
 }
 
 // PublishT9ToSub10Async is PublishT9ToSub10 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT9ToSub10Async(ctx context.Context, p runtime.Publisher, msg T9, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.10"), "sub.10.w1", &msg, opts...)
 }
 
 // PublishT8ToSub11 publishes msg to "sub.11" as message type "sub.11.w1", which H28 handles.
 func PublishT8ToSub11(ctx context.Context, p runtime.Publisher, msg T8, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.11", "sub.11.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.11"), "sub.11.w1", &msg, opts...)
 }
 
 // PublishT8ToSub11Async is PublishT8ToSub11 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT8ToSub11Async(ctx context.Context, p runtime.Publisher, msg T8, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.11"), "sub.11.w1", &msg, opts...)
 }
 
 // PublishBetaMsg1ToSub12 publishes msg to "sub.12" as message type "sub.12.w0", which H31 handles.
 func PublishBetaMsg1ToSub12(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.12", "sub.12.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.12"), "sub.12.w0", &msg, opts...)
 }
 
 // PublishBetaMsg1ToSub12Async is PublishBetaMsg1ToSub12 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg1ToSub12Async(ctx context.Context, p runtime.Publisher, msg beta.Msg1, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.12", "sub.12.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.12"), "sub.12.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg5ToSub01 publishes msg to "sub.01" as message type "sub.01.w0", which H02 handles.
 func PublishAlphaMsg5ToSub01(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.01", "sub.01.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.01"), "sub.01.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg5ToSub01Async is PublishAlphaMsg5ToSub01 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg5ToSub01Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.01", "sub.01.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.01"), "sub.01.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg4ToSub02 publishes msg to "sub.02" as message type "sub.02.w1", which H05 handles.
 func PublishAlphaMsg4ToSub02(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.02", "sub.02.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.02"), "sub.02.w1", &msg, opts...)
 }
 
 // PublishAlphaMsg4ToSub02Async is PublishAlphaMsg4ToSub02 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg4ToSub02Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.02", "sub.02.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.02"), "sub.02.w1", &msg, opts...)
 }
 
 // PublishT6 publishes msg to "sub.03" as message type "sub.03.w1", which H08 handles.
 func PublishT6(ctx context.Context, p runtime.Publisher, msg T6, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.03", "sub.03.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.03"), "sub.03.w1", &msg, opts...)
 }
 
 // PublishT6Async is PublishT6 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishT6Async(ctx context.Context, p runtime.Publisher, msg T6, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.03", "sub.03.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.03"), "sub.03.w1", &msg, opts...)
 }
 
 // PublishBetaMsg3ToSub04 publishes msg to "sub.04" as message type "sub.04.w0", which H11 handles.
 func PublishBetaMsg3ToSub04(ctx context.Context, p runtime.Publisher, msg beta.Msg3, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.04", "sub.04.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.04"), "sub.04.w0", &msg, opts...)
 }
 
 // PublishBetaMsg3ToSub04Async is PublishBetaMsg3ToSub04 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg3ToSub04Async(ctx context.Context, p runtime.Publisher, msg beta.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.04", "sub.04.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.04"), "sub.04.w0", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub06 publishes msg to "sub.06" as message type "sub.06.w0", which H14 handles.
 func PublishBetaMsg5ToSub06(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.06", "sub.06.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.06"), "sub.06.w0", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub06Async is PublishBetaMsg5ToSub06 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg5ToSub06Async(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.06", "sub.06.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.06"), "sub.06.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg0ToSub07 publishes msg to "sub.07" as message type "sub.07.w0", which H17 handles.
 func PublishAlphaMsg0ToSub07(ctx context.Context, p runtime.Publisher, msg alpha.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.07", "sub.07.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.07"), "sub.07.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg0ToSub07Async is PublishAlphaMsg0ToSub07 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg0ToSub07Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.07"), "sub.07.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg3 publishes msg to "sub.07" as message type "sub.07.w3", which H20 handles.
 func PublishAlphaMsg3(ctx context.Context, p runtime.Publisher, msg alpha.Msg3, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.07", "sub.07.w3", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.07"), "sub.07.w3", &msg, opts...)
 }
 
 // PublishAlphaMsg3Async is PublishAlphaMsg3 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg3Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg3, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.07", "sub.07.w3", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.07"), "sub.07.w3", &msg, opts...)
 }
 
 // PublishAlphaMsg4ToSub09 publishes msg to "sub.09" as message type "sub.09.w1", which H23 handles.
 func PublishAlphaMsg4ToSub09(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.09", "sub.09.w1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.09"), "sub.09.w1", &msg, opts...)
 }
 
 // PublishAlphaMsg4ToSub09Async is PublishAlphaMsg4ToSub09 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg4ToSub09Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg4, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.09", "sub.09.w1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.09"), "sub.09.w1", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub10 publishes msg to "sub.10" as message type "sub.10.w2", which H26 handles.
 func PublishBetaMsg5ToSub10(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.10", "sub.10.w2", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.10"), "sub.10.w2", &msg, opts...)
 }
 
 // PublishBetaMsg5ToSub10Async is PublishBetaMsg5ToSub10 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBetaMsg5ToSub10Async(ctx context.Context, p runtime.Publisher, msg beta.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.10", "sub.10.w2", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.10"), "sub.10.w2", &msg, opts...)
 }
 
 // PublishSub11W2ToSub11 publishes msg to "sub.11" as message type "sub.11.w2", which H29 handles.
 func PublishSub11W2ToSub11(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.11", "sub.11.w2", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.11"), "sub.11.w2", &msg, opts...)
 }
 
 // PublishSub11W2ToSub11Async is PublishSub11W2ToSub11 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishSub11W2ToSub11Async(ctx context.Context, p runtime.Publisher, msg beta.Msg0, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.11", "sub.11.w2", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.11"), "sub.11.w2", &msg, opts...)
 }
 
 // PublishAlphaMsg5ToSub13 publishes msg to "sub.13" as message type "sub.13.w0", which H32 handles.
 func PublishAlphaMsg5ToSub13(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "sub.13", "sub.13.w0", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("sub.13"), "sub.13.w0", &msg, opts...)
 }
 
 // PublishAlphaMsg5ToSub13Async is PublishAlphaMsg5ToSub13 without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAlphaMsg5ToSub13Async(ctx context.Context, p runtime.Publisher, msg alpha.Msg5, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "sub.13", "sub.13.w0", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("sub.13"), "sub.13.w0", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

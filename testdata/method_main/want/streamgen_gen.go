@@ -52,24 +52,24 @@ func Mount(app *runtime.App, zeromq runtime.Broker, app2 App, worker *worker) {
 
 // PublishJobToJobs publishes msg to "jobs" as message type "Job", which worker.Work handles.
 func PublishJobToJobs(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobToJobsAsync is PublishJobToJobs without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishAppJobToJobs publishes msg to "jobs" as message type "App.Job", which App.Work handles.
 func PublishAppJobToJobs(ctx context.Context, p runtime.Publisher, msg *Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "App.Job", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "App.Job", msg, opts...)
 }
 
 // PublishAppJobToJobsAsync is PublishAppJobToJobs without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAppJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg *Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "App.Job", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "App.Job", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -80,57 +80,57 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, ledger Ledger, service *Se
 
 // PublishOrderToOrders publishes msg to "orders" as message type "Order", which Service.Place handles.
 func PublishOrderToOrders(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrderToOrdersAsync is PublishOrderToOrders without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderToOrdersAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishRefundToOrders publishes msg to "orders" as message type "Refund", which Service.Refund handles.
 func PublishRefundToOrders(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Refund", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Refund", msg, opts...)
 }
 
 // PublishRefundToOrdersAsync is PublishRefundToOrders without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundToOrdersAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Refund", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Refund", msg, opts...)
 }
 
 // PublishRefundToRefunds publishes msg to "refunds" as message type "Refund", which Service.Refund handles.
 func PublishRefundToRefunds(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "refunds", "Refund", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("refunds"), "Refund", msg, opts...)
 }
 
 // PublishRefundToRefundsAsync is PublishRefundToRefunds without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundToRefundsAsync(ctx context.Context, p runtime.Publisher, msg *Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "refunds", "Refund", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("refunds"), "Refund", msg, opts...)
 }
 
 // PublishAudit publishes msg to "audit" as message type "Audit", which Ledger.Record handles.
 func PublishAudit(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "audit", "Audit", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("audit"), "Audit", &msg, opts...)
 }
 
 // PublishAuditAsync is PublishAudit without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAuditAsync(ctx context.Context, p runtime.Publisher, msg Audit, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "audit", "Audit", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("audit"), "Audit", &msg, opts...)
 }
 
 // PublishOrderToOrdersLegacy publishes msg to "orders.legacy" as message type "Order", which Place handles.
 func PublishOrderToOrdersLegacy(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders.legacy", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders.legacy"), "Order", &msg, opts...)
 }
 
 // PublishOrderToOrdersLegacyAsync is PublishOrderToOrdersLegacy without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderToOrdersLegacyAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders.legacy", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders.legacy"), "Order", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -50,35 +50,35 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishOpened publishes msg to "accounts" as message type "Opened", which Open handles.
 func PublishOpened(ctx context.Context, p runtime.Publisher, msg Opened, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "accounts", "Opened", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("accounts"), "Opened", &msg, opts...)
 }
 
 // PublishOpenedAsync is PublishOpened without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOpenedAsync(ctx context.Context, p runtime.Publisher, msg Opened, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "accounts", "Opened", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("accounts"), "Opened", &msg, opts...)
 }
 
 // PublishClosed publishes msg to "accounts" as message type "Closed", which Close handles.
 func PublishClosed(ctx context.Context, p runtime.Publisher, msg Closed, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "accounts", "Closed", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("accounts"), "Closed", &msg, opts...)
 }
 
 // PublishClosedAsync is PublishClosed without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishClosedAsync(ctx context.Context, p runtime.Publisher, msg Closed, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "accounts", "Closed", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("accounts"), "Closed", &msg, opts...)
 }
 
 // PublishFrozen publishes msg to "accounts" as message type "Frozen", which Freeze handles.
 func PublishFrozen(ctx context.Context, p runtime.Publisher, msg Frozen, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "accounts", "Frozen", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("accounts"), "Frozen", &msg, opts...)
 }
 
 // PublishFrozenAsync is PublishFrozen without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishFrozenAsync(ctx context.Context, p runtime.Publisher, msg Frozen, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "accounts", "Frozen", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("accounts"), "Frozen", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

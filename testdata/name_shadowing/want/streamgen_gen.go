@@ -61,35 +61,35 @@ func Mount(app2 *runtime2.App, zeromq2 runtime2.Broker) {
 
 // PublishMsgToCtx publishes msg to "ctx" as message type "Msg", which ctx handles.
 func PublishMsgToCtx(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) error {
-	return runtime2.Publish(ctx2, p, "ctx", "Msg", &msg, opts...)
+	return runtime2.Publish(ctx2, p, runtime2.Queue("ctx"), "Msg", &msg, opts...)
 }
 
 // PublishMsgToCtxAsync is PublishMsgToCtx without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMsgToCtxAsync(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
-	return runtime2.PublishAsync(ctx2, p, "ctx", "Msg", &msg, opts...)
+	return runtime2.PublishAsync(ctx2, p, runtime2.Queue("ctx"), "Msg", &msg, opts...)
 }
 
 // PublishMsgToApp publishes msg to "app" as message type "app.msg", which app handles.
 func PublishMsgToApp(ctx2 context2.Context, p runtime2.Publisher, msg *Msg, opts ...runtime2.PublishOption) error {
-	return runtime2.Publish(ctx2, p, "app", "app.msg", msg, opts...)
+	return runtime2.Publish(ctx2, p, runtime2.Queue("app"), "app.msg", msg, opts...)
 }
 
 // PublishMsgToAppAsync is PublishMsgToApp without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMsgToAppAsync(ctx2 context2.Context, p runtime2.Publisher, msg *Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
-	return runtime2.PublishAsync(ctx2, p, "app", "app.msg", msg, opts...)
+	return runtime2.PublishAsync(ctx2, p, runtime2.Queue("app"), "app.msg", msg, opts...)
 }
 
 // PublishMsgToZeromq publishes msg to "zeromq" as message type "zmq.msg", which zeromq handles.
 func PublishMsgToZeromq(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) error {
-	return runtime2.Publish(ctx2, p, "zeromq", "zmq.msg", &msg, opts...)
+	return runtime2.Publish(ctx2, p, runtime2.Queue("zeromq"), "zmq.msg", &msg, opts...)
 }
 
 // PublishMsgToZeromqAsync is PublishMsgToZeromq without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMsgToZeromqAsync(ctx2 context2.Context, p runtime2.Publisher, msg Msg, opts ...runtime2.PublishOption) *runtime2.Confirmation {
-	return runtime2.PublishAsync(ctx2, p, "zeromq", "zmq.msg", &msg, opts...)
+	return runtime2.PublishAsync(ctx2, p, runtime2.Queue("zeromq"), "zmq.msg", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

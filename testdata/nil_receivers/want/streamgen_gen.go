@@ -62,24 +62,24 @@ func Mount(app *runtime.App, zeromq runtime.Broker, biller *Biller, worker *Work
 
 // PublishJob publishes msg to "jobs" as message type "Job", which Worker.Work handles.
 func PublishJob(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobAsync is PublishJob without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishInvoice publishes msg to "invoices" as message type "Invoice", which Biller.Send handles.
 func PublishInvoice(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "invoices", "Invoice", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("invoices"), "Invoice", &msg, opts...)
 }
 
 // PublishInvoiceAsync is PublishInvoice without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishInvoiceAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "invoices", "Invoice", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("invoices"), "Invoice", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

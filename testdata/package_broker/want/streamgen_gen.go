@@ -51,24 +51,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishReport publishes msg to "reports" as message type "Report", which Render handles.
 func PublishReport(ctx context.Context, p runtime.Publisher, msg Report, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "reports", "Report", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("reports"), "Report", &msg, opts...)
 }
 
 // PublishReportAsync is PublishReport without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReportAsync(ctx context.Context, p runtime.Publisher, msg Report, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "reports", "Report", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("reports"), "Report", &msg, opts...)
 }
 
 // PublishExport publishes msg to "exports" as message type "Export", which Write handles.
 func PublishExport(ctx context.Context, p runtime.Publisher, msg Export, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "exports", "Export", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("exports"), "Export", &msg, opts...)
 }
 
 // PublishExportAsync is PublishExport without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishExportAsync(ctx context.Context, p runtime.Publisher, msg Export, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "exports", "Export", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("exports"), "Export", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

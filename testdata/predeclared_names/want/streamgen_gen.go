@@ -41,13 +41,13 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishMsg publishes msg to "msgs" as message type "Msg", which Take handles.
 func PublishMsg(ctx context.Context, p runtime.Publisher, msg Msg, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "msgs", "Msg", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("msgs"), "Msg", &msg, opts...)
 }
 
 // PublishMsgAsync is PublishMsg without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishMsgAsync(ctx context.Context, p runtime.Publisher, msg Msg, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "msgs", "Msg", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("msgs"), "Msg", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -54,48 +54,48 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 // PublishOrderPlaced publishes msg to exchange "orders" with routing key "order.placed" as message type "OrderPlaced";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderPlacedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("orders", "order.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // PublishOrderCancelled publishes msg to exchange "orders" with routing key "order.cancelled" as message type "order.cancelled.v1";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishOrderCancelled(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
 }
 
 // PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderCancelledAsync(ctx context.Context, p runtime.Publisher, msg OrderCancelled, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("orders", "order.cancelled"), "order.cancelled.v1", &msg, opts...)
 }
 
 // PublishTick publishes msg to exchange "ticks" with an empty routing key as message type "Tick";
 // runtime.WithRoutingKey gives a message its routing key.
 func PublishTick(ctx context.Context, p runtime.Publisher, msg Tick, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
 }
 
 // PublishTickAsync is PublishTick without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishTickAsync(ctx context.Context, p runtime.Publisher, msg Tick, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("ticks", ""), "Tick", &msg, opts...)
 }
 
 // PublishReceipt publishes msg to "receipts" as message type "Receipt".
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
 }
 
 // PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("receipts"), "Receipt", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -78,68 +78,68 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishJobToJobs publishes msg to "jobs" as message type "Job", which Work handles.
 func PublishJobToJobs(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobToJobsAsync is PublishJobToJobs without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobToJobsAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs"), "Job", &msg, opts...)
 }
 
 // PublishJobToJobsUrgent publishes msg to "jobs.urgent" as message type "Job", which WorkNow handles.
 func PublishJobToJobsUrgent(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "jobs.urgent", "Job", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("jobs.urgent"), "Job", &msg, opts...)
 }
 
 // PublishJobToJobsUrgentAsync is PublishJobToJobsUrgent without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishJobToJobsUrgentAsync(ctx context.Context, p runtime.Publisher, msg Job, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "jobs.urgent", "Job", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("jobs.urgent"), "Job", &msg, opts...)
 }
 
 // PublishOrder publishes msg to "orders" as message type "Order", which Take handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrdersOrder publishes msg to "orders" as message type "external.order", which TakeExternal handles.
 func PublishOrdersOrder(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "external.order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "external.order", &msg, opts...)
 }
 
 // PublishOrdersOrderAsync is PublishOrdersOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrdersOrderAsync(ctx context.Context, p runtime.Publisher, msg orders.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "external.order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "external.order", &msg, opts...)
 }
 
 // PublishEventV1ToEvents publishes msg to "events" as message type "event.v1", which EventV1 handles.
 func PublishEventV1ToEvents(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "events", "event.v1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("events"), "event.v1", &msg, opts...)
 }
 
 // PublishEventV1ToEventsAsync is PublishEventV1ToEvents without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEventV1ToEventsAsync(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "events", "event.v1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("events"), "event.v1", &msg, opts...)
 }
 
 // PublishEventV2ToEvents publishes msg to "events" as message type "event.v2", which EventV2 handles.
 func PublishEventV2ToEvents(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "events", "event.v2", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("events"), "event.v2", &msg, opts...)
 }
 
 // PublishEventV2ToEventsAsync is PublishEventV2ToEvents without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEventV2ToEventsAsync(ctx context.Context, p runtime.Publisher, msg Event, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "events", "event.v2", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("events"), "event.v2", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -16,22 +16,22 @@ const _ = runtime.GeneratedCodeV1
 // PublishShipped publishes msg to exchange "shipping" with routing key "parcel.shipped" as message type "Shipped";
 // runtime.WithRoutingKey gives one message another routing key.
 func PublishShipped(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
 }
 
 // PublishShippedAsync is PublishShipped without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishShippedAsync(ctx context.Context, p runtime.Publisher, msg Shipped, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Exchange("shipping", "parcel.shipped"), "Shipped", &msg, opts...)
 }
 
 // PublishPing publishes msg to "pings" as message type "Ping".
 func PublishPing(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) error {
-	return runtime.PublishTo(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
 }
 
 // PublishPingAsync is PublishPing without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg Ping, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishToAsync(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("pings"), "Ping", &msg, opts...)
 }

@@ -63,24 +63,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishInvoice publishes msg to "invoices" as message type "invoice.v1", which Bill handles.
 func PublishInvoice(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "invoices", "invoice.v1", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("invoices"), "invoice.v1", &msg, opts...)
 }
 
 // PublishInvoiceAsync is PublishInvoice without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishInvoiceAsync(ctx context.Context, p runtime.Publisher, msg Invoice, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "invoices", "invoice.v1", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("invoices"), "invoice.v1", &msg, opts...)
 }
 
 // PublishReceipt publishes msg to "receipts" as message type "Receipt", which Mail handles.
 func PublishReceipt(ctx context.Context, p runtime.Publisher, msg *Receipt, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "receipts", "Receipt", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("receipts"), "Receipt", msg, opts...)
 }
 
 // PublishReceiptAsync is PublishReceipt without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReceiptAsync(ctx context.Context, p runtime.Publisher, msg *Receipt, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "receipts", "Receipt", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("receipts"), "Receipt", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -54,24 +54,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishHook publishes msg to "hooks" as message type "Hook", which Call handles.
 func PublishHook(ctx context.Context, p runtime.Publisher, msg Hook, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "hooks", "Hook", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("hooks"), "Hook", &msg, opts...)
 }
 
 // PublishHookAsync is PublishHook without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishHookAsync(ctx context.Context, p runtime.Publisher, msg Hook, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "hooks", "Hook", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("hooks"), "Hook", &msg, opts...)
 }
 
 // PublishSlow publishes msg to "slow" as message type "Slow", which CallSlow handles.
 func PublishSlow(ctx context.Context, p runtime.Publisher, msg Slow, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "slow", "Slow", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("slow"), "Slow", &msg, opts...)
 }
 
 // PublishSlowAsync is PublishSlow without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishSlowAsync(ctx context.Context, p runtime.Publisher, msg Slow, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "slow", "Slow", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("slow"), "Slow", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -61,35 +61,35 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 
 // PublishShipment publishes msg to "shipments" as message type "Shipment", which Ship handles.
 func PublishShipment(ctx context.Context, p runtime.Publisher, msg *Shipment, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "shipments", "Shipment", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("shipments"), "Shipment", msg, opts...)
 }
 
 // PublishShipmentAsync is PublishShipment without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishShipmentAsync(ctx context.Context, p runtime.Publisher, msg *Shipment, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "shipments", "Shipment", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("shipments"), "Shipment", msg, opts...)
 }
 
 // PublishOrder publishes msg to "orders" as message type "Order", which Place handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "orders", "Order", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("orders"), "Order", &msg, opts...)
 }
 
 // PublishPayment publishes msg to "payments" as message type "Payment", which Settle handles.
 func PublishPayment(ctx context.Context, p runtime.Publisher, msg Payment, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "Payment", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "Payment", &msg, opts...)
 }
 
 // PublishPaymentAsync is PublishPayment without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishPaymentAsync(ctx context.Context, p runtime.Publisher, msg Payment, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "Payment", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "Payment", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -111,90 +111,90 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishA publishes msg to "a" as message type "A", which ValueError handles.
 func PublishA(ctx context.Context, p runtime.Publisher, msg A, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "a", "A", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("a"), "A", &msg, opts...)
 }
 
 // PublishAAsync is PublishA without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishAAsync(ctx context.Context, p runtime.Publisher, msg A, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "a", "A", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("a"), "A", &msg, opts...)
 }
 
 // PublishB publishes msg to "b" as message type "B", which PointerError handles.
 func PublishB(ctx context.Context, p runtime.Publisher, msg *B, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "b", "B", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("b"), "B", msg, opts...)
 }
 
 // PublishBAsync is PublishB without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishBAsync(ctx context.Context, p runtime.Publisher, msg *B, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "b", "B", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("b"), "B", msg, opts...)
 }
 
 // PublishC publishes msg to "c" as message type "C", which ValueOutcome handles.
 func PublishC(ctx context.Context, p runtime.Publisher, msg C, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "c", "C", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("c"), "C", &msg, opts...)
 }
 
 // PublishCAsync is PublishC without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishCAsync(ctx context.Context, p runtime.Publisher, msg C, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "c", "C", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("c"), "C", &msg, opts...)
 }
 
 // PublishD publishes msg to "d" as message type "D", which PointerOutcome handles.
 func PublishD(ctx context.Context, p runtime.Publisher, msg *D, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "d", "D", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("d"), "D", msg, opts...)
 }
 
 // PublishDAsync is PublishD without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishDAsync(ctx context.Context, p runtime.Publisher, msg *D, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "d", "D", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("d"), "D", msg, opts...)
 }
 
 // PublishE publishes msg to "e" as message type "E", which ValueErrorMetadata handles.
 func PublishE(ctx context.Context, p runtime.Publisher, msg E, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "e", "E", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("e"), "E", &msg, opts...)
 }
 
 // PublishEAsync is PublishE without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEAsync(ctx context.Context, p runtime.Publisher, msg E, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "e", "E", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("e"), "E", &msg, opts...)
 }
 
 // PublishF publishes msg to "f" as message type "F", which PointerErrorMetadata handles.
 func PublishF(ctx context.Context, p runtime.Publisher, msg *F, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "f", "F", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("f"), "F", msg, opts...)
 }
 
 // PublishFAsync is PublishF without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishFAsync(ctx context.Context, p runtime.Publisher, msg *F, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "f", "F", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("f"), "F", msg, opts...)
 }
 
 // PublishG publishes msg to "g" as message type "G", which ValueOutcomeMetadata handles.
 func PublishG(ctx context.Context, p runtime.Publisher, msg G, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "g", "G", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("g"), "G", &msg, opts...)
 }
 
 // PublishGAsync is PublishG without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishGAsync(ctx context.Context, p runtime.Publisher, msg G, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "g", "G", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("g"), "G", &msg, opts...)
 }
 
 // PublishH publishes msg to "h" as message type "H", which PointerOutcomeMetadata handles.
 func PublishH(ctx context.Context, p runtime.Publisher, msg *H, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "h", "H", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("h"), "H", msg, opts...)
 }
 
 // PublishHAsync is PublishH without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishHAsync(ctx context.Context, p runtime.Publisher, msg *H, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "h", "H", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("h"), "H", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -41,13 +41,13 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishTicket publishes msg to "tickets" as message type "Ticket", which Open handles.
 func PublishTicket(ctx context.Context, p runtime.Publisher, msg Ticket, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "tickets", "Ticket", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("tickets"), "Ticket", &msg, opts...)
 }
 
 // PublishTicketAsync is PublishTicket without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishTicketAsync(ctx context.Context, p runtime.Publisher, msg Ticket, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "tickets", "Ticket", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("tickets"), "Ticket", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -55,35 +55,35 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 
 // PublishChargeToPayments publishes msg to "payments" as message type "Charge", which Pay handles.
 func PublishChargeToPayments(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "Charge", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "Charge", &msg, opts...)
 }
 
 // PublishChargeToPaymentsAsync is PublishChargeToPayments without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishChargeToPaymentsAsync(ctx context.Context, p runtime.Publisher, msg Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "Charge", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "Charge", &msg, opts...)
 }
 
 // PublishRefund publishes msg to "payments" as message type "Refund", which GiveBack handles.
 func PublishRefund(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "payments", "Refund", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("payments"), "Refund", &msg, opts...)
 }
 
 // PublishRefundAsync is PublishRefund without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishRefundAsync(ctx context.Context, p runtime.Publisher, msg Refund, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "payments", "Refund", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("payments"), "Refund", &msg, opts...)
 }
 
 // PublishChargeToAudit publishes msg to "audit" as message type "Charge", which Audit handles.
 func PublishChargeToAudit(ctx context.Context, p runtime.Publisher, msg *Charge, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "audit", "Charge", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("audit"), "Charge", msg, opts...)
 }
 
 // PublishChargeToAuditAsync is PublishChargeToAudit without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishChargeToAuditAsync(ctx context.Context, p runtime.Publisher, msg *Charge, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "audit", "Charge", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("audit"), "Charge", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -55,24 +55,24 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 
 // PublishEventToEvents publishes msg to "events" as message type "event", which Record handles.
 func PublishEventToEvents(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "events", "event", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("events"), "event", msg, opts...)
 }
 
 // PublishEventToEventsAsync is PublishEventToEvents without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEventToEventsAsync(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "events", "event", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("events"), "event", msg, opts...)
 }
 
 // PublishEventToEventsRetry publishes msg to "events.retry" as message type "event", which RecordLater handles.
 func PublishEventToEventsRetry(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "events.retry", "event", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("events.retry"), "event", msg, opts...)
 }
 
 // PublishEventToEventsRetryAsync is PublishEventToEventsRetry without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishEventToEventsRetryAsync(ctx context.Context, p runtime.Publisher, msg *Event, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "events.retry", "event", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("events.retry"), "event", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

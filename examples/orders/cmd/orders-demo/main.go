@@ -115,7 +115,7 @@ func defaultSteps() []step {
 				if err := orders.PublishOrderPlaced(ctx, p, orders.OrderPlaced{ID: "o-4", Customer: "edsger"}, runtime.WithMessageID("o-4")); err != nil {
 					return err
 				}
-				return runtime.Publish(ctx, p, "orders.received", "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
+				return runtime.Publish(ctx, p, runtime.Queue("orders.received"), "OrderRefunded", map[string]string{"id": "o-1"}, runtime.WithMessageID("r-1"))
 			},
 			want:  runtime.SubscriptionStats{Delivered: 9 + 3, Acked: 2 + 1, Retried: 6, Parked: 1 + 2},
 			audit: runtime.SubscriptionStats{Delivered: 3 + 2, Acked: 3 + 2},

@@ -42,13 +42,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 
 // PublishOrder publishes msg to "bench.orders" as message type "Order", which Consume handles.
 func PublishOrder(ctx context.Context, p runtime.Publisher, msg *benchpair.Order, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, "bench.orders", "Order", msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("bench.orders"), "Order", msg, opts...)
 }
 
 // PublishOrderAsync is PublishOrder without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg *benchpair.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, "bench.orders", "Order", msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("bench.orders"), "Order", msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -7,11 +7,11 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// PublishToAsync sends to the destination's exchange and key without
+// PublishAsync sends to the destination's exchange and key without
 // waiting, and the Confirmation carries the publisher's outcome.
-func TestPublishToAsyncSendsToTheDestination(t *testing.T) {
+func TestPublishAsyncSendsToTheDestination(t *testing.T) {
 	p := &asyncPublisher{}
-	c := runtime.PublishToAsync(t.Context(), p, runtime.Exchange("orders", "order.placed"), "Job", job{ID: 3}, runtime.WithMessageID("m-3"))
+	c := runtime.PublishAsync(t.Context(), p, runtime.Exchange("orders", "order.placed"), "Job", job{ID: 3}, runtime.WithMessageID("m-3"))
 	if len(p.msgs) != 1 || p.queue != "order.placed" || p.msgs[0].Exchange != "orders" || p.msgs[0].Type != "Job" || p.msgs[0].ID != "m-3" || string(p.msgs[0].Body) != `{"id":3}` {
 		t.Fatalf("sent to %q: %+v", p.queue, p.msgs)
 	}
@@ -26,7 +26,7 @@ func TestPublishToAsyncSendsToTheDestination(t *testing.T) {
 	}
 
 	q := &asyncPublisher{}
-	runtime.PublishToAsync(t.Context(), q, runtime.Queue("jobs"), "Job", job{ID: 4})
+	runtime.PublishAsync(t.Context(), q, runtime.Queue("jobs"), "Job", job{ID: 4})
 	if q.queue != "jobs" || q.msgs[0].Exchange != "" {
 		t.Errorf("a queue destination was sent to exchange %q, key %q", q.msgs[0].Exchange, q.queue)
 	}
@@ -34,9 +34,9 @@ func TestPublishToAsyncSendsToTheDestination(t *testing.T) {
 
 // A message that cannot be encoded is never sent: its Confirmation is done
 // with the encoding error, naming the destination.
-func TestPublishToAsyncReportsAnEncodingError(t *testing.T) {
+func TestPublishAsyncToAnExchangeReportsAnEncodingError(t *testing.T) {
 	p := &asyncPublisher{}
-	c := runtime.PublishToAsync(t.Context(), p, runtime.Exchange("orders", "k"), "Job", make(chan int))
+	c := runtime.PublishAsync(t.Context(), p, runtime.Exchange("orders", "k"), "Job", make(chan int))
 	<-c.Done()
 	var unsupported interface{ Unwrap() error }
 	if err := c.Err(); err == nil || !errors.As(err, &unsupported) || len(p.msgs) != 0 {
