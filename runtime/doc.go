@@ -59,7 +59,8 @@
 // count in RetryCountHeader, so the count survives restarts and is shared by
 // all workers. Policy.Timeout bounds each handler call: its context is
 // cancelled after that long, and a call that fails then has the reason
-// "handler timed out after 2s" (a TimeoutError); a call that ignores its
+// "handler timed out after 2s" (an error that errors.Is reports as
+// context.DeadlineExceeded); a call that ignores its
 // context and acknowledges late is acknowledged, with a warning.
 //
 // # Middleware and observers

@@ -2,11 +2,8 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/observe"
@@ -79,29 +76,3 @@ type nopObservation struct{}
 
 func (nopObservation) CopyHeaders(func(string, string)) {}
 func (nopObservation) End(observe.Settlement)           {}
-
-// A TimeoutError reads as the reason of the failed call.
-func TestTimeoutError(t *testing.T) {
-	cause := &runtime.TimeoutError{After: 2 * time.Second}
-	for _, tc := range []struct {
-		err  *runtime.TimeoutError
-		want string
-	}{
-		{&runtime.TimeoutError{After: 2 * time.Second}, "handler timed out after 2s"},
-		{&runtime.TimeoutError{After: 90 * time.Second, Err: context.DeadlineExceeded}, "handler timed out after 1m30s"},
-		{&runtime.TimeoutError{After: time.Second, Err: context.Canceled}, "handler timed out after 1s"},
-		{&runtime.TimeoutError{After: 2 * time.Second, Err: cause}, "handler timed out after 2s"},
-		{&runtime.TimeoutError{After: 500 * time.Millisecond, Err: fmt.Errorf("fetch: %w", context.DeadlineExceeded)}, "handler timed out after 500ms: fetch: context deadline exceeded"},
-	} {
-		if got := tc.err.Error(); got != tc.want {
-			t.Errorf("Error() = %q, want %q", got, tc.want)
-		}
-		if !errors.Is(tc.err, context.DeadlineExceeded) {
-			t.Errorf("%v is not context.DeadlineExceeded", tc.err)
-		}
-	}
-	errDB := errors.New("db")
-	if !errors.Is(&runtime.TimeoutError{After: time.Second, Err: errDB}, errDB) {
-		t.Error("a TimeoutError does not unwrap to the handler's error")
-	}
-}

@@ -45,11 +45,12 @@ type Policy struct {
 	// subscription name.
 	OutRetry string
 	// Timeout bounds each handler call: its context is cancelled after
-	// that long, with a TimeoutError as its cause. The handler must honour
+	// that long, with a cause that says so ("handler timed out after 2s",
+	// errors.Is context.DeadlineExceeded). The handler must honour
 	// its context: the runtime cannot stop a call that ignores it, it
 	// waits for its return. What a late call returns counts: a failure
 	// (the context's error, say) has the reason "handler timed out after
-	// 2s" (a TimeoutError), and an ack, drop or dead-letter is carried out
+	// 2s", and an ack, drop or dead-letter is carried out
 	// as asked, with a warning that the call was late, so that work done
 	// is not done again. Middleware runs outside the timeout and sees the
 	// outcome. 0 means no timeout.

@@ -363,7 +363,7 @@ func (c *Consumer) callHandler(ctx context.Context, h *runtime.Handler, v any, m
 // context's deadline in real time.
 func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md runtime.Metadata) runtime.Outcome {
 	timeout := h.Policy.Timeout
-	cause := &runtime.TimeoutError{After: timeout}
+	cause := &TimeoutError{After: timeout}
 	start := time.Now()
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
 	defer cancel()
@@ -372,7 +372,7 @@ func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md
 		return out // in time, or the handlers' own context ended
 	}
 	if out.Action() == "retry" {
-		return runtime.Retry().After(out.Delay()).Because(&runtime.TimeoutError{After: timeout, Err: out.Err()})
+		return runtime.Retry().After(out.Delay()).Because(&TimeoutError{After: timeout, Err: out.Err()})
 	}
 	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
 		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,

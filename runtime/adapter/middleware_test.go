@@ -366,7 +366,7 @@ func TestTimeout(t *testing.T) {
 			if v.Kind != tc.kind || v.Reason != tc.reason {
 				t.Errorf("verdict %v because %q, want %v because %q", v.Kind, v.Reason, tc.kind, tc.reason)
 			}
-			var te *runtime.TimeoutError
+			var te *adapter.TimeoutError
 			if tc.kind != adapter.VerdictAck && (!errors.As(cause, &te) || te.After != timeout || !errors.Is(cause, context.DeadlineExceeded)) {
 				t.Errorf("the handler's context ended with cause %v, want a TimeoutError after %v", cause, timeout)
 			}
@@ -450,7 +450,7 @@ func TestTimeoutIsSeenByMiddleware(t *testing.T) {
 	}
 	c, _, _ := newWithMiddleware(sub, runtime.RabbitMQ)
 	c.Handle(t.Context(), delivery(1))
-	var te *runtime.TimeoutError
+	var te *adapter.TimeoutError
 	if seen.Action() != "retry" || !errors.As(seen.Err(), &te) {
 		t.Errorf("the middleware saw %v, want a failure with a TimeoutError", seen)
 	}
