@@ -493,5 +493,10 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.ann.fields.handler.Policy, nil))
 		index = append(index, h)
 	}
+	for i := range rs.Handlers {
+		if p := &rs.Handlers[i].Policy; p.OutRetry == outRetrySelf {
+			p.OutRetry = rs.Name
+		}
+	}
 	return rs, index
 }

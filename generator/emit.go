@@ -574,12 +574,7 @@ func policyFields(p runtime.Policy) []keyed {
 	return []keyed{
 		{"MaxAttempts", unlessZero(p.MaxAttempts == 0, func() jen.Code { return jen.Lit(p.MaxAttempts) })},
 		{"DeadLetter", unlessZero(p.DeadLetter == "", func() jen.Code { return jen.Lit(p.DeadLetter) })},
-		{"OutRetry", unlessZero(p.OutRetry == "", func() jen.Code {
-			if p.OutRetry == runtime.OutRetrySelf {
-				return jen.Qual(runtimePath, "OutRetrySelf")
-			}
-			return jen.Lit(p.OutRetry)
-		})},
+		{"OutRetry", unlessZero(p.OutRetry == "", func() jen.Code { return jen.Lit(p.OutRetry) })},
 		{"Timeout", unlessZero(p.Timeout == 0, func() jen.Code { return durationCode(p.Timeout) })},
 	}
 }

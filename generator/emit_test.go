@@ -270,7 +270,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		"ExchangeType":         "runtime.TopicExchange",
 		"Bindings":             `[]string{"order.placed"}`,
 		"DeadLetter":           `"jobs.dead"`,
-		"OutRetry":             "runtime.OutRetrySelf",
+		"OutRetry":             `"self"`,
 		"Timeout":              "30 * time.Second",
 		"BatchSize":            "100",
 		"BatchWait":            "50 * time.Millisecond",
@@ -298,7 +298,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 	if written != len(want) {
 		t.Errorf("%d fields written, want %d", written, len(want))
 	}
-	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: runtime.OutRetrySelf, Timeout: 30 * time.Second}` {
+	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 30 * time.Second}` {
 		t.Errorf("policy literal %s", policy)
 	}
 	rs.Ack = "sometimes"

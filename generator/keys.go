@@ -24,6 +24,11 @@ const (
 	typeLevel
 )
 
+// outRetrySelf is the out_retry value that sends ZeroMQ retry copies back
+// into the subscription's own bound queue: runtimeSubscription writes the
+// subscription's name in its place.
+const outRetrySelf = "self"
+
 // keySpec describes one annotation key: the field of runtime.Subscription,
 // or of the handler's runtime.Handler, that it sets. This table is the one
 // place where keys map to fields: validation, Mount's Subscription literal
@@ -79,7 +84,7 @@ func keySpecs() []keySpec {
 		{"out_retry", typeLevel, runtime.ZeroMQ, "out_retry=self", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
 			h.Policy.OutRetry = v
 			return ""
-		}, runtime.OutRetrySelf},
+		}, outRetrySelf},
 		{"type", typeLevel, runtime.AnyBroker, "type=Job", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
 			h.MessageType = v
 			return ""

@@ -41,8 +41,9 @@ type Policy struct {
 	// DeadLetter is the queue that takes exhausted and poison messages; ""
 	// drops exhausted messages with a warning.
 	DeadLetter string
-	// OutRetry (ZeroMQ) is where retry copies go: OutRetrySelf or a
-	// subscription name.
+	// OutRetry (ZeroMQ) is the subscription retry copies go to: the
+	// handler's own subscription to send them back into its bound queue
+	// (the annotation's out_retry=self), or another one.
 	OutRetry string
 	// Timeout bounds each handler call: its context is cancelled after
 	// that long, with a cause that says so ("handler timed out after 2s",
@@ -55,19 +56,6 @@ type Policy struct {
 	// is not done again. Middleware runs outside the timeout and sees the
 	// outcome. 0 means no timeout.
 	Timeout time.Duration
-}
-
-// OutRetrySelf sends ZeroMQ retry copies back into the subscription's own
-// bound queue.
-const OutRetrySelf = "self"
-
-// RetryQueue returns where the ZeroMQ retry copies of subscription sub go:
-// OutRetry, with OutRetrySelf resolved to sub; "" when OutRetry is not set.
-func (p Policy) RetryQueue(sub string) string {
-	if p.OutRetry == OutRetrySelf {
-		return sub
-	}
-	return p.OutRetry
 }
 
 // Attempts returns the effective cap on deliveries: MaxAttempts, or 1 when it
@@ -591,7 +579,7 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 			continue
 		}
 		for j, o := range s.Handlers {
-			if o.Policy.RetryQueue(s.Name) != dl {
+			if o.Policy.OutRetry != dl {
 				continue
 			}
 			where := "is also its out_retry"

@@ -38,10 +38,10 @@ func TestValidate(t *testing.T) {
 			Ack: runtime.AckManual, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue, DeliveryLimit: 5, SingleActiveConsumer: true,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead"}), okHandler("Invoice", runtime.Policy{})}}, nil},
 		{"zeromq with retries and a dead letter", zero, runtime.Subscription{Name: "jobs", Broker: zero,
-			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self"})}}, nil},
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "jobs"})}}, nil},
 		{"any broker on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
 		{"broker-specific keys are not checked for AnyBroker", anyKind, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Ack: runtime.AckAuto,
-			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "self"})}}, nil},
+			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"})}}, nil},
 		{"ack=auto without retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}, nil},
 
 		// Rules for every broker.
@@ -92,7 +92,7 @@ func TestValidate(t *testing.T) {
 			[]problem{{-1, "", "middleware 1 of 1 is nil"}}},
 
 		// RabbitMQ rules.
-		{"out_retry on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "self"})}},
+		{"out_retry on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"})}},
 			[]problem{{0, "out_retry", "out_retry is for zeromq"}}},
 		{"ack=auto with retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}},
 			[]problem{{0, "max_attempts", "ack=auto is at-most-once and cannot retry"}}},
@@ -121,14 +121,14 @@ func TestValidate(t *testing.T) {
 			[]problem{{-1, "delivery_limit", "delivery_limit is for rabbitmq"}, {-1, "single_active_consumer", "single_active_consumer is for rabbitmq"}}},
 		{"max_attempts without out_retry", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5})}},
 			[]problem{{0, "max_attempts", "max_attempts=5 needs a destination for the retry copies on zeromq"}}},
-		{"out_retry without max_attempts", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{OutRetry: "self"})}},
+		{"out_retry without max_attempts", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{OutRetry: "jobs"})}},
 			[]problem{{0, "out_retry", "without max_attempts there are none"}}},
 		{"dead letter on the out_retry queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.later", DeadLetter: "jobs.later"})}},
 			[]problem{{0, "dead_letter", `dead_letter "jobs.later" is also its out_retry: retry copies and dead letters would mix in one queue; name another queue for dead_letter or for out_retry`}}},
 		{"dead letter on another handler's out_retry queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 			okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.later"}), okHandler("Invoice", runtime.Policy{DeadLetter: "jobs.later"})}},
 			[]problem{{1, "dead_letter", `dead_letter "jobs.later" is the out_retry of message type "Job": retry copies and dead letters would mix in one queue; name another queue for dead_letter or for out_retry`}}},
-		{"out_retry=self with a dead letter of another name", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "self", DeadLetter: "self"})}}, nil},
+		{"out_retry to the subscription itself with a dead letter of another name", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs", DeadLetter: "self"})}}, nil},
 
 		// Exchanges.
 		{"topic exchange with patterns", rabbit, runtime.Subscription{Name: "jobs", Exchange: "orders", Bindings: []string{"order.*", "order.#", "#", "*.eu.#"}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}}, nil},
@@ -252,10 +252,3 @@ func TestPolicyAttempts(t *testing.T) {
 	}
 }
 
-func TestPolicyRetryQueue(t *testing.T) {
-	for out, want := range map[string]string{"": "", runtime.OutRetrySelf: "jobs", "jobs.later": "jobs.later", "jobs": "jobs"} {
-		if got := (runtime.Policy{OutRetry: out}).RetryQueue("jobs"); got != want {
-			t.Errorf("Policy{OutRetry: %q}.RetryQueue(\"jobs\") = %q, want %q", out, got, want)
-		}
-	}
-}

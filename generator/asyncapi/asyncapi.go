@@ -380,7 +380,7 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 		}
 		for _, t := range targets {
 			c := main
-			if t != runtime.OutRetrySelf {
+			if t != rs.Name {
 				c = d.channel(broker, t)
 			}
 			c.retryFor = append(c.retryFor, as)

@@ -560,7 +560,7 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		v.Delay = out.Delay()
 		v.Reason = reason
 		if c.rules.delaysInMemory() {
-			v.Queue = p.RetryQueue(c.sub.Name)
+			v.Queue = p.OutRetry
 		} else {
 			wq := WaitQueueFor(c.waitQueues, d.attempt, v.Delay)
 			v.Delay, v.Queue = wq.TTL, wq.Name

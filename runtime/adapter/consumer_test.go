@@ -140,7 +140,7 @@ func TestProcessAppliesThePolicyToTheOutcome(t *testing.T) {
 			adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
 		{"failure with attempts left retries through the wait queue (rabbitmq)", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 1,
 			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs.retry", Delay: runtime.DefaultRetryDelay, Reason: "boom", Attempt: 1, MaxAttempts: 3, MessageType: "Job"}},
-		{"failure with attempts left retries via out_retry=self, resolved to the subscription (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, fail, 2,
+		{"failure with attempts left retries via out_retry to the subscription itself (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, fail, 2,
 			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
 		{"failure with attempts left retries via a named out_retry (zeromq)", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs.retry"}, fail, 2,
 			adapter.Verdict{Kind: adapter.VerdictRetry, Queue: "jobs.retry", Reason: "boom", Attempt: 2, MaxAttempts: 3, MessageType: "Job"}},
@@ -152,7 +152,7 @@ func TestProcessAppliesThePolicyToTheOutcome(t *testing.T) {
 			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
 		{"a count past the cap makes it the last attempt, never one beyond", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}, fail, 9,
 			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed on attempt 3 of 3: boom", Attempt: 3, MaxAttempts: 3, MessageType: "Job"}},
-		{"exhausted without a dead letter drops", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 5, OutRetry: "self"}, fail, 5,
+		{"exhausted without a dead letter drops", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, fail, 5,
 			adapter.Verdict{Kind: adapter.VerdictDrop, Reason: "failed on attempt 5 of 5: boom", Attempt: 5, MaxAttempts: 5, MessageType: "Job"}},
 		{"no max_attempts with a dead letter parks at once", runtime.ZeroMQ, runtime.Policy{DeadLetter: "dl"}, fail, 1,
 			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "dl", Reason: "failed: boom", Attempt: 1, MaxAttempts: 1, MessageType: "Job"}},
@@ -236,7 +236,7 @@ func TestProcessPoison(t *testing.T) {
 					jobPolicy.DeadLetter, invoicePolicy.DeadLetter = "jobs.dead", "invoices.dead"
 				}
 				if tc.kind == runtime.ZeroMQ {
-					jobPolicy.OutRetry, invoicePolicy.OutRetry = "self", "self"
+					jobPolicy.OutRetry, invoicePolicy.OutRetry = "jobs", "jobs"
 				}
 				jobs := &probe{}
 				var invoices int

@@ -39,8 +39,8 @@ func TestHandleCarriesOutTheVerdict(t *testing.T) {
 		{"ack=auto settles nothing", runtime.RabbitMQ, &runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, 1, nil, "", false},
 		{"ack=auto cannot reject", runtime.RabbitMQ, &runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Other", runtime.Policy{})}}, 1, nil, "", true},
 		{"zeromq: an ack does nothing", runtime.ZeroMQ, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, 1, nil, "", false},
-		{"zeromq: a retry without delay is sent at once, nothing settled", runtime.ZeroMQ, failing(runtime.Policy{MaxAttempts: 2, OutRetry: "self"}), 1, nil, "send jobs", false},
-		{"zeromq: a failed copy is lost", runtime.ZeroMQ, failing(runtime.Policy{MaxAttempts: 2, OutRetry: "self"}), 1, fmt.Errorf("peer gone"), "send jobs", true},
+		{"zeromq: a retry without delay is sent at once, nothing settled", runtime.ZeroMQ, failing(runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"}), 1, nil, "send jobs", false},
+		{"zeromq: a failed copy is lost", runtime.ZeroMQ, failing(runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"}), 1, fmt.Errorf("peer gone"), "send jobs", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, tr := newRecorded(tc.sub, tc.kind)
@@ -79,13 +79,13 @@ func TestCopiesFollowTheBrokersHeaderRules(t *testing.T) {
 			map[string]string{"X-Tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one\nline two", runtime.HeaderDeadLetterSource: "jobs", runtime.HeaderDeadLetterAttempts: "2", runtime.HeaderDeadLetterPoison: "false",
 				runtime.HeaderReplays: "2"}, // a replayed message parked again still shows its replays
 			[]string{"x-death", "X-Streamgen-Reason", "X-Retry-Count", "x-retry-count"}},
-		{"zeromq retry copy: names in lower case", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, "", 2,
+		{"zeromq retry copy: names in lower case", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, "", 2,
 			map[string]string{"x-tenant": "acme", "x-retry-count": "2", "x-death": "broker bookkeeping"},
 			[]string{"X-Tenant"}},
-		{"zeromq dead letter: one-line reason", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 2, OutRetry: "self", DeadLetter: "dl"}, "", 2,
+		{"zeromq dead letter: one-line reason", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 2, OutRetry: "jobs", DeadLetter: "dl"}, "", 2,
 			map[string]string{"x-tenant": "acme", runtime.HeaderDeadLetterReason: "failed on attempt 2 of 2: line one line two", runtime.HeaderDeadLetterSource: "jobs", runtime.HeaderReplays: "2"},
 			[]string{"x-retry-count"}},
-		{"zeromq renamed retry count header", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, "X-Attempts-Before", 2,
+		{"zeromq renamed retry count header", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, "X-Attempts-Before", 2,
 			map[string]string{"x-attempts-before": "2", "x-retry-count": "1"},
 			nil},
 	} {
@@ -147,7 +147,7 @@ func TestRetryCountRule(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%q", kind, bad), func(t *testing.T) {
 				policy := runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}
 				if kind == runtime.ZeroMQ {
-					policy.OutRetry = "self"
+					policy.OutRetry = "jobs"
 				}
 				p := &probe{}
 				c, logs, tr := newRecorded(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", policy)}}, kind)
@@ -169,7 +169,7 @@ func TestRetryCountRule(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", kind, big), func(t *testing.T) {
 				policy := runtime.Policy{MaxAttempts: 3, DeadLetter: "dl"}
 				if kind == runtime.ZeroMQ {
-					policy.OutRetry = "self"
+					policy.OutRetry = "jobs"
 				}
 				p := &probe{outcome: returning(runtime.Retry())}
 				c, _, _ := newRecorded(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", policy)}}, kind)
@@ -228,7 +228,7 @@ func TestZeroMQDelayedCopies(t *testing.T) {
 	logs := newLogCapture()
 	tr := &recorder{}
 	p := &probe{outcome: returning(runtime.OutcomeOf(runtime.RetryAfter(time.Minute, errBoom)))}
-	c := adapter.NewConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "self"})}},
+	c := adapter.NewConsumer(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"})}},
 		runtime.Env{Logger: logs.logger(), Clock: clock}, adapter.Rules{Kind: runtime.ZeroMQ}, tr)
 	c.Handle(t.Context(), delivery(1))
 	c.Handle(t.Context(), delivery(2))

@@ -125,7 +125,7 @@ func TestDelayedRetryIsLoggedWhenDecided(t *testing.T) {
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithLogger(logs.Logger()))
 	calls := 0
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
 			calls++
 			if calls == 1 {
 				return runtime.Retry().After(30 * time.Second).Because(errBoom)

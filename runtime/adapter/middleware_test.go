@@ -396,7 +396,7 @@ func TestLateResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			sub := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{runtime.Handle("Job",
-				runtime.Policy{MaxAttempts: 3, OutRetry: "self", DeadLetter: "jobs.dead", Timeout: timeout},
+				runtime.Policy{MaxAttempts: 3, OutRetry: "jobs", DeadLetter: "jobs.dead", Timeout: timeout},
 				func(ctx context.Context, _ *job, _ runtime.Metadata) runtime.Outcome {
 					calls++
 					time.Sleep(5 * timeout) // ignores ctx
@@ -461,7 +461,7 @@ func TestTimeoutIsSeenByMiddleware(t *testing.T) {
 func TestTimeoutIsNotTheShutdownDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	sub := &runtime.Subscription{Name: "jobs",
-		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "self", Timeout: time.Hour}, func(hctx context.Context, _ *job, _ runtime.Metadata) runtime.Outcome {
+		Handlers: []runtime.Handler{runtime.Handle("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "jobs", Timeout: time.Hour}, func(hctx context.Context, _ *job, _ runtime.Metadata) runtime.Outcome {
 			cancel()
 			<-hctx.Done()
 			return runtime.OutcomeOf(hctx.Err())

@@ -188,7 +188,7 @@ func TestObserverSetsCopyHeaders(t *testing.T) {
 		{"rabbitmq dead letter", runtime.RabbitMQ, runtime.Policy{MaxAttempts: 1, DeadLetter: "jobs.dead"}, 1,
 			map[string]string{"traceparent": obs.set["traceparent"], runtime.HeaderDeadLetterReason: "failed on attempt 1 of 1: boom"},
 			[]string{"Traceparent", runtime.RetryCountHeader}},
-		{"zeromq retry copy", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "self"}, 2,
+		{"zeromq retry copy", runtime.ZeroMQ, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, 2,
 			map[string]string{"traceparent": obs.set["traceparent"], "baggage": "tenant=acme line", "x-retry-count": "2"},
 			[]string{"Traceparent", "Baggage"}},
 	} {
@@ -223,7 +223,7 @@ func TestObserverAndZeroMQDelayedCopies(t *testing.T) {
 	clock := streamtest.NewClock(time.Time{})
 	obs := &recordingObserver{set: map[string]string{"traceparent": "tp"}}
 	p := &probe{outcome: returning(runtime.OutcomeOf(runtime.RetryAfter(time.Minute, errBoom)))}
-	c, tr := newObserved(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "self"})}},
+	c, tr := newObserved(&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"})}},
 		runtime.ZeroMQ, obs, clock)
 	c.Handle(t.Context(), delivery(1))
 	ends := obs.settlements()

@@ -64,23 +64,28 @@ func newFixtureWith(t testing.TB, tr Transport, opts []runtime.Option, queues ..
 }
 
 // subscription writes a subscription for the transport's kind: on RabbitMQ
-// a retrying subscription gets the wait queue TTL RetryDelay.
+// a retrying subscription gets the wait queue TTL RetryDelay; on ZeroMQ
+// the retry copies of each retrying handler go back into the
+// subscription's own queue.
 func (f *fixture) subscription(name string, handlers ...runtime.Handler) *runtime.Subscription {
 	s := &runtime.Subscription{Name: name, Broker: f.tr.Kind, Handlers: handlers}
 	if f.tr.Kind == runtime.RabbitMQ && s.Retries() {
 		s.RetryDelays = []time.Duration{f.tr.RetryDelay}
 	}
+	if f.tr.Kind == runtime.ZeroMQ {
+		for i := range s.Handlers {
+			if p := &s.Handlers[i].Policy; p.Attempts() > 1 && p.OutRetry == "" {
+				p.OutRetry = name
+			}
+		}
+	}
 	return s
 }
 
-// policy writes a policy for the transport's kind: on ZeroMQ retry copies
-// go back into the subscription's own queue.
+// policy writes a policy of maxAttempts attempts parking on deadLetter
+// (subscription sets where ZeroMQ retry copies go).
 func (f *fixture) policy(maxAttempts int, deadLetter string) runtime.Policy {
-	p := runtime.Policy{MaxAttempts: maxAttempts, DeadLetter: deadLetter}
-	if f.tr.Kind == runtime.ZeroMQ && maxAttempts > 1 {
-		p.OutRetry = runtime.OutRetrySelf
-	}
-	return p
+	return runtime.Policy{MaxAttempts: maxAttempts, DeadLetter: deadLetter}
 }
 
 // retryLater is the failure every retrying handler of the suite returns.

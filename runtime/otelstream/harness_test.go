@@ -34,7 +34,7 @@ func failingJobs(kind runtime.BrokerKind, maxAttempts int, delay time.Duration) 
 func failing(kind runtime.BrokerKind, name string, maxAttempts int, delay time.Duration) (jobs, dead *runtime.Subscription) {
 	p := runtime.Policy{MaxAttempts: maxAttempts, DeadLetter: name + ".dead"}
 	if kind == runtime.ZeroMQ {
-		p.OutRetry = runtime.OutRetrySelf
+		p.OutRetry = name
 	}
 	jobs = &runtime.Subscription{Name: name, Broker: kind, Handlers: []runtime.Handler{
 		runtime.Handle("Job", p, func(context.Context, *job, runtime.Metadata) runtime.Outcome {

@@ -33,7 +33,7 @@ var errFailed = errors.New("the job failed")
 func jobsSubscription(kind runtime.BrokerKind, name string, delay time.Duration) (jobs, audit *runtime.Subscription) {
 	p := runtime.Policy{MaxAttempts: 3, DeadLetter: name + ".dead"}
 	if kind == runtime.ZeroMQ {
-		p.OutRetry = runtime.OutRetrySelf
+		p.OutRetry = name
 	}
 	jobs = &runtime.Subscription{Name: name, Broker: kind, Handlers: []runtime.Handler{
 		runtime.Handle("Job", p, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {

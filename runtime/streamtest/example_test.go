@@ -18,7 +18,7 @@ func Example() {
 		ID uint64 `json:"id"`
 	}
 	jobs := &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"},
 			func(ctx context.Context, job *Job, md runtime.Metadata) runtime.Outcome {
 				return runtime.OutcomeOf(runtime.RetryAfter(30*time.Second, errors.New("the job failed")))
 			}),

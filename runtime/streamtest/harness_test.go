@@ -326,7 +326,7 @@ func TestHarnessMisuseFailsTheTest(t *testing.T) {
 func TestDeliveryRetryCountReadsTheConfiguredHeader(t *testing.T) {
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs(), streamtest.WithRetryCountHeader("x-tries"))
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			if md.Attempt < 3 {
 				return runtime.Retry()
 			}

@@ -43,7 +43,7 @@ func TestHarnessKeepsMessagePropertiesOnCopies(t *testing.T) {
 			if kind == runtime.RabbitMQ {
 				sub.RetryDelays = []time.Duration{time.Second}
 			} else {
-				sub.Handlers[0].Policy.OutRetry = runtime.OutRetrySelf
+				sub.Handlers[0].Policy.OutRetry = sub.Name
 			}
 			h.App().Mount(h.Broker(), sub)
 			h.Start()

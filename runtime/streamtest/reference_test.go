@@ -23,7 +23,7 @@ func TestReferenceFailingJobIsDeliveredFiveTimesThenDropped(t *testing.T) {
 	}{
 		{runtime.ZeroMQ, func(rec *calls) *runtime.Subscription {
 			return &runtime.Subscription{Name: "jobs", Broker: runtime.ZeroMQ, Handlers: []runtime.Handler{
-				failingJobs(rec, runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}),
+				failingJobs(rec, runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}),
 			}}
 		}},
 		{runtime.RabbitMQ, func(rec *calls) *runtime.Subscription {

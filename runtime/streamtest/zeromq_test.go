@@ -98,7 +98,7 @@ func TestZeroMQPlainRetryIsImmediate(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			rec.add(md)
 			return runtime.OutcomeOf(errJobFailed)
 		})}})
@@ -121,7 +121,7 @@ func TestZeroMQMalformedRetryCountIsPoison(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			rec.add(md)
 			return runtime.Ack()
 		})}})
@@ -146,7 +146,7 @@ func TestZeroMQMalformedRetryCountIsPoison(t *testing.T) {
 func TestZeroMQCopiesWaitingAtShutdownAreLost(t *testing.T) {
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
 			return runtime.OutcomeOf(runtime.RetryAfter(time.Minute, errJobFailed))
 		})}})
 	h.Start()
@@ -186,7 +186,7 @@ func TestZeroMQHugeRetryCountIsParked(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.ZeroMQ, streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf, DeadLetter: "jobs.dead"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs", DeadLetter: "jobs.dead"}, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 			rec.add(md)
 			return runtime.Retry()
 		})}})

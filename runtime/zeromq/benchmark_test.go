@@ -285,7 +285,7 @@ func BenchmarkWorkerMemory(b *testing.B) {
 	const warmup, total = 100_000, 100_000
 	ep := freeEndpoint(b)
 	var handled atomic.Int64
-	runBenchApp(b, zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))), orderSubscription(runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf},
+	runBenchApp(b, zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep))), orderSubscription(runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"},
 		func(_ context.Context, o *benchpair.Order, md runtime.Metadata) error {
 			if o.ID%10 == 0 && md.Attempt == 1 {
 				return errors.New("fails once")

@@ -38,7 +38,7 @@ type billing struct {
 }
 
 func (b *billing) subscriptions() []*runtime.Subscription {
-	work := runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf},
+	work := runtime.Handle("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"},
 		func(_ context.Context, job *billingJob, md runtime.Metadata) runtime.Outcome {
 			b.mu.Lock()
 			b.jobs = append(b.jobs, md)

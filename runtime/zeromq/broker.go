@@ -217,9 +217,9 @@ func (b *Broker) check(subs []*runtime.Subscription) error {
 			continue
 		}
 		for _, h := range sub.Handlers {
-			switch dest := h.Policy.RetryQueue(sub.Name); {
+			switch dest := h.Policy.OutRetry; {
 			case dest == sub.Name && q.ep.role == roleDial:
-				errs = append(errs, fmt.Errorf("zeromq: subscription %q dials a ventilator at %s, so out_retry=%s cannot send retry copies back to it: set out_retry=<queue> to a queue this service binds, and mount the same handler there", sub.Name, q.ep.addr, h.Policy.OutRetry))
+				errs = append(errs, fmt.Errorf("zeromq: subscription %q dials a ventilator at %s, so its retry copies cannot go back into it (out_retry=self): set out_retry=<queue> to a queue this service binds, and mount the same handler there", sub.Name, q.ep.addr))
 			case dest != "" && dest != sub.Name:
 				if err := b.checkDestination(sub.Name, "out_retry", dest); err != nil {
 					errs = append(errs, err)

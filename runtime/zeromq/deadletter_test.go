@@ -78,7 +78,7 @@ func TestRetriesAndDeadLetterOnOneMount(t *testing.T) {
 	)
 	app.Mount(zq,
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-			jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf, DeadLetter: "jobs.dead"},
+			jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs", DeadLetter: "jobs.dead"},
 				func(*Job, runtime.Metadata) error { return runtime.RetryAfter(time.Minute, errors.New("boom")) }),
 		}},
 		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},

@@ -37,7 +37,7 @@ func TestDialingWorkerRetriesIntoAQueueItBinds(t *testing.T) {
 	)
 	app.Mount(worker,
 		&runtime.Subscription{Name: "work", Handlers: []runtime.Handler{handle(runtime.Policy{MaxAttempts: 3, OutRetry: "work.retry"})}},
-		&runtime.Subscription{Name: "work.retry", Handlers: []runtime.Handler{handle(runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf})}},
+		&runtime.Subscription{Name: "work.retry", Handlers: []runtime.Handler{handle(runtime.Policy{MaxAttempts: 3, OutRetry: "work.retry"})}},
 	)
 	streamtest.RunApp(t, app)
 	publishJob(t, vent, "work", Job{ID: 5}, runtime.WithMessageID("w-5"))
@@ -78,18 +78,11 @@ func TestStartupErrors(t *testing.T) {
 		want   []string
 	}{
 		{
-			name:   "a dialing mount with out_retry=self",
-			queues: []zeromq.Option{zeromq.Queue("work", zeromq.Dial("tcp://127.0.0.1:1"))},
-			sub: &runtime.Subscription{Name: "work", Handlers: []runtime.Handler{
-				jobHandler(newRecorder(), runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, fail)}},
-			want: []string{`subscription "work"`, "out_retry=self", "dials a ventilator"},
-		},
-		{
-			name:   "a dialing mount with out_retry naming itself",
+			name:   "a dialing mount with out_retry=self (its own name)",
 			queues: []zeromq.Option{zeromq.Queue("work", zeromq.Dial("tcp://127.0.0.1:1"))},
 			sub: &runtime.Subscription{Name: "work", Handlers: []runtime.Handler{
 				jobHandler(newRecorder(), runtime.Policy{MaxAttempts: 3, OutRetry: "work"}, fail)}},
-			want: []string{`subscription "work"`, "out_retry=work cannot send retry copies back", "dials a ventilator"},
+			want: []string{`subscription "work"`, "its retry copies cannot go back into it (out_retry=self)", "dials a ventilator"},
 		},
 		{
 			name:   "a retry destination without an endpoint",

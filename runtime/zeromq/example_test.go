@@ -19,7 +19,7 @@ func Example() {
 		ID int `json:"id"`
 	}
 	done := make(chan struct{})
-	work := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf},
+	work := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"},
 		func(_ context.Context, job *Job, md runtime.Metadata) runtime.Outcome {
 			fmt.Printf("job %d, attempt %d of %d\n", job.ID, md.Attempt, md.MaxAttempts)
 			if md.Attempt < 3 {

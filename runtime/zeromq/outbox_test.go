@@ -214,7 +214,7 @@ func TestRetryingIntoItsOwnQueueNeverWaitsForItself(t *testing.T) {
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep), zeromq.OutboxSize(1)))
 	var handled atomic.Int64
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Prefetch: 1, Handlers: []runtime.Handler{
-		runtime.Handle("job", runtime.Policy{MaxAttempts: attempts, OutRetry: runtime.OutRetrySelf}, func(_ context.Context, _ *Job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("job", runtime.Policy{MaxAttempts: attempts, OutRetry: "jobs"}, func(_ context.Context, _ *Job, md runtime.Metadata) runtime.Outcome {
 			handled.Add(1)
 			if md.Attempt < attempts {
 				return runtime.Retry()

@@ -24,7 +24,7 @@ func TestMessagePropertiesAreHeaders(t *testing.T) {
 	app := runtime.NewApp("props", runtime.WithLogger(streamtest.NewLogRecorder(nil).Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		jobHandler(rec, runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, func(*Job, runtime.Metadata) error {
+		jobHandler(rec, runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"}, func(*Job, runtime.Metadata) error {
 			return errors.New("once more")
 		}),
 	}})

@@ -27,7 +27,7 @@ func TestRetryAfterWaitsOnTheClockAndCapsDeliveries(t *testing.T) {
 	rec := newRecorder()
 	app := runtime.NewApp("retries", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
-	policy := runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}
+	policy := runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
 		jobHandler(rec, policy, func(*Job, runtime.Metadata) error {
 			return runtime.RetryAfter(backoff, errors.New("the job failed"))
@@ -98,7 +98,7 @@ func TestImmediateRetryNeedsNoClock(t *testing.T) {
 	app := runtime.NewApp("retries", runtime.WithClock(clock))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(_ *Job, md runtime.Metadata) error {
+		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, func(_ *Job, md runtime.Metadata) error {
 			if md.Attempt < 3 {
 				return errors.New("not yet")
 			}
@@ -171,7 +171,7 @@ func TestRetryCountHeaderName(t *testing.T) {
 	app := runtime.NewApp("retries")
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(ep)), zeromq.WithRetryCountHeader(rust))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		jobHandler(rec, runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, func(*Job, runtime.Metadata) error {
+		jobHandler(rec, runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, func(*Job, runtime.Metadata) error {
 			return errors.New("fail")
 		}),
 	}})
@@ -207,7 +207,7 @@ func TestHugeRetryCountUsesUpTheAttempts(t *testing.T) {
 	)
 	app.Mount(zq,
 		&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-			jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf, DeadLetter: "jobs.dead"},
+			jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs", DeadLetter: "jobs.dead"},
 				func(*Job, runtime.Metadata) error { return errors.New("boom") }),
 		}},
 		&runtime.Subscription{Name: "jobs.dead", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}},

@@ -78,7 +78,7 @@ func TestShutdownCountsTheDelayedCopiesItLoses(t *testing.T) {
 	app := runtime.NewApp("shutdown", runtime.WithClock(clock), runtime.WithLogger(logs.Logger()))
 	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
 	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, func(*Job, runtime.Metadata) error {
+		jobHandler(rec, runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"}, func(*Job, runtime.Metadata) error {
 			return runtime.RetryAfter(time.Hour, errors.New("later"))
 		}),
 	}})

@@ -127,7 +127,7 @@ func TestEndpointForms(t *testing.T) {
 				}
 				return nil
 			}
-			zq, _ := mountJobs(t, rec, runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, fail, zeromq.Queue("jobs", zeromq.Bind(ep)))
+			zq, _ := mountJobs(t, rec, runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"}, fail, zeromq.Queue("jobs", zeromq.Bind(ep)))
 			addr := zq.Addr("jobs")
 			if addr == "" || strings.HasSuffix(addr, ":0") {
 				t.Fatalf("Addr = %q", addr)

@@ -39,7 +39,7 @@ func jobs(policy runtime.Policy) *runtime.Subscription {
 
 func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 	n, out, clock := newTestNarrator()
-	sub := jobs(runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf})
+	sub := jobs(runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"})
 	d := &adapter.Delivery{MessageID: "job-2", Type: "Job"}
 	settle(n, sub, d, adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
 		Delay: 30 * time.Second, Queue: "jobs", Reason: "the gateway timed out"})
@@ -202,7 +202,7 @@ func TestNarratorTellsACopyAfterTheRecordThatSentIt(t *testing.T) {
 		{
 			name: "retry",
 			parent: func(n *Narrator) {
-				settle(n, jobs(runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}), &adapter.Delivery{MessageID: "job-2"},
+				settle(n, jobs(runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}), &adapter.Delivery{MessageID: "job-2"},
 					adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, Delay: 30 * time.Second, Queue: "jobs", Reason: "boom"})
 			},
 			copy: func(n *Narrator) { messageLog(n, slog.LevelWarn, "charge failed", "jobs", "job-2", 2, 5) },

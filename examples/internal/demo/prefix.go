@@ -58,7 +58,7 @@ func (p *Prefixed) Start(ctx context.Context, env runtime.Env, in []*runtime.Sub
 			if policy.DeadLetter != "" {
 				policy.DeadLetter = p.Name(policy.DeadLetter)
 			}
-			if policy.OutRetry != "" && policy.OutRetry != runtime.OutRetrySelf {
+			if policy.OutRetry != "" {
 				policy.OutRetry = p.Name(policy.OutRetry)
 			}
 		}

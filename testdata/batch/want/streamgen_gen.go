@@ -68,7 +68,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker, wri
 		BatchSize: 50,
 		BatchWait: time.Second,
 		Handlers: []runtime.Handler{
-			runtime.HandleBatch[Metric]("Metric", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Metric, Measure),
+			runtime.HandleBatch[Metric]("Metric", runtime.Policy{MaxAttempts: 2, OutRetry: "metrics"}, streamgen_decode_Metric, Measure),
 		},
 	})
 }

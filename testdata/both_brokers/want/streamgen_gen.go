@@ -58,7 +58,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Name:   "pings",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Ping, Pong),
+			runtime.HandleJSON[Ping]("Ping", runtime.Policy{MaxAttempts: 2, OutRetry: "pings"}, streamgen_decode_Ping, Pong),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{

@@ -37,7 +37,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "alerts",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Alert, Raise),
+			runtime.HandleJSON[Alert]("Alert", runtime.Policy{MaxAttempts: 3, OutRetry: "alerts"}, streamgen_decode_Alert, Raise),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{

@@ -116,8 +116,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, H03),
-			runtime.HandleJSON[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, H02),
+			runtime.HandleJSON[T1]("sub.01.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.01"}, streamgen_decode_T1, H03),
+			runtime.HandleJSON[alpha.Msg5]("sub.01.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.01"}, streamgen_decode_alpha_Msg5, H02),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -137,10 +137,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, H09),
-			runtime.HandleJSON[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, H07),
-			runtime.HandleJSON[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T1, H10),
-			runtime.HandleJSON[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T6, H08),
+			runtime.HandleJSON[alpha.Msg0]("sub.03.w2", runtime.Policy{MaxAttempts: 4, OutRetry: "sub.03"}, streamgen_decode_alpha_Msg0, H09),
+			runtime.HandleJSON[T0]("sub.03.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.03"}, streamgen_decode_T0, H07),
+			runtime.HandleJSON[T1]("sub.03.w3", runtime.Policy{MaxAttempts: 5, OutRetry: "sub.03"}, streamgen_decode_T1, H10),
+			runtime.HandleJSON[T6]("sub.03.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.03"}, streamgen_decode_T6, H08),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -149,8 +149,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, H12),
-			runtime.HandleJSON[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T3, H13),
+			runtime.HandleJSON[T9]("sub.05.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.05"}, streamgen_decode_T9, H12),
+			runtime.HandleJSON[T3]("sub.05.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.05"}, streamgen_decode_T3, H13),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -170,10 +170,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T0, H18),
-			runtime.HandleJSON[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg1, H19),
-			runtime.HandleJSON[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg0, H17),
-			runtime.HandleJSON[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg3, H20),
+			runtime.HandleJSON[T0]("sub.07.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.07"}, streamgen_decode_T0, H18),
+			runtime.HandleJSON[beta.Msg1]("sub.07.w2", runtime.Policy{MaxAttempts: 4, OutRetry: "sub.07"}, streamgen_decode_beta_Msg1, H19),
+			runtime.HandleJSON[alpha.Msg0]("sub.07.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.07"}, streamgen_decode_alpha_Msg0, H17),
+			runtime.HandleJSON[alpha.Msg3]("sub.07.w3", runtime.Policy{MaxAttempts: 5, OutRetry: "sub.07"}, streamgen_decode_alpha_Msg3, H20),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -202,10 +202,10 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T5, H27),
-			runtime.HandleJSON[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, H30),
-			runtime.HandleJSON[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T8, H28),
-			runtime.HandleJSON[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg0, H29),
+			runtime.HandleJSON[T5]("sub.11.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.11"}, streamgen_decode_T5, H27),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w3", runtime.Policy{MaxAttempts: 5, OutRetry: "sub.11"}, streamgen_decode_beta_Msg0, H30),
+			runtime.HandleJSON[T8]("sub.11.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.11"}, streamgen_decode_T8, H28),
+			runtime.HandleJSON[beta.Msg0]("sub.11.w2", runtime.Policy{MaxAttempts: 4, OutRetry: "sub.11"}, streamgen_decode_beta_Msg0, H29),
 		},
 	})
 	app.Mount(zeromq, &runtime.Subscription{
@@ -214,8 +214,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_beta_Msg3, H33),
-			runtime.HandleJSON[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg5, H32),
+			runtime.HandleJSON[beta.Msg3]("sub.13.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.13"}, streamgen_decode_beta_Msg3, H33),
+			runtime.HandleJSON[alpha.Msg5]("sub.13.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.13"}, streamgen_decode_alpha_Msg5, H32),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -233,8 +233,8 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, zeromq runtime.Broker) {
 		Concurrency:     3,
 		MaxPayloadBytes: 16 * 1024,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: runtime.OutRetrySelf}, streamgen_decode_T9, H22),
-			runtime.HandleJSON[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: runtime.OutRetrySelf}, streamgen_decode_alpha_Msg4, H23),
+			runtime.HandleJSON[T9]("sub.09.w0", runtime.Policy{MaxAttempts: 2, OutRetry: "sub.09"}, streamgen_decode_T9, H22),
+			runtime.HandleJSON[alpha.Msg4]("sub.09.w1", runtime.Policy{MaxAttempts: 3, OutRetry: "sub.09"}, streamgen_decode_alpha_Msg4, H23),
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{

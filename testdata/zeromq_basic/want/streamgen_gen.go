@@ -34,7 +34,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Name:   "jobs",
 		Broker: runtime.ZeroMQ,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: runtime.OutRetrySelf}, streamgen_decode_Job, Work),
+			runtime.HandleJSON[Job]("Job", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, streamgen_decode_Job, Work),
 		},
 	})
 }

@@ -48,7 +48,7 @@ func Mount(app *runtime.App, zeromq runtime.Broker) {
 		Broker:          runtime.ZeroMQ,
 		MaxPayloadBytes: 1048576,
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: runtime.OutRetrySelf}, streamgen_decode_Event, RecordLater),
+			runtime.HandleJSON[Event]("event", runtime.Policy{MaxAttempts: 3, DeadLetter: "events.dead", OutRetry: "events.retry"}, streamgen_decode_Event, RecordLater),
 		},
 	})
 }
