@@ -376,6 +376,10 @@ func (s *subscription) validate(ds *diagnostics) {
 		onAny.Broker = runtime.AnyBroker
 		rs, kind = &onAny, runtime.AnyBroker
 	}
+	if h := s.setBy["ack"]; h != nil && kind == runtime.ZeroMQ && !rs.AutoAck {
+		// ack=manual sets no field for Validate to see.
+		ds.add(h.ann.arg("ack").pos, "subscription %q: ack is for rabbitmq: zeromq has no acknowledgements; remove ack", rs.Name)
+	}
 	err := rs.Validate(kind)
 	if err == nil {
 		return

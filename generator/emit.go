@@ -490,9 +490,7 @@ func (e *emitter) subscriptionFields(s *subscription) []keyed {
 		{"Name", jen.Lit(rs.Name)},
 		{"Broker", brokerKindCode(rs.Broker)},
 		{"RetryDelays", unlessZero(len(rs.RetryDelays) == 0, func() jen.Code { return durationsCode(rs.RetryDelays) })},
-		{"Ack", unlessZero(rs.Ack == "", func() jen.Code {
-			return constantCode(e, rs.Ack, map[runtime.AckMode]string{runtime.AckManual: "AckManual", runtime.AckAuto: "AckAuto"})
-		})},
+		{"AutoAck", unlessZero(!rs.AutoAck, func() jen.Code { return jen.True() })},
 		{"Prefetch", unlessZero(rs.Prefetch == 0, func() jen.Code { return jen.Lit(rs.Prefetch) })},
 		{"Concurrency", unlessZero(rs.Concurrency == 0, func() jen.Code { return jen.Lit(rs.Concurrency) })},
 		{"MaxPayloadBytes", unlessZero(rs.MaxPayloadBytes == 0, func() jen.Code { return byteSizeCode(rs.MaxPayloadBytes, s.payloadUnit()) })},

@@ -257,7 +257,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		"Name":        `"jobs"`,
 		"Broker":      "runtime.RabbitMQ",
 		"RetryDelays": "[]time.Duration{10 * time.Second}",
-		"Ack":         "runtime.AckManual",
+		"AutoAck":     "true",
 		"Prefetch":    "10",
 		"Concurrency": "4",
 		"QueueType":   "runtime.QuorumQueue",
@@ -301,10 +301,10 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 	if policy := render(e.policyLiteral(f.handler.Policy)); policy != `runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 30 * time.Second}` {
 		t.Errorf("policy literal %s", policy)
 	}
-	rs.Ack = "sometimes"
+	rs.QueueType = "stream"
 	e.subscriptionFields(s)
-	if e.err == nil || !strings.Contains(e.err.Error(), `cannot write the runtime.AckMode "sometimes" in Mount's literal`) {
-		t.Errorf("an AckMode without a constant: error %v", e.err)
+	if e.err == nil || !strings.Contains(e.err.Error(), `cannot write the runtime.QueueType "stream" in Mount's literal`) {
+		t.Errorf("a QueueType without a constant: error %v", e.err)
 	}
 }
 

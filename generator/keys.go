@@ -89,10 +89,14 @@ func keySpecs() []keySpec {
 			h.MessageType = v
 			return ""
 		}, ""},
-		{"ack", queueLevel, runtime.RabbitMQ, "ack=manual", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
-			sub.Ack = runtime.AckMode(v)
-			return ""
-		}, string(runtime.AckAuto)},
+		{"ack", queueLevel, runtime.RabbitMQ, "ack=auto", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			switch v {
+			case "manual", "auto":
+				sub.AutoAck = v == "auto"
+				return ""
+			}
+			return fmt.Sprintf("ack is %q: use manual or auto", v)
+		}, "auto"},
 		{"prefetch", queueLevel, runtime.AnyBroker, "prefetch=10", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
 			return setPositive(&sub.Prefetch, "prefetch", v, "how many unsettled deliveries the worker may hold, such as prefetch=10")
 		}, ""},

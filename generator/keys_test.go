@@ -71,7 +71,7 @@ func TestSetFields(t *testing.T) {
 	want := fields{
 		sub: runtime.Subscription{
 			Broker: runtime.ZeroMQ, RetryDelays: []time.Duration{time.Second, 10 * time.Second, time.Minute},
-			Ack: runtime.AckAuto, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
+			AutoAck: true, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
 			Exchange: "orders", ExchangeType: runtime.DirectExchange, Bindings: []string{"order.placed", "order.cancelled"},
 		},
 		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 90 * time.Second}},

@@ -11,18 +11,6 @@ import (
 	"github.com/streamgen/streamgen/runtime/internal/waitqueue"
 )
 
-// AckMode says when a RabbitMQ delivery is acknowledged.
-type AckMode string
-
-const (
-	// AckManual (the default) acknowledges after the handler settled the
-	// message: at-least-once, with retries and dead letters.
-	AckManual AckMode = "manual"
-	// AckAuto lets the broker consider a message acknowledged as soon as it
-	// is sent: at-most-once, no retries. A crash loses what was in flight.
-	AckAuto AckMode = "auto"
-)
-
 // QueueType is the RabbitMQ queue type declared for a subscription.
 type QueueType string
 
@@ -79,8 +67,12 @@ type Subscription struct {
 	// RetryDelays (RabbitMQ) is the wait-queue TTL, or a ladder of them: the
 	// n-th attempt waits RetryDelays[min(n, len)-1].
 	RetryDelays []time.Duration
-	// Ack (RabbitMQ) is the acknowledgement mode; "" means AckManual.
-	Ack AckMode
+	// AutoAck (RabbitMQ, the annotation's ack=auto) lets the broker
+	// consider a message acknowledged as soon as it is sent: at-most-once,
+	// no retries, and a crash loses what was in flight. By default a
+	// delivery is acknowledged once its handler settled it: at-least-once,
+	// with retries and dead letters.
+	AutoAck bool
 	// Prefetch bounds the deliveries held by the worker and not yet settled
 	// (RabbitMQ: basic.qos). 0 means the broker adapter's default.
 	Prefetch int
@@ -189,15 +181,6 @@ func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, deco
 		return decode(c, body)
 	}
 	return h
-}
-
-// AckMode returns the subscription's acknowledgement mode, AckManual unless
-// set.
-func (s *Subscription) AckMode() AckMode {
-	if s.Ack == "" {
-		return AckManual
-	}
-	return s.Ack
 }
 
 // Workers returns how many deliveries a broker adapter hands its Consumer
@@ -427,11 +410,6 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		add(-1, "max_payload_bytes", "max_payload_bytes is %d: it must be 0 (no limit) or more", s.MaxPayloadBytes)
 	}
 	s.validateBatch(add)
-	switch s.Ack {
-	case "", AckManual, AckAuto:
-	default:
-		add(-1, "ack", "ack is %q: use manual or auto", s.Ack)
-	}
 	switch s.QueueType {
 	case "", ClassicQueue, QuorumQueue:
 	default:
@@ -518,7 +496,7 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 		if h.Policy.OutRetry != "" {
 			add(i, "out_retry", "out_retry is for zeromq: on rabbitmq retry copies wait in %s.retry; remove out_retry", s.Name)
 		}
-		if s.AckMode() == AckAuto && h.Policy.Attempts() > 1 {
+		if s.AutoAck && h.Policy.Attempts() > 1 {
 			add(i, "max_attempts", "ack=auto is at-most-once and cannot retry: remove max_attempts or use ack=manual")
 		}
 	}
@@ -541,7 +519,7 @@ func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
 	if len(s.RetryDelays) > 0 {
 		add(-1, "retry_delay", "retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay")
 	}
-	if s.Ack != "" {
+	if s.AutoAck {
 		add(-1, "ack", "ack is for rabbitmq: zeromq has no acknowledgements; remove ack")
 	}
 	if s.QueueType != "" {

@@ -35,14 +35,14 @@ func TestValidate(t *testing.T) {
 	}{
 		// Valid subscriptions.
 		{"rabbitmq with everything", rabbit, runtime.Subscription{Name: "jobs", Broker: rabbit, RetryDelays: []time.Duration{time.Second, time.Minute},
-			Ack: runtime.AckManual, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue, DeliveryLimit: 5, SingleActiveConsumer: true,
+			Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 1 << 20, QueueType: runtime.QuorumQueue, DeliveryLimit: 5, SingleActiveConsumer: true,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead"}), okHandler("Invoice", runtime.Policy{})}}, nil},
 		{"zeromq with retries and a dead letter", zero, runtime.Subscription{Name: "jobs", Broker: zero,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "jobs"})}}, nil},
 		{"any broker on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
-		{"broker-specific keys are not checked for AnyBroker", anyKind, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Ack: runtime.AckAuto,
+		{"broker-specific keys are not checked for AnyBroker", anyKind, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, AutoAck: true,
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3, OutRetry: "jobs"})}}, nil},
-		{"ack=auto without retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}, nil},
+		{"ack=auto without retries", rabbit, runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}, nil},
 
 		// Rules for every broker.
 		{"no name", rabbit, runtime.Subscription{Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
@@ -79,8 +79,8 @@ func TestValidate(t *testing.T) {
 			[]problem{{-1, "concurrency", "concurrency is 70000, which raises the prefetch to 70000, and RabbitMQ takes at most 65535"}}},
 		{"a concurrency at the bound of basic.qos", rabbit, runtime.Subscription{Name: "jobs", Concurrency: 65535, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
 		{"zeromq has no basic.qos", zero, runtime.Subscription{Name: "jobs", Prefetch: 70000, Concurrency: 70000, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, nil},
-		{"unknown ack and queue_type", anyKind, runtime.Subscription{Name: "jobs", Ack: "sometimes", QueueType: "stream", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
-			[]problem{{-1, "ack", `ack is "sometimes"`}, {-1, "queue_type", `queue_type is "stream"`}}},
+		{"unknown queue_type", anyKind, runtime.Subscription{Name: "jobs", QueueType: "stream", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+			[]problem{{-1, "queue_type", `queue_type is "stream"`}}},
 
 		{"a negative timeout", anyKind, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{Timeout: -time.Second})}},
 			[]problem{{0, "timeout", "timeout is -1s: it must be a positive duration"}}},
@@ -94,7 +94,7 @@ func TestValidate(t *testing.T) {
 		// RabbitMQ rules.
 		{"out_retry on rabbitmq", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2, OutRetry: "jobs"})}},
 			[]problem{{0, "out_retry", "out_retry is for zeromq"}}},
-		{"ack=auto with retries", rabbit, runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}},
+		{"ack=auto with retries", rabbit, runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 3})}},
 			[]problem{{0, "max_attempts", "ack=auto is at-most-once and cannot retry"}}},
 		{"retry_delay without retries", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "retry_delay", "retry_delay has no effect because no handler retries"}}},
@@ -113,7 +113,7 @@ func TestValidate(t *testing.T) {
 		// ZeroMQ rules.
 		{"retry_delay on zeromq", zero, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "retry_delay", "retry_delay is for rabbitmq"}}},
-		{"ack on zeromq", zero, runtime.Subscription{Name: "jobs", Ack: runtime.AckManual, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
+		{"ack=auto on zeromq", zero, runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "ack", "ack is for rabbitmq"}}},
 		{"queue_type on zeromq", zero, runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "queue_type", "queue_type is for rabbitmq"}}},
@@ -154,7 +154,7 @@ func TestValidate(t *testing.T) {
 			[]problem{{-1, "exchange", "exchange is for rabbitmq"}, {-1, "exchange_type", "exchange_type is for rabbitmq"}, {-1, "binding", "binding is for rabbitmq"}}},
 
 		// Every problem is reported, not the first only.
-		{"several problems", zero, runtime.Subscription{Broker: rabbit, Ack: runtime.AckAuto, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1}), okHandler("Job", runtime.Policy{})}},
+		{"several problems", zero, runtime.Subscription{Broker: rabbit, AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: -1}), okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "", "no name"}, {-1, "broker", "written for rabbitmq"}, {0, "max_attempts", "max_attempts is -1"}, {1, "type", "handled twice"}, {-1, "ack", "ack is for rabbitmq"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,8 +220,8 @@ func TestSubscriptionAccessors(t *testing.T) {
 		okHandler("Refund", runtime.Policy{DeadLetter: "refunds.dead"}),
 		okHandler("Note", runtime.Policy{DeadLetter: "invoices.dead"}),
 	}}
-	if sub.AckMode() != runtime.AckManual || sub.Workers() != 1 {
-		t.Errorf("defaults: ack %q, workers %d", sub.AckMode(), sub.Workers())
+	if sub.Workers() != 1 {
+		t.Errorf("defaults: workers %d", sub.Workers())
 	}
 	if h := sub.Handler("Invoice"); h == nil || h.Policy.MaxAttempts != 3 {
 		t.Errorf("Handler(Invoice) = %v", h)
@@ -238,9 +238,9 @@ func TestSubscriptionAccessors(t *testing.T) {
 	if got := sub.DeadLetters(); !slices.Equal(got, []string{"invoices.dead", "refunds.dead"}) {
 		t.Errorf("DeadLetters() = %v", got)
 	}
-	auto := &runtime.Subscription{Ack: runtime.AckAuto, Concurrency: 8, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}
-	if auto.AckMode() != runtime.AckAuto || auto.Workers() != 8 || auto.Retries() || auto.PoisonDeadLetter() != "" || auto.DeadLetters() != nil {
-		t.Errorf("auto: ack %q, workers %d, retries %v, poison DL %q, DLs %v", auto.AckMode(), auto.Workers(), auto.Retries(), auto.PoisonDeadLetter(), auto.DeadLetters())
+	auto := &runtime.Subscription{AutoAck: true, Concurrency: 8, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 1})}}
+	if auto.Workers() != 8 || auto.Retries() || auto.PoisonDeadLetter() != "" || auto.DeadLetters() != nil {
+		t.Errorf("auto: workers %d, retries %v, poison DL %q, DLs %v", auto.Workers(), auto.Retries(), auto.PoisonDeadLetter(), auto.DeadLetters())
 	}
 }
 

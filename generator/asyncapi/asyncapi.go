@@ -877,7 +877,7 @@ func (c *apiChannel) description() string {
 			where += ", on the broker it is mounted on"
 		}
 		para := fmt.Sprintf("%s. Handlers, by message type: %s.", where, strings.Join(hs, ", "))
-		if as.rs.AckMode() == runtime.AckAuto && c.broker != runtime.ZeroMQ {
+		if as.rs.AutoAck && c.broker != runtime.ZeroMQ {
 			para += " ack=auto: at most once, no retries."
 		}
 		if rs := as.rs; rs.Exchange != "" {
@@ -1050,7 +1050,7 @@ func (o *apiOperation) receiveNode(n *object) {
 	n.setNonEmpty("description", strings.TrimSpace(h.Doc))
 	if broker != runtime.ZeroMQ {
 		n.set("bindings", newObject().set("amqp", newObject().
-			set("ack", rs.AckMode() == runtime.AckManual).
+			set("ack", !rs.AutoAck).
 			set("bindingVersion", amqpBindingVersion)))
 	}
 	policy := rs.Handlers[o.index].Policy
@@ -1067,7 +1067,7 @@ func (o *apiOperation) receiveNode(n *object) {
 	n.setNonEmpty("x-streamgen-dead-letter", policy.DeadLetter)
 	n.setNonEmpty("x-streamgen-out-retry", policy.OutRetry)
 	if broker != runtime.ZeroMQ {
-		n.set("x-streamgen-ack", string(rs.AckMode()))
+		n.set("x-streamgen-ack", map[bool]string{false: "manual", true: "auto"}[rs.AutoAck])
 	}
 	if rs.Prefetch > 0 {
 		n.set("x-streamgen-prefetch", rs.Prefetch)

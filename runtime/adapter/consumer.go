@@ -116,7 +116,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		log:         env.Logger.With("subscription", sub.Name),
 		metrics:     env.Metrics.Subscription(string(rules.Kind), sub.Name),
 		send:        tr,
-		auto:        sub.AckMode() == runtime.AckAuto,
+		auto:        sub.AutoAck,
 		delayed:     newDelayedCopies(env.Clock),
 		stopping:    make(chan struct{}),
 		draining:    make(chan struct{}),

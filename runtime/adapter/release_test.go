@@ -13,15 +13,15 @@ import (
 // delivered and released; with ack=auto it is lost, and counted as a
 // verdict that could not be carried out.
 func TestReleaseHandsBackThroughTheAcknowledgerAndCounts(t *testing.T) {
-	for _, ack := range []runtime.AckMode{runtime.AckManual, runtime.AckAuto} {
-		t.Run(string(ack), func(t *testing.T) {
-			sub := &runtime.Subscription{Name: "jobs", Ack: ack, Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{MaxAttempts: 3})}}
+	for _, auto := range []bool{false, true} {
+		t.Run(map[bool]string{false: "manual", true: "auto"}[auto], func(t *testing.T) {
+			sub := &runtime.Subscription{Name: "jobs", AutoAck: auto, Handlers: []runtime.Handler{(&probe{}).handler("Job", runtime.Policy{MaxAttempts: 3})}}
 			m := counters.NewSet()
 			tr := &recorder{}
 			c := adapter.NewConsumer(sub, runtime.Env{Metrics: m}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
 			v := c.Release(t.Context(), delivery(2))
 			want, kind, released, failed := "release", adapter.VerdictRelease, int64(1), int64(0)
-			if ack == runtime.AckAuto {
+			if auto {
 				want, kind, released, failed = "", adapter.VerdictDrop, 0, 1
 			}
 			if got := tr.actions(); got != want {

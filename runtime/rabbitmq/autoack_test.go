@@ -24,7 +24,7 @@ func TestAutoAckIsAtMostOnce(t *testing.T) {
 		}
 		return runtime.Ack()
 	}))
-	s.Ack = runtime.AckAuto
+	s.AutoAck = true
 	a := runApp(t, newTestBroker(), s)
 	if adm.exists(q + ".retry") {
 		t.Error("ack=auto declared a wait queue")
@@ -68,7 +68,7 @@ func TestAutoAckWithRetriesIsRefused(t *testing.T) {
 	q := adm.queue("autoretry")
 	var c calls
 	s := sub(q, time.Second, handler("Job", runtime.Policy{MaxAttempts: 3}, &c, alwaysAck))
-	s.Ack = runtime.AckAuto
+	s.AutoAck = true
 	err := startupError(t, s)
 	if !contains(err.Error(), "ack=auto is at-most-once and cannot retry") {
 		t.Errorf("startup error = %v", err)

@@ -47,7 +47,7 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 	}
 	r := &runner{
 		b: b, sub: sub,
-		auto:     sub.AckMode() == runtime.AckAuto,
+		auto:     sub.AutoAck,
 		prefetch: prefetch,
 		slots:    make(chan struct{}, sub.Workers()),
 		copies:   make(chan struct{}, max(prefetch, sub.Workers())),

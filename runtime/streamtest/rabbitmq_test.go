@@ -194,10 +194,10 @@ func TestRabbitMQPoisonIsParkedOrRejected(t *testing.T) {
 // and Settle reports the reject that could not be carried out, as the
 // adapter does.
 func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
-	for _, ack := range []runtime.AckMode{runtime.AckManual, runtime.AckAuto} {
-		t.Run(string(ack), func(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		t.Run(map[bool]string{false: "manual", true: "auto"}[auto], func(t *testing.T) {
 			h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
-			h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Ack: ack, Handlers: []runtime.Handler{
+			h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", AutoAck: auto, Handlers: []runtime.Handler{
 				runtime.Handle("Job", runtime.Policy{}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
 					return runtime.DeadLetterNow().Because(errors.New("never"))
 				})}})
@@ -208,15 +208,15 @@ func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 			if len(ds) != 1 || ds[0].Verdict.Kind != streamtest.VerdictReject {
 				t.Fatalf("deliveries %+v, want one rejected", ds)
 			}
-			want := map[runtime.AckMode]int{runtime.AckManual: 1, runtime.AckAuto: 0}[ack]
+			want := map[bool]int{false: 1, true: 0}[auto]
 			if n := len(h.Rejected("jobs")); n != want {
 				t.Errorf("%d messages recorded as nacked without requeue, want %d", n, want)
 			}
 			st := h.App().Stats()[0]
-			if ack == runtime.AckManual && (ds[0].Err != nil || st.Rejected != 1 || st.Failed != 0) {
+			if !auto && (ds[0].Err != nil || st.Rejected != 1 || st.Failed != 0) {
 				t.Errorf("ack=manual: err %v, counters %+v; want rejected and counted so", ds[0].Err, st)
 			}
-			if ack == runtime.AckAuto && (ds[0].Err == nil || !strings.Contains(ds[0].Err.Error(), "cannot be rejected") || st.Rejected != 0 || st.Failed != 1) {
+			if auto && (ds[0].Err == nil || !strings.Contains(ds[0].Err.Error(), "cannot be rejected") || st.Rejected != 0 || st.Failed != 1) {
 				t.Errorf("ack=auto: err %v, counters %+v; want the reject reported as failed", ds[0].Err, st)
 			}
 		})
@@ -226,7 +226,7 @@ func TestRabbitMQRejectDependsOnTheAckMode(t *testing.T) {
 // ack=auto still parks poison on the dead-letter queue.
 func TestRabbitMQAutoAckParksPoison(t *testing.T) {
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
-	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", Ack: runtime.AckAuto, Handlers: []runtime.Handler{
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{
 		runtime.Handle("Job", runtime.Policy{DeadLetter: "jobs.dead"}, func(context.Context, *job, runtime.Metadata) runtime.Outcome {
 			return runtime.Ack()
 		})}})

@@ -55,9 +55,9 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		},
 	})
 	app.Mount(rabbitmq, &runtime.Subscription{
-		Name:   "payments.dead",
-		Broker: runtime.RabbitMQ,
-		Ack:    runtime.AckAuto,
+		Name:    "payments.dead",
+		Broker:  runtime.RabbitMQ,
+		AutoAck: true,
 		Handlers: []runtime.Handler{
 			runtime.HandleJSON[Charge]("Charge", runtime.Policy{}, streamgen_decode_Charge, Inspect),
 		},

@@ -38,7 +38,6 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		Name:                 "invoices",
 		Broker:               runtime.RabbitMQ,
 		RetryDelays:          []time.Duration{15 * time.Second},
-		Ack:                  runtime.AckManual,
 		Prefetch:             20,
 		Concurrency:          4,
 		MaxPayloadBytes:      64 * 1024,
@@ -52,7 +51,7 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 	app.Mount(rabbitmq, &runtime.Subscription{
 		Name:            "receipts",
 		Broker:          runtime.RabbitMQ,
-		Ack:             runtime.AckAuto,
+		AutoAck:         true,
 		MaxPayloadBytes: 4096,
 		QueueType:       runtime.ClassicQueue,
 		Handlers: []runtime.Handler{
