@@ -251,4 +251,3 @@ func TestPolicyAttempts(t *testing.T) {
 		}
 	}
 }
-
