@@ -234,7 +234,7 @@ func (e *emitter) writesDurations() bool {
 
 func (e *emitter) versionGuard(f *jen.File) {
 	f.Comment("A compile error on this line means the runtime changed: run go generate.")
-	f.Const().Id("_").Op("=").Qual(runtimePath, "GeneratedCodeV1")
+	f.Const().Id("_").Op("=").Qual(runtimePath, "GeneratedCodeV2")
 }
 
 // signatureGuards declares one type per handler with the signature the

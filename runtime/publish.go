@@ -227,8 +227,8 @@ func PublishAsync(ctx context.Context, p Publisher, to Destination, messageType 
 	return c
 }
 
-// GeneratedCodeV1 is referenced by every generated file. When the contract
+// GeneratedCodeV2 is referenced by every generated file. When the contract
 // between generated code and this package changes, the name changes too, so
-// a stale file fails to compile with "undefined: runtime.GeneratedCodeV1":
+// a stale file fails to compile with "undefined: runtime.GeneratedCodeV2":
 // run go generate again.
-const GeneratedCodeV1 = true
+const GeneratedCodeV2 = true

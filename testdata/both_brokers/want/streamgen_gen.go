@@ -13,7 +13,7 @@ import (
 )
 
 // A compile error on this line means the runtime changed: run go generate.
-const _ = runtime.GeneratedCodeV1
+const _ = runtime.GeneratedCodeV2
 
 // The handler signatures this file was generated for. A compile error here
 // means a handler changed since: run go generate.

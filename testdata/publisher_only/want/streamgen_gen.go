@@ -11,7 +11,7 @@ import (
 )
 
 // A compile error on this line means the runtime changed: run go generate.
-const _ = runtime.GeneratedCodeV1
+const _ = runtime.GeneratedCodeV2
 
 // PublishShipped publishes msg to exchange "shipping" with routing key "parcel.shipped" as message type "Shipped";
 // runtime.WithRoutingKey gives one message another routing key.
