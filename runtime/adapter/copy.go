@@ -142,7 +142,7 @@ func (r Rules) retryCopy(d *Delivery, queue string) *Copy {
 // deadLetterCopy is the copy of d parked on v.Queue by subscription at
 // now, with the headers that explain why.
 func (r Rules) deadLetterCopy(d *Delivery, subscription string, v Verdict, now time.Time) *Copy {
-	explain := deadLetterHeaders(subscription, v, now)
+	explain := DeadLetterHeaders(subscription, v, now)
 	set := make([]Header, 0, len(explain))
 	for _, k := range slices.Sorted(maps.Keys(explain)) {
 		set = append(set, Header{Name: r.headerName(k), Value: r.headerValue(explain[k])})
@@ -159,10 +159,10 @@ func copyID(d *Delivery) string {
 	return messageid.New()
 }
 
-// deadLetterHeaders returns the headers that explain a message parked from
+// DeadLetterHeaders returns the headers that explain a message parked from
 // subscription by verdict v at time now (see runtime.HeaderDeadLetterReason
 // and the constants after it).
-func deadLetterHeaders(subscription string, v Verdict, now time.Time) map[string]string {
+func DeadLetterHeaders(subscription string, v Verdict, now time.Time) map[string]string {
 	return map[string]string{
 		runtime.HeaderDeadLetterReason:   shortReason(v.Reason),
 		runtime.HeaderDeadLetterSource:   subscription,

@@ -83,9 +83,8 @@
 //     original's.
 //
 //   - After max_attempts failures the message is parked on the dead-letter
-//     queue, with the explanation headers (runtime.HeaderDeadLetterReason
-//     and the constants after it: reason, source, attempts, poison, time)
-//     and the original's headers.
+//     queue, with the explanation headers of adapter.DeadLetterHeaders
+//     (reason, source, attempts, poison, time) and the original's headers.
 //     A parked copy starts a fresh count: it does not carry the retry
 //     count header, so the dead-letter queue's own subscription sees
 //     attempt 1 and applies its own max_attempts. (The attempts are in

@@ -137,9 +137,9 @@
 //
 // A message the policy parks is published to the dead_letter queue, framed
 // with that queue's name, with the headers it arrived with and the
-// explanation headers (runtime.HeaderDeadLetterReason and the constants
-// after it: x-streamgen-reason, -source, -attempts, -poison, -parked-at;
-// line breaks in values become spaces). The copy starts a fresh retry count, so the dead-letter queue's
+// explanation headers of adapter.DeadLetterHeaders (x-streamgen-reason,
+// -source, -attempts, -poison, -parked-at; line breaks in values become
+// spaces). The copy starts a fresh retry count, so the dead-letter queue's
 // own subscription applies its own max_attempts; the attempts made are in
 // x-streamgen-attempts. Without max_attempts every failure goes straight
 // there. A mount may have both retries and a dead-letter queue.
