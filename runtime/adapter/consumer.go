@@ -193,7 +193,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		if c.acks != nil && !c.auto {
 			v := Verdict{Kind: VerdictAck, Reason: "not handled before the shutdown deadline"}
 			c.metrics.Delivered.Add(1)
-			c.Settle(d, v, ErrLeftToBroker)
+			c.settle(d, v, ErrLeftToBroker, false)
 			return v, ErrLeftToBroker
 		}
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
@@ -219,7 +219,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 // is left to the broker where it can take it back.
 func (c *Consumer) finish(ctx context.Context, d *Delivery, v Verdict) (Verdict, error) {
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
-		c.Settle(d, v, ErrLeftToBroker)
+		c.settle(d, v, ErrLeftToBroker, false)
 		return v, ErrLeftToBroker
 	}
 	err := c.carryOut(ctx, d, &v)
@@ -607,7 +607,7 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 			c.logRetry(slog.LevelInfo, "message will be retried", d, verdict)
 			c.delayed.schedule(v.Delay,
 				func() { c.sendLogged(ctx, d, cp, verdict, true) },
-				func() { c.Settle(d, verdict, ErrCopyLost) })
+				func() { c.settle(d, verdict, ErrCopyLost, false) })
 			return nil
 		}
 		return c.sendCopy(ctx, d, cp, *v)
@@ -618,7 +618,7 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 	default:
 		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
 	}
-	c.Settle(d, *v, err)
+	c.settle(d, *v, err, false)
 	return err
 }
 
@@ -845,15 +845,12 @@ func (c *Consumer) WaitCopies(ctx context.Context) error {
 	return wait.Group(ctx, &c.copies)
 }
 
-// Settle records what became of d: err is nil when the verdict was carried
+// settle records what became of d: err is nil when the verdict was carried
 // out, else the error that stopped it, saying what was done instead. It
 // logs every retry, park, reject and drop with the subscription, message
-// id and reason, and counts it. Handle calls it; an adapter calls it only
-// for what it settles itself.
-func (c *Consumer) Settle(d *Delivery, v Verdict, err error) { c.settle(d, v, err, false) }
-
-// settle is Settle; logged says that v, a retry, was logged when it was
-// decided: a copy sent once its delay passed is then logged at debug.
+// id and reason, and counts it. logged says that v, a retry, was logged
+// when it was decided: a copy sent once its delay passed is then logged at
+// debug.
 func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	if d.obs != nil {
 		c.end(d, v, err)
@@ -907,7 +904,7 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 	if c.obs != nil && d.obs == nil {
 		c.observe(context.Background(), d, 0)
 	}
-	c.Settle(d, v, err)
+	c.settle(d, v, err, false)
 	return v
 }
 
@@ -936,7 +933,7 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if rerr := c.acks.Release(ctx, d); rerr != nil {
 		err = fmt.Errorf("nack with requeue failed: %w; the broker delivers the message again when the channel closes", rerr)
 	}
-	c.Settle(d, v, err)
+	c.settle(d, v, err, false)
 	return v
 }
 

@@ -24,7 +24,8 @@ const (
 	keyMaxAttempts  = "max_attempts"
 )
 
-// The messages of runtime.Consumer.Settle that a Narrator turns into
+// The messages of the records an adapter.Consumer logs as it settles a
+// delivery, which a Narrator turns into
 // sentences.
 const (
 	msgRetried  = "message will be retried"

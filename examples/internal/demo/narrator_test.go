@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,49 +17,81 @@ import (
 )
 
 // newTestNarrator returns a narrator writing to out, with the time of a
-// fake clock that starts at streamtest.DefaultStart.
+// fake clock that starts at streamtest.DefaultStart. It hides the line a
+// ZeroMQ subscription logs once, that acks do nothing there, as the demos
+// do.
 func newTestNarrator() (n *Narrator, out *testkit.SyncBuffer, clock *streamtest.Clock) {
 	clock = streamtest.NewClock(time.Time{})
 	out = &testkit.SyncBuffer{}
-	return NewNarrator(out, clock.Now), out, clock
+	return NewNarrator(out, clock.Now).Hiding("ZeroMQ cannot acknowledge"), out, clock
 }
 
-// settle runs a verdict through a real adapter.Consumer logging to n, so the
-// test sees the runtime's own records.
-func settle(n slog.Handler, sub *runtime.Subscription, d *adapter.Delivery, v adapter.Verdict) {
-	c := adapter.NewConsumer(sub, runtime.Env{Logger: slog.New(n)}, adapter.Rules{Kind: runtime.ZeroMQ}, nil)
-	c.Settle(d, v, nil)
+// wire is the transport of the Consumers these tests run: it takes each
+// copy at once, or fails it with fail when that is set, and settles every
+// original.
+type wire struct{ fail error }
+
+func (w wire) Send(_ context.Context, _ *adapter.Delivery, _ *adapter.Copy, done func(error)) {
+	done(w.fail)
+}
+func (wire) Ack(context.Context, *adapter.Delivery) error     { return nil }
+func (wire) Reject(context.Context, *adapter.Delivery) error  { return nil }
+func (wire) Requeue(context.Context, *adapter.Delivery) error { return nil }
+func (wire) Release(context.Context, *adapter.Delivery) error { return nil }
+
+// deliver hands d, a JSON message, to a real adapter.Consumer of sub on a
+// broker of kind, logging to n, so that the test sees the runtime's own
+// records of what it decided. The Consumer's clock never moves: a retry
+// copy that waits in memory (ZeroMQ) stays there.
+func deliver(t *testing.T, n slog.Handler, kind runtime.BrokerKind, sub *runtime.Subscription, tr wire, d *adapter.Delivery) {
+	t.Helper()
+	env := runtime.Env{Logger: slog.New(n), Clock: streamtest.NewClock(time.Time{})}
+	c := adapter.NewConsumer(sub, env, adapter.Rules{Kind: kind}, tr)
+	if d.Body == nil {
+		d.Body = []byte(`{}`)
+	}
+	c.Handle(t.Context(), d)
 }
 
-func jobs(policy runtime.Policy) *runtime.Subscription {
+// onAttempt is a delivery of message id of type Job, on the given attempt.
+func onAttempt(id string, attempt int) *adapter.Delivery {
+	return &adapter.Delivery{MessageID: id, Type: "Job", Headers: map[string]string{runtime.RetryCountHeader: strconv.Itoa(attempt - 1)}}
+}
+
+// jobs is the subscription name whose handler of message type Job, under
+// policy, returns for each message id the outcome outcomes gives it, and
+// acknowledges the others.
+func jobs(name string, policy runtime.Policy, outcomes map[string]runtime.Outcome) *runtime.Subscription {
 	type job struct{}
-	return &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("Job", policy, func(context.Context, *job, runtime.Metadata) runtime.Outcome { return runtime.Ack() }),
+	return &runtime.Subscription{Name: name, Handlers: []runtime.Handler{
+		runtime.Handle("Job", policy, func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome { return outcomes[md.MessageID] }),
 	}}
 }
 
 func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 	n, out, clock := newTestNarrator()
-	sub := jobs(runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"})
-	d := &adapter.Delivery{MessageID: "job-2", Type: "Job"}
-	settle(n, sub, d, adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, MessageType: "Job",
-		Delay: 30 * time.Second, Queue: "jobs", Reason: "the gateway timed out"})
+	retrying := jobs("jobs", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, map[string]runtime.Outcome{
+		"job-2": runtime.OutcomeOf(runtime.RetryAfter(30*time.Second, errors.New("the gateway timed out"))),
+	})
+	deliver(t, n, runtime.ZeroMQ, retrying, wire{}, onAttempt("job-2", 1))
 	clock.Advance(120 * time.Second)
-	settle(n, sub, d, adapter.Verdict{Kind: adapter.VerdictDrop, Attempt: 5, MaxAttempts: 5, MessageType: "Job",
-		Reason: "failed on attempt 5 of 5: the card was declined"})
-	settle(n, sub, &adapter.Delivery{MessageID: "inv-2"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1,
-		Queue: "invoices.dead", Reason: "failed: no amount"})
-	settle(n, sub, &adapter.Delivery{MessageID: "x-1"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1,
-		Queue: "invoices.dead", Poison: true, Reason: `no handler for message type "Refund"`})
-	settle(n, sub, &adapter.Delivery{MessageID: "x-2"}, adapter.Verdict{Kind: adapter.VerdictReject, Attempt: 1, MaxAttempts: 1,
-		Poison: true, Reason: "the message has no type"})
+	declined := jobs("jobs", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, map[string]runtime.Outcome{
+		"job-2": runtime.OutcomeOf(errors.New("the card was declined")),
+	})
+	deliver(t, n, runtime.ZeroMQ, declined, wire{}, onAttempt("job-2", 5))
+	parking := jobs("jobs", runtime.Policy{DeadLetter: "invoices.dead"}, map[string]runtime.Outcome{
+		"inv-2": runtime.OutcomeOf(errors.New("no amount")),
+	})
+	deliver(t, n, runtime.ZeroMQ, parking, wire{}, onAttempt("inv-2", 1))
+	deliver(t, n, runtime.ZeroMQ, parking, wire{}, &adapter.Delivery{MessageID: "x-1", Type: "Refund"})
+	deliver(t, n, runtime.RabbitMQ, jobs("jobs", runtime.Policy{}, nil), wire{}, &adapter.Delivery{MessageID: "x-2"})
 
 	want := []string{
 		"   +0.0s  jobs            job-2      1/5  retry: after 30s its copy went back into jobs (the gateway timed out)",
 		" +120.0s  jobs            job-2      5/5  DROPPED: failed on attempt 5 of 5: the card was declined",
 		" +120.0s  jobs            inv-2      1/1  PARKED on invoices.dead: failed: no amount",
-		` +120.0s  jobs            x-1        1/1  PARKED on invoices.dead: no handler for message type "Refund" (poison: it never reached a handler)`,
-		" +120.0s  jobs            x-2        1/1  REJECTED without requeue: the message has no type",
+		` +120.0s  jobs            x-1        1/1  PARKED on invoices.dead: no handler for message type "Refund" (this subscription handles "Job") (poison: it never reached a handler)`,
+		" +120.0s  jobs            x-2        1/1  REJECTED without requeue: the message has no type, so no handler can take it",
 	}
 	got := out.Lines()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -68,30 +101,38 @@ func TestNarratorTellsWhatTheConsumerDid(t *testing.T) {
 
 func TestNarratorSaysWhereARetryCopyWent(t *testing.T) {
 	for _, tc := range []struct {
-		via   string
-		delay time.Duration
-		want  string
+		kind     runtime.BrokerKind
+		outRetry string
+		delay    time.Duration
+		want     string
 	}{
-		{"orders.retry.500ms", 500 * time.Millisecond, "retry: a copy waits 500ms in orders.retry.500ms (boom)"},
-		{"orders", 0, "retry: its copy went at once back into orders (boom)"},
-		{"orders", 2 * time.Second, "retry: after 2s its copy went back into orders (boom)"},
-		{"orders.later", time.Minute, "retry: after 1m0s its copy went to orders.later (boom)"},
+		{runtime.RabbitMQ, "", 0, "retry: a copy waits 500ms in orders.retry.500ms (boom)"},
+		{runtime.ZeroMQ, "orders", 0, "retry: its copy went at once back into orders (boom)"},
+		{runtime.ZeroMQ, "orders", 2 * time.Second, "retry: after 2s its copy went back into orders (boom)"},
+		{runtime.ZeroMQ, "orders.later", time.Minute, "retry: after 1m0s its copy went to orders.later (boom)"},
 	} {
 		n, out, _ := newTestNarrator()
-		settle(n, &runtime.Subscription{Name: "orders"}, &adapter.Delivery{MessageID: "o-1"},
-			adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 3, Queue: tc.via, Delay: tc.delay, Reason: "boom"})
+		failure := runtime.OutcomeOf(runtime.RetryAfter(tc.delay, errors.New("boom")))
+		if tc.kind == runtime.RabbitMQ {
+			failure = runtime.OutcomeOf(errors.New("boom"))
+		}
+		orders := jobs("orders", runtime.Policy{MaxAttempts: 3, OutRetry: tc.outRetry}, map[string]runtime.Outcome{"o-1": failure})
+		if tc.kind == runtime.RabbitMQ {
+			orders.Handlers[0].Policy.OutRetry = ""
+			orders.RetryDelays = []time.Duration{500 * time.Millisecond, 10 * time.Second}
+		}
+		deliver(t, n, tc.kind, orders, wire{}, onAttempt("o-1", 1))
 		if got := out.Lines()[0]; !strings.HasSuffix(got, "1/3  "+tc.want) {
-			t.Errorf("via %s: %q, want it to end with %q", tc.via, got, tc.want)
+			t.Errorf("%s, out_retry %q, delay %v: %q, want it to end with %q", tc.kind, tc.outRetry, tc.delay, got, tc.want)
 		}
 	}
 }
 
 func TestNarratorShowsAcksOnlyAtDebugLevel(t *testing.T) {
 	n, out, _ := newTestNarrator()
-	sub := jobs(runtime.Policy{})
-	ack := adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1}
-	settle(n, sub, &adapter.Delivery{MessageID: "quiet"}, ack)
-	settle(n.WithLevel(slog.LevelDebug), sub, &adapter.Delivery{MessageID: "loud"}, ack)
+	sub := jobs("jobs", runtime.Policy{}, nil)
+	deliver(t, n, runtime.ZeroMQ, sub, wire{}, onAttempt("quiet", 1))
+	deliver(t, n.WithLevel(slog.LevelDebug), runtime.ZeroMQ, sub, wire{}, onAttempt("loud", 1))
 	got := out.Lines()
 	if len(got) != 1 || !strings.Contains(got[0], "loud") || !strings.HasSuffix(got[0], "1/1  acked") {
 		t.Fatalf("narration %q, want only the debug-level ack of message loud", got)
@@ -121,10 +162,9 @@ func TestNarratorWritesOtherRecordsWithTheirAttributes(t *testing.T) {
 
 func TestNarratorReportsVerdictsThatFailed(t *testing.T) {
 	n, out, _ := newTestNarrator()
-	c := adapter.NewConsumer(jobs(runtime.Policy{DeadLetter: "jobs.dead"}), runtime.Env{Logger: slog.New(n)}, adapter.Rules{Kind: runtime.ZeroMQ}, nil)
-	c.Settle(&adapter.Delivery{MessageID: "j-1"}, adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "jobs.dead", Reason: "bad"},
-		errors.New("nacked with requeue"))
-	want := "ERROR could not park the message: bad: nacked with requeue"
+	sub := jobs("jobs", runtime.Policy{DeadLetter: "jobs.dead"}, map[string]runtime.Outcome{"j-1": runtime.OutcomeOf(errors.New("bad"))})
+	deliver(t, n, runtime.ZeroMQ, sub, wire{fail: errors.New("peer gone")}, onAttempt("j-1", 1))
+	want := `ERROR could not park the message: failed: bad: dead letter to "jobs.dead" failed: peer gone; ZeroMQ cannot take the message back, so it is lost`
 	if got := out.Lines()[0]; !strings.HasSuffix(got, want) {
 		t.Fatalf("%q, want it to end with %q", got, want)
 	}
@@ -195,24 +235,26 @@ func messageLog(n slog.Handler, level slog.Level, msg, sub, id string, attempt, 
 func TestNarratorTellsACopyAfterTheRecordThatSentIt(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		parent func(n *Narrator)
+		parent func(t *testing.T, n *Narrator)
 		copy   func(n *Narrator)
 		want   []string
 	}{
 		{
 			name: "retry",
-			parent: func(n *Narrator) {
-				settle(n, jobs(runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}), &adapter.Delivery{MessageID: "job-2"},
-					adapter.Verdict{Kind: adapter.VerdictRetry, Attempt: 1, MaxAttempts: 5, Delay: 30 * time.Second, Queue: "jobs", Reason: "boom"})
+			parent: func(t *testing.T, n *Narrator) {
+				sub := jobs("jobs", runtime.Policy{MaxAttempts: 5, OutRetry: "jobs"}, map[string]runtime.Outcome{
+					"job-2": runtime.OutcomeOf(runtime.RetryAfter(30*time.Second, errors.New("boom"))),
+				})
+				deliver(t, n, runtime.ZeroMQ, sub, wire{}, onAttempt("job-2", 1))
 			},
 			copy: func(n *Narrator) { messageLog(n, slog.LevelWarn, "charge failed", "jobs", "job-2", 2, 5) },
 			want: []string{"job-2      1/5  retry: after 30s its copy went back into jobs (boom)", "job-2      2/5  warning: charge failed"},
 		},
 		{
 			name: "dead letter",
-			parent: func(n *Narrator) {
-				settle(n, &runtime.Subscription{Name: "invoices"}, &adapter.Delivery{MessageID: "inv-2"},
-					adapter.Verdict{Kind: adapter.VerdictPark, Attempt: 1, MaxAttempts: 1, Queue: "invoices.dead", Reason: "failed: no amount"})
+			parent: func(t *testing.T, n *Narrator) {
+				sub := jobs("invoices", runtime.Policy{DeadLetter: "invoices.dead"}, map[string]runtime.Outcome{"inv-2": runtime.OutcomeOf(errors.New("no amount"))})
+				deliver(t, n, runtime.ZeroMQ, sub, wire{}, onAttempt("inv-2", 1))
 			},
 			copy: func(n *Narrator) { messageLog(n, slog.LevelError, "invoice parked", "invoices.dead", "inv-2", 1, 1) },
 			want: []string{"inv-2      1/1  PARKED on invoices.dead: failed: no amount", "inv-2      1/1  error: invoice parked"},
@@ -230,7 +272,7 @@ func TestNarratorTellsACopyAfterTheRecordThatSentIt(t *testing.T) {
 			if got := out.String(); got != "" {
 				t.Fatalf("the copy was told before the record that sent it: %q", got)
 			}
-			tc.parent(n)
+			tc.parent(t, n)
 			<-copyTold
 			got := out.Lines()
 			if len(got) != 2 || !strings.Contains(got[0], tc.want[0]) || !strings.Contains(got[1], tc.want[1]) {
