@@ -25,8 +25,7 @@ const (
 )
 
 // The messages of the records an adapter.Consumer logs as it settles a
-// delivery, which a Narrator turns into
-// sentences.
+// delivery, which a Narrator turns into sentences.
 const (
 	msgRetried  = "message will be retried"
 	msgParked   = "message parked"
