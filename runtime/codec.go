@@ -35,7 +35,7 @@ func (JSON) ContentType() string { return "application/json" }
 func (JSON) Encode(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: encode json: %w", err)
+		return nil, fmt.Errorf("runtime: encode: %w", err) // encoding/json says "json: ..."
 	}
 	return b, nil
 }
@@ -44,10 +44,10 @@ func (JSON) Encode(v any) ([]byte, error) {
 // null is refused: it would reach the handler as a zero value.
 func (JSON) Decode(body []byte, v any) error {
 	if string(bytes.TrimSpace(body)) == "null" {
-		return errors.New("runtime: decode json: the body is null")
+		return errors.New("runtime: decode: the body is null")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("runtime: decode json: %w", err)
+		return fmt.Errorf("runtime: decode: %w", err) // encoding/json says "json: ..."
 	}
 	return nil
 }

@@ -20,10 +20,10 @@ func TestJSONCodec(t *testing.T) {
 	if err := c.Decode(body, &j); err != nil || j.ID != 3 {
 		t.Fatalf("Decode = %+v, %v", j, err)
 	}
-	if _, err := c.Encode(func() {}); err == nil || !strings.HasPrefix(err.Error(), "runtime: encode json: ") {
+	if _, err := c.Encode(func() {}); err == nil || !strings.HasPrefix(err.Error(), "runtime: encode: json: ") {
 		t.Errorf("Encode(func) error %v", err)
 	}
-	if err := c.Decode([]byte(`{"id":"x"}`), &j); err == nil || !strings.HasPrefix(err.Error(), "runtime: decode json: ") {
+	if err := c.Decode([]byte(`{"id":"x"}`), &j); err == nil || !strings.HasPrefix(err.Error(), "runtime: decode: json: ") {
 		t.Errorf("Decode error %v", err)
 	}
 }

@@ -89,7 +89,7 @@ func TestPublishUsesThePublishersCodec(t *testing.T) {
 func TestPublishErrors(t *testing.T) {
 	p := &publisher{}
 	err := runtime.Publish(t.Context(), p, runtime.Queue("jobs"), "Job", make(chan int))
-	if err == nil || !strings.HasPrefix(err.Error(), `runtime: publish Job to "jobs": runtime: encode json:`) {
+	if err == nil || !strings.HasPrefix(err.Error(), `runtime: publish Job to "jobs": runtime: encode: json:`) {
 		t.Errorf("encode error: %v", err)
 	}
 	if p.queue != "" {

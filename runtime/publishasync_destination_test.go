@@ -42,7 +42,7 @@ func TestPublishAsyncToAnExchangeReportsAnEncodingError(t *testing.T) {
 	if err := c.Err(); err == nil || !errors.As(err, &unsupported) || len(p.msgs) != 0 {
 		t.Fatalf("Err = %v after %d sends, want the encoding error and none", err, len(p.msgs))
 	}
-	if got := c.Err().Error(); got != `runtime: publish Job to exchange "orders" with routing key "k": runtime: encode json: json: unsupported type: chan int` {
+	if got := c.Err().Error(); got != `runtime: publish Job to exchange "orders" with routing key "k": runtime: encode: json: unsupported type: chan int` {
 		t.Errorf("error = %q", got)
 	}
 }

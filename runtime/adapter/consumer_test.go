@@ -226,7 +226,7 @@ func TestProcessPoison(t *testing.T) {
 		{"unknown type", runtime.RabbitMQ, adapter.Delivery{Type: "Refund", Body: []byte(`{}`)},
 			`no handler for message type "Refund" (this subscription handles "Job", "Invoice")`, "Refund", 1, "jobs.dead"},
 		{"undecodable body goes to its handler's dead letter", runtime.ZeroMQ, adapter.Delivery{Type: "Invoice", Body: []byte(`{"amount":"ten"}`)},
-			"body does not decode into Invoice: runtime: decode json: ", "Invoice", 2, "invoices.dead"},
+			"body does not decode into Invoice: runtime: decode: json: ", "Invoice", 2, "invoices.dead"},
 	} {
 		for _, withDL := range []bool{true, false} {
 			name := tc.name + map[bool]string{true: ", dead letters configured", false: ", no dead letters"}[withDL]

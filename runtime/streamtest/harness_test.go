@@ -292,7 +292,7 @@ func TestHarnessMisuseFailsTheTest(t *testing.T) {
 		{"Publish what does not encode", func(h *streamtest.Harness) {
 			h.Start()
 			h.Publish("jobs", "Job", make(chan int))
-		}, `streamtest: runtime: publish Job to "jobs": runtime: encode json`},
+		}, `streamtest: runtime: publish Job to "jobs": runtime: encode: json`},
 		{"Advance while a handler never finishes", func(h *streamtest.Harness) {
 			h.Start()
 			h.Publish("jobs", "Job", job{ID: 1})
