@@ -21,7 +21,8 @@ var (
 // cause share a group: UUIDs become <uuid>, hex ids (0x... or 8 or more hex
 // digits with a digit among them) become <hex>, and other numbers become
 // <n>. "order 123: card declined" and "order 456: card declined" both
-// become "order <n>: card declined".
+// become "order <n>: card declined". Digits that end a word, as in the
+// type names float64 and int32 or in utf8, are part of the word and stay.
 func NormalizeReason(reason string) string {
 	s := uuidPattern.ReplaceAllString(reason, "<uuid>")
 	s = hexPattern.ReplaceAllStringFunc(s, func(m string) string {
@@ -36,7 +37,24 @@ func NormalizeReason(reason string) string {
 		}
 		return "<hex>"
 	})
-	return numberPattern.ReplaceAllString(s, "<n>")
+	var b strings.Builder
+	last := 0
+	for _, m := range numberPattern.FindAllStringIndex(s, -1) {
+		if m[0] > 0 && isWordByte(s[m[0]-1]) {
+			continue // float64, int32: a word's own digits
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString("<n>")
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isWordByte reports whether c is an ASCII letter or an underscore, which
+// digits after it belong to.
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // GroupKey returns the key of the group l belongs to: a short stable id of

@@ -21,6 +21,9 @@ func TestNormalizeReason(t *testing.T) {
 		"deadbeef is a word here":                      "deadbeef is a word here",
 		"address 0xc000123abc":                         "address <hex>",
 		"no numbers at all":                            "no numbers at all",
+		"json: cannot unmarshal string into Go struct field Order.amount of type float64": "json: cannot unmarshal string into Go struct field Order.amount of type float64",
+		"order 12 of type int32, row_7 and item8 after 3 tries":                           "order <n> of type int32, row_7 and item8 after <n> tries",
+		"5 to 6 pages, 4096 bytes": "<n> to <n> pages, <n> bytes",
 	} {
 		if got := deadletter.NormalizeReason(in); got != want {
 			t.Errorf("NormalizeReason(%q) = %q, want %q", in, got, want)
