@@ -118,10 +118,9 @@ func TestBatchStopRunsTheBatchInHandAtOnce(t *testing.T) {
 		v, _ := c.Handle(context.Background(), jobDelivery(1, 1))
 		done <- v
 	}()
-	for c.Metrics().Delivered.Load() == 0 {
+	for c.BatchFilling() == 0 { // the delivery joined the batch, which waits an hour
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(10 * time.Millisecond)
 	c.Stop()
 	select {
 	case v := <-done:
