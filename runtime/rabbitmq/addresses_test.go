@@ -243,7 +243,7 @@ func TestBrokerFailsOverAtStartAndOnReconnect(t *testing.T) {
 	}
 	publishJob(t, br, q, "Job", job{ID: 1})
 	testkit.Eventually(t, "job 1 to be handled", func() bool { return c.len() == 1 })
-	if n := closeConnections(t, name+" (consume)"); n != 1 {
+	if n := testkit.CloseConnections(t, name+" (consume)"); n != 1 {
 		t.Fatalf("closed %d consuming connections, want 1", n)
 	}
 	testkit.Eventually(t, "the reconnect", func() bool {
@@ -320,7 +320,7 @@ func TestShutdownEndsAReconnectStuckInTheHandshake(t *testing.T) {
 	q := adm.queue("frozen")
 	a := startApp(t, b, 20*time.Second, sub(q, 0, handler("Job", runtime.Policy{}, &calls{}, alwaysAck)))
 	a.waitReady()
-	if n := closeConnections(t, name+" (consume)"); n != 1 {
+	if n := testkit.CloseConnections(t, name+" (consume)"); n != 1 {
 		t.Fatalf("closed %d consuming connections, want 1", n)
 	}
 	testkit.Eventually(t, "the reconnect to begin", func() bool {

@@ -99,7 +99,7 @@ func TestCoalescedAcksNeverAckARunningHandler(t *testing.T) {
 	fillJobs(adm, q, total)
 	testkit.Eventually(t, "every job to reach a handler", func() bool { return seen.distinct() == total })
 	testkit.Eventually(t, "the broker to hold exactly the two running deliveries unacked", func() bool { return adm.unacked(q) == 2 })
-	if n := closeConnections(t, name); n < 1 {
+	if n := testkit.CloseConnections(t, name); n < 1 {
 		t.Fatalf("closed %d connections named %s", n, name)
 	}
 	testkit.Eventually(t, "the two held jobs to be delivered again", func() bool {
@@ -159,7 +159,7 @@ func TestCoalescedAcksLoseNothingWhenTheConnectionDiesMidBatch(t *testing.T) {
 
 	fillJobs(adm, q, total)
 	testkit.Eventually(t, "200 jobs to be handled", func() bool { return seen.distinct() >= 200 })
-	if n := closeConnections(t, name); n < 1 {
+	if n := testkit.CloseConnections(t, name); n < 1 {
 		t.Fatalf("closed %d connections named %s", n, name)
 	}
 	closed.Store(true)

@@ -137,7 +137,7 @@ func TestHealthAndEventsAcrossAReconnect(t *testing.T) {
 		}
 	}
 
-	if n := closeConnections(t, name); n == 0 {
+	if n := testkit.CloseConnections(t, name); n == 0 {
 		t.Fatalf("no connection named %s to close", name)
 	}
 	var reason string

@@ -252,24 +252,6 @@ func rabbitmqctl(t testing.TB, args ...string) string {
 	return testkit.Rabbitmqctl(t, args...)
 }
 
-// closeConnections makes the broker close every connection whose
-// connection_name starts with prefix, and returns how many it closed. Other
-// tests' connections are left alone.
-func closeConnections(t testing.TB, prefix string) int {
-	t.Helper()
-	out := rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
-	n := 0
-	for line := range strings.Lines(out) {
-		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		if !ok || !strings.Contains(props, `{"connection_name","`+prefix) {
-			continue
-		}
-		rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
-		n++
-	}
-	return n
-}
-
 // setPolicy applies a policy to the queue named exactly queue and clears
 // it after the test; it returns the policy's name.
 func setPolicy(t testing.TB, queue, definition string) string {

@@ -66,7 +66,7 @@ func TestQuorumQueue(t *testing.T) {
 
 	publishJob(t, adm, q, "Job", job{ID: 2})
 	<-firstOfTwo
-	if n := closeConnections(t, name+" (consume)"); n != 1 {
+	if n := testkit.CloseConnections(t, name+" (consume)"); n != 1 {
 		t.Fatalf("closed %d consuming connections, want 1", n)
 	}
 	testkit.Eventually(t, "job 2 to be redelivered and acked", func() bool { return a.stats(q).Acked == 2 })

@@ -61,7 +61,7 @@ func TestReconnectsAndLosesNothingWhenTheBrokerClosesTheConnections(t *testing.T
 	}
 	adm.publish(q, msgs...)
 	testkit.Eventually(t, "300 messages to be handled", func() bool { mu.Lock(); defer mu.Unlock(); return succeeded >= 300 })
-	if n := closeConnections(t, name); n != 2 {
+	if n := testkit.CloseConnections(t, name); n != 2 {
 		t.Errorf("closed %d connections named %s, want 2 (consume and publish)", n, name)
 	}
 	testkit.Eventually(t, "the worker to reconnect", func() bool {

@@ -26,7 +26,7 @@ func TestReconnectKeepsTheConcurrency(t *testing.T) {
 	publishJobs(t, adm, q, total)
 
 	testkit.Eventually(t, "the handler slots to fill", func() bool { r, _, _ := g.read(); return r == concurrency })
-	if n := closeConnections(t, name); n < 1 {
+	if n := testkit.CloseConnections(t, name); n < 1 {
 		t.Fatalf("closed %d connections named %s", n, name)
 	}
 	testkit.Eventually(t, "the worker to reconnect", func() bool {

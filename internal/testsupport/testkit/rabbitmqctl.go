@@ -54,17 +54,32 @@ func RunRabbitmqctl(ctx context.Context, args ...string) (string, error) {
 // unless there was one: other tests' connections are left alone.
 func CloseConnection(t testing.TB, name string) {
 	t.Helper()
+	if n := closeConnectionsNamed(t, `{"connection_name","`+name+`"}`); n != 1 {
+		t.Fatalf("%d connections named %q closed, want 1", n, name)
+	}
+}
+
+// CloseConnections makes the broker close every connection whose
+// connection_name starts with prefix, and returns how many it closed.
+// Other tests' connections are left alone.
+func CloseConnections(t testing.TB, prefix string) int {
+	t.Helper()
+	return closeConnectionsNamed(t, `{"connection_name","`+prefix)
+}
+
+// closeConnectionsNamed closes each connection whose client properties,
+// as rabbitmqctl lists them, contain name, and returns how many.
+func closeConnectionsNamed(t testing.TB, name string) int {
+	t.Helper()
 	out := Rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
 	n := 0
 	for line := range strings.Lines(out) {
 		pid, props, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		if !ok || !strings.Contains(props, `{"connection_name","`+name+`"}`) {
+		if !ok || !strings.Contains(props, name) {
 			continue
 		}
 		Rabbitmqctl(t, "close_connection", pid, "closed by a streamgen test")
 		n++
 	}
-	if n != 1 {
-		t.Fatalf("%d connections named %q closed, want 1", n, name)
-	}
+	return n
 }
