@@ -284,9 +284,9 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // The first consumer's prefetch is readWindow (512); each one cancelled
 // because it was full hands over to one with twice its prefetch, up to
 // what makes about maxReadAhead bytes of letters of the average size read
-// so far (at least readWindow, at most 65,535: 8,192 letters of about
-// 1 KiB). A replay of every letter, which acks each once confirmed, keeps
-// its first consumer; a listing of many letters uses a few. Each
+// so far (at least readWindow; 8,192 letters of about 1 KiB). A replay
+// of every letter, which acks each once confirmed, keeps its first
+// consumer; a listing of many letters uses a few. Each
 // consumer's letters are handed back with a nack of their own (see visit),
 // since RabbitMQ requeues the letters of several consumers in no set
 // order, which was seen to reorder a quorum queue on 3.x; each such
@@ -415,13 +415,12 @@ func (r *reader) prefetch(window int) error {
 
 // nextWindow is the prefetch of the consumer after one that was full:
 // twice its own, up to maxReadAhead bytes of letters of the average size
-// read so far, never below readWindow nor above what basic.qos takes.
+// read so far, never below readWindow. A letter counts at least
+// letterOverhead bytes, so it stays within 8,192 letters, well below the
+// most basic.qos takes (65,535).
 func (r *reader) nextWindow() int {
-	most := maxReadWindow
-	if r.got > 0 {
-		most = min(most, maxReadAhead/max(1, r.size/r.got))
-	}
-	return max(readWindow, min(2*r.window, most))
+	average := max(letterOverhead, r.size/max(1, r.got))
+	return max(readWindow, min(2*r.window, maxReadAhead/average))
 }
 
 // take passes d on to fn, unless the reading is done.
@@ -518,12 +517,8 @@ const holdPatience = 15 * time.Second
 const readWindow = 512
 
 // maxReadAhead is about the most bytes of letters a consumer of a read
-// delivers ahead of the reading, once letters are held (see read), and
-// maxReadWindow the most letters (basic.qos takes a 16-bit count).
-const (
-	maxReadAhead  = 8 << 20
-	maxReadWindow = 65535
-)
+// delivers ahead of the reading, once letters are held (see read).
+const maxReadAhead = 8 << 20
 
 // letterOverhead is about what a letter costs in memory beyond its body
 // (the delivery, its headers, the Letter): about 1 KiB for a letter
