@@ -47,8 +47,10 @@
 // letter a line, and Import puts such a file back into a queue.
 //
 // Reading is harmless: every operation reads the letters present when it
-// starts (a basic.get tells how many) with a consumer, in about flat
-// memory whatever the queue holds, and hands back what it leaves with
+// starts (a basic.get tells how many) with consumers of a bounded
+// prefetch, so that the client holds at most about 8 MiB of letters read
+// ahead (512 letters, when they are larger than 16 KiB) whatever the
+// queue holds, and hands back what it leaves with
 // basic.nack (multiple, requeue), which neither reorders the queue nor counts toward a quorum
 // queue's delivery limit on RabbitMQ 4.3 (see Queue for the details on
 // each version). Several operations may run at once on one queue.

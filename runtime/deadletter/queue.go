@@ -17,8 +17,9 @@ import (
 // Queue is a RabbitMQ dead-letter queue.
 //
 // Every operation reads the letters present when it starts, without
-// acknowledging them, with a consumer (see read), in about flat memory
-// whatever the queue holds. What it leaves in the queue it hands back at
+// acknowledging them, with consumers of a bounded prefetch (see read), so
+// that the client holds a bounded number of letters read ahead whatever
+// the queue holds. What it leaves in the queue it hands back at
 // the end with basic.nack (multiple, requeue), in the order it read the
 // letters (see visit). That keeps the queue as it was:
 //   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
@@ -147,7 +148,7 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 // it was all the same.
 func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, 0, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
+	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
 		if stopped != nil {
 			return nil
 		}
@@ -194,9 +195,8 @@ func firstErr(errs ...error) error {
 // end it hands back every letter not acked.
 //
 // patience is how long it waits for letters another reader holds when it
-// finds the queue empty before it read them all, and window, when above
-// 0, the most letters a consumer delivers (see read).
-func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
+// finds the queue empty before it read them all (see read).
+func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
 	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
@@ -256,7 +256,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, window, &ends, &cur, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
+	err = q.read(ctx, ch, patience, &ends, &cur, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -271,23 +271,30 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 // that letters parked meanwhile do not keep it going.
 //
 // The rest it reads with consumers (a synchronous basic.get a letter
-// costs a round trip each), one at a time, and a new consumer when the
-// one before found the queue empty while letters were missing, or, with
-// a window, holds window letters unacknowledged (see consume); each consumer's
-// letters are handed back with a nack of their own (see visit), since
-// RabbitMQ requeues the letters of several consumers in no set order,
-// which was seen to reorder a quorum queue on 3.x.
+// costs a round trip each), one at a time. The letters read stay
+// unacknowledged (until fn acks one: a replay confirmed, a purge), so a
+// consumer delivers at most its prefetch; when it holds that many
+// unacknowledged (not picked, or awaiting their replay's confirm), it is
+// cancelled and the next one reads on (see consume), as is one that found
+// the queue empty while letters were missing. The prefetch bounds what the
+// client holds read ahead of fn (amqp091-go buffers deliveries without
+// limit): a listing whose fn is slower than the broker, or a slow replay,
+// holds at most one consumer's prefetch of letters.
 //
-// The letters read stay unacknowledged, so a prefetch limit would stop a
-// consumer once it delivered that many; with window above 0 (Replay)
-// each consumer has a prefetch of window and the next one reads
-// on when it holds window letters unacknowledged (not picked, or awaiting
-// their replay's confirm), so that the client never holds more than
-// window letters read ahead of fn (a slow replay). A replay of every
-// letter, which acks each once confirmed, keeps one consumer. A listing (window 0) has no limit: the client
-// buffers what the broker sends ahead of the reading, and the reading
-// keeps up (the broker, not the client, is the bottleneck: BenchmarkList
-// measures the live heap).
+// The first consumer's prefetch is readWindow (512); each one cancelled
+// because it was full hands over to one with twice its prefetch, up to
+// what makes about maxReadAhead bytes of letters of the average size read
+// so far (at least readWindow; 8,192 letters of about 1 KiB). A replay
+// of every letter, which acks each once confirmed, keeps its first
+// consumer; a listing of many letters uses a few. Each
+// consumer's letters are handed back with a nack of their own (see visit),
+// since RabbitMQ requeues the letters of several consumers in no set
+// order, which was seen to reorder a quorum queue on 3.x; each such
+// requeue costs a classic queue more the more letters it holds: some 200
+// consumers of 512 letters kept RabbitMQ 3.10 busy for about 7 s after a
+// read of 100,000, the read itself took 4 (BenchmarkReplayFew). Hence the
+// growing prefetch.
+//
 // Reading stops sooner when another reader holds the rest: the deliveries
 // pause and a basic.get finds the queue empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
@@ -301,7 +308,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, window int, f
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, window int, ends *[]uint64, cur *consumed, fn func(l *Letter, tag uint64) error) error {
+func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, cur *consumed, fn func(l *Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -333,13 +340,9 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, window: window, cur: cur, progress: progressOf(ctx)}
-	if window > 0 {
-		// Each consumer's own prefetch, for the consumers to come; the
-		// letters an earlier one delivered do not count against it.
-		if err := ch.Qos(window, 0, false); err != nil {
-			return q.wrap("limit the letters read ahead", err)
-		}
+	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, cur: cur, progress: progressOf(ctx)}
+	if err := r.prefetch(readWindow); err != nil {
+		return err
 	}
 	*ends = append(*ends, d.DeliveryTag)
 	r.take(d)
@@ -356,6 +359,11 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 		}
 		if err != nil {
 			return err
+		}
+		if r.full {
+			if err := r.prefetch(r.nextWindow()); err != nil {
+				return err
+			}
 		}
 		if !empty || took > 0 {
 			emptySince = time.Time{}
@@ -378,16 +386,42 @@ type reader struct {
 	q        *Queue
 	ch       *amqp.Channel
 	fn       func(l *Letter, tag uint64) error
-	n        int // letters to read
-	window   int // each consumer's prefetch; 0: no limit
+	n        int  // letters to read
+	window   int  // the prefetch of the consumers to come
+	full     bool // the last consumer stopped because it held window letters
 	cur      *consumed
 	got      int   // letters read
+	size     int   // their estimated size in memory, in bytes
 	err      error // what fn returned, if not nil
 	progress func(int)
 	last     uint64 // the last delivery tag seen
 }
 
 func (r *reader) done() bool { return r.got >= r.n || r.err != nil }
+
+// prefetch sets the prefetch of the consumers to come (basic.qos, not
+// global: the letters an earlier consumer delivered do not count against
+// it).
+func (r *reader) prefetch(window int) error {
+	if window == r.window {
+		return nil
+	}
+	if err := r.ch.Qos(window, 0, false); err != nil {
+		return r.q.wrap("limit the letters read ahead", err)
+	}
+	r.window = window
+	return nil
+}
+
+// nextWindow is the prefetch of the consumer after one that was full:
+// twice its own, up to maxReadAhead bytes of letters of the average size
+// read so far, never below readWindow. A letter counts at least
+// letterOverhead bytes, so it stays within 8,192 letters, well below the
+// most basic.qos takes (65,535).
+func (r *reader) nextWindow() int {
+	average := max(letterOverhead, r.size/max(1, r.got))
+	return max(readWindow, min(2*r.window, maxReadAhead/average))
+}
 
 // take passes d on to fn, unless the reading is done.
 func (r *reader) take(d amqp.Delivery) {
@@ -396,6 +430,7 @@ func (r *reader) take(d amqp.Delivery) {
 		return
 	}
 	r.got++
+	r.size += len(d.Body) + letterOverhead
 	r.err = r.fn(FromDelivery(d), d.DeliveryTag)
 	r.progress(r.got)
 }
@@ -417,6 +452,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 	}
 	before := r.got
 	*r.cur = consumed{}
+	r.full = false
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
 			err = r.q.wrap("stop reading", cerr)
@@ -444,10 +480,11 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 			quiet = false
 			r.cur.deliver(d.DeliveryTag)
 			r.take(d)
-			if r.window > 0 && r.cur.held() >= r.window {
+			if r.cur.held() >= r.window {
 				// Its prefetch is full of letters held (not picked,
 				// or awaiting their replay's confirm): the next
 				// consumer reads on.
+				r.full = true
 				return 0, false, nil
 			}
 		case <-tick:
@@ -473,10 +510,20 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 // reader holds (see read).
 const holdPatience = 15 * time.Second
 
-// readWindow is the prefetch of each consumer of Replay, the
-// most letters it delivers before the next one reads on (see read): a
-// slow replay holds at most that many read ahead of it in the client.
+// readWindow is the prefetch of the first consumer of a read, the most
+// letters it delivers before the next one reads on (see read): a slow
+// replay of every letter holds at most that many read ahead of it in the
+// client.
 const readWindow = 512
+
+// maxReadAhead is about the most bytes of letters a consumer of a read
+// delivers ahead of the reading, once letters are held (see read).
+const maxReadAhead = 8 << 20
+
+// letterOverhead is about what a letter costs in memory beyond its body
+// (the delivery, its headers, the Letter): about 1 KiB for a letter
+// streamgen parked, measured.
+const letterOverhead = 1024
 
 // idleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.

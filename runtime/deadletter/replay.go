@@ -100,9 +100,11 @@ type pending struct {
 // A letter whose replay is returned (no queue is bound for it) or not
 // confirmed stays in the queue and is counted in Report.Failed. A crash in
 // the middle may leave a letter both replayed and still parked, never
-// neither. The letters are read as Scan reads them, but by consumers
-// with a prefetch of 512 (see read): a slow replay (Rate, slow confirms)
-// holds at most that many letters read ahead of it.
+// neither. The letters are read as Scan reads them, by consumers of a
+// bounded prefetch (see read): a slow replay (Rate, slow confirms) of
+// every letter holds at most 512 letters read ahead of it; one that
+// leaves letters in the queue, at most about 8 MiB of them (512 letters,
+// when they are larger than 16 KiB).
 func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
 	var rep Report
 	window := opts.Window
@@ -163,7 +165,7 @@ func (q *Queue) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (
 		return nil
 	}
 	start := time.Now()
-	err := q.visit(ctx, holdPatience, readWindow, func(l *Letter, tag uint64, ack func(uint64) error) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		remove = ack
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
@@ -264,10 +266,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // starts; one parked meanwhile is kept.
 func (q *Queue) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
 	var rep Report
-	// No read window: the reading keeps up with the broker, as a
-	// listing's, and giving way to a new consumer every readWindow
-	// letters kept costs RabbitMQ more the more letters are held.
-	err := q.visit(ctx, holdPatience, 0, func(l *Letter, tag uint64, ack func(uint64) error) error {
+	err := q.visit(ctx, holdPatience, func(l *Letter, tag uint64, ack func(uint64) error) error {
 		rep.Scanned++
 		if !sel.Matches(l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
 			return nil
