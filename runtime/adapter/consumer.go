@@ -164,9 +164,6 @@ func (c *Consumer) Name() string { return c.sub.Name }
 // Logger returns a logger that names the subscription.
 func (c *Consumer) Logger() *slog.Logger { return c.log }
 
-// Metrics returns the subscription's counters.
-func (c *Consumer) Metrics() *counters.Subscription { return c.metrics }
-
 // IsWaitQueue reports whether queue is one of the subscription's RabbitMQ
 // wait queues, for an adapter that counts the retry cycles its broker
 // recorded (Delivery.RetryCycles).

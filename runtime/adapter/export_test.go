@@ -1,5 +1,10 @@
 package adapter
 
+import "github.com/streamgen/streamgen/runtime/internal/counters"
+
+// Metrics returns the subscription's counters.
+func (c *Consumer) Metrics() *counters.Subscription { return c.metrics }
+
 // Settle lets this package's tests settle a delivery with a verdict of
 // their own, as the Consumer does once it decided one.
 func (c *Consumer) Settle(d *Delivery, v Verdict, err error) { c.settle(d, v, err, false) }
