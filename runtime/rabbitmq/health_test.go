@@ -72,6 +72,42 @@ func health(t testing.TB, app *runtime.App) (int, runtime.HealthReport) {
 	return rec.Code, r
 }
 
+// watchNotReady asks app's readiness probe every few milliseconds until
+// it answers 503 with its one broker not ready; the function it returns
+// says the reason then, and whether that happened yet.
+func watchNotReady(app *runtime.App) func() (reason string, seen bool) {
+	var (
+		mu     sync.Mutex
+		reason string
+		seen   bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(5 * time.Minute)
+		for time.Now().Before(deadline) {
+			rec := httptest.NewRecorder()
+			app.Health().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			var r runtime.HealthReport
+			if json.Unmarshal(rec.Body.Bytes(), &r) == nil && rec.Code == http.StatusServiceUnavailable && len(r.Brokers) == 1 && !r.Brokers[0].Ready {
+				mu.Lock()
+				reason, seen = r.Brokers[0].Reason, true
+				mu.Unlock()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return func() (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen {
+			<-done
+		}
+		return reason, seen
+	}
+}
+
 // While the Broker reconnects after the broker closed its connections, the
 // App's readiness probe answers 503 and says why; once it consumes again,
 // 200. The reconnect is reported to the App's Observer, and so is how long
@@ -137,17 +173,18 @@ func TestHealthAndEventsAcrossAReconnect(t *testing.T) {
 		}
 	}
 
+	// The probe is watched from before the connections close, so that a
+	// reconnect that comes before rabbitmqctl returns (it takes seconds on
+	// RabbitMQ 4 and a busy machine) is not missed.
+	notReady := watchNotReady(app)
 	if n := testkit.CloseConnections(t, name); n == 0 {
 		t.Fatalf("no connection named %s to close", name)
 	}
 	var reason string
 	testkit.Eventually(t, "the probe to report the broker not ready", func() bool {
-		code, r := health(t, app)
-		if code == http.StatusServiceUnavailable && len(r.Brokers) == 1 && !r.Brokers[0].Ready {
-			reason = r.Brokers[0].Reason
-			return true
-		}
-		return false
+		var seen bool
+		reason, seen = notReady()
+		return seen
 	})
 	if !strings.Contains(reason, "reconnecting") || !strings.Contains(reason, "closed") {
 		t.Errorf("not-ready reason %q: want it to say the connection closed and the broker reconnects", reason)
