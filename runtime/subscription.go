@@ -252,15 +252,6 @@ func (s *Subscription) DeadLetters() []string {
 	return out
 }
 
-// waitQueues returns the RabbitMQ wait queues of the subscription (see
-// adapter.WaitQueues), for validation.
-func (s *Subscription) waitQueues() []waitqueue.Queue {
-	if !s.Retries() {
-		return nil
-	}
-	return waitqueue.Of(s.Name, s.RetryDelays)
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -506,7 +497,7 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 	if s.DeliveryLimit > 0 && s.QueueType != QuorumQueue {
 		add(-1, "delivery_limit", "delivery_limit is for quorum queues (RabbitMQ refuses x-delivery-limit on a classic queue): add queue_type=quorum or remove delivery_limit")
 	}
-	for _, q := range s.waitQueues() {
+	for _, q := range waitqueue.Of(s.Name, s.Retries(), s.RetryDelays) {
 		for i, h := range s.Handlers {
 			if h.Policy.DeadLetter == q.Name {
 				add(i, "dead_letter", "dead_letter %q is the subscription's wait queue: name another queue", q.Name)

@@ -15,10 +15,7 @@ type WaitQueue = waitqueue.Queue
 // no handler retries, "<name>.retry" for a single delay, and one
 // "<name>.retry.<delay>" per step of a ladder.
 func WaitQueues(s *runtime.Subscription) []WaitQueue {
-	if !s.Retries() {
-		return nil
-	}
-	return waitqueue.Of(s.Name, s.RetryDelays)
+	return waitqueue.Of(s.Name, s.Retries(), s.RetryDelays)
 }
 
 // WaitQueueArguments returns the RabbitMQ arguments the wait queue q of the

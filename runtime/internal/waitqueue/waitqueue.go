@@ -18,10 +18,14 @@ type Queue struct {
 	TTL  time.Duration
 }
 
-// Of returns the wait queues of subscription sub whose retry delays are
-// delays (none: DefaultDelay): "<sub>.retry" for a single delay, and one
+// Of returns the wait queues of subscription sub, whose handlers retry
+// when retries is set, with retry delays delays (none: DefaultDelay):
+// none when no handler retries, "<sub>.retry" for a single delay, and one
 // "<sub>.retry.<delay>" per step of a ladder.
-func Of(sub string, delays []time.Duration) []Queue {
+func Of(sub string, retries bool, delays []time.Duration) []Queue {
+	if !retries {
+		return nil
+	}
 	if len(delays) == 0 {
 		delays = []time.Duration{DefaultDelay}
 	}
