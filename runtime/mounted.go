@@ -1,5 +1,7 @@
 package runtime
 
+import "slices"
+
 // DeadLetterQueue is a dead-letter queue the App's subscriptions park
 // messages on.
 type DeadLetterQueue struct {
@@ -29,7 +31,7 @@ func (a *App) DeadLetterQueues() []DeadLetterQueue {
 				index[k] = i
 				out = append(out, DeadLetterQueue{Name: q, Broker: kind})
 			}
-			if !contains(out[i].Subscriptions, m.sub.Name) {
+			if !slices.Contains(out[i].Subscriptions, m.sub.Name) {
 				out[i].Subscriptions = append(out[i].Subscriptions, m.sub.Name)
 			}
 		}

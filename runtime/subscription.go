@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -245,20 +246,11 @@ func (s *Subscription) DeadLetters() []string {
 	var out []string
 	for _, h := range s.Handlers {
 		q := h.Policy.DeadLetter
-		if q != "" && !contains(out, q) {
+		if q != "" && !slices.Contains(out, q) {
 			out = append(out, q)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // QueueDeadLetter is where a RabbitMQ subscription's queue dead-letters
