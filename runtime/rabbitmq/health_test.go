@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,13 +64,23 @@ func (nopObservation) End(observe.Settlement)           {}
 // health asks the App's readiness probe.
 func health(t testing.TB, app *runtime.App) (int, runtime.HealthReport) {
 	t.Helper()
+	code, r, err := readHealth(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, r
+}
+
+// readHealth asks app's readiness probe, as health does, from any
+// goroutine.
+func readHealth(app *runtime.App) (int, runtime.HealthReport, error) {
 	rec := httptest.NewRecorder()
 	app.Health().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	var r runtime.HealthReport
 	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
-		t.Fatalf("health body %q: %v", rec.Body.String(), err)
+		return 0, r, fmt.Errorf("health body %q: %v", rec.Body.String(), err)
 	}
-	return rec.Code, r
+	return rec.Code, r, nil
 }
 
 // watchNotReady asks app's readiness probe every few milliseconds until
@@ -86,10 +97,8 @@ func watchNotReady(app *runtime.App) func() (reason string, seen bool) {
 		defer close(done)
 		deadline := time.Now().Add(5 * time.Minute)
 		for time.Now().Before(deadline) {
-			rec := httptest.NewRecorder()
-			app.Health().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-			var r runtime.HealthReport
-			if json.Unmarshal(rec.Body.Bytes(), &r) == nil && rec.Code == http.StatusServiceUnavailable && len(r.Brokers) == 1 && !r.Brokers[0].Ready {
+			code, r, err := readHealth(app)
+			if err == nil && code == http.StatusServiceUnavailable && len(r.Brokers) == 1 && !r.Brokers[0].Ready {
 				mu.Lock()
 				reason, seen = r.Brokers[0].Reason, true
 				mu.Unlock()
