@@ -111,7 +111,7 @@ bench: rabbitmq
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^Benchmark(List|Replay|ReplayFew)$$' -benchtime 5x -timeout 30m ./runtime/deadletter | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkDLQ(List|Replay|ReplayFew)$$' -benchtime 5x -timeout 30m ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkOverview100k$$' -benchtime 2x -timeout 30m ./runtime/deadletter/console | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)

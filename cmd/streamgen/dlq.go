@@ -18,6 +18,7 @@ import (
 	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
+	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // dlqIO is what a dlq subcommand reads and writes.
@@ -80,14 +81,14 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	}
 	var q deadletter.Store
 	if c.dir != "" {
-		d, err := deadletter.OpenDir(c.dir)
+		d, err := zeromq.OpenDeadLetterDir(c.dir)
 		if err != nil {
 			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, c.redact(err))
 			return 1
 		}
 		q = d
 	} else if cmd.run != nil {
-		dq, err := deadletter.Dial(c.url, queue)
+		dq, err := rabbitmq.DialDeadLetterQueue(ctx, c.url, queue)
 		if err != nil {
 			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
 			return 1
@@ -104,7 +105,7 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	run := cmd.run
 	if run == nil {
 		run = func(ctx context.Context, c *dlqCommand, _ deadletter.Store) error {
-			return cmd.runDir(ctx, c, q.(*deadletter.Dir))
+			return cmd.runDir(ctx, c, q.(*zeromq.DeadLetterDir))
 		}
 	}
 	if err := run(ctx, c, q); err != nil {
@@ -142,7 +143,7 @@ type dlqSpec struct {
 	run       func(ctx context.Context, c *dlqCommand, q deadletter.Store) error
 	// runDir, for a command of a keeper's directory only (keep), runs
 	// instead of run.
-	runDir func(ctx context.Context, c *dlqCommand, d *deadletter.Dir) error
+	runDir func(ctx context.Context, c *dlqCommand, d *zeromq.DeadLetterDir) error
 }
 
 var dlqCommands = map[string]dlqSpec{
@@ -352,11 +353,11 @@ func (c *dlqCommand) withProgress(ctx context.Context, name string) (_ context.C
 	}
 }
 
-func dlqKeep(ctx context.Context, c *dlqCommand, d *deadletter.Dir) error {
+func dlqKeep(ctx context.Context, c *dlqCommand, d *zeromq.DeadLetterDir) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(c.io.stderr, nil))
-	k := &deadletter.Keeper{Bind: c.bind, Dir: d, Logger: log}
+	k := &zeromq.Keeper{Bind: c.bind, Dir: d, Logger: log}
 	return k.Run(ctx)
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zeromq/zmq4"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
@@ -311,23 +312,22 @@ func TestDLQKeepAndDir(t *testing.T) {
 			_ = keeper.Wait()
 		}
 	}()
-	out, err := zeromq.DialOutlet(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A service pushes its dead letters to the keeper's address.
+	out := zeromq.New(zeromq.Queue("cards.dead", zeromq.Bind(addr)))
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
 	defer cancel()
 	for i := range 3 {
-		env := &zeromq.Envelope{Subscription: "cards.dead", Body: fmt.Appendf(nil, `{"order":%d}`, i), Headers: []zeromq.Header{
-			{Name: zeromq.HeaderType, Value: "Card"}, {Name: zeromq.HeaderMessageID, Value: fmt.Sprintf("z-%d", i)},
-			{Name: runtime.HeaderDeadLetterReason, Value: fmt.Sprintf("order %d: card declined", i)},
-			{Name: runtime.HeaderDeadLetterSource, Value: "cards"},
+		msg := runtime.Message{ID: fmt.Sprintf("z-%d", i), Type: "Card", Body: fmt.Appendf(nil, `{"order":%d}`, i), Headers: map[string]string{
+			runtime.HeaderDeadLetterReason: fmt.Sprintf("order %d: card declined", i),
+			runtime.HeaderDeadLetterSource: "cards",
 		}}
-		if err := out.Send(ctx, env); err != nil {
+		if err := out.Publish(ctx, "cards.dead", msg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = out.Close(ctx)
+	if err := out.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
 	testkit.Eventually(t, "three letters kept", func() bool {
 		o, _, status := dlqRun(t, "", "ls", "-dir", dir)
 		return status == 0 && containsAll(o, " 3 ", "cards", "order <n>: card declined")
@@ -344,19 +344,25 @@ func TestDLQKeepAndDir(t *testing.T) {
 	// The source queue: a PULL bound where the cards subscription is.
 	cards := freeTCP(t)
 	got := make(chan *zeromq.Envelope, 10)
-	in, err := zeromq.Listen(cards, func(_ context.Context, frames [][]byte) bool {
-		env, err := zeromq.ParseEnvelope(frames)
-		if err != nil {
-			t.Errorf("replayed: %v", err)
-			return false
-		}
-		got <- env
-		return true
-	}, nil)
-	if err != nil {
+	pull := zmq4.NewPull(context.Background())
+	defer func() { _ = pull.Close() }()
+	if err := pull.Listen(cards); err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
+	go func() {
+		for {
+			msg, err := pull.Recv()
+			if err != nil {
+				return // closed
+			}
+			env, err := zeromq.ParseEnvelope(msg.Frames)
+			if err != nil {
+				t.Errorf("replayed: %v", err)
+				return
+			}
+			got <- env
+		}
+	}()
 	if o, e, status := dlqRun(t, "", "replay", "-dir", dir, "-yes", "-limit", "2", "-to", cards); status != 0 || !strings.Contains(o, "replayed 2 letters") {
 		t.Fatalf("replay -dir -to: status %d\n%s%s", status, o, e)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
+	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // TokenEnvVar holds the console's operator token.
@@ -103,7 +104,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		}
 	}
 	for _, q := range queues {
-		s, err := deadletter.Dial(url, q)
+		s, err := rabbitmq.DialDeadLetterQueue(ctx, url, q)
 		if err == nil {
 			_, err = s.Len(ctx)
 			if err != nil {
@@ -125,7 +126,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s is not a directory a keeper writes: give the -dir of streamgen dlq keep\n", d)
 			return 1
 		}
-		s, err := deadletter.OpenDir(d)
+		s, err := zeromq.OpenDeadLetterDir(d)
 		if err != nil {
 			closeStores()
 			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "deadletter: "))

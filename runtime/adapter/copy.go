@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
@@ -71,20 +72,17 @@ func (c *Copy) Properties(p runtime.Properties) runtime.Properties {
 }
 
 // Keep reports whether the copy carries the original's header name.
-// Dropped are: the retry count (a retry copy sets it anew, a dead letter
-// starts counting afresh), on a dead letter every x-streamgen-* header in
-// any case (it gets the runtime's own), the broker's bookkeeping, and any
-// header Set replaces, in any case.
+// Dropped are: the headers that describe the original's past deliveries
+// (headers.FromPast: the retry count, which a retry copy sets anew, the
+// x-streamgen-* dead-letter explanation, which a dead letter gets anew,
+// and the broker's bookkeeping), the retry count under the name the
+// subscription gives it, and any header Set replaces, each in any case.
 func (c *Copy) Keep(name string) bool {
 	count := c.countHeader
 	if count == "" { // a Copy made outside this package
 		count = c.rules.RetryCountHeaderName()
 	}
-	if strings.EqualFold(name, count) || c.rules.bookkeeping(name) {
-		return false
-	}
-	if c.Kind == DeadLetterCopy && len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) &&
-		!strings.EqualFold(name, runtime.HeaderReplays) {
+	if headers.FromPast(name) || strings.EqualFold(name, count) {
 		return false
 	}
 	for _, h := range c.Set {
@@ -122,8 +120,6 @@ func (c *Copy) Headers(h map[string]string) map[string]string {
 	}
 	return out
 }
-
-const deadLetterPrefix = "x-streamgen-"
 
 // retryCopy is the copy of d sent for its next attempt: it carries d's
 // attempt number as the retry count.

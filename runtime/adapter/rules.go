@@ -11,9 +11,7 @@ import (
 //
 //   - RabbitMQ acknowledges; a retry copy waits in a wait queue, so the
 //     Consumer sends it at once; header names keep their case and values
-//     may hold line breaks; the broker's own bookkeeping headers (x-death,
-//     x-first-death-*, x-last-death-*, x-delivery-count, x-acquired-count)
-//     never travel on a copy.
+//     may hold line breaks.
 //   - ZeroMQ has no acknowledgement: an ack does nothing and a reject
 //     drops; a retry copy waits in memory on the App's clock, then is sent;
 //     header names are lower case and a value is one line.
@@ -85,21 +83,6 @@ func (r Rules) foldNames(h map[string]string) map[string]string {
 		out[lk] = v
 	}
 	return out
-}
-
-// bookkeeping reports whether header is one RabbitMQ writes about a
-// message's past in a queue. Copies leave these behind: RabbitMQ 4 ignores
-// a republished x-death, and on 3.x a republished one can trip the
-// dead-letter cycle check and drop the copy.
-func (r Rules) bookkeeping(header string) bool {
-	if r.Kind != runtime.RabbitMQ {
-		return false
-	}
-	return header == "x-death" ||
-		strings.HasPrefix(header, "x-first-death-") ||
-		strings.HasPrefix(header, "x-last-death-") ||
-		header == "x-delivery-count" || // quorum queues' own redelivery count
-		header == "x-acquired-count" // and, since RabbitMQ 4, every delivery
 }
 
 // lineBreaks turns each line break into a space. A Replacer is safe for

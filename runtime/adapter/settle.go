@@ -58,8 +58,9 @@ func (c *Consumer) observedHeaders(d *Delivery, cp *Copy) {
 		return
 	}
 	d.obs.CopyHeaders(func(name, value string) {
+		const ours = "x-streamgen-"
 		if name == "" || strings.EqualFold(name, c.countHeader) ||
-			len(name) >= len(deadLetterPrefix) && strings.EqualFold(name[:len(deadLetterPrefix)], deadLetterPrefix) {
+			len(name) >= len(ours) && strings.EqualFold(name[:len(ours)], ours) {
 			return
 		}
 		cp.set(c.rules.headerName(name), c.rules.headerValue(value))

@@ -1,47 +1,34 @@
 package deadletter_test
 
 import (
-	"context"
 	"fmt"
-	"log"
-	"os"
-	"time"
 
+	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
 // An operator finds out why messages failed: one row per group of letters
-// with the same type and cause.
+// with the same type and cause. A Store's Groups does this over every
+// letter it holds (rabbitmq.DialDeadLetterQueue opens a RabbitMQ
+// dead-letter queue, zeromq.OpenDeadLetterDir a keeper's directory).
 func Example() {
-	ctx := context.Background()
-	q, err := deadletter.Dial("amqp://guest:guest@127.0.0.1:5672/", "orders.parked")
-	if err != nil {
-		log.Fatal(err)
+	parked := func(id, reason string) *deadletter.Letter {
+		return deadletter.NewLetter([]byte(`{}`), map[string]any{
+			runtime.HeaderDeadLetterReason: reason,
+			runtime.HeaderDeadLetterSource: "orders",
+			runtime.HeaderDeadLetterTime:   "2026-12-01T10:00:00Z",
+		}, deadletter.Properties{MessageID: id, Type: "OrderPlaced"})
 	}
-	defer q.Close()
-	groups, err := q.Groups(ctx)
-	if err != nil {
-		log.Fatal(err)
+	var g deadletter.Grouper
+	for _, l := range []*deadletter.Letter{parked("m-1", "order 1: card declined"), parked("m-2", "order 2: card declined"), parked("m-3", "no stock")} {
+		g.Add(l)
 	}
-	_ = deadletter.WriteGroups(os.Stdout, groups)
-}
-
-// After the fix, the letters of one cause go back to their subscription,
-// which handles each as a new message, from attempt 1. Each letter leaves
-// the dead-letter queue once the broker confirmed its replay.
-func ExampleQueue_Replay() {
-	ctx := context.Background()
-	q, err := deadletter.Dial("amqp://guest:guest@127.0.0.1:5672/", "orders.parked")
-	if err != nil {
-		log.Fatal(err)
+	for _, gr := range g.Groups() {
+		fmt.Printf("%d %s\n", gr.Count, gr.Reason)
 	}
-	defer q.Close()
-	sel := deadletter.Selection{Reason: "card declined", After: time.Now().Add(-24 * time.Hour)}
-	rep, err := q.Replay(ctx, sel, deadletter.ReplayOptions{Rate: 200})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("replayed %d of %d letters, %d left parked\n", rep.Done, rep.Selected, rep.Failed)
+	// Output:
+	// 2 order <n>: card declined
+	// 1 no stock
 }
 
 // Letters that differ only in an id share a group.

@@ -2,7 +2,6 @@ package deadletter
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
 // record is a letter as one line of JSON Lines.
 type record struct {
-	Body         string                     `json:"body"`
+	Body         json.RawMessage            `json:"body"`
 	BodyEncoding string                     `json:"body_encoding"` // "text" or "base64"
 	Headers      map[string]json.RawMessage `json:"headers,omitempty"`
 	Properties   Properties                 `json:"properties"`
@@ -41,10 +40,15 @@ type record struct {
 func (l *Letter) MarshalJSON() ([]byte, error) {
 	r := record{Properties: l.Properties, Reason: l.Reason, Source: l.Source, Attempts: l.Attempts,
 		Poison: l.Poison, ParkedAt: l.ParkedAt, ByBroker: l.ByBroker}
+	var body string
 	if utf8.Valid(l.Body) {
-		r.Body, r.BodyEncoding = string(l.Body), "text"
+		body, r.BodyEncoding = string(l.Body), "text"
 	} else {
-		r.Body, r.BodyEncoding = base64.StdEncoding.EncodeToString(l.Body), "base64"
+		body, r.BodyEncoding = base64.StdEncoding.EncodeToString(l.Body), "base64"
+	}
+	var err error
+	if r.Body, err = marshalNoEscape(body); err != nil {
+		return nil, fmt.Errorf("deadletter: body: %w", err)
 	}
 	if len(l.Headers) > 0 {
 		r.Headers = make(map[string]json.RawMessage, len(l.Headers))
@@ -59,21 +63,38 @@ func (l *Letter) MarshalJSON() ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// UnmarshalJSON decodes what MarshalJSON wrote.
+// UnmarshalJSON decodes what MarshalJSON wrote. It refuses what would not
+// read back as the letter written: a line that is not an object with a
+// body (null, {}), and a "text" body that is not
+// valid UTF-8 or holds an escape of half a surrogate pair, which JSON
+// decoding would turn into U+FFFD (Export writes such a body in base64).
+// The explanation is read from the headers, as the store read it; a
+// letter the broker parked itself, whose explanation came from the
+// broker's own record, keeps the one the line gives.
 func (l *Letter) UnmarshalJSON(b []byte) error {
 	var r record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return fmt.Errorf("deadletter: %w", err)
 	}
+	if r.Body == nil || string(r.Body) == "null" {
+		return errors.New("deadletter: not a letter: a letter has a body (and a body_encoding, text or base64; text when left out)")
+	}
+	var body string
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		return fmt.Errorf("deadletter: body: %w", err)
+	}
 	switch r.BodyEncoding {
 	case "text", "":
-		l.Body = []byte(r.Body)
+		if err := exactText(r.Body, body); err != nil {
+			return fmt.Errorf("deadletter: body: %w", err)
+		}
+		l.Body = []byte(body)
 	case "base64":
-		body, err := base64.StdEncoding.DecodeString(r.Body)
+		b, err := base64.StdEncoding.DecodeString(body)
 		if err != nil {
 			return fmt.Errorf("deadletter: body: %w", err)
 		}
-		l.Body = body
+		l.Body = b
 	default:
 		return fmt.Errorf("deadletter: body_encoding %q: want text or base64", r.BodyEncoding)
 	}
@@ -86,8 +107,62 @@ func (l *Letter) UnmarshalJSON(b []byte) error {
 		}
 		l.Headers[k] = v
 	}
-	l.explain()
+	l.Reason, l.Source, l.Attempts, l.Poison, l.ParkedAt, l.ByBroker, l.Explained = "", "", 0, false, time.Time{}, false, false
+	if h, ok := streamgenExplanation(l.Headers); ok {
+		l.Explain(h, false)
+	} else if r.ByBroker || r.Reason != "" {
+		l.Reason, l.Source, l.Attempts, l.Poison, l.ParkedAt, l.ByBroker = r.Reason, r.Source, r.Attempts, r.Poison, r.ParkedAt, r.ByBroker
+		l.Explained = true
+	}
 	return nil
+}
+
+// exactText fails when decoded, the string JSON raw decoded to, is not
+// what raw says byte for byte: raw held bytes that are not UTF-8, or an
+// escape of half a surrogate pair, each of which decoding turns into
+// U+FFFD.
+func exactText(raw json.RawMessage, decoded string) error {
+	if !utf8.Valid(raw) {
+		return errors.New("a text body that is not valid UTF-8: write it in base64 (body_encoding base64), as export does")
+	}
+	if !strings.ContainsRune(decoded, utf8.RuneError) {
+		return nil
+	}
+	// Count the U+FFFD the line wrote, as such or escaped: any more in
+	// decoded came from a lone surrogate.
+	written := strings.Count(string(raw), string(utf8.RuneError))
+	lower := strings.ToLower(string(raw))
+	for i := strings.Index(lower, `\ufffd`); i >= 0; i = strings.Index(lower, `\ufffd`) {
+		if n := backslashesBefore(lower, i); n%2 == 0 {
+			written++
+		}
+		lower = lower[i+6:]
+	}
+	if strings.Count(decoded, string(utf8.RuneError)) > written {
+		return errors.New("a text body with an escape of half a surrogate pair, which is no character: write it in base64 (body_encoding base64), as export does")
+	}
+	return nil
+}
+
+// backslashesBefore counts the backslashes right before s[i].
+func backslashesBefore(s string, i int) int {
+	n := 0
+	for i > 0 && s[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n
+}
+
+// marshalNoEscape encodes s as a JSON string without escaping <, > and &.
+func marshalNoEscape(s string) (json.RawMessage, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 // typed is an AMQP value that is neither a string nor a bool, in JSON.
@@ -125,10 +200,8 @@ func encodeValue(v any) any {
 		return typed{Type: "timestamp", Value: x.UTC().Format(time.RFC3339)}
 	case []byte:
 		return typed{Type: "bytes", Value: base64.StdEncoding.EncodeToString(x)}
-	case amqp.Decimal:
+	case Decimal:
 		return typed{Type: "decimal", Value: x.Value, Scale: &x.Scale}
-	case amqp.Table:
-		return typed{Type: "table", Value: encodeTable(x)}
 	case map[string]any:
 		return typed{Type: "table", Value: encodeTable(x)}
 	case []any:
@@ -233,7 +306,7 @@ func decodeTyped(typ string, value, scale any) (any, error) {
 		v, err := num(math.MinInt32, math.MaxInt32)
 		s, _ := scale.(json.Number)
 		sc, _ := s.Int64()
-		return amqp.Decimal{Scale: uint8(sc), Value: int32(v)}, err
+		return Decimal{Scale: uint8(sc), Value: int32(v)}, err
 	case "string":
 		s, _ := value.(string)
 		return s, nil
@@ -242,7 +315,7 @@ func decodeTyped(typ string, value, scale any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("table value %v is not an object", value)
 		}
-		out := amqp.Table{}
+		out := map[string]any{}
 		for k, e := range m {
 			d, err := decodeAny(e)
 			if err != nil {
@@ -253,27 +326,6 @@ func decodeTyped(typ string, value, scale any) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown value type %q", typ)
-}
-
-// Export writes each letter sel picks to w as JSON Lines (one
-// Letter.MarshalJSON a line) and leaves the queue as it was. It returns
-// the number written.
-func (q *Queue) Export(ctx context.Context, w io.Writer, sel Selection) (int, error) {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	n := 0
-	err := q.Select(ctx, sel, func(l *Letter) error {
-		if err := enc.Encode(l); err != nil {
-			return fmt.Errorf("deadletter: queue %s: export: %w", q.name, err)
-		}
-		n++
-		return nil
-	})
-	if ferr := bw.Flush(); err == nil && ferr != nil {
-		err = fmt.Errorf("deadletter: queue %s: export: %w", q.name, ferr)
-	}
-	return n, err
 }
 
 // ReadLetters calls fn with each letter of r, JSON Lines as Export writes
@@ -320,59 +372,6 @@ func readLetters(r io.Reader, fn func(*Letter) error) error {
 	return nil
 }
 
-// Import publishes each letter of r (JSON Lines as Export writes them)
-// into the queue as it was parked, headers and explanation included, with
-// publisher confirms. It returns the number the broker confirmed; when it
-// fails, the letters after those may or may not be in the queue.
-func (q *Queue) Import(ctx context.Context, r io.Reader) (int, error) {
-	ch, err := q.channel()
-	if err != nil {
-		return 0, q.wrap("open a channel", err)
-	}
-	defer func() { _ = ch.Close() }()
-	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
-		return 0, q.wrap("inspect the queue", err)
-	}
-	if err := ch.Confirm(false); err != nil {
-		return 0, q.wrap("put the channel in confirm mode", err)
-	}
-	var confirms []*amqp.DeferredConfirmation
-	n := 0
-	wait := func() error {
-		for _, dc := range confirms {
-			ok, err := dc.WaitContext(ctx)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("deadletter: queue %s: import: the broker did not confirm letter %d", q.name, n+1)
-			}
-			n++
-		}
-		confirms = confirms[:0]
-		return nil
-	}
-	err = readLetters(r, func(l *Letter) error {
-		dc, err := ch.PublishWithDeferredConfirm("", q.name, true, false, restored(l))
-		if err != nil {
-			return q.wrap("import a letter", err)
-		}
-		confirms = append(confirms, dc)
-		if len(confirms) >= 256 {
-			return wait()
-		}
-		return nil
-	})
-	if werr := wait(); err == nil {
-		err = werr
-	}
-	var le *lineError
-	if errors.As(err, &le) {
-		return n, fmt.Errorf("deadletter: queue %s: import: %w: fix the line, or export the letters again", q.name, err)
-	}
-	return n, err
-}
-
 // Names of the headers of l, sorted: for a stable display.
 func headerNames(h map[string]any) []string {
 	names := make([]string, 0, len(h))
@@ -381,4 +380,19 @@ func headerNames(h map[string]any) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// HeaderText is a header value as one line of text: a scalar as
+// headers.Text writes it (a string as it is), nil as "", and a table,
+// array or decimal as the JSON MarshalJSON writes for it. A store whose
+// headers are text (ZeroMQ's) writes a letter's headers with it.
+func HeaderText(v any) string {
+	if s, ok := headers.Text(v); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	b, _ := json.Marshal(encodeValue(v))
+	return string(b)
 }

@@ -1,14 +1,13 @@
 package deadletter
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/rabbitmq"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
 // HeaderReplays counts how often a letter was replayed. Replay sets it on
@@ -22,11 +21,12 @@ const HeaderReplays = runtime.HeaderReplays
 type Letter struct {
 	// Body is the message body, byte for byte.
 	Body []byte
-	// Headers are the message headers as the broker delivered them, with
-	// AMQP table values (string, bool, the integer and float types,
-	// time.Time, []byte, amqp.Decimal, nested tables and arrays).
+	// Headers are the message headers as the broker delivered them. A
+	// value is a string, a bool, an integer or float type, a time.Time,
+	// []byte, a Decimal, a nested map[string]any or an []any of these
+	// (RabbitMQ's table values; a ZeroMQ header is always a string).
 	Headers map[string]any
-	// Properties are the message's AMQP properties.
+	// Properties are the message's properties.
 	Properties Properties
 
 	// Reason says why the message was parked: the handler's error, or the
@@ -41,7 +41,7 @@ type Letter struct {
 	// ParkedAt is when it was parked; zero when unknown.
 	ParkedAt time.Time
 	// ByBroker is true for a letter the broker dead-lettered itself (its
-	// delivery limit, an expiry, a full queue): it carries an x-death
+	// delivery limit, an expiry, a full queue): it carries the broker's
 	// record and no streamgen explanation.
 	ByBroker bool
 	// Explained is false for a message without any explanation: it was
@@ -49,7 +49,13 @@ type Letter struct {
 	Explained bool
 }
 
-// Properties are the AMQP properties of a message.
+// Decimal is an AMQP decimal header value: Value × 10^-Scale.
+type Decimal struct {
+	Scale uint8
+	Value int32
+}
+
+// Properties are the properties of a message.
 type Properties struct {
 	ContentType     string    `json:"content_type,omitempty"`
 	ContentEncoding string    `json:"content_encoding,omitempty"`
@@ -65,7 +71,54 @@ type Properties struct {
 	AppID           string    `json:"app_id,omitempty"`
 }
 
-// Type is the message type of the letter (its AMQP type property).
+// NewLetter returns the letter of a parked message, explained from its
+// streamgen dead-letter headers (runtime.HeaderDeadLetterReason and the
+// constants after it) when it has them. A store whose broker can park a
+// message itself explains such a letter with Explain. headers may be nil.
+func NewLetter(body []byte, headers map[string]any, p Properties) *Letter {
+	if headers == nil {
+		headers = map[string]any{}
+	}
+	l := &Letter{Body: body, Headers: headers, Properties: p}
+	if h, ok := streamgenExplanation(headers); ok {
+		l.Explain(h, false)
+	}
+	return l
+}
+
+// streamgenExplanation returns the dead-letter headers the runtime wrote
+// on a letter, as text; ok is false when it has no reason.
+func streamgenExplanation(h map[string]any) (map[string]string, bool) {
+	reason, ok := h[runtime.HeaderDeadLetterReason].(string)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{runtime.HeaderDeadLetterReason: reason}
+	for _, k := range []string{runtime.HeaderDeadLetterSource, runtime.HeaderDeadLetterAttempts, runtime.HeaderDeadLetterPoison, runtime.HeaderDeadLetterTime} {
+		if s, ok := headers.Text(h[k]); ok {
+			out[k] = s
+		}
+	}
+	return out, true
+}
+
+// Explain sets l's explanation from dead-letter headers h, as the runtime
+// writes them (runtime.HeaderDeadLetterReason and the constants after
+// it); byBroker says the broker parked the letter itself, and h was read
+// from its own record.
+func (l *Letter) Explain(h map[string]string, byBroker bool) {
+	l.Explained, l.ByBroker = true, byBroker
+	l.Reason = h[runtime.HeaderDeadLetterReason]
+	l.Source = h[runtime.HeaderDeadLetterSource]
+	l.Attempts, _ = strconv.Atoi(h[runtime.HeaderDeadLetterAttempts])
+	l.Poison, _ = strconv.ParseBool(h[runtime.HeaderDeadLetterPoison])
+	l.ParkedAt = time.Time{}
+	if t, err := time.Parse(time.RFC3339Nano, h[runtime.HeaderDeadLetterTime]); err == nil && !t.IsZero() {
+		l.ParkedAt = t
+	}
+}
+
+// Type is the message type of the letter (its type property).
 func (l *Letter) Type() string { return l.Properties.Type }
 
 // MessageID is the message id of the letter.
@@ -73,128 +126,34 @@ func (l *Letter) MessageID() string { return l.Properties.MessageID }
 
 // Replays is how often the letter was replayed before (HeaderReplays).
 func (l *Letter) Replays() int {
-	n, _ := strconv.Atoi(strings.TrimSpace(headerString(l.Headers[HeaderReplays])))
+	s, _ := headers.Text(l.Headers[HeaderReplays])
+	n, _ := strconv.Atoi(strings.TrimSpace(s))
 	return n
 }
 
-// FromDelivery makes a Letter of a message delivered from a RabbitMQ
-// dead-letter queue, explained with rabbitmq.DeadLetterHeaders, which also
-// reads the x-death record of a letter the broker dead-lettered itself.
-func FromDelivery(d amqp.Delivery) *Letter {
-	l := &Letter{
-		Body:    d.Body,
-		Headers: map[string]any(d.Headers),
-		Properties: Properties{
-			ContentType: d.ContentType, ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode,
-			Priority: d.Priority, CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Expiration: d.Expiration,
-			MessageID: d.MessageId, Timestamp: d.Timestamp, Type: d.Type, UserID: d.UserId, AppID: d.AppId,
-		},
-	}
-	if l.Headers == nil {
-		l.Headers = map[string]any{}
-	}
-	l.explain()
-	return l
-}
-
-// explain fills the explanation from the headers.
-func (l *Letter) explain() {
-	h, ok := rabbitmq.DeadLetterHeaders(amqp.Table(l.Headers))
-	l.Explained = ok
-	if !ok {
-		return
-	}
-	_, ours := l.Headers[runtime.HeaderDeadLetterReason].(string)
-	l.ByBroker = !ours
-	l.Reason = h[runtime.HeaderDeadLetterReason]
-	l.Source = h[runtime.HeaderDeadLetterSource]
-	l.Attempts, _ = strconv.Atoi(h[runtime.HeaderDeadLetterAttempts])
-	l.Poison, _ = strconv.ParseBool(h[runtime.HeaderDeadLetterPoison])
-	if t, err := time.Parse(time.RFC3339Nano, h[runtime.HeaderDeadLetterTime]); err == nil && !t.IsZero() {
-		l.ParkedAt = t
-	}
-}
-
-// headerString is a header value as text, "" for one that has none.
-func headerString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64:
-		return strconvAny(x)
-	}
-	return ""
-}
-
-func strconvAny(v any) string {
-	switch x := v.(type) {
-	case int8:
-		return strconv.FormatInt(int64(x), 10)
-	case int16:
-		return strconv.FormatInt(int64(x), 10)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case uint8:
-		return strconv.FormatUint(uint64(x), 10)
-	case uint16:
-		return strconv.FormatUint(uint64(x), 10)
-	case uint32:
-		return strconv.FormatUint(uint64(x), 10)
-	case uint64:
-		return strconv.FormatUint(x, 10)
-	}
-	return ""
-}
-
-// Replayed returns the message Replay publishes for l: a new delivery of
-// the original. It keeps the body, the properties (type, message id,
-// timestamp, correlation id...) and every user header, trace context
-// included. It removes what belongs to the failed delivery: the attempt
-// count (runtime.RetryCountHeader), every x-streamgen-* dead-letter
-// header, the broker's x-death, x-first-death-* and x-last-death-*
-// records and its delivery counts (x-delivery-count, x-acquired-count), so
-// a subscription handles it again as attempt 1. It sets HeaderReplays to
-// one more than l carried.
-func Replayed(l *Letter) amqp.Publishing {
-	headers := amqp.Table{}
+// Replayed returns the message Replay sends for l, as a letter: a new
+// delivery of the original. It keeps the body, the properties (type,
+// message id, timestamp, correlation id...) and every user header, trace
+// context included. It removes the headers that describe the failed
+// deliveries (see runtime's copies: the attempt count, the x-streamgen-*
+// explanation, the broker's x-death, x-first-death-*, x-last-death-*
+// records and delivery counts), so a subscription handles it again as
+// attempt 1, and sets HeaderReplays to one more than l carried. The
+// result has no explanation. Every store frames it in its broker's way.
+func Replayed(l *Letter) *Letter {
+	h := make(map[string]any, len(l.Headers)+1)
 	for k, v := range l.Headers {
-		if resetOnReplay(k) {
-			continue
+		if !headers.FromPast(k) && !strings.EqualFold(k, HeaderReplays) {
+			h[k] = v
 		}
-		headers[k] = v
 	}
-	headers[HeaderReplays] = strconv.Itoa(l.Replays() + 1)
-	p := l.Properties
-	return amqp.Publishing{
-		Headers: headers, ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
-		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationID,
-		ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageId: p.MessageID, Timestamp: p.Timestamp,
-		Type: p.Type, UserId: p.UserID, AppId: p.AppID, Body: l.Body,
-	}
+	h[HeaderReplays] = strconv.Itoa(l.Replays() + 1)
+	return &Letter{Body: l.Body, Headers: h, Properties: l.Properties}
 }
 
-// restored returns l as it was parked, headers and all: what Import puts
-// back into a dead-letter queue.
-func restored(l *Letter) amqp.Publishing {
-	p := Replayed(l)
-	p.Headers = amqp.Table(l.Headers)
-	return p
-}
-
-// resetOnReplay reports whether header k describes the failed delivery
-// rather than the message, and so is dropped by Replayed.
-func resetOnReplay(k string) bool {
-	switch {
-	case k == runtime.RetryCountHeader, k == "x-death", k == "x-delivery-count", k == "x-acquired-count":
-		return true
-	case strings.HasPrefix(k, "x-streamgen-"), strings.HasPrefix(k, "x-first-death-"), strings.HasPrefix(k, "x-last-death-"):
-		return true
-	}
-	return false
+// clone returns a copy of l whose header map is its own.
+func (l *Letter) clone() *Letter {
+	c := *l
+	c.Headers = maps.Clone(l.Headers)
+	return &c
 }

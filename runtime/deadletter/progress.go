@@ -13,9 +13,9 @@ func WithProgress(ctx context.Context, fn func(read int)) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
-// progressOf returns the function WithProgress put in ctx, or one that
-// does nothing.
-func progressOf(ctx context.Context) func(int) {
+// Progress returns the function WithProgress put in ctx, or one that does
+// nothing: a Store calls it with the number of letters read so far.
+func Progress(ctx context.Context) func(read int) {
 	if fn, ok := ctx.Value(progressKey{}).(func(int)); ok && fn != nil {
 		return fn
 	}

@@ -1,17 +1,23 @@
 package deadletter
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 )
 
 // Store is a place dead letters are kept: a RabbitMQ dead-letter queue
-// (Queue), or the directory a ZeroMQ keeper writes. The streamgen dlq
-// command and the console work on any Store.
+// (rabbitmq.DeadLetterQueue), the directory a ZeroMQ keeper writes
+// (zeromq.DeadLetterDir), or one of your own. The streamgen dlq command
+// and the console work on any Store; package storetest checks that one
+// behaves as they expect.
 //
 // Every operation reads the letters present when it starts and leaves the
 // others as they were; a letter leaves the store only by Replay (once its
-// new delivery was confirmed) or Purge.
+// new delivery was confirmed, or written, where the broker has no
+// confirms) or Purge.
 type Store interface {
 	// Name names the store in messages: the queue's name, the directory.
 	Name() string
@@ -35,4 +41,51 @@ type Store interface {
 	Close() error
 }
 
-var _ Store = (*Queue)(nil)
+// Scanner is what Select, GroupsOf and Export need of a store.
+type Scanner interface {
+	Scan(ctx context.Context, fn func(*Letter) error) error
+}
+
+// Select calls fn with each letter of s that sel picks, up to its limit:
+// a Store's Select.
+func Select(ctx context.Context, s Scanner, sel Selection, fn func(*Letter) error) error {
+	n := 0
+	return s.Scan(ctx, func(l *Letter) error {
+		if !sel.Matches(l) || sel.Limit > 0 && n >= sel.Limit {
+			return nil
+		}
+		n++
+		return fn(l)
+	})
+}
+
+// GroupsOf scans s and returns its groups (Grouper.Groups): a Store's
+// Groups.
+func GroupsOf(ctx context.Context, s Scanner) ([]Group, error) {
+	var g Grouper
+	if err := s.Scan(ctx, func(l *Letter) error { g.Add(l); return nil }); err != nil {
+		return nil, err
+	}
+	return g.Groups(), nil
+}
+
+// Export writes each letter of s that sel picks to w as JSON Lines, one
+// Letter.MarshalJSON a line, and returns the number written: a Store's
+// Export. name names the store in an error.
+func Export(ctx context.Context, s Scanner, name string, w io.Writer, sel Selection) (int, error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err := Select(ctx, s, sel, func(l *Letter) error {
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("deadletter: %s: export: %w", name, err)
+		}
+		n++
+		return nil
+	})
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("deadletter: %s: export: %w", name, ferr)
+	}
+	return n, err
+}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
@@ -40,10 +38,12 @@ func TestLetterJSONRoundTrip(t *testing.T) {
 		Headers: map[string]any{
 			"s": "text", "b": true, "i8": int8(-3), "i16": int16(300), "i32": int32(7), "i64": int64(1 << 40),
 			"u8": uint8(200), "f32": float32(1.5), "f64": 2.25, "t": ts, "raw": []byte{1, 2}, "nil": nil,
-			"dec":     amqp.Decimal{Scale: 2, Value: 12345},
-			"x-death": []any{amqp.Table{"count": int64(2), "queue": "q", "time": ts, "routing-keys": []any{"a", "b"}}},
+			"dec":     deadletter.Decimal{Scale: 2, Value: 12345},
+			"x-death": []any{map[string]any{"count": int64(2), "queue": "q", "time": ts, "routing-keys": []any{"a", "b"}}},
 		},
 		Properties: deadletter.Properties{MessageID: "m", Type: "T", Priority: 4, Timestamp: ts, DeliveryMode: 2},
+		// As a RabbitMQ store explains a letter from its x-death record.
+		Reason: "expired in q", Source: "q", Attempts: 1, ParkedAt: ts, ByBroker: true, Explained: true,
 	}
 	b, err := l.MarshalJSON()
 	if err != nil {
@@ -56,8 +56,9 @@ func TestLetterJSONRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back.Headers, l.Headers) || !bytes.Equal(back.Body, l.Body) || back.Properties != l.Properties {
 		t.Fatalf("round trip:\n%s\n%#v", b, back)
 	}
-	// Read back, the letter is explained from its headers (here: x-death).
-	if !back.ByBroker || back.Source != "q" {
+	// Read back, a letter the broker parked keeps the explanation its
+	// store read from the broker's record.
+	if !back.ByBroker || back.Source != "q" || back.Reason != l.Reason || !back.ParkedAt.Equal(ts) {
 		t.Fatalf("the letter read back is not explained: %+v", back)
 	}
 	if !strings.Contains(string(b), `"body_encoding":"base64"`) {
@@ -73,7 +74,7 @@ func TestReplayedResetsTheDelivery(t *testing.T) {
 		"x-acquired-count": int64(3), deadletter.HeaderReplays: "4",
 	}}
 	p := deadletter.Replayed(l)
-	want := amqp.Table{"traceparent": "00-abc-def-01", "tenant": "acme", deadletter.HeaderReplays: "5"}
+	want := map[string]any{"traceparent": "00-abc-def-01", "tenant": "acme", deadletter.HeaderReplays: "5"}
 	if len(p.Headers) != len(want) {
 		t.Fatalf("headers %v, want %v", p.Headers, want)
 	}
@@ -82,7 +83,7 @@ func TestReplayedResetsTheDelivery(t *testing.T) {
 			t.Fatalf("headers %v, want %v", p.Headers, want)
 		}
 	}
-	if p.MessageId != "m" || p.Type != "T" || p.CorrelationId != "c" || string(p.Body) != "{}" {
+	if p.MessageID() != "m" || p.Type() != "T" || p.Properties.CorrelationID != "c" || string(p.Body) != "{}" || p.Explained {
 		t.Fatalf("Replayed = %+v", p)
 	}
 }

@@ -448,6 +448,12 @@ func (c *confirmChannel) publishAsync(ctx context.Context, queue string, msg amq
 	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, done: done}, msg)
 }
 
+// publishAsyncRoute is publishAsync through exchange with routing key
+// key: a replayed dead letter's route.
+func (c *confirmChannel) publishAsyncRoute(ctx context.Context, exchange, key string, msg amqp.Publishing, done func(error)) error {
+	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, exchange: exchange, key: key, mandatory: true, done: done}, msg)
+}
+
 // publishCopy is publishAsync for a retry copy or a dead letter, whose
 // confirm wait does not time out while the broker blocks the connection
 // (a memory or disk alarm): the broker holds the copy unread and lands it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
@@ -148,48 +149,11 @@ func publishingOf(m runtime.Message, now time.Time) amqp.Publishing {
 	}
 }
 
-// headerText renders a header value as text for runtime.Delivery.Headers.
-// Tables and arrays (x-death) have no text form; they stay in the raw
-// delivery.
-func headerText(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case []byte:
-		return string(x), true
-	case bool:
-		return strconv.FormatBool(x), true
-	case int8:
-		return strconv.FormatInt(int64(x), 10), true
-	case int16:
-		return strconv.FormatInt(int64(x), 10), true
-	case int32:
-		return strconv.FormatInt(int64(x), 10), true
-	case int64:
-		return strconv.FormatInt(x, 10), true
-	case int:
-		return strconv.Itoa(x), true
-	case uint8:
-		return strconv.FormatUint(uint64(x), 10), true
-	case uint16:
-		return strconv.FormatUint(uint64(x), 10), true
-	case uint32:
-		return strconv.FormatUint(uint64(x), 10), true
-	case float32:
-		return strconv.FormatFloat(float64(x), 'g', -1, 32), true
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64), true
-	case time.Time:
-		return x.UTC().Format(time.RFC3339), true
-	}
-	return "", false
-}
-
 // textHeaders returns the headers that have a text form.
 func textHeaders(t amqp.Table) map[string]string {
 	out := make(map[string]string, len(t))
 	for k, v := range t {
-		if s, ok := headerText(v); ok {
+		if s, ok := headers.Text(v); ok {
 			out[k] = s
 		}
 	}

@@ -145,8 +145,9 @@
 // there. A mount may have both retries and a dead-letter queue.
 //
 // Nothing keeps a dead letter unless a program binds the dead_letter
-// queue's address: the keeper of package runtime/deadletter (streamgen dlq
-// keep) does, with an Inbox, and replays its letters with an Outlet.
+// queue's address: a Keeper (streamgen dlq keep) does, and writes each
+// letter to a DeadLetterDir, a deadletter.Store whose Replay pushes the
+// letters back to a queue's address.
 //
 // # Outboxes
 //

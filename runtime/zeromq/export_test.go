@@ -17,3 +17,10 @@ func InFlightBound(b *Broker, queue string) int64 {
 	b.mu.Unlock()
 	return s.recv.budget.Size()
 }
+
+// Outlet is the PUSH socket a directory's replay sends with: tests play a
+// service that pushes to a keeper with it.
+type Outlet = outlet
+
+// DialOutlet returns an Outlet to addr.
+func DialOutlet(addr string) (*Outlet, error) { return dialOutlet(addr, nil) }

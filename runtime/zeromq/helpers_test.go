@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -16,7 +17,12 @@ import (
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(keeperChildEnv); dir != "" {
+		os.Exit(runKeeperChild(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // waitLimit bounds a test's wait for a reply or a read, as
 // testkit.Patience bounds its waits for a condition.

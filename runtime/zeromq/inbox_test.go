@@ -1,4 +1,4 @@
-package zeromq_test
+package zeromq
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // An Outlet's envelopes reach an Inbox in order; an envelope that cannot
@@ -14,13 +13,13 @@ import (
 func TestInboxReceivesWhatAnOutletSends(t *testing.T) {
 	testkit.NoLeaks(t)
 	got := make(chan string, 100)
-	in, err := zeromq.Listen("tcp://127.0.0.1:0", func(_ context.Context, frames [][]byte) bool {
-		env, err := zeromq.ParseEnvelope(frames)
+	in, err := listenInbox("tcp://127.0.0.1:0", func(_ context.Context, frames [][]byte) bool {
+		env, err := ParseEnvelope(frames)
 		if err != nil {
 			got <- "malformed"
 			return true
 		}
-		id, _ := env.Header(zeromq.HeaderMessageID)
+		id, _ := env.Header(HeaderMessageID)
 		got <- env.Subscription + " " + id + " " + string(env.Body)
 		return true
 	}, nil)
@@ -28,7 +27,7 @@ func TestInboxReceivesWhatAnOutletSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	out, err := zeromq.DialOutlet(in.Addr(), nil)
+	out, err := dialOutlet(in.Addr(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestInboxReceivesWhatAnOutletSends(t *testing.T) {
 	defer cancel()
 	defer func() { _ = out.Close(ctx) }()
 	for i := range 50 {
-		env := &zeromq.Envelope{Subscription: "jobs.dead", Body: fmt.Appendf(nil, "%d", i), Headers: []zeromq.Header{{Name: zeromq.HeaderMessageID, Value: fmt.Sprint("m-", i)}}}
+		env := &Envelope{Subscription: "jobs.dead", Body: fmt.Appendf(nil, "%d", i), Headers: []Header{{Name: HeaderMessageID, Value: fmt.Sprint("m-", i)}}}
 		if err := out.Send(ctx, env); err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +45,10 @@ func TestInboxReceivesWhatAnOutletSends(t *testing.T) {
 			t.Fatalf("message %d arrived as %q, want %q", i, g, want)
 		}
 	}
-	if err := out.Send(ctx, &zeromq.Envelope{}); err == nil {
+	if err := out.Send(ctx, &Envelope{}); err == nil {
 		t.Fatal("an envelope without a subscription was sent")
 	}
-	if _, err := zeromq.Listen("nowhere", nil, nil); err == nil {
+	if _, err := listenInbox("nowhere", nil, nil); err == nil {
 		t.Fatal("Listen took an address without a transport")
 	}
 }

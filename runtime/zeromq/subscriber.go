@@ -98,6 +98,20 @@ func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
 	if err := parseEnvelope(env, in.frames, r.headers[:], s.name); err != nil {
 		return d, fmt.Errorf("%w (from %s)", err, in.peer)
 	}
+	readEnvelope(d, env)
+	if env.Subscription != s.name {
+		return d, fmt.Errorf("%w: it is addressed to subscription %q, and this queue takes only %q (from %s)",
+			ErrMalformed, env.Subscription, s.name, in.peer)
+	}
+	return d, nil
+}
+
+// readEnvelope fills d from env: the one reading of streamgen's ZeroMQ
+// framing (envelopeOf writes it). The headers type, content-type and
+// message-id and the property headers (correlation-id, reply-to, app-id,
+// priority, timestamp) become d's fields; every other header, and a
+// property header whose value does not parse, is one of d.Headers.
+func readEnvelope(d *adapter.Delivery, env *Envelope) {
 	d.Raw = env
 	d.Body = env.Body
 	for _, h := range env.Headers {
@@ -117,11 +131,6 @@ func (s *subscriber) delivery(in inbound) (*adapter.Delivery, error) {
 			}
 		}
 	}
-	if env.Subscription != s.name {
-		return d, fmt.Errorf("%w: it is addressed to subscription %q, and this queue takes only %q (from %s)",
-			ErrMalformed, env.Subscription, s.name, in.peer)
-	}
-	return d, nil
 }
 
 // received is a parsed message, allocated at once: its Delivery, the

@@ -49,7 +49,7 @@ type Case struct {
 // MemoryReadings names, by benchmark name, a Memory case's two readings
 // when they are not "after warm-up" and "end".
 var MemoryReadings = map[string][2]string{
-	"BenchmarkList": {"50,000 letters:", "100,000 letters:"},
+	"BenchmarkDLQList": {"50,000 letters:", "100,000 letters:"},
 }
 
 // CPUTargets holds, by benchmark name, the largest ratio of streamgen's
@@ -98,10 +98,10 @@ var Cases = []Case{
 	{"BenchmarkGenerateVsLoad/handlers=1000", "Generator vs go/packages load, 1,000 handlers", Duration, 2},
 	{"BenchmarkRegenerateVsLoad/handlers=200", "Generator re-run, file current, vs go/packages load, 200 handlers", Duration, 1.1},
 	{"BenchmarkRegenerateVsLoad/handlers=1000", "Generator re-run, file current, vs go/packages load, 1,000 handlers", Duration, 1.1},
-	{"BenchmarkList", "dlq ls of 100,000 letters (classic queue); baseline: raw amqp091-go consume of all, one nack", Rate, 20000},
-	{"BenchmarkList", "dlq ls live heap with the reading stalled at the 20,000th letter (all the client holds read ahead), 50,000 vs 100,000 letters", Memory, 10},
-	{"BenchmarkReplay", "dlq replay of 100,000 letters vs a raw amqp091-go move loop, window of 256 confirms, ack after confirm", Throughput, 0.9},
-	{"BenchmarkReplayFew", "dlq replay of 10 letters picked by id among 100,000 vs an ls of the same queue, each until the queue has its letters back", Duration, 1.5},
+	{"BenchmarkDLQList", "dlq ls of 100,000 letters (classic queue); baseline: raw amqp091-go consume of all, one nack", Rate, 20000},
+	{"BenchmarkDLQList", "dlq ls live heap with the reading stalled at the 20,000th letter (all the client holds read ahead), 50,000 vs 100,000 letters", Memory, 10},
+	{"BenchmarkDLQReplay", "dlq replay of 100,000 letters vs a raw amqp091-go move loop, window of 256 confirms, ack after confirm", Throughput, 0.9},
+	{"BenchmarkDLQReplayFew", "dlq replay of 10 letters picked by id among 100,000 vs an ls of the same queue, each until the queue has its letters back", Duration, 1.5},
 	{"runtime/zeromq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (ZeroMQ loopback)", Memory, 10},
 	{"runtime/rabbitmq:BenchmarkWorkerMemory", "Worker live heap, 100,000 msgs, 10% fail once (RabbitMQ)", Memory, 10},
 	{"BenchmarkPublishWithoutOptions", "Publish without options vs its body and id (runtime.JSON Encode, messageid.New)", Allocs, 0},

@@ -22,6 +22,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // BenchmarkOverview100k times the pages of a RabbitMQ dead-letter queue
@@ -92,7 +93,7 @@ func BenchmarkOverview100k(b *testing.B) {
 		_, _ = dc.WaitContext(context.Background())
 	}
 	_ = ch.Close()
-	c, err := console.New([]deadletter.Store{deadletter.NewQueue(conn, q)}, console.Options{Token: token, Logger: slog.New(slog.DiscardHandler)})
+	c, err := console.New([]deadletter.Store{rabbitmq.NewDeadLetterQueue(conn, q)}, console.Options{Token: token, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func TestBrowserReplayAGroupToARealSubscriptionAndPurgeALetter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
 	defer cancel()
 	logs := &testkit.SyncBuffer{}
-	c, err := console.ForApp(ctx, svc.app, console.DialRabbitMQ(url), console.Options{Token: token,
+	c, err := console.ForApp(ctx, svc.app, rabbitmq.DeadLetterOpener(url), console.Options{Token: token,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), Redact: rabbitmq.RedactURL})
 	if err != nil {
 		t.Fatal(err)

@@ -123,23 +123,11 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 // Opener opens the store of one of an App's dead-letter queues.
 type Opener func(ctx context.Context, q runtime.DeadLetterQueue) (deadletter.Store, error)
 
-// DialRabbitMQ returns an Opener that connects to RabbitMQ at url for
-// each RabbitMQ dead-letter queue (deadletter.Dial). For a ZeroMQ queue
-// it fails: give an Opener of your own that opens the keeper's store.
-func DialRabbitMQ(url string) Opener {
-	return func(_ context.Context, q runtime.DeadLetterQueue) (deadletter.Store, error) {
-		if q.Broker != runtime.RabbitMQ {
-			return nil, fmt.Errorf("console: dead-letter queue %s is on %s, and DialRabbitMQ opens only RabbitMQ queues: give an Opener that opens its store", q.Name, q.Broker)
-		}
-		return deadletter.Dial(url, q.Name)
-	}
-}
-
 // ForApp returns a console over every dead-letter queue of app's
 // subscriptions (App.DeadLetterQueues), each opened with open. Mount it
 // beside app.Health():
 //
-//	dlq, err := console.ForApp(ctx, app, console.DialRabbitMQ(url), console.Options{Prefix: "/dlq"})
+//	dlq, err := console.ForApp(ctx, app, rabbitmq.DeadLetterOpener(url), console.Options{Prefix: "/dlq"})
 //	mux.Handle("/readyz", app.Health())
 //	mux.Handle("/dlq/", dlq)
 func ForApp(ctx context.Context, app *runtime.App, open Opener, opts Options) (*Console, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
+	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // The same pages work over the directory a ZeroMQ keeper writes: the
@@ -46,9 +47,9 @@ func TestTheSamePagesWorkForAKeepersDirectory(t *testing.T) {
 
 // ordersDir is a keeper's directory in a temporary folder, holding the
 // four letters of orders.
-func ordersDir(t *testing.T) *deadletter.Dir {
+func ordersDir(t *testing.T) *zeromq.DeadLetterDir {
 	t.Helper()
-	dir, err := deadletter.OpenDir(t.TempDir())
+	dir, err := zeromq.OpenDeadLetterDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

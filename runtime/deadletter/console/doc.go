@@ -1,8 +1,9 @@
 // Package console is a dead-letter console in the browser: it shows an
 // operator why messages failed and lets them replay or purge them, as a
 // thin layer over package deadletter. It works over any
-// deadletter.Store: a RabbitMQ dead-letter queue (deadletter.Queue), or
-// the directory a ZeroMQ keeper writes.
+// deadletter.Store: a RabbitMQ dead-letter queue
+// (rabbitmq.DialDeadLetterQueue), or the directory a ZeroMQ keeper writes
+// (zeromq.OpenDeadLetterDir); it imports neither broker package.
 //
 // The pages are rendered on the server with html/template, and all they
 // need (one stylesheet) is embedded: no script at all, nothing from
@@ -57,7 +58,7 @@
 // health endpoint, built from the App so that it knows every
 // subscription's dead-letter queues:
 //
-//	dlq, err := console.ForApp(ctx, app, console.DialRabbitMQ(url), console.Options{
+//	dlq, err := console.ForApp(ctx, app, rabbitmq.DeadLetterOpener(url), console.Options{
 //		Prefix: "/dlq", Token: os.Getenv("STREAMGEN_DLQ_TOKEN"),
 //	})
 //	if err != nil { ... }

@@ -19,7 +19,7 @@ func ExampleForApp() {
 	url := "amqp://guest:guest@127.0.0.1:5672/"
 	app := runtime.NewApp("orders")
 	// orders.Mount(app, rabbitmq.New(url)): the generated Mount function.
-	dlq, err := console.ForApp(ctx, app, console.DialRabbitMQ(url), console.Options{
+	dlq, err := console.ForApp(ctx, app, rabbitmq.DeadLetterOpener(url), console.Options{
 		Prefix: "/dlq",
 		Token:  os.Getenv("STREAMGEN_DLQ_TOKEN"),
 		Redact: rabbitmq.RedactURL,
@@ -39,7 +39,7 @@ func ExampleNew() {
 	url := "amqp://guest:guest@127.0.0.1:5672/"
 	var stores []deadletter.Store
 	for _, name := range []string{"orders.parked", "billing.parked"} {
-		q, err := deadletter.Dial(url, name)
+		q, err := rabbitmq.DialDeadLetterQueue(context.Background(), url, name)
 		if err != nil {
 			log.Fatal(err)
 		}

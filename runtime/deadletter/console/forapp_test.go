@@ -10,6 +10,7 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 type idleBroker struct{ kind runtime.BrokerKind }
@@ -86,7 +87,7 @@ func TestForAppFailsWithoutDeadLetterQueuesOrWhenOneCannotBeOpened(t *testing.T)
 		t.Fatal("the stores opened before are not closed")
 	}
 	// DialRabbitMQ opens RabbitMQ queues only.
-	_, err = console.ForApp(context.Background(), appWithDeadLetters(), console.DialRabbitMQ("amqp://guest:guest@127.0.0.1:1/"), console.Options{})
+	_, err = console.ForApp(context.Background(), appWithDeadLetters(), rabbitmq.DeadLetterOpener("amqp://guest:guest@127.0.0.1:1/"), console.Options{})
 	if err == nil || strings.Contains(err.Error(), "guest:guest") {
 		t.Fatalf("DialRabbitMQ of a broker that does not answer: %v", err)
 	}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
@@ -40,7 +38,7 @@ func newMemStore(name string, letters ...*deadletter.Letter) *memStore {
 // letter makes a letter parked from source with reason, as a
 // subscription parks it.
 func letter(id, typ, source, reason string, parked time.Time, body string, headers ...any) *deadletter.Letter {
-	h := amqp.Table{
+	h := map[string]any{
 		runtime.HeaderDeadLetterReason:   reason,
 		runtime.HeaderDeadLetterSource:   source,
 		runtime.HeaderDeadLetterAttempts: "3",
@@ -49,7 +47,7 @@ func letter(id, typ, source, reason string, parked time.Time, body string, heade
 	for i := 0; i+1 < len(headers); i += 2 {
 		h[headers[i].(string)] = headers[i+1]
 	}
-	return deadletter.FromDelivery(amqp.Delivery{Headers: h, MessageId: id, Type: typ, Body: []byte(body), ContentType: "application/json"})
+	return deadletter.NewLetter([]byte(body), h, deadletter.Properties{MessageID: id, Type: typ, ContentType: "application/json"})
 }
 
 func (m *memStore) Name() string { return m.name }

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,8 +10,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
-	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/deadletter/console"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // After the broker closed the console's connection (as a restart does),
@@ -36,7 +37,7 @@ func TestTheConsoleConnectsAgainAfterTheBrokerClosedItsConnection(t *testing.T) 
 	for ready(t, conn, q) < 4 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	dq, err := deadletter.Dial(rurl, q)
+	dq, err := rabbitmq.DialDeadLetterQueue(context.Background(), rurl, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestTheConsoleConnectsAgainAfterTheBrokerClosedItsConnection(t *testing.T) 
 	if a := s.getRead("/"); !strings.Contains(a.body, `data-queue="`+q+`">4<`) || !strings.Contains(a.body, "Read 4 letters at ") {
 		t.Fatalf("the overview:\n%s", a.body)
 	}
-	testkit.CloseConnection(t, "streamgen dlq "+q)
+	testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
 	a := s.get("/")
 	if !strings.Contains(a.body, `data-queue="`+q+`">4<`) || strings.Contains(a.body, `class="error"`) {
 		t.Fatalf("the overview after the connection closed:\n%s", a.body)
@@ -58,7 +59,7 @@ func TestTheConsoleConnectsAgainAfterTheBrokerClosedItsConnection(t *testing.T) 
 		t.Fatal("the refund group lists no letter")
 	}
 	_, form := s.confirm(q, "action=purge&key="+key)
-	testkit.CloseConnection(t, "streamgen dlq "+q)
+	testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
 	if a := s.post("/q/"+url.PathEscape(q)+"/purge", form); !strings.Contains(a.body, "1 letters purged") || !strings.Contains(a.body, `id="left">3<`) {
 		t.Fatalf("the purge after the connection closed:\n%s", a.body)
 	}

@@ -1,4 +1,4 @@
-package deadletter_test
+package rabbitmq_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // A queue opened with Dial whose connection the broker closed (as a
@@ -24,7 +25,7 @@ func TestADialledQueueConnectsAgainAfterItsConnectionCloses(t *testing.T) {
 	e.declare(q, nil)
 	e.publish(q, amqp.Publishing{MessageId: "a", Body: []byte("1")}, amqp.Publishing{MessageId: "b", Body: []byte("2")},
 		amqp.Publishing{MessageId: "c", Body: []byte("3")})
-	dq, err := deadletter.Dial(e.url, q)
+	dq, err := rabbitmq.DialDeadLetterQueue(context.Background(), e.url, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,16 +34,16 @@ func TestADialledQueueConnectsAgainAfterItsConnectionCloses(t *testing.T) {
 		t.Fatalf("Len = %d, %v", n, err)
 	}
 	for round := range 2 {
-		testkit.CloseConnection(t, "streamgen dlq "+q)
+		testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
 		if n, err := dq.Len(opCtx(t)); err != nil || n != 3-round {
 			t.Fatalf("round %d: Len after the connection closed = %d, %v", round, n, err)
 		}
-		testkit.CloseConnection(t, "streamgen dlq "+q)
+		testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
 		var seen []string
 		if err := dq.Scan(opCtx(t), func(l *deadletter.Letter) error { seen = append(seen, l.MessageID()); return nil }); err != nil || len(seen) != 3-round {
 			t.Fatalf("round %d: Scan after the connection closed = %v, %v", round, seen, err)
 		}
-		testkit.CloseConnection(t, "streamgen dlq "+q)
+		testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
 		rep, err := dq.Purge(opCtx(t), deadletter.Selection{IDs: []string{seen[0]}}, false)
 		if err != nil || rep.Done != 1 {
 			t.Fatalf("round %d: Purge after the connection closed = %+v, %v", round, rep, err)

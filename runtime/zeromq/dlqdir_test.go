@@ -1,4 +1,4 @@
-package deadletter_test
+package zeromq_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
 // jsonl returns n letters as JSON Lines, ids d-0000 on.
@@ -36,7 +37,7 @@ func jsonl(t *testing.T, from, n int) string {
 func TestDirIgnoresALineCutShort(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir()
-	d, err := deadletter.OpenDir(path)
+	d, err := zeromq.OpenDeadLetterDir(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestDirIgnoresALineCutShort(t *testing.T) {
 func TestDirRewritesItselfAfterAPurge(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir()
-	d, err := deadletter.OpenDir(path)
+	d, err := zeromq.OpenDeadLetterDir(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package deadletter
+package zeromq
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/zeromq"
+	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
 // errLocked is what lockFile returns when it does not wait for a lock.
@@ -17,7 +17,7 @@ var errLocked = errors.New("locked by another process")
 
 // Keeper keeps the dead letters of ZeroMQ services: it binds the address
 // their dead_letter queue dials (a PULL) and writes each letter it
-// receives to a Dir, durably (fsync'd), before it reads the next one from
+// receives to a DeadLetterDir, durably (fsync'd), before it reads the next one from
 // that connection. A letter it wrote survives a SIGKILL; ZeroMQ has no
 // acknowledgements, so one still on its way (in the kernel's buffers, or
 // read and not yet written) is lost with the keeper, as any message a
@@ -28,8 +28,8 @@ var errLocked = errors.New("locked by another process")
 type Keeper struct {
 	// Bind is the address to bind (tcp://host:port; port 0 picks one).
 	Bind string
-	// Dir is the directory to write to (OpenDir).
-	Dir *Dir
+	// Dir is the directory to write to (OpenDeadLetterDir).
+	Dir *DeadLetterDir
 	// Logger, when set, is told of letters kept and of errors.
 	Logger *slog.Logger
 
@@ -60,7 +60,7 @@ func (k *Keeper) Addr() string {
 // keeper runs on a directory at a time.
 func (k *Keeper) Run(ctx context.Context) error {
 	if k.Dir == nil {
-		return errors.New("deadletter: keeper: no Dir: set it to OpenDir(path)")
+		return errors.New("zeromq: keeper: no Dir: set it to OpenDeadLetterDir(path)")
 	}
 	log := k.Logger
 	if log == nil {
@@ -68,7 +68,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 	}
 	unlock, err := lockFile(ctx, filepath.Join(k.Dir.path, dirKeeper), false)
 	if err != nil {
-		return fmt.Errorf("deadletter: keeper: directory %s: %w: another keeper runs on it; stop it, or give another directory", k.Dir.path, err)
+		return fmt.Errorf("zeromq: keeper: directory %s: %w: another keeper runs on it; stop it, or give another directory", k.Dir.path, err)
 	}
 	defer unlock()
 	w, err := k.Dir.writer()
@@ -78,27 +78,27 @@ func (k *Keeper) Run(ctx context.Context) error {
 	defer w.close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	in, err := zeromq.Listen(k.Bind, func(_ context.Context, frames [][]byte) bool {
+	in, err := listenInbox(k.Bind, func(_ context.Context, frames [][]byte) bool {
 		if ctx.Err() != nil {
 			return false
 		}
 		l := keptLetter(frames)
 		if err := w.put(l); err != nil {
-			log.Error("deadletter: keeper: cannot write a letter; stopping", "dir", k.Dir.path, "message_id", l.MessageID(), "err", err)
+			log.Error("zeromq: keeper: cannot write a letter; stopping", "dir", k.Dir.path, "message_id", l.MessageID(), "err", err)
 			cancel(err)
 			return false
 		}
-		log.Debug("deadletter: letter kept", "dir", k.Dir.path, "message_id", l.MessageID(), "source", l.Source, "reason", l.Reason)
+		log.Debug("zeromq: letter kept", "dir", k.Dir.path, "message_id", l.MessageID(), "source", l.Source, "reason", l.Reason)
 		return true
 	}, log)
 	if err != nil {
-		return fmt.Errorf("deadletter: keeper: %w", err)
+		return fmt.Errorf("zeromq: keeper: %w", err)
 	}
 	k.mu.Lock()
 	k.addr = in.Addr()
 	k.mu.Unlock()
 	close(k.readyChan())
-	log.Info("deadletter: keeper bound", "endpoint", in.Addr(), "dir", k.Dir.path)
+	log.Info("zeromq: keeper bound", "endpoint", in.Addr(), "dir", k.Dir.path)
 	<-ctx.Done()
 	in.Close()
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
@@ -108,10 +108,10 @@ func (k *Keeper) Run(ctx context.Context) error {
 }
 
 // keptLetter is the letter of a message the keeper received.
-func keptLetter(frames [][]byte) *Letter {
-	env, err := zeromq.ParseEnvelope(frames)
+func keptLetter(frames [][]byte) *deadletter.Letter {
+	env, err := ParseEnvelope(frames)
 	if err == nil {
-		return LetterOf(env)
+		return letterOf(env)
 	}
 	var body []byte
 	for i, f := range frames {
@@ -120,9 +120,7 @@ func keptLetter(frames [][]byte) *Letter {
 		}
 		body = append(body, f...)
 	}
-	l := &Letter{Body: body, Headers: map[string]any{
+	return deadletter.NewLetter(body, map[string]any{
 		runtime.HeaderDeadLetterReason: "the keeper could not read this message (its frames are the body): " + err.Error(),
-	}}
-	l.explain()
-	return l
+	}, deadletter.Properties{})
 }

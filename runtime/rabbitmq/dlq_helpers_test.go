@@ -1,4 +1,4 @@
-package deadletter_test
+package rabbitmq_test
 
 import (
 	"context"
@@ -15,21 +15,12 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.uber.org/goleak"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/deadletter"
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
-
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(keeperChildEnv); dir != "" {
-		os.Exit(runKeeperChild(dir))
-	}
-	goleak.VerifyTestMain(m)
-}
 
 // env is a test's broker: its own connection and queue names it deletes
 // afterwards.
@@ -151,8 +142,8 @@ func (e *env) quorumArgs() amqp.Table {
 	return amqp.Table{"x-queue-type": "quorum"}
 }
 
-func (e *env) queue(name string) *deadletter.Queue {
-	return deadletter.NewQueue(e.conn, name)
+func (e *env) queue(name string) *rabbitmq.DeadLetterQueue {
+	return rabbitmq.NewDeadLetterQueue(e.conn, name)
 }
 
 // ids returns the message ids of letters, in order.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package deadletter
+package zeromq
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package deadletter_test
+package zeromq_test
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ const keeperChildEnv = "STREAMGEN_TEST_KEEPER_DIR"
 // until SIGTERM. It prints "bound ADDR" once bound, and "kept ID" for
 // each letter once it is written.
 func runKeeperChild(dir string) int {
-	d, err := deadletter.OpenDir(dir)
+	d, err := zeromq.OpenDeadLetterDir(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -43,7 +43,7 @@ func runKeeperChild(dir string) int {
 		}
 		return a
 	}}))
-	k := &deadletter.Keeper{Bind: "tcp://127.0.0.1:0", Dir: d, Logger: log}
+	k := &zeromq.Keeper{Bind: "tcp://127.0.0.1:0", Dir: d, Logger: log}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -121,7 +121,7 @@ func TestKeeperKilledMidStreamLosesNoLetterWritten(t *testing.T) {
 		}
 	}
 	cmd, addr, lines := start()
-	out, err := zeromq.DialOutlet(addr, nil)
+	out, err := zeromq.DialOutlet(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestKeeperKilledMidStreamLosesNoLetterWritten(t *testing.T) {
 	_ = out.Close(closeCtx)
 	done()
 
-	d, err := deadletter.OpenDir(dir)
+	d, err := zeromq.OpenDeadLetterDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestKeeperKilledMidStreamLosesNoLetterWritten(t *testing.T) {
 	// A keeper started again on the directory keeps on writing.
 	cmd, addr, lines = start()
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
-	out, err = zeromq.DialOutlet(addr, nil)
+	out, err = zeromq.DialOutlet(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,11 +224,11 @@ func keptID(line string) (string, bool) {
 // counted; they leave the directory.
 func TestKeeperKeepsLettersOfARealSubscriptionAndReplaysThem(t *testing.T) {
 	testkit.NoLeaks(t)
-	dir, err := deadletter.OpenDir(t.TempDir())
+	dir, err := zeromq.OpenDeadLetterDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &deadletter.Keeper{Bind: "tcp://127.0.0.1:0", Dir: dir}
+	k := &zeromq.Keeper{Bind: "tcp://127.0.0.1:0", Dir: dir}
 	kctx, kstop := context.WithCancel(context.Background())
 	kdone := make(chan error, 1)
 	go func() { kdone <- k.Run(kctx) }()

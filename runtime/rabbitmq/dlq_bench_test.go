@@ -1,4 +1,4 @@
-package deadletter_test
+package rabbitmq_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
 // benchLetters is how many letters the dead-letter benchmarks work on.
@@ -73,7 +74,7 @@ func fill(b *testing.B, conn *amqp.Connection, queue string, n int) {
 	}
 }
 
-// stallAt is the letter at which BenchmarkList's heap readings stall
+// stallAt is the letter at which BenchmarkDLQList's heap readings stall
 // the reading: past the first consumers, whose prefetch grows (see
 // Queue), and short of the end of the smaller queue.
 const stallAt = 20_000
@@ -99,7 +100,7 @@ func readAhead(b *testing.B, conn *amqp.Connection, queue string, n int) (heap u
 	}
 	var g deadletter.Grouper
 	read := 0
-	err = deadletter.NewQueue(conn, queue).Scan(context.Background(), func(l *deadletter.Letter) error {
+	err = rabbitmq.NewDeadLetterQueue(conn, queue).Scan(context.Background(), func(l *deadletter.Letter) error {
 		g.Add(l)
 		if read++; read != stallAt {
 			return nil
@@ -127,7 +128,7 @@ func readAhead(b *testing.B, conn *amqp.Connection, queue string, n int) (heap u
 	return heap, ahead
 }
 
-// BenchmarkList measures streamgen dlq ls (Groups) over a classic
+// BenchmarkDLQList measures streamgen dlq ls (Groups) over a classic
 // dead-letter queue of 100,000 letters, in letters per second, against a
 // raw amqp091-go loop that reads them all with one consumer without a
 // prefetch limit and hands them back with one basic.nack.
@@ -144,7 +145,7 @@ func readAhead(b *testing.B, conn *amqp.Connection, queue string, n int) (heap u
 // The live heap of a listing that keeps up with the broker is no measure:
 // it is the few deliveries in flight at the moment of a collection, 0 to
 // 3 MiB at any point of a listing of 10,000 or 100,000 letters.
-func BenchmarkList(b *testing.B) {
+func BenchmarkDLQList(b *testing.B) {
 	url := brokerurl.RabbitMQ()
 	conn := testkit.DialRabbitMQ(b, url)
 	ctx := context.Background()
@@ -155,7 +156,7 @@ func BenchmarkList(b *testing.B) {
 	heapHalf, aheadHalf := readAhead(b, conn, half, benchLetters/2)
 	heapFull, aheadFull := readAhead(b, conn, q, benchLetters)
 	list := func(b *testing.B, name string, want int) {
-		groups, err := deadletter.NewQueue(conn, name).Groups(ctx)
+		groups, err := rabbitmq.NewDeadLetterQueue(conn, name).Groups(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -220,12 +221,12 @@ func rawList(b *testing.B, conn *amqp.Connection, queue string, n int) {
 	_ = ch.Nack(0, true, true)
 }
 
-// BenchmarkReplay measures streamgen dlq replay of 100,000 letters against
+// BenchmarkDLQReplay measures streamgen dlq replay of 100,000 letters against
 // a raw amqp091-go loop that moves them the same way: it consumes them,
 // publishes each with a window of confirms in flight and acks each letter
 // once its publish is confirmed. The letters go back and forth between two
 // queues, each round moving them from one to the other.
-func BenchmarkReplay(b *testing.B) {
+func BenchmarkDLQReplay(b *testing.B) {
 	url := brokerurl.RabbitMQ()
 	conn := testkit.DialRabbitMQ(b, url)
 	ctx := context.Background()
@@ -247,7 +248,7 @@ func BenchmarkReplay(b *testing.B) {
 		Warmup: 1,
 		Streamgen: func(b *testing.B) time.Duration {
 			return move(b, func(from, to string) int {
-				rep, err := deadletter.NewQueue(conn, from).Replay(ctx, deadletter.Selection{}, deadletter.ReplayOptions{To: deadletter.Target{Queue: to}})
+				rep, err := rabbitmq.NewDeadLetterQueue(conn, from).Replay(ctx, deadletter.Selection{}, deadletter.ReplayOptions{To: deadletter.Target{Queue: to}})
 				if err != nil || rep.Failed > 0 {
 					b.Fatalf("replay: %v %+v", err, rep)
 				}
@@ -323,14 +324,14 @@ func rawMove(b *testing.B, conn *amqp.Connection, from, to string, n int) int {
 	return moved
 }
 
-// BenchmarkReplayFew measures a replay of 10 letters picked by message id
+// BenchmarkDLQReplayFew measures a replay of 10 letters picked by message id
 // (spread over the queue) among 100,000 against an ls of the same queue,
 // each timed until the queue holds all it handed back again (its ready
 // count, polled): RabbitMQ requeues a nack's letters after the operation
 // returned, and that work, one requeue per consumer the reading used (see
 // Queue), is the replay's cost too. The ratio is the replay's time over
 // the listing's; each round puts the 10 letters back untimed.
-func BenchmarkReplayFew(b *testing.B) {
+func BenchmarkDLQReplayFew(b *testing.B) {
 	const few = 10
 	url := brokerurl.RabbitMQ()
 	conn := testkit.DialRabbitMQ(b, url)
@@ -369,7 +370,7 @@ func BenchmarkReplayFew(b *testing.B) {
 		TimeRatio: true,
 		Streamgen: func(b *testing.B) time.Duration {
 			start := time.Now()
-			rep, err := deadletter.NewQueue(conn, q).Replay(ctx, deadletter.Selection{IDs: ids}, deadletter.ReplayOptions{To: deadletter.Target{Queue: target}})
+			rep, err := rabbitmq.NewDeadLetterQueue(conn, q).Replay(ctx, deadletter.Selection{IDs: ids}, deadletter.ReplayOptions{To: deadletter.Target{Queue: target}})
 			if err != nil || rep.Done != few || rep.Scanned != benchLetters {
 				b.Fatalf("replay of %d letters: %v %+v", few, err, rep)
 			}
@@ -391,7 +392,7 @@ func BenchmarkReplayFew(b *testing.B) {
 		},
 		Baseline: func(b *testing.B) time.Duration {
 			start := time.Now()
-			groups, err := deadletter.NewQueue(conn, q).Groups(ctx)
+			groups, err := rabbitmq.NewDeadLetterQueue(conn, q).Groups(ctx)
 			if err != nil || len(groups) != 1 || groups[0].Count != benchLetters {
 				b.Fatalf("ls: %v %+v", err, groups)
 			}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package deadletter
+package zeromq
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
 // lockFile takes an exclusive flock on the file name (created if need
@@ -34,7 +36,7 @@ func lockFile(ctx context.Context, name string, wait bool) (func(), error) {
 			_ = f.Close()
 			return nil, errLocked
 		}
-		if err := sleep(ctx, 2*time.Millisecond); err != nil {
+		if err := deadletter.Sleep(ctx, 2*time.Millisecond); err != nil {
 			_ = f.Close()
 			return nil, err
 		}

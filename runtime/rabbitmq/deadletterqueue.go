@@ -1,20 +1,24 @@
-package deadletter
+package rabbitmq
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime/rabbitmq"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
-// Queue is a RabbitMQ dead-letter queue.
+// DeadLetterQueue is a RabbitMQ dead-letter queue, as a deadletter.Store:
+// what the streamgen dlq command and the console read, replay and purge.
 //
 // Every operation reads the letters present when it starts, without
 // acknowledging them, with consumers of a bounded prefetch (see read), so
@@ -37,87 +41,93 @@ import (
 // others: a letter another one holds is not seen by the second, and
 // nothing is lost. A letter leaves the queue only by Replay (after the
 // broker confirmed its new delivery) or Purge.
-type Queue struct {
-	name  string
-	url   string // Dial's: a connection that closed is dialled again
-	owned bool
+type DeadLetterQueue struct {
+	name   string
+	dialer *dialer // DialDeadLetterQueue's: a connection that closed is dialled again
 
 	mu     sync.Mutex
 	conn   *amqp.Connection
 	closed bool
 }
 
-// Dial connects to the broker at url and returns its dead-letter queue
-// name. Close closes the connection. When the connection closes (the
-// broker restarted, or closed it), the next operation connects again.
-func Dial(url, name string) (*Queue, error) {
-	conn, err := dial(url, name)
+var _ deadletter.Store = (*DeadLetterQueue)(nil)
+
+// roleDeadLetters names the connection of a DeadLetterQueue.
+const roleDeadLetters = "dead letters"
+
+// DialDeadLetterQueue connects to the broker at url (one URL, or a comma
+// list of a cluster's nodes, as for the Broker) and returns its
+// dead-letter queue name. Close closes the connection. When the
+// connection closes (the broker restarted, or closed it), the next
+// operation connects again.
+func DialDeadLetterQueue(ctx context.Context, url, name string) (*DeadLetterQueue, error) {
+	q := &DeadLetterQueue{name: name, dialer: newDialer(url, nil, "streamgen dlq "+name, true)}
+	conn, err := q.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{conn: conn, name: name, url: url, owned: true}, nil
+	q.conn = conn
+	return q, nil
 }
 
-func dial(url, name string) (*amqp.Connection, error) {
-	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
-	cfg.Properties.SetClientConnectionName("streamgen dlq " + name)
-	conn, err := amqp.DialConfig(url, cfg)
+func (q *DeadLetterQueue) dial(ctx context.Context) (*amqp.Connection, error) {
+	conn, err := q.dialer.dial(ctx, roleDeadLetters)
 	if err != nil {
-		return nil, fmt.Errorf("deadletter: cannot connect to RabbitMQ at %s for queue %s: %w", rabbitmq.RedactURL(url), name, err)
+		return nil, fmt.Errorf("rabbitmq: dead-letter queue %s: cannot connect: %w", q.name, unprefixed{err})
 	}
-	return conn, nil
+	return conn.Connection, nil
 }
 
-// NewQueue returns the dead-letter queue name on a connection the caller
-// owns and closes; when it closes, the operations fail (a Queue made by
-// Dial connects again).
-func NewQueue(conn *amqp.Connection, name string) *Queue {
-	return &Queue{conn: conn, name: name}
+// NewDeadLetterQueue returns the dead-letter queue name on a connection
+// the caller owns and closes; when it closes, the operations fail (a
+// queue of DialDeadLetterQueue connects again).
+func NewDeadLetterQueue(conn *amqp.Connection, name string) *DeadLetterQueue {
+	return &DeadLetterQueue{conn: conn, name: name}
 }
 
 // Name is the queue's name.
-func (q *Queue) Name() string { return q.name }
+func (q *DeadLetterQueue) Name() string { return q.name }
 
-// Close closes the connection Dial opened; it does nothing for a Queue
-// made by NewQueue.
-func (q *Queue) Close() error {
+// Close closes the connection DialDeadLetterQueue opened; it does nothing
+// for a queue of NewDeadLetterQueue.
+func (q *DeadLetterQueue) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	if !q.owned || q.conn.IsClosed() { // the broker closed it already
+	if q.dialer == nil || q.conn.IsClosed() { // the broker closed it already
 		return nil
 	}
 	return q.conn.Close()
 }
 
-// channel opens a channel. On a Queue made by Dial whose connection
-// closed, it connects again first, and once more when the connection
-// turns out closed as the channel opens (the client may not have seen
-// the broker's close yet).
-func (q *Queue) channel() (*amqp.Channel, error) {
+// channel opens a channel. On a queue of DialDeadLetterQueue whose
+// connection closed, it connects again first, and once more when the
+// connection turns out closed as the channel opens (the client may not
+// have seen the broker's close yet).
+func (q *DeadLetterQueue) channel() (*amqp.Channel, error) {
 	for try := 0; ; try++ {
 		conn, err := q.connection()
 		if err != nil {
 			return nil, err
 		}
 		ch, err := conn.Channel()
-		if err == nil || q.url == "" || try > 0 || !errors.Is(err, amqp.ErrClosed) && !conn.IsClosed() {
+		if err == nil || q.dialer == nil || try > 0 || !errors.Is(err, amqp.ErrClosed) && !conn.IsClosed() {
 			return ch, err
 		}
 		_ = conn.Close() // closed already: the next try dials
 	}
 }
 
-// connection returns the queue's connection, dialled again when Dial's
-// closed.
-func (q *Queue) connection() (*amqp.Connection, error) {
+// connection returns the queue's connection, dialled again when
+// DialDeadLetterQueue's closed.
+func (q *DeadLetterQueue) connection() (*amqp.Connection, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return nil, fmt.Errorf("deadletter: queue %s: %w", q.name, amqp.ErrClosed)
+		return nil, fmt.Errorf("rabbitmq: dead-letter queue %s: %w", q.name, amqp.ErrClosed)
 	}
-	if q.url != "" && q.conn.IsClosed() {
-		conn, err := dial(q.url, q.name)
+	if q.dialer != nil && q.conn.IsClosed() {
+		conn, err := q.dial(context.Background())
 		if err != nil {
 			return nil, err
 		}
@@ -127,9 +137,9 @@ func (q *Queue) connection() (*amqp.Connection, error) {
 }
 
 // Len returns the number of letters ready in the queue, as a passive
-// declare reports it (those another reader holds are not counted; a
+// declare reports it (those another dlqReader holds are not counted; a
 // quorum queue on RabbitMQ 3.x may report a count a moment old).
-func (q *Queue) Len(ctx context.Context) (int, error) {
+func (q *DeadLetterQueue) Len(ctx context.Context) (int, error) {
 	ch, err := q.channel()
 	if err != nil {
 		return 0, q.wrap("open a channel", err)
@@ -143,12 +153,12 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 }
 
 // Scan calls fn with each letter present in the queue when Scan starts,
-// oldest first, and leaves the queue as it was. A Letter is fn's to keep.
+// oldest first, and leaves the queue as it was. A deadletter.Letter is fn's to keep.
 // An error from fn stops the calls and is returned; the queue is left as
 // it was all the same.
-func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
+func (q *DeadLetterQueue) Scan(ctx context.Context, fn func(*deadletter.Letter) error) error {
 	var stopped error
-	err := q.visit(ctx, 0, func(l *Letter, _ uint64, _ func(uint64) error) error {
+	err := q.visit(ctx, 0, func(l *deadletter.Letter, _ uint64, _ func(uint64) error) error {
 		if stopped != nil {
 			return nil
 		}
@@ -158,26 +168,21 @@ func (q *Queue) Scan(ctx context.Context, fn func(*Letter) error) error {
 	return firstErr(err, stopped)
 }
 
-// Groups scans the queue and returns its groups (Grouper.Groups).
-func (q *Queue) Groups(ctx context.Context) ([]Group, error) {
-	var g Grouper
-	if err := q.Scan(ctx, func(l *Letter) error { g.Add(l); return nil }); err != nil {
-		return nil, err
-	}
-	return g.Groups(), nil
+// Groups scans the queue and returns its groups.
+func (q *DeadLetterQueue) Groups(ctx context.Context) ([]deadletter.Group, error) {
+	return deadletter.GroupsOf(ctx, q)
 }
 
 // Select calls fn with each letter sel picks, up to its limit, and leaves
 // the queue as it was.
-func (q *Queue) Select(ctx context.Context, sel Selection, fn func(*Letter) error) error {
-	n := 0
-	return q.Scan(ctx, func(l *Letter) error {
-		if !sel.Matches(l) || sel.Limit > 0 && n >= sel.Limit {
-			return nil
-		}
-		n++
-		return fn(l)
-	})
+func (q *DeadLetterQueue) Select(ctx context.Context, sel deadletter.Selection, fn func(*deadletter.Letter) error) error {
+	return deadletter.Select(ctx, q, sel, fn)
+}
+
+// Export writes each letter sel picks to w as JSON Lines and leaves the
+// queue as it was. It returns the number written.
+func (q *DeadLetterQueue) Export(ctx context.Context, w io.Writer, sel deadletter.Selection) (int, error) {
+	return deadletter.Export(ctx, q, "queue "+q.name, w, sel)
 }
 
 func firstErr(errs ...error) error {
@@ -194,16 +199,16 @@ func firstErr(errs ...error) error {
 // it calls finish, if not nil, with what stopped the reading, and at the
 // end it hands back every letter not acked.
 //
-// patience is how long it waits for letters another reader holds when it
+// patience is how long it waits for letters another dlqReader holds when it
 // finds the queue empty before it read them all (see read).
-func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
+func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn func(l *deadletter.Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
 	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
 	}
-	var ends []uint64 // the last delivery tag of each consumer read used
-	var acked tagSet  // the tags fn acked
-	var cur consumed  // the consumer under way
+	var ends []uint64   // the last delivery tag of each consumer read used
+	var acked dlqTags   // the tags fn acked
+	var cur dlqConsumed // the consumer under way
 	ack := func(tag uint64) error {
 		if err := ch.Ack(tag, false); err != nil {
 			return err
@@ -256,7 +261,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
 	}
-	err = q.read(ctx, ch, patience, &ends, &cur, func(l *Letter, tag uint64) error { return fn(l, tag, ack) })
+	err = q.read(ctx, ch, patience, &ends, &cur, func(l *deadletter.Letter, tag uint64) error { return fn(l, tag, ack) })
 	if finish != nil {
 		err = finish(err)
 	}
@@ -281,10 +286,10 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // limit): a listing whose fn is slower than the broker, or a slow replay,
 // holds at most one consumer's prefetch of letters.
 //
-// The first consumer's prefetch is readWindow (512); each one cancelled
+// The first consumer's prefetch is dlqReadWindow (512); each one cancelled
 // because it was full hands over to one with twice its prefetch, up to
-// what makes about maxReadAhead bytes of letters of the average size read
-// so far (at least readWindow; 8,192 letters of about 1 KiB). A replay
+// what makes about dlqMaxReadAhead bytes of letters of the average size read
+// so far (at least dlqReadWindow; 8,192 letters of about 1 KiB). A replay
 // of every letter, which acks each once confirmed, keeps its first
 // consumer; a listing of many letters uses a few. Each
 // consumer's letters are handed back with a nack of their own (see visit),
@@ -295,12 +300,12 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 // read of 100,000, the read itself took 4 (BenchmarkReplayFew). Hence the
 // growing prefetch.
 //
-// Reading stops sooner when another reader holds the rest: the deliveries
+// Reading stops sooner when another dlqReader holds the rest: the deliveries
 // pause and a basic.get finds the queue empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
 // beyond n are not passed to fn and are handed back with the others.
 //
-// A letter another reader holds is not seen until that reader hands it
+// A letter another dlqReader holds is not seen until that dlqReader hands it
 // back. Scan does not wait for it (patience 0); Replay and Purge wait up
 // to their patience for such letters to come back when the queue looks
 // empty, so that a listing running at the same time does not make them
@@ -308,7 +313,7 @@ func (q *Queue) visit(ctx context.Context, patience time.Duration, fn func(l *Le
 //
 // It appends to ends the last delivery tag of the first basic.get and of
 // each consumer, for visit to hand the letters back consumer by consumer.
-func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, cur *consumed, fn func(l *Letter, tag uint64) error) error {
+func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, cur *dlqConsumed, fn func(l *deadletter.Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
 	for deadline := time.Now().Add(patience); ; {
@@ -321,7 +326,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			break
 		}
 		if !time.Now().Before(deadline) {
-			return nil // empty, or another reader holds every letter
+			return nil // empty, or another dlqReader holds every letter
 		}
 		// A listing holds its letters with a consumer: without one, a few
 		// times in a row (one listing may follow another), the queue is
@@ -336,12 +341,12 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 		if idle >= 3 {
 			return nil
 		}
-		if err := sleep(ctx, idleRead); err != nil {
+		if err := deadletter.Sleep(ctx, dlqIdleRead); err != nil {
 			return err
 		}
 	}
-	r := reader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, cur: cur, progress: progressOf(ctx)}
-	if err := r.prefetch(readWindow); err != nil {
+	r := dlqReader{q: q, ch: ch, fn: fn, n: int(d.MessageCount) + 1, cur: cur, progress: deadletter.Progress(ctx)}
+	if err := r.prefetch(dlqReadWindow); err != nil {
 		return err
 	}
 	*ends = append(*ends, d.DeliveryTag)
@@ -349,7 +354,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 	if r.done() {
 		return r.err
 	}
-	tick := time.NewTicker(idleRead)
+	tick := time.NewTicker(dlqIdleRead)
 	defer tick.Stop()
 	var emptySince time.Time
 	for !r.done() {
@@ -370,7 +375,7 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 			continue
 		}
 		// A consumer got nothing and basic.get found the queue empty:
-		// another reader holds the rest.
+		// another dlqReader holds the rest.
 		if emptySince.IsZero() {
 			emptySince = time.Now()
 		}
@@ -381,15 +386,15 @@ func (q *Queue) read(ctx context.Context, ch *amqp.Channel, patience time.Durati
 	return r.err
 }
 
-// reader is the state of a read.
-type reader struct {
-	q        *Queue
+// dlqReader is the state of a read.
+type dlqReader struct {
+	q        *DeadLetterQueue
 	ch       *amqp.Channel
-	fn       func(l *Letter, tag uint64) error
+	fn       func(l *deadletter.Letter, tag uint64) error
 	n        int  // letters to read
 	window   int  // the prefetch of the consumers to come
 	full     bool // the last consumer stopped because it held window letters
-	cur      *consumed
+	cur      *dlqConsumed
 	got      int   // letters read
 	size     int   // their estimated size in memory, in bytes
 	err      error // what fn returned, if not nil
@@ -397,12 +402,12 @@ type reader struct {
 	last     uint64 // the last delivery tag seen
 }
 
-func (r *reader) done() bool { return r.got >= r.n || r.err != nil }
+func (r *dlqReader) done() bool { return r.got >= r.n || r.err != nil }
 
 // prefetch sets the prefetch of the consumers to come (basic.qos, not
 // global: the letters an earlier consumer delivered do not count against
 // it).
-func (r *reader) prefetch(window int) error {
+func (r *dlqReader) prefetch(window int) error {
 	if window == r.window {
 		return nil
 	}
@@ -414,24 +419,24 @@ func (r *reader) prefetch(window int) error {
 }
 
 // nextWindow is the prefetch of the consumer after one that was full:
-// twice its own, up to maxReadAhead bytes of letters of the average size
-// read so far, never below readWindow. A letter counts at least
-// letterOverhead bytes, so it stays within 8,192 letters, well below the
+// twice its own, up to dlqMaxReadAhead bytes of letters of the average size
+// read so far, never below dlqReadWindow. A letter counts at least
+// dlqLetterOverhead bytes, so it stays within 8,192 letters, well below the
 // most basic.qos takes (65,535).
-func (r *reader) nextWindow() int {
-	average := max(letterOverhead, r.size/max(1, r.got))
-	return max(readWindow, min(2*r.window, maxReadAhead/average))
+func (r *dlqReader) nextWindow() int {
+	average := max(dlqLetterOverhead, r.size/max(1, r.got))
+	return max(dlqReadWindow, min(2*r.window, dlqMaxReadAhead/average))
 }
 
 // take passes d on to fn, unless the reading is done.
-func (r *reader) take(d amqp.Delivery) {
+func (r *dlqReader) take(d amqp.Delivery) {
 	r.last = max(r.last, d.DeliveryTag)
 	if r.done() {
 		return
 	}
 	r.got++
-	r.size += len(d.Body) + letterOverhead
-	r.err = r.fn(FromDelivery(d), d.DeliveryTag)
+	r.size += len(d.Body) + dlqLetterOverhead
+	r.err = r.fn(letterOf(d), d.DeliveryTag)
 	r.progress(r.got)
 }
 
@@ -444,14 +449,14 @@ func (r *reader) take(d amqp.Delivery) {
 // reach the client (RabbitMQ's channel takes the answer out of turn), so
 // an empty answer ends only this consumer: the deliveries that were on
 // their way come before the broker confirms its cancel, and are taken.
-func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
-	tag := consumerTag()
+func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
+	tag := dlqConsumerTag()
 	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
 	if err != nil {
 		return 0, false, r.q.wrap("read the letters", err)
 	}
 	before := r.got
-	*r.cur = consumed{}
+	*r.cur = dlqConsumed{}
 	r.full = false
 	defer func() {
 		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
@@ -492,7 +497,7 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 				quiet = true
 				continue
 			}
-			// Nothing came for a while: another reader may hold the rest.
+			// Nothing came for a while: another dlqReader may hold the rest.
 			d, ok, err := r.ch.Get(r.q.name, false)
 			if err != nil {
 				return 0, false, r.q.wrap("read a letter", err)
@@ -506,76 +511,76 @@ func (r *reader) consume(ctx context.Context, tick <-chan time.Time) (took int, 
 	return 0, false, nil
 }
 
-// holdPatience is how long Replay and Purge wait for letters another
-// reader holds (see read).
-const holdPatience = 15 * time.Second
+// dlqHoldPatience is how long Replay and Purge wait for letters another
+// dlqReader holds (see read).
+const dlqHoldPatience = 15 * time.Second
 
-// readWindow is the prefetch of the first consumer of a read, the most
+// dlqReadWindow is the prefetch of the first consumer of a read, the most
 // letters it delivers before the next one reads on (see read): a slow
 // replay of every letter holds at most that many read ahead of it in the
 // client.
-const readWindow = 512
+const dlqReadWindow = 512
 
-// maxReadAhead is about the most bytes of letters a consumer of a read
+// dlqMaxReadAhead is about the most bytes of letters a consumer of a read
 // delivers ahead of the reading, once letters are held (see read).
-const maxReadAhead = 8 << 20
+const dlqMaxReadAhead = 8 << 20
 
-// letterOverhead is about what a letter costs in memory beyond its body
-// (the delivery, its headers, the Letter): about 1 KiB for a letter
+// dlqLetterOverhead is about what a letter costs in memory beyond its body
+// (the delivery, its headers, the deadletter.Letter): about 1 KiB for a letter
 // streamgen parked, measured.
-const letterOverhead = 1024
+const dlqLetterOverhead = 1024
 
-// idleRead is how long read waits, twice, for a delivery before it asks
+// dlqIdleRead is how long read waits, twice, for a delivery before it asks
 // whether the queue has any left.
-const idleRead = 100 * time.Millisecond
+const dlqIdleRead = 100 * time.Millisecond
 
-var consumers atomic.Uint64
+var dlqConsumers atomic.Uint64
 
 // consumerTag returns a consumer tag unique on the connection.
-func consumerTag() string {
-	return fmt.Sprintf("streamgen-dlq-%d-%d", os.Getpid(), consumers.Add(1))
+func dlqConsumerTag() string {
+	return fmt.Sprintf("streamgen-dlq-%d-%d", os.Getpid(), dlqConsumers.Add(1))
 }
 
 // wrap names the queue in an error, with the fix for the common cases.
-func (q *Queue) wrap(doing string, err error) error {
+func (q *DeadLetterQueue) wrap(doing string, err error) error {
 	var aerr *amqp.Error
 	if errors.As(err, &aerr) && aerr.Code == amqp.NotFound {
-		return fmt.Errorf("deadletter: queue %s does not exist: check the name (a subscription's dead-letter queue is the DeadLetter of its policy): %w", q.name, err)
+		return fmt.Errorf("rabbitmq: dead-letter queue %s does not exist: check the name (a subscription's dead-letter queue is the one its dead_letter= key names): %w", q.name, err)
 	}
 	if errors.As(err, &aerr) && aerr.Code == amqp.AccessRefused {
-		return fmt.Errorf("deadletter: queue %s: access refused: use a user with read, write and configure permission on it: %w", q.name, err)
+		return fmt.Errorf("rabbitmq: dead-letter queue %s: access refused: use a user with read, write and configure permission on it: %w", q.name, err)
 	}
-	return fmt.Errorf("deadletter: queue %s: cannot %s: %w", q.name, doing, err)
+	return fmt.Errorf("rabbitmq: dead-letter queue %s: cannot %s: %w", q.name, doing, err)
 }
 
-// consumed counts the letters a consumer delivered and fn acked, to tell
+// dlqConsumed counts the letters a consumer delivered and fn acked, to tell
 // when its prefetch is full.
-type consumed struct {
+type dlqConsumed struct {
 	first     uint64 // its first delivery tag; 0 before it delivers
 	delivered int
 	acked     int
 }
 
-func (c *consumed) deliver(tag uint64) {
+func (c *dlqConsumed) deliver(tag uint64) {
 	if c.first == 0 {
 		c.first = tag
 	}
 	c.delivered++
 }
 
-func (c *consumed) ack(tag uint64) {
+func (c *dlqConsumed) ack(tag uint64) {
 	if c.first != 0 && tag >= c.first {
 		c.acked++
 	}
 }
 
 // held is the number of its letters unacknowledged.
-func (c *consumed) held() int { return c.delivered - c.acked }
+func (c *dlqConsumed) held() int { return c.delivered - c.acked }
 
-// tagSet is a set of delivery tags, which a channel numbers from 1 up.
-type tagSet struct{ bits []uint64 }
+// dlqTags is a set of delivery tags, which a channel numbers from 1 up.
+type dlqTags struct{ bits []uint64 }
 
-func (s *tagSet) add(tag uint64) {
+func (s *dlqTags) add(tag uint64) {
 	i := tag / 64
 	for uint64(len(s.bits)) <= i {
 		s.bits = append(s.bits, 0)
@@ -583,7 +588,27 @@ func (s *tagSet) add(tag uint64) {
 	s.bits[i] |= 1 << (tag % 64)
 }
 
-func (s *tagSet) has(tag uint64) bool {
+func (s *dlqTags) has(tag uint64) bool {
 	i := tag / 64
 	return i < uint64(len(s.bits)) && s.bits[i]&(1<<(tag%64)) != 0
 }
+
+// DeadLetterOpener returns a function that connects to RabbitMQ at url
+// for each RabbitMQ dead-letter queue of an App (DialDeadLetterQueue): the
+// opener console.ForApp takes. For a ZeroMQ queue it fails: open the
+// keeper's directory for it (zeromq.OpenDeadLetterDir).
+func DeadLetterOpener(url string) func(ctx context.Context, q runtime.DeadLetterQueue) (deadletter.Store, error) {
+	return func(ctx context.Context, q runtime.DeadLetterQueue) (deadletter.Store, error) {
+		if q.Broker != runtime.RabbitMQ {
+			return nil, fmt.Errorf("rabbitmq: dead-letter queue %s is on %s: open its keeper's directory instead (zeromq.OpenDeadLetterDir)", q.Name, q.Broker)
+		}
+		return DialDeadLetterQueue(ctx, url, q.Name)
+	}
+}
+
+// unprefixed is an error of this package with its "rabbitmq: " prefix cut,
+// for a message that has it already.
+type unprefixed struct{ error }
+
+func (e unprefixed) Error() string { return strings.TrimPrefix(e.error.Error(), "rabbitmq: ") }
+func (e unprefixed) Unwrap() error { return e.error }

@@ -1,4 +1,4 @@
-package deadletter
+package zeromq
 
 import (
 	"bufio"
@@ -12,34 +12,35 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/streamgen/streamgen/runtime/zeromq"
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
-// Dir is the directory a ZeroMQ Keeper writes its letters to, and a Store:
+// DeadLetterDir is the directory a ZeroMQ Keeper writes its letters to, and a deadletter.Store:
 // ls, show, replay, purge, export and import work on it, also while the
 // keeper runs.
 //
-// The letters are in one append-only file, letters.jsonl: a line
+// The letters are in one append-only file, letters.jsonl: a dirLine
 // {"id":..., "letter":{...}} for each letter kept (the letter as Export
-// writes it) and a line {"del":[ids]} for letters replayed or purged
-// (tombstones). Every line is written with one write and fsync'd before
+// writes it) and a dirLine {"del":[ids]} for letters replayed or purged
+// (tombstones). Every dirLine is written with one write and fsync'd before
 // the writer goes on, so a letter the keeper wrote survives a SIGKILL or a
-// power cut; a line a crash cut short is ignored by readers and cut off by
+// power cut; a dirLine a crash cut short is ignored by readers and cut off by
 // the next writer. Writers take an exclusive lock (flock) on the file
-// .append.lock for each line; replay and purge also hold .ops.lock for
+// .append.lock for each dirLine; replay and purge also hold .ops.lock for
 // their whole run, so that two of them never replay one letter twice.
-// Readers take no lock: they read the file as far as its last whole line.
+// Readers take no lock: they read the file as far as its last whole dirLine.
 // Once tombstones make up most of the file, a replay or purge rewrites it
 // with the live letters only (into a new file, fsync'd, renamed over the
 // old one: a reader that has the old one open reads it to its end).
-type Dir struct {
+type DeadLetterDir struct {
 	path string
 }
 
-// The files of a Dir.
+// The files of a DeadLetterDir.
 const (
 	dirLetters   = "letters.jsonl"
 	dirAppend    = ".append.lock"
@@ -48,40 +49,40 @@ const (
 	compactAfter = 1000 // tombstoned letters before a rewrite is worth it
 )
 
-var _ Store = (*Dir)(nil)
+var _ deadletter.Store = (*DeadLetterDir)(nil)
 
-// OpenDir returns the store in directory path, creating it when it does
+// OpenDeadLetterDir returns the store in directory path, creating it when it does
 // not exist.
-func OpenDir(path string) (*Dir, error) {
+func OpenDeadLetterDir(path string) (*DeadLetterDir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
 	}
-	return &Dir{path: path}, nil
+	return &DeadLetterDir{path: path}, nil
 }
 
 // Name is the directory.
-func (d *Dir) Name() string { return d.path }
+func (d *DeadLetterDir) Name() string { return d.path }
 
-// Close does nothing: a Dir holds nothing open between operations.
-func (d *Dir) Close() error { return nil }
+// Close does nothing: a DeadLetterDir holds nothing open between operations.
+func (d *DeadLetterDir) Close() error { return nil }
 
-// line is one line of letters.jsonl.
-type line struct {
+// dirLine is one line of letters.jsonl.
+type dirLine struct {
 	ID     string          `json:"id,omitempty"`
 	Letter json.RawMessage `json:"letter,omitempty"`
 	Del    []string        `json:"del,omitempty"`
 }
 
-// entry is a live letter and its id.
-type entry struct {
+// dirEntry is a live letter and its id.
+type dirEntry struct {
 	id string
-	l  *Letter
+	l  *deadletter.Letter
 }
 
 // scan calls fn with each live letter, oldest first: a first pass over the
 // file gathers the tombstones, a second reads the letters. What was
 // appended after the first pass is not read.
-func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
+func (d *DeadLetterDir) scan(ctx context.Context, fn func(dirEntry) error) error {
 	f, err := os.Open(filepath.Join(d.path, dirLetters))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -91,7 +92,7 @@ func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
 	}
 	defer func() { _ = f.Close() }()
 	deleted := map[string]bool{}
-	end, err := d.lines(ctx, f, -1, func(ln line) error {
+	end, err := d.lines(ctx, f, -1, func(ln dirLine) error {
 		for _, id := range ln.Del {
 			deleted[id] = true
 		}
@@ -103,16 +104,16 @@ func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return d.wrap("read the letters", err)
 	}
-	progress, read := progressOf(ctx), 0
-	_, err = d.lines(ctx, f, end, func(ln line) error {
+	progress, read := deadletter.Progress(ctx), 0
+	_, err = d.lines(ctx, f, end, func(ln dirLine) error {
 		if ln.ID == "" || deleted[ln.ID] {
 			return nil
 		}
-		var l Letter
+		var l deadletter.Letter
 		if err := l.UnmarshalJSON(ln.Letter); err != nil {
 			return d.wrap("read letter "+ln.ID, err)
 		}
-		err := fn(entry{ln.ID, &l})
+		err := fn(dirEntry{ln.ID, &l})
 		read++
 		progress(read)
 		return err
@@ -120,9 +121,9 @@ func (d *Dir) scan(ctx context.Context, fn func(entry) error) error {
 	return err
 }
 
-// lines calls fn with each whole line of r up to limit bytes (-1: to the
+// lines calls fn with each whole dirLine of r up to limit bytes (-1: to the
 // end) and returns how many bytes the whole lines took.
-func (d *Dir) lines(ctx context.Context, r io.Reader, limit int64, fn func(line) error) (int64, error) {
+func (d *DeadLetterDir) lines(ctx context.Context, r io.Reader, limit int64, fn func(dirLine) error) (int64, error) {
 	if limit >= 0 {
 		r = io.LimitReader(r, limit)
 	}
@@ -136,18 +137,18 @@ func (d *Dir) lines(ctx context.Context, r io.Reader, limit int64, fn func(line)
 		}
 		b, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return off, nil // a line without its newline is still being written, or was cut short
+			return off, nil // a dirLine without its newline is still being written, or was cut short
 		}
 		if err != nil {
 			return off, d.wrap("read the letters", err)
 		}
 		off += int64(len(b))
-		var ln line
+		var ln dirLine
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
 		if err := json.Unmarshal(b, &ln); err != nil {
-			return off, fmt.Errorf("deadletter: directory %s: %s line %d is not a letter: %v: move the file aside", d.path, dirLetters, n, err)
+			return off, fmt.Errorf("deadletter: directory %s: %s dirLine %d is not a letter: %v: move the file aside", d.path, dirLetters, n, err)
 		}
 		if err := fn(ln); err != nil {
 			return off, err
@@ -156,67 +157,42 @@ func (d *Dir) lines(ctx context.Context, r io.Reader, limit int64, fn func(line)
 }
 
 // Len is the number of letters kept.
-func (d *Dir) Len(ctx context.Context) (int, error) {
+func (d *DeadLetterDir) Len(ctx context.Context) (int, error) {
 	n := 0
-	err := d.scan(ctx, func(entry) error { n++; return nil })
+	err := d.scan(ctx, func(dirEntry) error { n++; return nil })
 	return n, err
 }
 
 // Scan calls fn with every letter, oldest first.
-func (d *Dir) Scan(ctx context.Context, fn func(*Letter) error) error {
-	return d.scan(ctx, func(e entry) error { return fn(e.l) })
+func (d *DeadLetterDir) Scan(ctx context.Context, fn func(*deadletter.Letter) error) error {
+	return d.scan(ctx, func(e dirEntry) error { return fn(e.l) })
 }
 
 // Select calls fn with every letter sel picks, up to its limit.
-func (d *Dir) Select(ctx context.Context, sel Selection, fn func(*Letter) error) error {
-	n := 0
-	return d.Scan(ctx, func(l *Letter) error {
-		if !sel.Matches(l) || sel.Limit > 0 && n >= sel.Limit {
-			return nil
-		}
-		n++
-		return fn(l)
-	})
+func (d *DeadLetterDir) Select(ctx context.Context, sel deadletter.Selection, fn func(*deadletter.Letter) error) error {
+	return deadletter.Select(ctx, d, sel, fn)
 }
 
 // Groups gathers the letters by type and normalised reason.
-func (d *Dir) Groups(ctx context.Context) ([]Group, error) {
-	var g Grouper
-	if err := d.Scan(ctx, func(l *Letter) error { g.Add(l); return nil }); err != nil {
-		return nil, err
-	}
-	return g.Groups(), nil
+func (d *DeadLetterDir) Groups(ctx context.Context) ([]deadletter.Group, error) {
+	return deadletter.GroupsOf(ctx, d)
 }
 
 // Export writes the letters sel picks as JSON Lines.
-func (d *Dir) Export(ctx context.Context, w io.Writer, sel Selection) (int, error) {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	n := 0
-	err := d.Select(ctx, sel, func(l *Letter) error {
-		if err := enc.Encode(l); err != nil {
-			return d.wrap("export", err)
-		}
-		n++
-		return nil
-	})
-	if ferr := bw.Flush(); err == nil && ferr != nil {
-		err = d.wrap("export", ferr)
-	}
-	return n, err
+func (d *DeadLetterDir) Export(ctx context.Context, w io.Writer, sel deadletter.Selection) (int, error) {
+	return deadletter.Export(ctx, d, "directory "+d.path, w, sel)
 }
 
 // Import adds the letters of r (JSON Lines as Export writes them), each
 // written durably before the next is read.
-func (d *Dir) Import(ctx context.Context, r io.Reader) (int, error) {
+func (d *DeadLetterDir) Import(ctx context.Context, r io.Reader) (int, error) {
 	w, err := d.writer()
 	if err != nil {
 		return 0, err
 	}
 	defer w.close()
 	n := 0
-	err = ReadLetters(r, func(l *Letter) error {
+	err = deadletter.ReadLetters(r, func(l *deadletter.Letter) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -230,16 +206,14 @@ func (d *Dir) Import(ctx context.Context, r io.Reader) (int, error) {
 }
 
 // Purge removes the letters sel picks (with dryRun, only counts them).
-func (d *Dir) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, error) {
-	var rep Report
+func (d *DeadLetterDir) Purge(ctx context.Context, sel deadletter.Selection, dryRun bool) (deadletter.Report, error) {
+	var rep deadletter.Report
 	err := d.operate(ctx, func(w *dirWriter) error {
 		var ids []string
-		err := d.scan(ctx, func(e entry) error {
-			rep.Scanned++
-			if !sel.Matches(e.l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
+		err := d.scan(ctx, func(e dirEntry) error {
+			if !rep.Pick(sel, e.l) {
 				return nil
 			}
-			rep.Selected++
 			if dryRun {
 				rep.Done++
 				return nil
@@ -271,18 +245,18 @@ func (d *Dir) Purge(ctx context.Context, sel Selection, dryRun bool) (Report, er
 // written and not yet read when the reader dies is lost with the reader,
 // as any message a service pushes. A crash of the replay itself may
 // leave a letter both replayed and still kept, never neither.
-func (d *Dir) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Report, error) {
-	var rep Report
+func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, opts deadletter.ReplayOptions) (deadletter.Report, error) {
+	var rep deadletter.Report
 	if opts.To.Address == "" {
 		return rep, fmt.Errorf("deadletter: directory %s: replay needs the address to push to: give -to ADDR (tcp://host:port of the source queue)", d.path)
 	}
 	if opts.To.Exchange != "" {
 		return rep, fmt.Errorf("deadletter: directory %s: a ZeroMQ replay has no exchange: give an address and, if need be, a queue", d.path)
 	}
-	var out *zeromq.Outlet
+	var out *outlet
 	if !opts.DryRun {
 		var err error
-		if out, err = zeromq.DialOutlet(opts.To.Address, nil); err != nil {
+		if out, err = dialOutlet(opts.To.Address, nil); err != nil {
 			return rep, fmt.Errorf("deadletter: directory %s: %w", d.path, err)
 		}
 		defer func() {
@@ -305,35 +279,35 @@ func (d *Dir) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Re
 			ids = ids[:0]
 			return nil
 		}
-		err := d.scan(ctx, func(e entry) error {
-			rep.Scanned++
-			if !sel.Matches(e.l) || sel.Limit > 0 && rep.Selected >= sel.Limit {
+		err := d.scan(ctx, func(e dirEntry) error {
+			if !rep.Pick(sel, e.l) {
 				return nil
 			}
-			rep.Selected++
 			queue := opts.To.Queue
 			if queue == "" {
 				queue = e.l.Source
 			}
 			if queue == "" {
-				rep.fail("letter %s: no source queue to replay to: give a queue", e.l.MessageID())
+				rep.Fail("letter %s: no source queue to replay to: give a queue", e.l.MessageID())
 				return nil
 			}
 			if opts.DryRun {
 				rep.Done++
 				return nil
 			}
-			if opts.Rate > 0 {
-				due := start.Add(time.Duration(float64(rep.Selected-1) / opts.Rate * float64(time.Second)))
-				if err := sleep(ctx, time.Until(due)); err != nil {
-					return err
-				}
+			if err := opts.Pace(ctx, start, rep.Selected); err != nil {
+				return err
 			}
-			if err := out.Send(ctx, replayedEnvelope(queue, e.l)); err != nil {
+			env, err := replayedEnvelope(queue, e.l)
+			if err != nil {
+				rep.Fail("letter %s: %v", e.l.MessageID(), err)
+				return nil
+			}
+			if err := out.Send(ctx, env); err != nil {
 				if ctx.Err() != nil {
 					return err
 				}
-				rep.fail("letter %s: %v", e.l.MessageID(), err)
+				rep.Fail("letter %s: %v", e.l.MessageID(), err)
 				return nil
 			}
 			ids = append(ids, e.id)
@@ -342,101 +316,48 @@ func (d *Dir) Replay(ctx context.Context, sel Selection, opts ReplayOptions) (Re
 			}
 			return nil
 		})
-		return firstErr(err, flush())
+		return errors.Join(err, flush())
 	})
 	return rep, err
 }
 
-// replayedEnvelope is the message a ZeroMQ replay of l sends to queue: its
-// properties as the property headers, its headers but those Replayed
-// drops, and HeaderReplays one more than l carried.
-func replayedEnvelope(queue string, l *Letter) *zeromq.Envelope {
-	p := l.Properties
-	env := &zeromq.Envelope{Subscription: queue, Body: l.Body}
-	for _, h := range []zeromq.Header{{Name: zeromq.HeaderType, Value: p.Type}, {Name: zeromq.HeaderContentType, Value: p.ContentType},
-		{Name: zeromq.HeaderMessageID, Value: p.MessageID}, {Name: zeromq.HeaderCorrelationID, Value: p.CorrelationID},
-		{Name: zeromq.HeaderReplyTo, Value: p.ReplyTo}, {Name: zeromq.HeaderAppID, Value: p.AppID}} {
-		if h.Value != "" {
-			env.Headers = append(env.Headers, h)
-		}
+// replayedEnvelope is the message a ZeroMQ replay of l sends to queue:
+// deadletter.Replayed(l), framed as a service frames a message it
+// publishes (envelopeOf), its headers as text (deadletter.HeaderText).
+func replayedEnvelope(queue string, l *deadletter.Letter) (*Envelope, error) {
+	r := deadletter.Replayed(l)
+	p := r.Properties
+	msg := runtime.Message{ID: p.MessageID, Type: p.Type, ContentType: p.ContentType, Body: r.Body,
+		Headers: make(map[string]string, len(r.Headers)),
+		Properties: runtime.Properties{CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Priority: p.Priority,
+			Timestamp: p.Timestamp, AppID: p.AppID}}
+	for k, v := range r.Headers {
+		msg.Headers[k] = deadletter.HeaderText(v)
 	}
-	if p.Priority != 0 {
-		env.SetHeader(zeromq.HeaderPriority, strconv.Itoa(int(p.Priority)))
-	}
-	if !p.Timestamp.IsZero() {
-		env.SetHeader(zeromq.HeaderTimestamp, p.Timestamp.UTC().Format(time.RFC3339Nano))
-	}
-	for _, k := range headerNames(l.Headers) {
-		if resetOnReplay(k) || k == HeaderReplays {
-			continue
-		}
-		env.SetHeader(k, headerText(l.Headers[k]))
-	}
-	env.SetHeader(HeaderReplays, strconv.Itoa(l.Replays()+1))
-	return env
+	return envelopeOf(queue, msg)
 }
 
-// headerText is a header value as a ZeroMQ header's text.
-func headerText(v any) string {
-	if s := headerString(v); s != "" {
-		return s
+// letterOf makes a deadletter.Letter of a message in streamgen's ZeroMQ
+// framing, as a service pushes it to its dead_letter queue, read as a
+// subscriber reads a delivery (readEnvelope): the property headers (type,
+// message-id...) become its Properties, the others its Headers, from which
+// its explanation is read.
+func letterOf(env *Envelope) *deadletter.Letter {
+	var d adapter.Delivery
+	readEnvelope(&d, env)
+	h := make(map[string]any, len(d.Headers))
+	for k, v := range d.Headers {
+		h[k] = v
 	}
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	b, _ := json.Marshal(encodeValue(v))
-	return string(b)
-}
-
-// LetterOf makes a Letter of a message in streamgen's ZeroMQ framing, as a
-// service pushes it to its dead_letter queue: the property headers (type,
-// message-id...) become its Properties, the others its Headers, from
-// which its explanation is read.
-func LetterOf(env *zeromq.Envelope) *Letter {
-	l := &Letter{Body: env.Body, Headers: map[string]any{}}
-	for _, h := range env.Headers {
-		p := &l.Properties
-		switch h.Name {
-		case zeromq.HeaderType:
-			p.Type = h.Value
-		case zeromq.HeaderContentType:
-			p.ContentType = h.Value
-		case zeromq.HeaderMessageID:
-			p.MessageID = h.Value
-		case zeromq.HeaderCorrelationID:
-			p.CorrelationID = h.Value
-		case zeromq.HeaderReplyTo:
-			p.ReplyTo = h.Value
-		case zeromq.HeaderAppID:
-			p.AppID = h.Value
-		case zeromq.HeaderPriority:
-			n, err := strconv.ParseUint(h.Value, 10, 8)
-			if err != nil {
-				l.Headers[h.Name] = h.Value
-				continue
-			}
-			p.Priority = uint8(n)
-		case zeromq.HeaderTimestamp:
-			t, err := time.Parse(time.RFC3339Nano, h.Value)
-			if err != nil {
-				l.Headers[h.Name] = h.Value
-				continue
-			}
-			p.Timestamp = t
-		default:
-			l.Headers[h.Name] = h.Value
-		}
-	}
-	l.explain()
-	return l
+	return deadletter.NewLetter(env.Body, h, deadletter.Properties{
+		Type: d.Type, ContentType: d.ContentType, MessageID: d.MessageID, CorrelationID: d.CorrelationID,
+		ReplyTo: d.ReplyTo, AppID: d.AppID, Priority: d.Priority, Timestamp: d.Timestamp,
+	})
 }
 
 // operate runs f holding the operations lock and a writer, then rewrites
 // the file when tombstones make up most of it.
-func (d *Dir) operate(ctx context.Context, f func(*dirWriter) error) error {
+func (d *DeadLetterDir) operate(ctx context.Context, f func(*dirWriter) error) error {
 	unlock, err := lockFile(ctx, filepath.Join(d.path, dirOps), true)
 	if err != nil {
 		return d.wrap("wait for another replay or purge", err)
@@ -458,7 +379,7 @@ func (d *Dir) operate(ctx context.Context, f func(*dirWriter) error) error {
 // compactAfter letters and more than half of the lines are tombstoned.
 // The caller holds the operations lock; compact takes the append lock, so
 // the keeper waits for it.
-func (d *Dir) compact(ctx context.Context) error {
+func (d *DeadLetterDir) compact(ctx context.Context) error {
 	unlock, err := lockFile(ctx, filepath.Join(d.path, dirAppend), true)
 	if err != nil {
 		return d.wrap("lock the letters", err)
@@ -474,7 +395,7 @@ func (d *Dir) compact(ctx context.Context) error {
 	}
 	defer func() { _ = f.Close() }()
 	puts, dels := 0, 0
-	if _, err := d.lines(ctx, f, -1, func(ln line) error {
+	if _, err := d.lines(ctx, f, -1, func(ln dirLine) error {
 		if ln.ID != "" {
 			puts++
 		}
@@ -492,12 +413,12 @@ func (d *Dir) compact(ctx context.Context) error {
 		return d.wrap("rewrite the letters", err)
 	}
 	bw := bufio.NewWriter(out)
-	err = d.scan(WithProgress(ctx, nil), func(e entry) error {
+	err = d.scan(deadletter.WithProgress(ctx, nil), func(e dirEntry) error {
 		b, err := json.Marshal(e.l)
 		if err != nil {
 			return err
 		}
-		rec, err := json.Marshal(line{ID: e.id, Letter: b})
+		rec, err := json.Marshal(dirLine{ID: e.id, Letter: b})
 		if err != nil {
 			return err
 		}
@@ -529,11 +450,11 @@ func (d *Dir) compact(ctx context.Context) error {
 // dirWriter appends lines to the file, each under the append lock and
 // fsync'd.
 type dirWriter struct {
-	d *Dir
+	d *DeadLetterDir
 	f *os.File
 }
 
-func (d *Dir) writer() (*dirWriter, error) {
+func (d *DeadLetterDir) writer() (*dirWriter, error) {
 	w := &dirWriter{d: d}
 	return w, nil
 }
@@ -546,14 +467,14 @@ func (w *dirWriter) close() {
 }
 
 // put appends a letter.
-func (w *dirWriter) put(l *Letter) error {
+func (w *dirWriter) put(l *deadletter.Letter) error {
 	b, err := json.Marshal(l)
 	if err != nil {
 		return w.d.wrap("write a letter", err)
 	}
 	id := make([]byte, 12)
 	_, _ = rand.Read(id)
-	rec, err := json.Marshal(line{ID: hex.EncodeToString(id), Letter: b})
+	rec, err := json.Marshal(dirLine{ID: hex.EncodeToString(id), Letter: b})
 	if err != nil {
 		return w.d.wrap("write a letter", err)
 	}
@@ -562,7 +483,7 @@ func (w *dirWriter) put(l *Letter) error {
 
 // del appends a tombstone for ids.
 func (w *dirWriter) del(ids []string) error {
-	rec, err := json.Marshal(line{Del: ids})
+	rec, err := json.Marshal(dirLine{Del: ids})
 	if err != nil {
 		return w.d.wrap("remove letters", err)
 	}
@@ -571,7 +492,7 @@ func (w *dirWriter) del(ids []string) error {
 
 // append writes rec and a newline with one write at the end of the file
 // and fsyncs it, under the append lock. It opens the file again when it
-// was replaced by a rewrite, and cuts off a last line a crash left short.
+// was replaced by a rewrite, and cuts off a last dirLine a crash left short.
 func (w *dirWriter) append(rec []byte) error {
 	unlock, err := lockFile(context.Background(), filepath.Join(w.d.path, dirAppend), true)
 	if err != nil {
@@ -611,8 +532,8 @@ func (w *dirWriter) append(rec []byte) error {
 	return nil
 }
 
-// wholeLines returns the length of f up to the end of its last whole line,
-// cutting off what follows (a line a crash left short).
+// wholeLines returns the length of f up to the end of its last whole dirLine,
+// cutting off what follows (a dirLine a crash left short).
 func wholeLines(f *os.File) (int64, error) {
 	info, err := f.Stat()
 	if err != nil {
@@ -664,7 +585,7 @@ func sameFile(f *os.File, name string) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-func (d *Dir) wrap(doing string, err error) error {
+func (d *DeadLetterDir) wrap(doing string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

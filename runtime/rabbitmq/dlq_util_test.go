@@ -1,4 +1,4 @@
-package deadletter_test
+package rabbitmq_test
 
 import "strings"
 
