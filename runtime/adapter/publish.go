@@ -8,10 +8,23 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// The header names ZeroMQ carries a message's own fields in (package
-// runtime/zeromq writes them; see its Header constants): an application
-// header may not take one of them.
-var zeroMQFieldHeaders = [...]string{"type", "content-type", "message-id", "correlation-id", "reply-to", "priority", "timestamp", "app-id"}
+// The header names ZeroMQ, which has no message properties, carries a
+// message's own fields in: package runtime/zeromq frames them under these
+// names (its Header constants are these), and an application header may
+// not take one of them.
+const (
+	FieldHeaderType          = "type"
+	FieldHeaderContentType   = "content-type"
+	FieldHeaderMessageID     = "message-id"
+	FieldHeaderCorrelationID = "correlation-id"
+	FieldHeaderReplyTo       = "reply-to"
+	FieldHeaderPriority      = "priority"
+	FieldHeaderTimestamp     = "timestamp"
+	FieldHeaderAppID         = "app-id"
+)
+
+var zeroMQFieldHeaders = [...]string{FieldHeaderType, FieldHeaderContentType, FieldHeaderMessageID, FieldHeaderCorrelationID,
+	FieldHeaderReplyTo, FieldHeaderPriority, FieldHeaderTimestamp, FieldHeaderAppID}
 
 // IsZeroMQFieldHeader reports whether name, in any case, is a header
 // ZeroMQ carries a message's own fields in.

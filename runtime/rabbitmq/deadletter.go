@@ -8,29 +8,22 @@ import (
 
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
-// DeadLetterHeaders returns the headers that explain a message found in a
-// dead-letter queue (runtime.HeaderDeadLetterReason and the constants
-// after it), whoever parked it. A message the runtime parked carries them
-// already. A subscription's queue dead-letters into its dead-letter queue
-// too, so a message may also have been parked by the broker itself: one
-// handed back more often than a quorum queue's delivery limit (should the
-// worker crash even as it parks it), expired, or refused by a full queue.
-// For such a letter, the headers are read from the broker's x-death
-// record: its reason, the queue it was dead-lettered from, when, and the
-// attempt its retry count says. ok is false for a message with neither.
-func DeadLetterHeaders(h amqp.Table) (headers map[string]string, ok bool) {
-	if reason, isText := h[runtime.HeaderDeadLetterReason].(string); isText {
-		headers = map[string]string{runtime.HeaderDeadLetterReason: reason}
-		for _, k := range []string{runtime.HeaderDeadLetterSource, runtime.HeaderDeadLetterAttempts, runtime.HeaderDeadLetterPoison, runtime.HeaderDeadLetterTime} {
-			if v, ok := h[k]; ok {
-				headers[k] = fmt.Sprint(v)
-			}
-		}
-		return headers, true
-	}
+// brokerExplanation returns the headers that explain a letter the broker
+// dead-lettered itself (runtime.HeaderDeadLetterReason and the constants
+// after it, as the runtime writes them for a letter it parks). A
+// subscription's queue dead-letters into its dead-letter queue too, so a
+// message may have been parked by the broker: one handed back more often
+// than a quorum queue's delivery limit (should the worker crash even as it
+// parks it), expired, or refused by a full queue. The headers are read
+// from the broker's x-death record: its reason, the queue it was
+// dead-lettered from, when, and the attempt its retry count says. ok is
+// false for a message without one. (A letter the runtime parked explains
+// itself: deadletter.NewLetter reads its headers.)
+func brokerExplanation(h amqp.Table) (explanation map[string]string, ok bool) {
 	death, ok := lastDeath(h)
 	if !ok {
 		return nil, false
@@ -38,7 +31,8 @@ func DeadLetterHeaders(h amqp.Table) (headers map[string]string, ok bool) {
 	queue, _ := death["queue"].(string)
 	reason, _ := death["reason"].(string)
 	at, _ := death["time"].(time.Time)
-	count, _ := retrycount.Parse(fmt.Sprint(h[runtime.RetryCountHeader]))
+	text, _ := headers.Text(h[runtime.RetryCountHeader])
+	count, _ := retrycount.Parse(text)
 	return adapter.DeadLetterHeaders(queue, adapter.Verdict{Reason: brokerReason(reason, queue), Attempt: count + 1}, at), true
 }
 

@@ -3,14 +3,14 @@ package rabbitmq
 import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
 // letterOf makes a deadletter.Letter of a message delivered from a
 // dead-letter queue: its AMQP table values become the letter's neutral
-// ones, and it is explained with DeadLetterHeaders, which also reads the
-// x-death record of a letter the broker dead-lettered itself.
+// ones. A letter the runtime parked explains itself (deadletter.NewLetter);
+// one the broker dead-lettered itself is explained from its x-death
+// record (brokerExplanation).
 func letterOf(d amqp.Delivery) *deadletter.Letter {
 	l := deadletter.NewLetter(d.Body, neutralTable(d.Headers), deadletter.Properties{
 		ContentType: d.ContentType, ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode,
@@ -18,9 +18,8 @@ func letterOf(d amqp.Delivery) *deadletter.Letter {
 		MessageID: d.MessageId, Timestamp: d.Timestamp, Type: d.Type, UserID: d.UserId, AppID: d.AppId,
 	})
 	if !l.Explained {
-		if h, ok := DeadLetterHeaders(d.Headers); ok {
-			_, ours := d.Headers[runtime.HeaderDeadLetterReason].(string)
-			l.Explain(h, !ours)
+		if h, ok := brokerExplanation(d.Headers); ok {
+			l.Explain(h, true)
 		}
 	}
 	return l

@@ -6,33 +6,36 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
-// Header names with a meaning of their own. Header names are
-// case-insensitive and always written in lower case.
+// Header names with a meaning of their own (the runtime's, package
+// adapter's FieldHeader constants). Header names are case-insensitive and
+// always written in lower case.
 const (
 	// HeaderType carries the message type name that selects the handler.
-	HeaderType = "type"
+	HeaderType = adapter.FieldHeaderType
 	// HeaderContentType carries the codec's content type.
-	HeaderContentType = "content-type"
+	HeaderContentType = adapter.FieldHeaderContentType
 	// HeaderMessageID carries the message id.
-	HeaderMessageID = "message-id"
+	HeaderMessageID = adapter.FieldHeaderMessageID
 
 	// The message properties (runtime.WithProperties),
 	// each written only when set. They are headers like any other on a
 	// copy, which keeps them.
 
 	// HeaderCorrelationID carries the correlation id.
-	HeaderCorrelationID = "correlation-id"
+	HeaderCorrelationID = adapter.FieldHeaderCorrelationID
 	// HeaderReplyTo carries where a reply goes.
-	HeaderReplyTo = "reply-to"
+	HeaderReplyTo = adapter.FieldHeaderReplyTo
 	// HeaderPriority carries the priority as decimal text, 0 to 255.
-	HeaderPriority = "priority"
+	HeaderPriority = adapter.FieldHeaderPriority
 	// HeaderTimestamp carries when the message was made, in RFC 3339 in
 	// UTC (2026-12-01T10:00:00.5Z).
-	HeaderTimestamp = "timestamp"
+	HeaderTimestamp = adapter.FieldHeaderTimestamp
 	// HeaderAppID carries the name of the sending application.
-	HeaderAppID = "app-id"
+	HeaderAppID = adapter.FieldHeaderAppID
 )
 
 // FrameCount is the number of frames of every message: the subscription
