@@ -63,7 +63,7 @@ func TestHandleBatchShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := h.Call(context.Background(), h.Gather([]any{v}), runtime.Metadata{Batch: []runtime.Metadata{{MessageID: "m-3"}}})
-		if want := []string{"ack", "ack", "ack", "dead-letter"}[i]; out.Action() != want {
+		if want := []runtime.Action{runtime.ActionAck, runtime.ActionAck, runtime.ActionAck, runtime.ActionDeadLetter}[i]; out.Action() != want {
 			t.Errorf("handler %d: %v, want %v", i, out, want)
 		}
 	}

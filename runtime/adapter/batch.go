@@ -207,7 +207,7 @@ func (c *Consumer) runBatch(ctx context.Context, i int, h *runtime.Handler, item
 func (c *Consumer) spread(out runtime.Outcome, n int) []runtime.Outcome {
 	outs := make([]runtime.Outcome, n)
 	var bf *runtime.BatchFailures
-	if out.Action() == "retry" && errors.As(out.Err(), &bf) {
+	if out.Action() == runtime.ActionRetry && errors.As(out.Err(), &bf) {
 		is := bf.Indexes()
 		if bad := outside(is, n); bad != nil {
 			out = runtime.Retry().Because(fmt.Errorf("the handler's BatchFailures names message %d, and its batch has messages 0 to %d, so which ones failed cannot be told: %w", *bad, n-1, bf))

@@ -58,12 +58,12 @@ func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md
 	if ctx.Err() != nil || context.Cause(tctx) != error(cause) {
 		return out // in time, or the handlers' own context ended
 	}
-	if out.Action() == "retry" {
+	if out.Action() == runtime.ActionRetry {
 		return runtime.Retry().After(out.Delay()).Because(&TimeoutError{After: timeout, Err: out.Err()})
 	}
 	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
 		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action())
+		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action().String())
 	return out
 }
 

@@ -381,14 +381,14 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		reason = err.Error()
 	}
 	switch out.Action() {
-	case "ack":
+	case runtime.ActionAck:
 		v.Kind = VerdictAck
 		return v
-	case "drop":
+	case runtime.ActionDrop:
 		v.Kind = VerdictDrop
 		v.Reason = "dropped by the handler: " + reason
 		return v
-	case "dead-letter":
+	case runtime.ActionDeadLetter:
 		v.Reason = "dead-lettered by the handler: " + reason
 		return c.park(v, p.DeadLetter)
 	}
