@@ -115,7 +115,7 @@ type Subscription struct {
 	BatchSize int
 	// BatchWait is how long a batch that is not full waits for more
 	// messages before its handler is called; 0 means DefaultBatchWait.
-	// It runs on the wall clock.
+	// It runs on the App's clock (WithClock).
 	BatchWait time.Duration
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler

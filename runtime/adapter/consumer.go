@@ -133,7 +133,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		}
 	}
 	if sub.BatchSize > 0 {
-		c.batches = newBatcher(sub)
+		c.batches = newBatcher(sub, env.Clock, tr)
 	}
 	if env.Observer != nil {
 		c.obs = env.Observer
