@@ -47,6 +47,12 @@ func (b *batchCalls) callIDs() [][]uint64 {
 	return slices.Clone(b.calls)
 }
 
+// partialWait is the batch wait of a case that lets a batch run before it
+// is full: RetryDelay, which passes on the App's clock like every delay
+// the runtime waits out, so on a fake clock only Instance.Pass lets it
+// pass, and on a real broker it passes within a fraction of a second.
+func (f *fixture) partialWait() time.Duration { return f.tr.RetryDelay }
+
 // batchSubscription is f.subscription for a batch handler of Jobs.
 func (f *fixture) batchSubscription(name string, size int, wait time.Duration, policy runtime.Policy, fn func(context.Context, []*Job, []runtime.Metadata) error) *runtime.Subscription {
 	s := f.subscription(name, runtime.HandleBatch[Job]("Job", policy, nil, fn))
@@ -116,7 +122,7 @@ func batchErrorRetriesEachMessage(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	f := newFixture(t, tr, q)
 	var got batchCalls
-	f.start(f.batchSubscription(q, 3, 50*time.Millisecond, f.policy(3, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	f.start(f.batchSubscription(q, 3, f.partialWait(), f.policy(3, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		for _, md := range mds {
 			if md.Attempt == 1 {
@@ -155,7 +161,7 @@ func batchFailuresFailOnlyThoseNamed(t testing.TB, tr Transport) {
 	var got batchCalls
 	var dead handlerCalls[Job]
 	f.start(
-		f.batchSubscription(q, 3, 100*time.Millisecond, f.policy(3, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+		f.batchSubscription(q, 3, f.partialWait(), f.policy(3, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 			got.record(ctx, jobs, mds)
 			var failed runtime.BatchFailures
 			for i, j := range jobs {
@@ -197,7 +203,7 @@ func batchPanicRetriesTheWholeBatch(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	f := newFixture(t, tr, q)
 	var got batchCalls
-	f.start(f.batchSubscription(q, 2, 50*time.Millisecond, f.policy(2, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	f.start(f.batchSubscription(q, 2, f.partialWait(), f.policy(2, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		for _, md := range mds {
 			if md.Attempt == 1 {
@@ -230,7 +236,7 @@ func poisonNeverEntersABatch(t testing.TB, tr Transport) {
 	f := newFixture(t, tr, q, dl)
 	var got batchCalls
 	var dead handlerCalls[map[string]any]
-	sub := f.batchSubscription(q, 5, 100*time.Millisecond, f.policy(1, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	sub := f.batchSubscription(q, 5, f.partialWait(), f.policy(1, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		return nil
 	})
