@@ -3,6 +3,8 @@ package brokertest
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -224,6 +226,24 @@ func batchPanicRetriesTheWholeBatch(t testing.TB, tr Transport) {
 	}
 	if st := f.stats(q); st.Acked != 2 || st.Retried != 2 {
 		t.Errorf("counters %+v, want 2 retried and 2 acked", st)
+	}
+	// The panic's error line names each message of its batch with its
+	// attempt (one line per call: two when the messages came in calls of
+	// their own).
+	named := map[string]string{}
+	var lines []string
+	for _, r := range f.logs.Find(slog.LevelError, "handler panicked; treating it as a failure") {
+		lines = append(lines, r.String())
+		ids, attempts := strings.Fields(strings.Trim(r.Attr("message_ids"), "[]")), strings.Fields(strings.Trim(r.Attr("attempts"), "[]"))
+		if r.Attr("subscription") != q || len(ids) != len(attempts) {
+			continue
+		}
+		for i, id := range ids {
+			named[id] = attempts[i]
+		}
+	}
+	if want := map[string]string{"m-1": "1", "m-2": "1"}; !maps.Equal(named, want) {
+		t.Errorf("the panic lines name messages and attempts %v, want %v: %q", named, want, lines)
 	}
 }
 
