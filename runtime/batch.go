@@ -35,7 +35,12 @@ type BatchFunc[T any] interface {
 // Middleware around a batch call sees the messages as a []*T and a
 // Metadata whose Batch holds each message's Metadata.
 func HandleBatch[T any, F BatchFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
-	return Handler{MessageType: messageType, Policy: policy, decode: decoderOf(decodeJSON), fn: batchCall[T]{messageType: messageType, fn: batchCallOf[T](fn)}}
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode:      decoderOf(decodeJSON),
+		fn:          batchCall[T]{messageType: messageType, fn: batchCallOf[T](fn)},
+	}
 }
 
 // batchCallOf turns a batch handler of any BatchFunc shape into the one

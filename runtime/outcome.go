@@ -7,8 +7,8 @@ import (
 )
 
 // Action is what a handler asks the runtime to do with the message it got
-// (see Outcome.Action). Its String is the word logs and metrics use:
-// "ack", "retry", "dead-letter" or "drop".
+// (see Outcome.Action). Its String is the word logs use: "ack", "retry",
+// "dead-letter" or "drop".
 type Action uint8
 
 const (

@@ -142,7 +142,12 @@ type Handler struct {
 // T and passed to fn. Generated code calls HandleJSON instead, which takes
 // a handler of any shape.
 func Handle[T any](messageType string, policy Policy, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
-	return Handler{MessageType: messageType, Policy: policy, decode: decoderOf[T](nil), fn: singleCall[T](fn)}
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode:      decoderOf[T](nil),
+		fn:          singleCall[T](fn),
+	}
 }
 
 // HandleJSON is Handle for generated code: fn is a handler of any
@@ -155,7 +160,12 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 // decodes it, into a new value. So the result, and any error, is always
 // encoding/json's.
 func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
-	return Handler{MessageType: messageType, Policy: policy, decode: decoderOf(decodeJSON), fn: singleCall[T](callOf[T](fn))}
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode:      decoderOf(decodeJSON),
+		fn:          singleCall[T](callOf[T](fn)),
+	}
 }
 
 // decoderOf returns the decode function of a Handler of T: the codec
