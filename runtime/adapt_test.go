@@ -183,7 +183,7 @@ func TestAdaptersMapTheResult(t *testing.T) {
 		})
 	}
 	// The mapping is OutcomeOf's: spot-check that it is not the identity.
-	if o := runtime.OutcomeOf(wrapped); o.Action() != "dead-letter" || !errors.Is(o.Err(), errBoom) {
+	if o := runtime.OutcomeOf(wrapped); o.Action() != runtime.ActionDeadLetter || !errors.Is(o.Err(), errBoom) {
 		t.Errorf("OutcomeOf(%v) = %v, want a dead letter because of %v", wrapped, o, errBoom)
 	}
 }
@@ -348,7 +348,7 @@ func TestAdaptersMountedWithHandle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decode %s: %v", body, err)
 		}
-		return h.Call(context.Background(), v, runtime.Metadata{MessageType: messageType, Attempt: attempt}).Action()
+		return h.Call(context.Background(), v, runtime.Metadata{MessageType: messageType, Attempt: attempt}).Action().String()
 	}
 	actions := []string{
 		call("Job", `{"id":1,"name":"one"}`, 1),

@@ -35,25 +35,12 @@ type BatchFunc[T any] interface {
 // Middleware around a batch call sees the messages as a []*T and a
 // Metadata whose Batch holds each message's Metadata.
 func HandleBatch[T any, F BatchFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
-	call := batchCallOf[T](fn)
-	h := HandleJSON[T](messageType, policy, decodeJSON, func(context.Context, *T, Metadata) Outcome {
-		return Retry().Because(errors.New("runtime: a batch handler was called with one message"))
-	})
-	h.call = func(ctx context.Context, v any, md Metadata) Outcome {
-		msgs, ok := v.([]*T)
-		if !ok {
-			return Retry().Because(fmt.Errorf("runtime: a batch handler of %s was given a %T, not a []*%s", messageType, v, messageType))
-		}
-		return OutcomeOf(call(ctx, msgs, md.Batch))
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode:      decoderOf(decodeJSON),
+		fn:          batchCall[T]{messageType: messageType, fn: batchCallOf[T](fn)},
 	}
-	h.gather = func(vs []any) any {
-		msgs := make([]*T, len(vs))
-		for i, v := range vs {
-			msgs[i] = v.(*T)
-		}
-		return msgs
-	}
-	return h
 }
 
 // batchCallOf turns a batch handler of any BatchFunc shape into the one

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestHandleBatchShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := h.Call(context.Background(), h.Gather([]any{v}), runtime.Metadata{Batch: []runtime.Metadata{{MessageID: "m-3"}}})
-		if want := []string{"ack", "ack", "ack", "dead-letter"}[i]; out.Action() != want {
+		if want := []runtime.Action{runtime.ActionAck, runtime.ActionAck, runtime.ActionAck, runtime.ActionDeadLetter}[i]; out.Action() != want {
 			t.Errorf("handler %d: %v, want %v", i, out, want)
 		}
 	}
@@ -72,6 +73,44 @@ func TestHandleBatchShapes(t *testing.T) {
 	if single := okHandler("Job", runtime.Policy{}); single.Batched() {
 		t.Error("a Handle handler is Batched")
 	}
+}
+
+// A batch handler decodes each message as HandleJSON does: with the
+// generated decoder under JSON, with the codec otherwise.
+func TestHandleBatchDecodesAsHandleJSON(t *testing.T) {
+	calls := 0
+	h := runtime.HandleBatch[item]("Item", runtime.Policy{}, func(body []byte, v *item) bool {
+		calls++
+		v.N, v.S = 1, "fast"
+		return true
+	}, func(context.Context, []item) error { return nil })
+	v, err := h.Decode(runtime.JSON{}, []byte(`{"n":2,"s":"std"}`))
+	if err != nil || *v.(*item) != (item{1, "fast"}) || calls != 1 {
+		t.Fatalf("Decode = %+v, %v after %d calls; want the generated decoder's value", v, err, calls)
+	}
+	v, err = h.Decode(upperCodec{}, []byte(`{"n":3,"s":"abc"}`))
+	if err != nil || *v.(*item) != (item{3, "ABC"}) || calls != 1 {
+		t.Fatalf("Decode = %+v, %v after %d calls; want the codec's value, the generated decoder left alone", v, err, calls)
+	}
+}
+
+// A batch handler called with anything but the []*T Gather makes (a
+// middleware that swapped it) fails, saying what it got; Gather on a
+// handler of one message panics, naming it.
+func TestBatchHandlerTakesOnlyABatch(t *testing.T) {
+	called := false
+	h := runtime.HandleBatch[job]("Job", runtime.Policy{}, nil, func(context.Context, []*job) error { called = true; return nil })
+	out := h.Call(context.Background(), &job{}, runtime.Metadata{})
+	if out.Err() == nil || out.Err().Error() != "runtime: a batch handler of Job was given a *runtime_test.job, not a []*Job" || called {
+		t.Errorf("a batch handler given one message: %v (called %v), want a failure naming what it got", out, called)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Gather on the handler of Job, which takes one message at a time") {
+			t.Errorf("Gather on a single handler: recovered %v, want a panic naming it", r)
+		}
+	}()
+	single := okHandler("Job", runtime.Policy{})
+	single.Gather([]any{&job{}})
 }
 
 func TestValidateBatch(t *testing.T) {

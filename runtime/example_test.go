@@ -103,7 +103,7 @@ func ExampleMiddleware() {
 	}
 	forgive := func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
 		out := next(ctx, msg, md)
-		if out.Action() == "retry" {
+		if out.Action() == runtime.ActionRetry {
 			fmt.Println("forgiven:", out.Err())
 			return runtime.Ack()
 		}

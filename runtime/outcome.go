@@ -2,27 +2,43 @@ package runtime
 
 import (
 	"errors"
+	"strconv"
 	"time"
 )
 
-// action is what a handler asks the runtime to do with the message it got
-// (see Outcome.Action).
-type action uint8
+// Action is what a handler asks the runtime to do with the message it got
+// (see Outcome.Action). Its String is the word logs use: "ack", "retry",
+// "dead-letter" or "drop".
+type Action uint8
 
 const (
-	// actionAck: the message is handled; acknowledge it.
-	actionAck action = iota
-	// actionRetry: the message failed; apply the subscription's retry policy.
-	actionRetry
-	// actionDeadLetter: the message can never succeed; park it on the
+	// ActionAck: the message is handled; acknowledge it.
+	ActionAck Action = iota
+	// ActionRetry: the message failed; apply the subscription's retry
+	// policy.
+	ActionRetry
+	// ActionDeadLetter: the message can never succeed; park it on the
 	// dead-letter queue now, skipping the remaining attempts.
-	actionDeadLetter
-	// actionDrop: forget the message now, with a warning.
-	actionDrop
+	ActionDeadLetter
+	// ActionDrop: forget the message now, with a warning.
+	ActionDrop
 )
 
-// The words Outcome.Action returns, indexed by action.
-var actionNames = [...]string{actionAck: "ack", actionRetry: "retry", actionDeadLetter: "dead-letter", actionDrop: "drop"}
+// The words of the actions, indexed by Action.
+var actionNames = [...]string{ActionAck: "ack", ActionRetry: "retry", ActionDeadLetter: "dead-letter", ActionDrop: "drop"}
+
+// String returns the action in one word: "ack", "retry", "dead-letter" or
+// "drop".
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return "Action(" + strconv.Itoa(int(a)) + ")"
+}
+
+// MarshalText returns the action's word, so that a log or an encoding
+// shows the word, not the number.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
 // Outcome is the explicit result of a handler. Handlers that return an error
 // get the same outcomes through nil (Ack), a plain error (Retry) and the
@@ -30,31 +46,31 @@ var actionNames = [...]string{actionAck: "ack", actionRetry: "retry", actionDead
 //
 // The zero Outcome acknowledges.
 type Outcome struct {
-	action action
+	action Action
 	delay  time.Duration
 	err    error
 }
 
 // Ack reports success: the message is acknowledged.
-func Ack() Outcome { return Outcome{action: actionAck} }
+func Ack() Outcome { return Outcome{action: ActionAck} }
 
 // Retry reports a failure; the subscription's policy decides whether the
 // message is delivered again (and when), parked or dropped.
-func Retry() Outcome { return Outcome{action: actionRetry} }
+func Retry() Outcome { return Outcome{action: ActionRetry} }
 
 // DeadLetterNow parks the message on the dead-letter queue without using the
 // remaining attempts. Without a dead-letter queue the message is rejected
 // (RabbitMQ: nack without requeue) or dropped (ZeroMQ).
-func DeadLetterNow() Outcome { return Outcome{action: actionDeadLetter} }
+func DeadLetterNow() Outcome { return Outcome{action: ActionDeadLetter} }
 
 // DropNow forgets the message, with a warning naming it.
-func DropNow() Outcome { return Outcome{action: actionDrop} }
+func DropNow() Outcome { return Outcome{action: ActionDrop} }
 
 // After asks for the next delivery no sooner than d from now. It only changes
 // a Retry outcome. On RabbitMQ the delay is rounded up to a step of the
 // subscription's retry_delay ladder; on ZeroMQ the copy waits d in memory.
 func (o Outcome) After(d time.Duration) Outcome {
-	if o.action == actionRetry && d > 0 {
+	if o.action == ActionRetry && d > 0 {
 		o.delay = d
 	}
 	return o
@@ -67,12 +83,12 @@ func (o Outcome) Because(err error) Outcome {
 	return o
 }
 
-// Action returns what the outcome asks for, in one word: "ack" (the
-// message is handled: acknowledge it), "retry" (it failed: apply the
-// subscription's retry policy), "dead-letter" (it can never succeed: park
-// it now, skipping the remaining attempts) or "drop" (forget it now, with
-// a warning).
-func (o Outcome) Action() string { return actionNames[o.action] }
+// Action returns what the outcome asks for: ActionAck (the message is
+// handled: acknowledge it), ActionRetry (it failed: apply the
+// subscription's retry policy), ActionDeadLetter (it can never succeed:
+// park it now, skipping the remaining attempts) or ActionDrop (forget it
+// now, with a warning).
+func (o Outcome) Action() Action { return o.action }
 
 // Delay returns the delay asked for by After, or 0.
 func (o Outcome) Delay() time.Duration { return o.delay }
@@ -82,7 +98,7 @@ func (o Outcome) Delay() time.Duration { return o.delay }
 func (o Outcome) Err() error { return o.err }
 
 func (o Outcome) String() string {
-	s := o.Action()
+	s := o.action.String()
 	if o.delay > 0 {
 		s += " after " + o.delay.String()
 	}
@@ -99,7 +115,7 @@ type outcomeError struct {
 
 func (e *outcomeError) Error() string {
 	if e.outcome.err == nil {
-		return e.outcome.Action()
+		return e.outcome.action.String()
 	}
 	return e.outcome.err.Error()
 }

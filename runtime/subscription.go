@@ -115,7 +115,7 @@ type Subscription struct {
 	BatchSize int
 	// BatchWait is how long a batch that is not full waits for more
 	// messages before its handler is called; 0 means DefaultBatchWait.
-	// It runs on the wall clock.
+	// It runs on the App's clock (WithClock).
 	BatchWait time.Duration
 	// Handlers are the handlers, one per message type.
 	Handlers []Handler
@@ -124,7 +124,8 @@ type Subscription struct {
 	Middleware []Middleware
 }
 
-// Handler handles one message type of a subscription. Make one with Handle.
+// Handler handles one message type of a subscription. Make one with Handle,
+// HandleJSON or HandleBatch.
 type Handler struct {
 	// MessageType is the type name on the wire that selects this handler.
 	MessageType string
@@ -132,10 +133,9 @@ type Handler struct {
 	Policy Policy
 
 	decode func(Codec, []byte) (any, error)
-	call   func(context.Context, any, Metadata) Outcome
-	// gather makes a batch handler's message out of decoded values; nil
-	// for a handler of one message at a time.
-	gather func([]any) any
+	// fn is the handler's function: a singleCall, called with one message
+	// at a time, or a batchCall, called with a batch.
+	fn handlerFunc
 }
 
 // Handle makes the Handler of messages of type messageType, decoded into a
@@ -145,16 +145,8 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 	return Handler{
 		MessageType: messageType,
 		Policy:      policy,
-		decode: func(c Codec, body []byte) (any, error) {
-			v := new(T)
-			if err := c.Decode(body, v); err != nil {
-				return nil, err
-			}
-			return v, nil
-		},
-		call: func(ctx context.Context, v any, md Metadata) Outcome {
-			return fn(ctx, v.(*T), md)
-		},
+		decode:      decoderOf[T](nil),
+		fn:          singleCall[T](fn),
 	}
 }
 
@@ -168,12 +160,29 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 // decodes it, into a new value. So the result, and any error, is always
 // encoding/json's.
 func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
-	h := Handle(messageType, policy, callOf[T](fn))
-	if decodeJSON == nil {
-		return h
+	return Handler{
+		MessageType: messageType,
+		Policy:      policy,
+		decode:      decoderOf(decodeJSON),
+		fn:          singleCall[T](callOf[T](fn)),
 	}
-	decode := h.decode
-	h.decode = func(c Codec, body []byte) (any, error) {
+}
+
+// decoderOf returns the decode function of a Handler of T: the codec
+// decodes a body into a new T, after decodeJSON, when not nil, had the
+// first go at it under the JSON codec (see HandleJSON).
+func decoderOf[T any](decodeJSON func(body []byte, v *T) bool) func(Codec, []byte) (any, error) {
+	decode := func(c Codec, body []byte) (any, error) {
+		v := new(T)
+		if err := c.Decode(body, v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	if decodeJSON == nil {
+		return decode
+	}
+	return func(c Codec, body []byte) (any, error) {
 		if _, ok := c.(JSON); ok {
 			if v := new(T); decodeJSON(body, v) {
 				return v, nil
@@ -181,7 +190,6 @@ func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, deco
 		}
 		return decode(c, body)
 	}
-	return h
 }
 
 // Workers returns how many deliveries a broker adapter hands its Consumer
@@ -367,7 +375,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		if h.Policy.Timeout < 0 {
 			add(i, "timeout", "timeout is %v: it must be a positive duration such as timeout=30s, or not set", h.Policy.Timeout)
 		}
-		if h.decode == nil || h.call == nil {
+		if h.decode == nil || h.fn == nil {
 			add(i, "", "handler for %q was not made with runtime.Handle", h.MessageType)
 		}
 	}

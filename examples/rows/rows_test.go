@@ -39,7 +39,11 @@ func TestBatchIsOneInsertAndABadReadingIsParkedAlone(t *testing.T) {
 	publish(t, h, "r-2", rows.Reading{Value: 2})
 	publish(t, h, "r-3", rows.Reading{Meter: "m-3", Value: 3})
 	publish(t, h, "r-4", rows.Reading{Meter: "m-4", Value: 4})
-	h.Wait()
+	h.Wait() // the good readings wait in a batch that is not full
+	if _, inserts := table.Rows(); inserts != 0 {
+		t.Fatalf("%d inserts before batch_wait passed, want none", inserts)
+	}
+	h.Advance(50 * time.Millisecond) // batch_wait=50ms
 
 	written, inserts := table.Rows()
 	if inserts != 1 || len(written) != 3 {
@@ -63,11 +67,11 @@ func TestFailedInsertRetriesEveryReading(t *testing.T) {
 	for i := range 3 {
 		publish(t, h, fmt.Sprintf("r-%d", i), rows.Reading{Meter: "m", Value: float64(i)})
 	}
-	h.Wait()
+	h.Advance(50 * time.Millisecond) // batch_wait=50ms
 	if written, inserts := table.Rows(); len(written) != 0 || inserts != 1 {
 		t.Fatalf("%d inserts wrote %v, want one that failed", inserts, written)
 	}
-	h.Advance(time.Second) // retry_delay=1s
+	h.Advance(time.Second + 50*time.Millisecond) // retry_delay=1s, then the retried readings' batch_wait
 	written, _ := table.Rows()
 	if len(written) != 3 {
 		t.Fatalf("written %v after the retry, want the 3 readings", written)

@@ -8,23 +8,28 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/clock"
 	"github.com/streamgen/streamgen/runtime/observe"
 )
 
 // batcher gathers the deliveries of a batch subscription into batches.
 // Each delivery's Handle joins the batch filling; the first to join it
-// leads it: it waits until the batch is full, its wait has passed or the
-// Consumer drains, then calls the handler once for all of it (at most
-// Concurrency such calls at once), gives each delivery its own Outcome,
-// and decides and carries out each one's verdict, by its own policy and
-// attempt count, as for a single message: a batch changes how the handler
-// is called, and nothing after. The leader settles them all, one after
-// the other, so that a batch's acks reach the Acknowledger from one
-// goroutine, in order, and coalesce; then each Handle returns its own
+// leads it: it waits until the batch is full, its wait has passed on the
+// App's clock or the Consumer drains, then calls the handler once for all
+// of it (at most Concurrency such calls at once), gives each delivery its
+// own Outcome, and decides and carries out each one's verdict, by its own
+// policy and attempt count, as for a single message: a batch changes how
+// the handler is called, and nothing after. The leader settles them all,
+// one after the other, so that a batch's acks reach the Acknowledger from
+// one goroutine, in order, and coalesce; then each Handle returns its own
 // delivery's verdict.
 type batcher struct {
-	size int
-	wait time.Duration
+	size  int
+	wait  time.Duration
+	clock clock.Clock
+	// filling, when not nil, is told how the number of deliveries in the
+	// batch filling changes (see FillWatcher).
+	filling func(delta int)
 	// calls holds a token per batch call running.
 	calls chan struct{}
 
@@ -34,8 +39,11 @@ type batcher struct {
 
 // batch is one handler call's deliveries.
 type batch struct {
-	items   []batchItem
-	full    chan struct{} // closed when the batch holds size items
+	items []batchItem
+	// ready is closed when the batch stops filling: it is full, or its
+	// wait passed, or its leader stopped it (seal).
+	ready   chan struct{}
+	timer   clock.Timer   // the batch's wait, set as it opens
 	done    chan struct{} // closed once results is set
 	results []batchResult
 }
@@ -54,38 +62,80 @@ type batchItem struct {
 	md  runtime.Metadata
 }
 
-func newBatcher(sub *runtime.Subscription) *batcher {
+// FillWatcher is what a Transport may also be: told how many of the
+// subscription's deliveries wait in a batch that is filling. Those wait
+// for more messages, for the batch's wait to pass on the App's clock, or
+// for the Consumer to drain; nothing else moves them. A harness on a fake
+// clock counts them as idle, so that a test can move the clock past the
+// wait. Filling is called with the Consumer's lock held: it must return at
+// once and call nothing of the Consumer.
+type FillWatcher interface {
+	Filling(delta int)
+}
+
+func newBatcher(sub *runtime.Subscription, clk clock.Clock, tr Transport) *batcher {
 	size, wait := sub.Batch()
-	return &batcher{size: size, wait: wait, calls: make(chan struct{}, max(sub.Concurrency, 1))}
+	bt := &batcher{size: size, wait: wait, clock: clk, calls: make(chan struct{}, max(sub.Concurrency, 1))}
+	if w, ok := tr.(FillWatcher); ok {
+		bt.filling = w.Filling
+	}
+	return bt
 }
 
 // join adds an item to the batch filling, opening one when none is, and
 // returns the batch, the item's index in it and whether the caller leads
-// it.
+// it. A batch's wait starts on the clock as it opens, before its first
+// delivery counts as filling: a clock moved from then on releases it.
 func (bt *batcher) join(it batchItem) (*batch, int, bool) {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	b := bt.open
 	lead := b == nil
 	if lead {
-		b = &batch{items: make([]batchItem, 0, bt.size), full: make(chan struct{}), done: make(chan struct{})}
+		b = &batch{items: make([]batchItem, 0, bt.size), ready: make(chan struct{}), done: make(chan struct{})}
 		bt.open = b
+		if bt.size > 1 {
+			b.timer = bt.clock.AfterFunc(bt.wait, func() { bt.seal(b) })
+		}
 	}
 	b.items = append(b.items, it)
 	if len(b.items) == bt.size {
-		bt.open = nil
-		close(b.full)
+		bt.sealLocked(b, len(b.items)-1)
+	} else {
+		bt.changed(+1)
 	}
 	return b, len(b.items) - 1, lead
 }
 
-// seal ends the filling of b: no delivery joins it from now on.
+// seal ends the filling of b, when it has not ended yet: no delivery
+// joins it from now on, and its leader goes on.
 func (bt *batcher) seal(b *batch) {
 	bt.mu.Lock()
-	if bt.open == b {
-		bt.open = nil
+	defer bt.mu.Unlock()
+	bt.sealLocked(b, len(b.items))
+}
+
+// sealLocked is seal, with bt.mu held; filling is how many of b's
+// deliveries counted as filling.
+func (bt *batcher) sealLocked(b *batch, filling int) {
+	if bt.open != b {
+		return
 	}
-	bt.mu.Unlock()
+	bt.open = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	close(b.ready)
+	bt.changed(-filling)
+}
+
+// changed tells the FillWatcher, if any, that delta more deliveries wait
+// in the batch filling. bt.mu is held, so that it hears the changes in
+// order.
+func (bt *batcher) changed(delta int) {
+	if bt.filling != nil && delta != 0 {
+		bt.filling(delta)
+	}
 }
 
 // batchCall is the rest of process for a delivery of a batch
@@ -104,7 +154,6 @@ func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *r
 		return b.results[n].v
 	}
 	c.fill(base, b)
-	bt.seal(b)
 	var outs []runtime.Outcome
 	if c.acquire(base) {
 		outs = c.runBatch(base, i, h, b.items)
@@ -147,22 +196,16 @@ func (c *Consumer) acquire(ctx context.Context) bool {
 	}
 }
 
-// fill waits until b is full, its wait has passed, the Consumer drains (a
-// shutdown handles the batch in hand at once) or ctx ends.
+// fill waits until b stops filling (it is full, or its wait passed on
+// the App's clock), the Consumer drains (a shutdown handles the batch in
+// hand at once) or ctx ends, and then seals it.
 func (c *Consumer) fill(ctx context.Context, b *batch) {
 	select {
-	case <-b.full:
-		return
-	default:
-	}
-	t := time.NewTimer(c.batches.wait)
-	defer t.Stop()
-	select {
-	case <-b.full:
-	case <-t.C:
+	case <-b.ready:
 	case <-c.draining:
 	case <-ctx.Done():
 	}
+	c.batches.seal(b)
 }
 
 // runBatch calls handler i, h, once with the messages of items, through
@@ -207,7 +250,7 @@ func (c *Consumer) runBatch(ctx context.Context, i int, h *runtime.Handler, item
 func (c *Consumer) spread(out runtime.Outcome, n int) []runtime.Outcome {
 	outs := make([]runtime.Outcome, n)
 	var bf *runtime.BatchFailures
-	if out.Action() == "retry" && errors.As(out.Err(), &bf) {
+	if out.Action() == runtime.ActionRetry && errors.As(out.Err(), &bf) {
 		is := bf.Indexes()
 		if bad := outside(is, n); bad != nil {
 			out = runtime.Retry().Because(fmt.Errorf("the handler's BatchFailures names message %d, and its batch has messages 0 to %d, so which ones failed cannot be told: %w", *bad, n-1, bf))

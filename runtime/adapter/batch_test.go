@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
+	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
 // batchProbe is a batch handler that records its calls.
@@ -95,18 +98,84 @@ func TestBatchFullIsOneCallAndNilAcksEveryMessage(t *testing.T) {
 	}
 }
 
-func TestBatchPartialRunsAfterItsWait(t *testing.T) {
+// fillWatcher is a recorder that is also an adapter.FillWatcher: it
+// keeps how many deliveries wait in a batch filling, and every change.
+type fillWatcher struct {
+	*recorder
+	mu      sync.Mutex
+	filling int
+	deltas  []int
+}
+
+func (w *fillWatcher) Filling(delta int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.filling += delta
+	w.deltas = append(w.deltas, delta)
+}
+
+func (w *fillWatcher) state() (int, []int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.filling, slices.Clone(w.deltas)
+}
+
+// A batch that is not full waits its wait on the App's clock: moved short
+// of it, nothing runs; moved past it, the batch runs with what it holds.
+// Meanwhile the FillWatcher counts the deliveries waiting in it, and the
+// batch's timer is the clock's one pending timer.
+func TestBatchPartialRunsAfterItsWaitOnTheClock(t *testing.T) {
 	p := &batchProbe{}
 	sub := batchSub(100, p.handler(runtime.Policy{}))
-	sub.BatchWait = 20 * time.Millisecond
-	c, _ := newConsumer(sub, runtime.RabbitMQ)
-	start := time.Now()
-	handleAll(c, []*adapter.Delivery{jobDelivery(1, 1), jobDelivery(2, 1)})
-	if took := time.Since(start); took < 20*time.Millisecond {
-		t.Errorf("the batch ran after %v, before its wait of 20ms", took)
+	sub.BatchWait = time.Minute
+	clk := streamtest.NewClock(time.Time{})
+	w := &fillWatcher{recorder: &recorder{}}
+	c := adapter.NewConsumer(sub, runtime.Env{Clock: clk}, adapter.Rules{Kind: runtime.RabbitMQ}, w)
+	done := make(chan adapter.Verdict, 2)
+	for i := range 2 {
+		go func() {
+			v, _ := c.Handle(context.Background(), jobDelivery(uint64(i+1), 1))
+			done <- v
+		}()
+	}
+	testkit.Eventually(t, "both deliveries to wait in the batch", func() bool { n, _ := w.state(); return n == 2 })
+	if d := clk.PendingDelays(); !slices.Equal(d, []time.Duration{time.Minute}) {
+		t.Errorf("pending timers %v, want the batch's wait of 1m", d)
+	}
+	clk.Advance(time.Minute - time.Nanosecond)
+	if calls := p.callIDs(); len(calls) != 0 {
+		t.Fatalf("calls = %v before the batch's wait passed", calls)
+	}
+	clk.Advance(time.Nanosecond)
+	for range 2 {
+		if v := <-done; v.Kind != adapter.VerdictAck {
+			t.Errorf("verdict %v, want ack", v)
+		}
 	}
 	if calls := p.callIDs(); len(calls) != 1 || len(calls[0]) != 2 {
 		t.Fatalf("calls = %v, want one call of 2", calls)
+	}
+	if n, deltas := w.state(); n != 0 || !slices.Equal(deltas, []int{1, 1, -2}) {
+		t.Errorf("filling %d after changes %v, want 1, 1, -2: none waits once the batch runs", n, deltas)
+	}
+}
+
+// A batch that fills runs at once, its wait's timer stopped; the delivery
+// that fills it never counts as waiting.
+func TestBatchFullStopsItsWait(t *testing.T) {
+	p := &batchProbe{}
+	clk := streamtest.NewClock(time.Time{})
+	w := &fillWatcher{recorder: &recorder{}}
+	c := adapter.NewConsumer(batchSub(3, p.handler(runtime.Policy{})), runtime.Env{Clock: clk}, adapter.Rules{Kind: runtime.RabbitMQ}, w)
+	handleAll(c, []*adapter.Delivery{jobDelivery(1, 1), jobDelivery(2, 1), jobDelivery(3, 1)})
+	if calls := p.callIDs(); len(calls) != 1 || len(calls[0]) != 3 {
+		t.Fatalf("calls = %v, want one call of 3", calls)
+	}
+	if n, deltas := w.state(); n != 0 || !slices.Equal(deltas, []int{1, 1, -2}) {
+		t.Errorf("filling %d after changes %v, want 1, 1, -2", n, deltas)
+	}
+	if n := clk.Pending(); n != 0 {
+		t.Errorf("%d timers pending, want the full batch's wait stopped", n)
 	}
 }
 

@@ -58,12 +58,11 @@ func (c *Consumer) callWithin(ctx context.Context, h *runtime.Handler, v any, md
 	if ctx.Err() != nil || context.Cause(tctx) != error(cause) {
 		return out // in time, or the handlers' own context ended
 	}
-	if out.Action() == "retry" {
+	if out.Action() == runtime.ActionRetry {
 		return runtime.Retry().After(out.Delay()).Because(&TimeoutError{After: timeout, Err: out.Err()})
 	}
 	c.log.Warn("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context",
-		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-		"timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action())
+		append(callAttrs(md), "timeout", timeout, "took", time.Since(start).Round(time.Millisecond), "outcome", out.Action().String())...)
 	return out
 }
 
@@ -105,13 +104,28 @@ func (c *Consumer) recoverPanic(out *runtime.Outcome, what string, md runtime.Me
 		return
 	}
 	c.log.Error(what+" panicked; treating it as a failure",
-		"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-		"panic", fmt.Sprint(r), "stack", panicStack(panicFrames))
+		append(callAttrs(md), "panic", fmt.Sprint(r), "stack", panicStack(panicFrames))...)
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug(what+" panic stack", "message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt,
-			"stack", string(debug.Stack()))
+		c.log.Debug(what+" panic stack", append(callAttrs(md), "stack", string(debug.Stack()))...)
 	}
 	*out = runtime.Retry().Because(fmt.Errorf("%s panicked: %v", what, r))
+}
+
+// callAttrs returns the log attributes that name what a handler call
+// was given, from its Metadata: the message's id, type and attempt; for a
+// batch call, the type, and the id and attempt of each message
+// (message_ids, attempts), in the batch's order, so that each message of
+// a batch can be found by its id.
+func callAttrs(md runtime.Metadata) []any {
+	if len(md.Batch) == 0 {
+		return []any{"message_id", md.MessageID, "message_type", md.MessageType, "attempt", md.Attempt}
+	}
+	ids := make([]string, len(md.Batch))
+	attempts := make([]int, len(md.Batch))
+	for i, m := range md.Batch {
+		ids[i], attempts[i] = m.MessageID, m.Attempt
+	}
+	return []any{"message_ids", ids, "message_type", md.MessageType, "attempts", attempts}
 }
 
 // unsettled is the verdict for a delivery whose earlier deliveries ended

@@ -133,7 +133,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		}
 	}
 	if sub.BatchSize > 0 {
-		c.batches = newBatcher(sub)
+		c.batches = newBatcher(sub, env.Clock, tr)
 	}
 	if env.Observer != nil {
 		c.obs = env.Observer
@@ -381,14 +381,14 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		reason = err.Error()
 	}
 	switch out.Action() {
-	case "ack":
+	case runtime.ActionAck:
 		v.Kind = VerdictAck
 		return v
-	case "drop":
+	case runtime.ActionDrop:
 		v.Kind = VerdictDrop
 		v.Reason = "dropped by the handler: " + reason
 		return v
-	case "dead-letter":
+	case runtime.ActionDeadLetter:
 		v.Reason = "dead-lettered by the handler: " + reason
 		return c.park(v, p.DeadLetter)
 	}

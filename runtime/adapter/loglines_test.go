@@ -85,6 +85,68 @@ func TestPanicLineKeepsTheFirstFrames(t *testing.T) {
 	}
 }
 
+// A batch handler's panic is one error line (one panic, one stack) that
+// names every message of the batch: their ids and attempts, in the
+// batch's order, which is the order of md.Batch. The debug stack line
+// names them too.
+func TestBatchPanicLineNamesEveryMessage(t *testing.T) {
+	h := runtime.HandleBatch[job]("Job", runtime.Policy{MaxAttempts: 3}, nil, func(context.Context, []*job, []runtime.Metadata) error {
+		panic("no rows")
+	})
+	c, logs := newConsumer(batchSub(2, h), runtime.RabbitMQ)
+	handleAll(c, []*adapter.Delivery{jobDelivery(1, 1), jobDelivery(2, 3)})
+
+	errs := logs.find("handler panicked; treating it as a failure")
+	if len(errs) != 1 {
+		t.Fatalf("%d panic lines, want 1: %v", len(errs), logs.all())
+	}
+	debug := logs.find("handler panic stack")
+	if len(debug) != 1 {
+		t.Fatalf("%d debug stack lines, want 1: %v", len(debug), logs.all())
+	}
+	for _, r := range []capturedRecord{errs[0], debug[0]} {
+		ids, attempts := r.attrs["message_ids"], r.attrs["attempts"]
+		// The two joined the batch in either order; each id keeps its
+		// own attempt.
+		if !(ids == "[m-1 m-2]" && attempts == "[1 3]" || ids == "[m-2 m-1]" && attempts == "[3 1]") {
+			t.Errorf("%q names message_ids %q with attempts %q, want m-1 on attempt 1 and m-2 on attempt 3", r.msg, ids, attempts)
+		}
+		if r.attrs["message_type"] != "Job" {
+			t.Errorf("%q: message_type %q, want Job", r.msg, r.attrs["message_type"])
+		}
+		if _, ok := r.attrs["message_id"]; ok {
+			t.Errorf("%q has a message_id %q of its own, want the batch's ids only", r.msg, r.attrs["message_id"])
+		}
+		if _, ok := r.attrs["attempt"]; ok {
+			t.Errorf("%q has an attempt %q of its own, want the batch's attempts only", r.msg, r.attrs["attempt"])
+		}
+	}
+}
+
+// A batch call that returns an ack after its timeout is warned about
+// once, naming every message of the batch, as a panic is.
+func TestBatchLateResultLineNamesEveryMessage(t *testing.T) {
+	const timeout = 10 * time.Millisecond
+	h := runtime.HandleBatch[job]("Job", runtime.Policy{MaxAttempts: 3, Timeout: timeout}, nil, func(ctx context.Context, _ []*job) error {
+		<-ctx.Done() // then returns nil, late
+		return nil
+	})
+	c, logs := newConsumer(batchSub(2, h), runtime.RabbitMQ)
+	for _, v := range handleAll(c, []*adapter.Delivery{jobDelivery(1, 2), jobDelivery(2, 1)}) {
+		if v.Kind != adapter.VerdictAck {
+			t.Errorf("verdict %v, want ack: a late ack counts", v.Kind)
+		}
+	}
+	late := logs.find("handler returned after its timeout; its result counts, but the timeout is too short or the handler ignores its context")
+	if len(late) != 1 {
+		t.Fatalf("%d late-result lines, want 1: %v", len(late), logs.all())
+	}
+	ids, attempts := late[0].attrs["message_ids"], late[0].attrs["attempts"]
+	if !(ids == "[m-1 m-2]" && attempts == "[2 1]" || ids == "[m-2 m-1]" && attempts == "[1 2]") || late[0].attrs["outcome"] != "ack" {
+		t.Errorf("late-result line %v, want m-1 on attempt 2 and m-2 on attempt 1, outcome ack", late[0])
+	}
+}
+
 // With debug logging off, a panic makes its error line alone.
 func TestPanicStackAtDebugOnlyWhenEnabled(t *testing.T) {
 	logs := streamtest.NewLogRecorder(nil)

@@ -39,7 +39,7 @@ func tracing(tr *trace, name string) runtime.Middleware {
 	return func(ctx context.Context, msg any, md runtime.Metadata, next runtime.Next) runtime.Outcome {
 		tr.add(name + ">")
 		out := next(ctx, msg, md)
-		tr.add("<" + name + "(" + out.Action() + ")")
+		tr.add("<" + name + "(" + out.Action().String() + ")")
 		return out
 	}
 }
@@ -112,7 +112,7 @@ func TestMiddlewareSeesTheCallAndMayChangeTheOutcome(t *testing.T) {
 	if seen.ctx != "caller" {
 		t.Errorf("the middleware's context carries %v, want the caller's", seen.ctx)
 	}
-	if seen.out.Action() != "retry" || !errors.Is(seen.out.Err(), errBoom) {
+	if seen.out.Action() != runtime.ActionRetry || !errors.Is(seen.out.Err(), errBoom) {
 		t.Errorf("next returned %v, want the handler's failure", seen.out)
 	}
 	if len(p.calls) != 1 || p.ctxs[0].Value(key{}) != "inner" || p.calls[0].Headers["added"] != "by middleware" {
@@ -177,7 +177,7 @@ func TestMiddlewarePanicIsRecovered(t *testing.T) {
 			if v.Kind != adapter.VerdictRetry || v.Reason != tc.reason || tr.actions() != "send jobs.retry, ack" {
 				t.Errorf("verdict %+v, actions %q: want a retry because %q", v, tr.actions(), tc.reason)
 			}
-			if outer.Action() != "retry" || outer.Err() == nil || outer.Err().Error() != tc.reason {
+			if outer.Action() != runtime.ActionRetry || outer.Err() == nil || outer.Err().Error() != tc.reason {
 				t.Errorf("the outer middleware saw %v, want the failure %q", outer, tc.reason)
 			}
 			recs := logs.find(tc.logMsg)
@@ -424,7 +424,7 @@ func TestLateResult(t *testing.T) {
 			l := late[0]
 			took, err := time.ParseDuration(l.attrs["took"])
 			if l.level != slog.LevelWarn || l.attrs["message_id"] != "m-1" || l.attrs["timeout"] != "10ms" ||
-				l.attrs["outcome"] != tc.out.Action() || err != nil || took < 5*timeout {
+				l.attrs["outcome"] != tc.out.Action().String() || err != nil || took < 5*timeout {
 				t.Errorf("late-result line %v", l)
 			}
 		})
@@ -451,7 +451,7 @@ func TestTimeoutIsSeenByMiddleware(t *testing.T) {
 	c, _, _ := newWithMiddleware(sub, runtime.RabbitMQ)
 	c.Handle(t.Context(), delivery(1))
 	var te *adapter.TimeoutError
-	if seen.Action() != "retry" || !errors.As(seen.Err(), &te) {
+	if seen.Action() != runtime.ActionRetry || !errors.As(seen.Err(), &te) {
 		t.Errorf("the middleware saw %v, want a failure with a TimeoutError", seen)
 	}
 }

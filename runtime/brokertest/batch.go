@@ -3,6 +3,8 @@ package brokertest
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +48,12 @@ func (b *batchCalls) callIDs() [][]uint64 {
 	defer b.cmu.Unlock()
 	return slices.Clone(b.calls)
 }
+
+// partialWait is the batch wait of a case that lets a batch run before it
+// is full: RetryDelay, which passes on the App's clock like every delay
+// the runtime waits out, so on a fake clock only Instance.Pass lets it
+// pass, and on a real broker it passes within a fraction of a second.
+func (f *fixture) partialWait() time.Duration { return f.tr.RetryDelay }
 
 // batchSubscription is f.subscription for a batch handler of Jobs.
 func (f *fixture) batchSubscription(name string, size int, wait time.Duration, policy runtime.Policy, fn func(context.Context, []*Job, []runtime.Metadata) error) *runtime.Subscription {
@@ -116,7 +124,7 @@ func batchErrorRetriesEachMessage(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	f := newFixture(t, tr, q)
 	var got batchCalls
-	f.start(f.batchSubscription(q, 3, 50*time.Millisecond, f.policy(3, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	f.start(f.batchSubscription(q, 3, f.partialWait(), f.policy(3, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		for _, md := range mds {
 			if md.Attempt == 1 {
@@ -155,7 +163,7 @@ func batchFailuresFailOnlyThoseNamed(t testing.TB, tr Transport) {
 	var got batchCalls
 	var dead handlerCalls[Job]
 	f.start(
-		f.batchSubscription(q, 3, 100*time.Millisecond, f.policy(3, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+		f.batchSubscription(q, 3, f.partialWait(), f.policy(3, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 			got.record(ctx, jobs, mds)
 			var failed runtime.BatchFailures
 			for i, j := range jobs {
@@ -197,7 +205,7 @@ func batchPanicRetriesTheWholeBatch(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	f := newFixture(t, tr, q)
 	var got batchCalls
-	f.start(f.batchSubscription(q, 2, 50*time.Millisecond, f.policy(2, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	f.start(f.batchSubscription(q, 2, f.partialWait(), f.policy(2, ""), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		for _, md := range mds {
 			if md.Attempt == 1 {
@@ -219,6 +227,24 @@ func batchPanicRetriesTheWholeBatch(t testing.TB, tr Transport) {
 	if st := f.stats(q); st.Acked != 2 || st.Retried != 2 {
 		t.Errorf("counters %+v, want 2 retried and 2 acked", st)
 	}
+	// The panic's error line names each message of its batch with its
+	// attempt (one line per call: two when the messages came in calls of
+	// their own).
+	named := map[string]string{}
+	var lines []string
+	for _, r := range f.logs.Find(slog.LevelError, "handler panicked; treating it as a failure") {
+		lines = append(lines, r.String())
+		ids, attempts := strings.Fields(strings.Trim(r.Attr("message_ids"), "[]")), strings.Fields(strings.Trim(r.Attr("attempts"), "[]"))
+		if r.Attr("subscription") != q || len(ids) != len(attempts) {
+			continue
+		}
+		for i, id := range ids {
+			named[id] = attempts[i]
+		}
+	}
+	if want := map[string]string{"m-1": "1", "m-2": "1"}; !maps.Equal(named, want) {
+		t.Errorf("the panic lines name messages and attempts %v, want %v: %q", named, want, lines)
+	}
 }
 
 // Poison (an undecodable body, an unknown type, a body over the limit)
@@ -230,7 +256,7 @@ func poisonNeverEntersABatch(t testing.TB, tr Transport) {
 	f := newFixture(t, tr, q, dl)
 	var got batchCalls
 	var dead handlerCalls[map[string]any]
-	sub := f.batchSubscription(q, 5, 100*time.Millisecond, f.policy(1, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
+	sub := f.batchSubscription(q, 5, f.partialWait(), f.policy(1, dl), func(ctx context.Context, jobs []*Job, mds []runtime.Metadata) error {
 		got.record(ctx, jobs, mds)
 		return nil
 	})

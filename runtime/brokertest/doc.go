@@ -133,6 +133,13 @@
 //     headers it sets on a delivery's copies reach the next delivery: a
 //     transport sends each copy with Copy.Set.
 //
+//   - A batch subscription's handler gets a full batch in one call, each
+//     message with its own Metadata, and a batch that is not full once its
+//     wait has passed on the App's clock (so on a fake clock, once Pass let
+//     it pass); each message is then retried, parked or acknowledged on
+//     its own, by its own attempt count. Poison never enters a batch, and
+//     a shutdown handles the batch in hand at once.
+//
 // All of it follows when an adapter hands each delivery to an
 // adapter.Consumer and does what its Transport is told — the suite checks
 // the counters and log lines the Consumer produces, so a transport that

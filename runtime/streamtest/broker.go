@@ -44,6 +44,7 @@ type Broker struct {
 
 	retryCountHeader string
 	busy             int // messages taken by a worker and not yet settled
+	filling          int // of those, the ones waiting in a batch that is filling
 	callbacks        int // clock callbacks running
 
 	handlerCtx     context.Context
@@ -110,6 +111,7 @@ func RetryCountHeader(name string) BrokerOption {
 }
 
 var (
+	_ adapter.FillWatcher                = (*memTransport)(nil)
 	_ runtime.Broker                     = (*Broker)(nil)
 	_ runtime.Publisher                  = (*Broker)(nil)
 	_ interface{ Codec() runtime.Codec } = (*Broker)(nil)
@@ -299,6 +301,8 @@ func (b *Broker) Lost() int {
 
 // Wait blocks until the broker is idle: no message waits in a consumed
 // queue, no handler call is in progress, no clock callback is running.
+// Messages waiting in a batch that is not full count as idle: only more
+// messages, or the clock moved past the batch's wait, move them on.
 // Timers not yet due stay pending. It returns an error saying what is still
 // busy when ctx ends first.
 func (b *Broker) Wait(ctx context.Context) error {
@@ -339,7 +343,7 @@ func (b *Broker) Advance(ctx context.Context, d time.Duration) error {
 }
 
 func (b *Broker) idleLocked() bool {
-	if b.busy > 0 || b.callbacks > 0 {
+	if b.busy > b.filling || b.callbacks > 0 {
 		return false
 	}
 	if b.state == brokerRunning {
@@ -355,7 +359,10 @@ func (b *Broker) idleLocked() bool {
 func (b *Broker) describeBusy() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	parts := []string{fmt.Sprintf("%d handler calls in progress", b.busy)}
+	parts := []string{fmt.Sprintf("%d handler calls in progress", b.busy-b.filling)}
+	if b.filling > 0 {
+		parts = append(parts, fmt.Sprintf("%d messages waiting for their batch to fill", b.filling))
+	}
 	if b.callbacks > 0 {
 		parts = append(parts, fmt.Sprintf("%d clock callbacks running", b.callbacks))
 	}
@@ -503,6 +510,16 @@ func (t *memTransport) send(ctx context.Context, d *adapter.Delivery, cp *adapte
 		})
 	}
 	return nil
+}
+
+// Filling counts the subscription's deliveries that wait in a batch that
+// is filling (adapter.FillWatcher): the broker is idle while they wait.
+func (t *memTransport) Filling(delta int) {
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.filling += delta
+	b.notifyLocked()
 }
 
 // Ack forgets the delivery.

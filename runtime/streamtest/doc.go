@@ -36,7 +36,9 @@
 // not yet due stay pending. Advance(d) moves the clock by d, firing each
 // timer that falls due in due order, each at its own time, and waiting for
 // idle after each: a copy due in 30 seconds is delivered, handled and
-// settled before a copy due in 31 seconds fires.
+// settled before a copy due in 31 seconds fires. A batch that is not full
+// (Subscription.BatchWait) waits on the clock too: the broker is idle
+// while its messages wait for more, and Advance past its wait runs it.
 //
 // What to look at afterwards:
 //
