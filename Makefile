@@ -4,13 +4,14 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all postgres test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
-## test: vet, format check, and every test with the race detector (needs RabbitMQ; started if installed),
+## test: vet, format check, and every test with the race detector (needs RabbitMQ, started if installed,
+## and PostgreSQL: a cluster of its own that .ci/ensure-postgres installs and starts),
 ## then the JSON decoders' tests again under GOEXPERIMENT=jsonv2, whose encoding/json they leave every body to
-test: vet fmt-check rabbitmq
+test: vet fmt-check rabbitmq postgres
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	GOEXPERIMENT=jsonv2 $(GO) test -race -count=1 ./internal/testsupport/jsoncheck ./runtime/jsondecode
 
@@ -54,6 +55,9 @@ fmt-check:
 
 rabbitmq:
 	@.ci/ensure-rabbitmq
+
+postgres:
+	@.ci/ensure-postgres
 
 ## fuzz: run each fuzz function for FUZZTIME (50,000 inputs each: about a minute in all; the JSON decoders' also under GOEXPERIMENT=jsonv2); for a longer hunt, make fuzz FUZZTIME=10000000x
 # A count, not a duration: with a duration, Go 1.26's fuzzing coordinator can
