@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,14 +173,42 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "login", loginView{Next: c.safeNext(r.URL.Query().Get("next"))})
 }
 
-// safeNext keeps a place to go after signing in only when it is a page
-// of the console.
+// safeNext keeps a place to go after signing in only when it is a path
+// of the console's own (see localPath); anything else goes to the
+// console's root.
 func (c *Console) safeNext(next string) string {
 	base := c.opts.Prefix + "/"
-	if !strings.HasPrefix(next, base) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, base) || !localPath(next) {
 		return base
 	}
 	return next
+}
+
+// localPath reports whether p is a path on this server that no browser
+// reads as another site's address. It starts with a single slash; it is
+// printable ASCII, without a backslash (browsers read one as a slash),
+// whitespace or a control character (browsers drop tabs and newlines,
+// which could leave "//host"); net/url reads it as a path, without a
+// scheme or a host; and, decoded, it still has no control character or
+// backslash and is clean: no empty, "." or ".." segment, so no "//".
+func localPath(p string) bool {
+	if p == "" || p[0] != '/' || len(p) > 1 && (p[1] == '/' || p[1] == '\\') {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if b := p[i]; b <= ' ' || b >= 0x7f || b == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if strings.ContainsFunc(u.Path, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\\' }) {
+		return false
+	}
+	clean := path.Clean(u.Path)
+	return u.Path == clean || u.Path == clean+"/"
 }
 
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
