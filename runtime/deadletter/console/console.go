@@ -54,6 +54,16 @@ type Options struct {
 	// Subscriptions names, for each store, the subscriptions that park on
 	// it, to show beside it. ForApp fills it.
 	Subscriptions map[string][]string
+	// AllowedHosts are other names the console answers to, in a request's
+	// Host: "name" at any port or "name:port", an entry each or several
+	// separated by commas; "*" answers to any name. By default the console
+	// answers only to the address a request came in at (its connection's
+	// local address) and, when that is a loopback address, to localhost,
+	// 127.0.0.1 and [::1] at its port: a page of another site that reaches
+	// it by a name of its own (DNS rebinding) is refused with 421. List the
+	// names the console is reached by behind a proxy or a DNS name
+	// (streamgen dlq serve -allow-host).
+	AllowedHosts []string
 }
 
 // Console is the dead-letter console: an http.Handler that serves its
@@ -68,6 +78,7 @@ type Console struct {
 	handler http.Handler
 	log     *slog.Logger
 	auth    *auth
+	hosts   hosts
 	ctx     context.Context // ends on Close: the actions run under it
 	cancel  context.CancelFunc
 
@@ -103,7 +114,11 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 	if len(opts.Token) < 8 {
 		return nil, errors.New("console: the operator token is shorter than 8 characters: give a longer one, or none to have a random one made")
 	}
-	c := &Console{opts: opts, byName: map[string]int{}, log: opts.Logger, summaries: map[string]*summaryCache{}}
+	hs, err := parseHosts(opts.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{opts: opts, byName: map[string]int{}, log: opts.Logger, summaries: map[string]*summaryCache{}, hosts: hs}
 	for i, s := range stores {
 		if _, dup := c.byName[s.Name()]; dup {
 			return nil, fmt.Errorf("console: two stores are named %s: give each queue once", s.Name())
@@ -244,6 +259,11 @@ func (c *Console) routes() {
 	h = cop.Handler(h)
 	c.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
+		// A request for another name is refused before anything else.
+		if !c.hosts.allowed(r) {
+			c.misdirected(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

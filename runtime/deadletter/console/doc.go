@@ -42,6 +42,10 @@
 //     (Options.Token, or a random one made by New: Token returns it). A
 //     sign-in opens a session (an HttpOnly, SameSite=Strict cookie) that
 //     lives in memory for 12 hours.
+//   - The console answers only to its own address in a request's Host
+//     (and, on loopback, to localhost, 127.0.0.1 and [::1] at its port),
+//     so that a page of another site cannot reach it by a name of its own
+//     (DNS rebinding); Options.AllowedHosts adds names.
 //   - Actions are POST only, each with a CSRF token of its session and
 //     action, good once and for 30 minutes; a POST from another site is
 //     refused. Nothing changes on a GET.
