@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -211,20 +212,45 @@ func localPath(p string) bool {
 	return u.Path == clean || u.Path == clean+"/"
 }
 
+// login signs in with the operator token. A client that sent wrong
+// tokens waits before it tries again (see throttle): meanwhile its tries
+// are refused with 429, and their token is not checked.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	token := r.PostFormValue("token")
 	next := c.safeNext(r.PostFormValue("next"))
-	if !c.auth.check(token) {
-		c.log.Warn("dlq console: sign-in refused: wrong operator token", "remote", r.RemoteAddr)
-		c.render(w, r, http.StatusForbidden, "login", loginView{Next: next, Error: "That is not the operator token."})
+	who := clientOf(r)
+	if wait := c.throttle.wait(who); wait > 0 {
+		secs := retryAfter(w, wait)
+		c.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
+			Error: fmt.Sprintf("Too many wrong tokens were sent from your address: wait %d s, then try again.", secs)})
 		return
 	}
+	if !c.auth.check(r.PostFormValue("token")) {
+		msg := "That is not the operator token."
+		if wait := c.throttle.failed(who); wait > 0 {
+			msg += fmt.Sprintf(" Too many wrong tokens were sent from your address: wait %d s before the next try.", retryAfter(w, wait))
+		}
+		c.render(w, r, http.StatusForbidden, "login", loginView{Next: next, Error: msg})
+		return
+	}
+	wrong := c.throttle.succeeded(who)
 	sid := c.auth.open(time.Now())
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: c.opts.Prefix + "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
-	c.log.Info("dlq console: signed in", "token", c.auth.fingerprint, "remote", r.RemoteAddr)
+	attrs := []any{"token", c.auth.fingerprint, "remote", r.RemoteAddr}
+	if wrong > 0 {
+		attrs = append(attrs, "after_wrong_tokens", wrong)
+	}
+	c.log.Info("dlq console: signed in", attrs...)
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// retryAfter sets the Retry-After header to wait, in whole seconds
+// (rounded up), and returns them.
+func retryAfter(w http.ResponseWriter, wait time.Duration) int {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return secs
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {

@@ -78,9 +78,11 @@ type Console struct {
 	handler http.Handler
 	log     *slog.Logger
 	auth    *auth
-	hosts   hosts
-	ctx     context.Context // ends on Close: the actions run under it
-	cancel  context.CancelFunc
+	// throttle makes clients that send wrong tokens wait.
+	throttle *throttle
+	hosts    hosts
+	ctx      context.Context // ends on Close: the actions run under it
+	cancel   context.CancelFunc
 
 	mu        sync.Mutex
 	summaries map[string]*summaryCache
@@ -130,6 +132,7 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 		return nil, err
 	}
 	c.auth = newAuth(opts.Token)
+	c.throttle = newThrottle(c.log)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.routes()
 	return c, nil

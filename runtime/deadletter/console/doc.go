@@ -41,7 +41,13 @@
 //   - Every page but the sign-in page needs the operator token
 //     (Options.Token, or a random one made by New: Token returns it). A
 //     sign-in opens a session (an HttpOnly, SameSite=Strict cookie) that
-//     lives in memory for 12 hours.
+//     lives in memory for 12 hours. A client (an IP address, an IPv6
+//     /64) that sends 5 wrong tokens in a row waits a second before its
+//     next try, twice as long after each wrong token since, up to 5
+//     minutes: its tries meanwhile are refused with 429 and Retry-After,
+//     without their token being checked. The log has a line when a client
+//     sends its first wrong token and one when it is made to wait, then a
+//     summary of the counts at most once a minute.
 //   - The console answers only to its own address in a request's Host
 //     (and, on loopback, to localhost, 127.0.0.1 and [::1] at its port),
 //     so that a page of another site cannot reach it by a name of its own
