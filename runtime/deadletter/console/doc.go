@@ -8,8 +8,8 @@
 // need (one stylesheet) is embedded: no script at all, nothing from
 // elsewhere.
 //   - The overview: each dead-letter queue with its count, its groups
-//     (letters of one type and normalised reason), newest first, and an
-//     SVG chart of the letters parked over time, per group.
+//     (letters of one type and normalised reason), the largest first, and
+//     an SVG chart of the letters parked over time, per group.
 //   - A group: its letters, newest first, a page at a time, with their
 //     message id, type, source, attempts, park time and the first line
 //     of the reason.

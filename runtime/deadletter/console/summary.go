@@ -21,7 +21,7 @@ import (
 // and the groups; past maxRows letters a group page reads the store.
 type summary struct {
 	Letters int
-	Groups  []deadletter.Group // newest first
+	Groups  []deadletter.Group // the largest first (Grouper.Groups)
 	Chart   *histogram
 	Started time.Time // when the scan started: it saw no action that ended later
 	At      time.Time // when it ended
@@ -175,8 +175,7 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, done chan struct{})
 	var sum *summary
 	if err == nil {
 		h.extend(time.Now())
-		groups := g.Groups()
-		slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
+		groups := g.Groups() // the largest first
 		sum = &summary{Letters: n, Groups: groups, Chart: h, Started: start, At: time.Now(), Took: time.Since(start)}
 		ix.finish(sum)
 	}
