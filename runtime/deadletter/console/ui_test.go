@@ -59,3 +59,88 @@ func TestTheGroupsAreListedLargestFirst(t *testing.T) {
 		}
 	}
 }
+
+// swatches returns the colour of each group of a page's groups table, by
+// group key.
+func swatches(t *testing.T, body string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`<rect width="10" height="10" fill="(#[0-9a-f]{6})"/></svg></td>\s*<td class="num">\d+</td>\s*<td><a class="group" href="[^"]*/g/([0-9a-f]{8})"`).FindAllStringSubmatch(body, -1) {
+		out[m[2]] = m[1]
+	}
+	return out
+}
+
+// legend returns the colour of each group in a page's chart legend, by
+// its label.
+func legend(body string) map[string]string {
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`<li><svg [^>]*><rect [^>]*fill="(#[0-9a-f]{6})"/></svg> ([^<(]*) \(\d+\)</li>`).FindAllStringSubmatch(body, -1) {
+		out[m[2]] = m[1]
+	}
+	return out
+}
+
+// A group keeps its colour from one reading to the next, in the chart
+// and in the groups table, however the counts change; each group of the
+// chart has a colour of its own.
+func TestAGroupKeepsItsColour(t *testing.T) {
+	var ls []*deadletter.Letter
+	for i, reason := range []string{"declined", "declined", "declined", "declined", "expired", "expired", "expired", "timeout", "timeout", "refused"} {
+		ls = append(ls, letter("m"+string(rune('a'+i)), "Card", "orders", reason, t0.Add(time.Duration(i)*time.Minute), `{}`))
+	}
+	st := newMemStore("orders.parked", ls...)
+	s := newSite(t, console.Options{}, st)
+	s.signIn()
+	a := s.getRead("/")
+	before, keys := swatches(t, a.body), legend(a.body)
+	if len(before) != 4 || len(keys) != 4 {
+		t.Fatalf("swatches %v, legend %v in\n%s", before, keys, a.body)
+	}
+	seen := map[string]bool{}
+	for _, c := range before {
+		if seen[c] {
+			t.Fatalf("two groups of the chart share a colour: %v", before)
+		}
+		seen[c] = true
+	}
+	// The legend and the table agree.
+	for label, c := range keys {
+		if before[groupOf(st, map[string]string{"declined": "ma", "expired": "me", "timeout": "mh", "refused": "mj"}[label])] != c {
+			t.Fatalf("the legend's %s is %s, the table's %v", label, c, before)
+		}
+	}
+	// Purge three of the declined: it goes from the largest to among the
+	// smallest.
+	for _, id := range []string{"ma", "mb", "mc"} {
+		_, form := s.confirm("orders.parked", "action=purge&key="+keyOf(st, id))
+		if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letters purged") {
+			t.Fatalf("purge %s: %s", id, a.body)
+		}
+	}
+	a = s.getRead("/")
+	if got := groupRows(t, a.body); strings.Join(got, ",") != "expired,timeout,declined,refused" {
+		t.Fatalf("the groups after the purge: %v", got)
+	}
+	if after := swatches(t, a.body); len(after) != 4 || !equalMaps(after, before) {
+		t.Fatalf("the colours changed from %v to %v", before, after)
+	}
+	// Another console, over the same letters, colours them alike.
+	other := newSite(t, console.Options{}, newMemStore("orders.parked", st.snapshot()...))
+	other.signIn()
+	if got := swatches(t, other.getRead("/").body); !equalMaps(got, before) {
+		t.Fatalf("another console colours the groups %v, not %v", got, before)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
