@@ -144,3 +144,31 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// The legend's swatches are inline, beside their labels: the stylesheet
+// makes only the chart's own SVG a block, and swatches inline blocks.
+// (TestBrowserLegendSwatchesSitBesideTheirLabels checks the layout.)
+func TestLegendSwatchesAreInline(t *testing.T) {
+	s := newSite(t, console.Options{}, orders())
+	s.signIn()
+	a := s.getRead("/")
+	items := regexp.MustCompile(`<ul class="legend">([\s\S]*?)</ul>`).FindStringSubmatch(a.body)
+	if items == nil || strings.Count(items[1], "<li>") != 2 || strings.Count(items[1], `<li><svg class="swatch"`) != 2 {
+		t.Fatalf("the legend's swatches:\n%s", a.body)
+	}
+	css := s.get("/static/style.css").body
+	rules := map[string]string{}
+	for _, m := range regexp.MustCompile(`([^{}]+)\{([^}]*)\}`).FindAllStringSubmatch(css, -1) {
+		for sel := range strings.SplitSeq(m[1], ",") {
+			rules[strings.Join(strings.Fields(sel), " ")] += m[2]
+		}
+	}
+	for sel, decl := range rules {
+		if strings.Contains(strings.ReplaceAll(decl, " ", ""), "display:block") && strings.HasSuffix(sel, "svg") && sel != "figure.chart > svg" {
+			t.Errorf("%s { %s } makes a swatch a block", sel, decl)
+		}
+	}
+	if d := strings.ReplaceAll(rules["svg.swatch"], " ", ""); !strings.Contains(d, "display:inline-block") || !strings.Contains(d, "vertical-align:") {
+		t.Errorf("svg.swatch { %s }", rules["svg.swatch"])
+	}
+}
