@@ -15,7 +15,9 @@
 //     of the reason.
 //   - A letter: its explanation, properties, trace id, headers and body
 //     (indented when it is JSON, a hex dump and base64 when it is not
-//     text).
+//     text); the broker's delivery counters (x-delivery-count,
+//     x-acquired-count) apart from the headers, as the broker's
+//     bookkeeping.
 //   - Actions: replay a letter, the letters ticked or a group, to their
 //     source or a named queue; purge them; export them as JSON Lines.
 //     Replay and purge first show what they would do (counted in the

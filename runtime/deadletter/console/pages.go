@@ -371,7 +371,7 @@ type letterView struct {
 	Queue, Key, Group, Reason, TraceID string
 	Row                                letterRow
 	Explained                          bool
-	Properties, Headers                []field
+	Properties, Headers, Broker        []field
 	Body                               bodyView
 	freshness
 }
@@ -428,9 +428,10 @@ func (c *Console) letterPage(w http.ResponseWriter, r *http.Request, _ string) {
 	if !l.Explained {
 		reason = "(no dead-letter explanation: the message was published into the queue by something else)"
 	}
+	headers, broker := viewHeaders(l.Headers)
 	c.render(w, r, http.StatusOK, "letter", letterView{Queue: s.Name(), Key: key, Group: deadletter.GroupKey(l), Reason: shown(reason),
 		TraceID: traceID(l.Headers), Row: row(l), Explained: l.Explained, Properties: viewProperties(l.Properties),
-		Headers: viewHeaders(l.Headers), Body: viewBody(l.Body), freshness: fresh})
+		Headers: headers, Broker: broker, Body: viewBody(l.Body), freshness: fresh})
 }
 
 func isHex(s string, n int) bool {

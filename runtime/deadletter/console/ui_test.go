@@ -172,3 +172,43 @@ func TestLegendSwatchesAreInline(t *testing.T) {
 		t.Errorf("svg.swatch { %s }", rules["svg.swatch"])
 	}
 }
+
+// The broker's delivery counters (x-delivery-count, x-acquired-count),
+// which it changes while the letter waits in the dead-letter queue, are
+// not headers of the letter: its page shows them apart, as the broker's
+// bookkeeping.
+func TestALettersPageShowsTheBrokersCountersApart(t *testing.T) {
+	st := newMemStore("orders.parked",
+		letter("q1", "Card", "orders", "card declined", t0, `{}`, "tenant", "acme", "x-acquired-count", int64(3), "x-delivery-count", int64(2)),
+		letter("q2", "Card", "orders", "card declined", t0.Add(time.Minute), `{}`, "tenant", "acme"),
+	)
+	s := newSite(t, console.Options{}, st)
+	s.signIn()
+	section := func(body, id string) string {
+		m := regexp.MustCompile(`<table class="fields" id="` + id + `">([\s\S]*?)</table>`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	a := s.get("/q/orders.parked/l/" + keyOf(st, "q1"))
+	headers, broker := section(a.body, "headers"), section(a.body, "broker")
+	if !strings.Contains(headers, "<th>tenant</th><td>acme</td>") {
+		t.Fatalf("the headers lack tenant:\n%s", a.body)
+	}
+	for _, counter := range []string{"x-acquired-count", "x-delivery-count"} {
+		if strings.Contains(headers, counter) {
+			t.Errorf("the letter's headers list %s:\n%s", counter, headers)
+		}
+	}
+	if !strings.Contains(broker, "<th>x-acquired-count</th><td>3</td>") || !strings.Contains(broker, "<th>x-delivery-count</th><td>2</td>") {
+		t.Errorf("the broker's counters are not shown apart:\n%s", a.body)
+	}
+	if !strings.Contains(a.body, "Broker bookkeeping") || !strings.Contains(a.body, "not the message's") {
+		t.Errorf("the page does not say what the broker's counters are:\n%s", a.body)
+	}
+	// A letter without them has no such section.
+	if a := s.get("/q/orders.parked/l/" + keyOf(st, "q2")); strings.Contains(a.body, `id="broker"`) || !strings.Contains(section(a.body, "headers"), "tenant") {
+		t.Errorf("the page of a letter without counters:\n%s", a.body)
+	}
+}
