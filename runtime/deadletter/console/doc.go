@@ -29,7 +29,11 @@
 // letters (a row each, newest first, at most 250,000 letters, and the
 // newest 32 MiB of letters whole, for their pages: 67 MiB for 100,000
 // letters, at most about 120 MiB a queue), so that a page does not read
-// the queue again. Every page says when its letters were read.
+// the queue again. Every page says when its letters were read, and its
+// figures (the headline count, the groups, the chart) are of that one
+// reading; the queue's own count now is shown apart when it differs, and
+// not while the queue is read (a RabbitMQ queue does not count the letters
+// a reading holds).
 // The queue is read again in the background when a page finds the index
 // older than Options.Fresh (and than five times the last reading took),
 // and at once after every action: until that reading ends, the pages say

@@ -1,8 +1,11 @@
 package console_test
 
 import (
+	"context"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,5 +213,130 @@ func TestALettersPageShowsTheBrokersCountersApart(t *testing.T) {
 	// A letter without them has no such section.
 	if a := s.get("/q/orders.parked/l/" + keyOf(st, "q2")); strings.Contains(a.body, `id="broker"`) || !strings.Contains(section(a.body, "headers"), "tenant") {
 		t.Errorf("the page of a letter without counters:\n%s", a.body)
+	}
+}
+
+// heldStore counts its letters as a RabbitMQ queue does: those a scan
+// holds (delivered, not yet put back) are not counted.
+type heldStore struct {
+	*memStore
+	mu   sync.Mutex
+	held int
+}
+
+func (h *heldStore) Len(ctx context.Context) (int, error) {
+	n, err := h.memStore.Len(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return n - h.held, err
+}
+
+func (h *heldStore) Scan(ctx context.Context, fn func(*deadletter.Letter) error) error {
+	defer func() {
+		h.mu.Lock()
+		h.held = 0
+		h.mu.Unlock()
+	}()
+	return h.memStore.Scan(ctx, func(l *deadletter.Letter) error {
+		h.mu.Lock()
+		h.held++
+		h.mu.Unlock()
+		return fn(l)
+	})
+}
+
+func (h *heldStore) Select(ctx context.Context, sel deadletter.Selection, fn func(*deadletter.Letter) error) error {
+	return h.memStore.Select(ctx, sel, fn)
+}
+
+// figures returns the counts of a queue a page shows: its headline
+// count, the letters read, the groups' counts added up and the legend's.
+type figures struct {
+	headline, unit, read string
+	groups, legend       int
+	now                  string // the count of the queue now, shown apart
+}
+
+func figuresOf(t *testing.T, body string) figures {
+	t.Helper()
+	var f figures
+	if m := regexp.MustCompile(`<span class="count" data-queue="[^"]*">([^<]*)</span> <span class="unit">([^<]*)</span>`).FindStringSubmatch(body); m != nil {
+		f.headline, f.unit = m[1], m[2]
+	}
+	if m := regexp.MustCompile(`Read (\d+) letters at`).FindStringSubmatch(body); m != nil {
+		f.read = m[1]
+	}
+	if m := regexp.MustCompile(`<p class="note now">[^<]*<span class="count now"[^>]*>(\d+)</span>`).FindStringSubmatch(body); m != nil {
+		f.now = m[1]
+	}
+	if i := strings.Index(body, `<table class="groups">`); i >= 0 {
+		for _, m := range regexp.MustCompile(`<td class="num">(\d+)</td>`).FindAllStringSubmatch(body[i:], -1) {
+			n, _ := strconv.Atoi(m[1])
+			f.groups += n
+		}
+	}
+	for _, m := range regexp.MustCompile(`\((\d+)\)</li>`).FindAllStringSubmatch(body, -1) {
+		n, _ := strconv.Atoi(m[1])
+		f.legend += n
+	}
+	return f
+}
+
+// After an action, while the queue is read again, the overview and the
+// queue's page show one count of its letters: the one read, before the
+// action, which the headline, the groups, the chart and the line that
+// says when they were read agree on, and say so. A count of the queue
+// while it is being read (which a RabbitMQ queue makes without the
+// letters the reading holds) is not shown.
+func TestAfterAnActionThePagesShowOneCount(t *testing.T) {
+	st := &heldStore{memStore: orders()}
+	st.gate = make(chan struct{})
+	s := newSite(t, console.Options{Fresh: time.Hour, Wait: 20 * time.Millisecond}, st)
+	s.signIn()
+	s.get("/")
+	for range 4 {
+		st.gate <- struct{}{}
+	}
+	s.getRead("/")
+	_, form := s.confirm("orders.parked", "action=purge&group="+groupOf(st.memStore, "r1"))
+	if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letters purged") {
+		t.Fatalf("purge: %s", a.body)
+	}
+	st.gate <- struct{}{} // the reading after the purge holds a letter, and waits
+	for _, p := range []string{"/", "/q/orders.parked/"} {
+		a := s.get(p)
+		f := figuresOf(t, a.body)
+		if !strings.Contains(a.body, "before the purge") || f.headline != "4" || f.read != "4" || f.groups != 4 || f.legend != 4 || f.now != "" {
+			t.Errorf("%s while the queue is read again after the purge shows %+v:\n%s", p, f, a.body)
+		}
+		if !strings.Contains(f.unit, "read at ") {
+			t.Errorf("%s does not say when its count was read: %q", p, f.unit)
+		}
+		if strings.Contains(a.body, ">2<") || strings.Contains(a.body, ">2 letters") {
+			t.Errorf("%s shows a count of the queue while it is being read:\n%s", p, a.body)
+		}
+	}
+	close(st.gate)
+	for _, p := range []string{"/", "/q/orders.parked/"} {
+		if f := figuresOf(t, s.getRead(p).body); f.headline != "3" || f.read != "3" || f.groups != 3 || f.legend != 3 || f.now != "" {
+			t.Errorf("%s once read again shows %+v", p, f)
+		}
+	}
+}
+
+// A letter parked since the reading: the headline is the count read,
+// with the groups, and the queue's count now is shown apart, labelled.
+func TestACountOfTheQueueNowIsShownApart(t *testing.T) {
+	st := orders()
+	s := newSite(t, console.Options{Fresh: time.Hour}, st)
+	s.signIn()
+	s.getRead("/")
+	st.add(letter("m9", "Card", "orders", "order 9: card declined", t0.Add(4*time.Hour), `{}`))
+	for _, p := range []string{"/", "/q/orders.parked/"} {
+		a := s.get(p)
+		f := figuresOf(t, a.body)
+		if f.headline != "4" || f.read != "4" || f.groups != 4 || f.now != "5" || !strings.Contains(a.body, "letters now") {
+			t.Errorf("%s shows %+v:\n%s", p, f, a.body)
+		}
 	}
 }
