@@ -160,6 +160,9 @@ func DialRabbitMQ(url string) Opener {
 //	dlq, err := console.ForApp(ctx, app, console.DialRabbitMQ(url), console.Options{Prefix: "/dlq"})
 //	mux.Handle("/readyz", app.Health())
 //	mux.Handle("/dlq/", dlq)
+//
+// Reached by a name, such as the service's DNS name or through a proxy,
+// the console answers only once that name is in Options.AllowedHosts.
 func ForApp(ctx context.Context, app *runtime.App, open Opener, opts Options) (*Console, error) {
 	queues := app.DeadLetterQueues()
 	if len(queues) == 0 {
