@@ -27,7 +27,7 @@ import (
 // TokenEnvVar holds the console's operator token.
 const TokenEnvVar = "STREAMGEN_DLQ_TOKEN"
 
-const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] [-pkg PACKAGES] [-dir DIR] QUEUE...
+const serveUsage = `usage: streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] [-allow-host NAME] [-pkg PACKAGES] [-dir DIR] QUEUE...
 
 Serve the dead-letter console of the QUEUEs (RabbitMQ) and of the
 directories DIR a ZeroMQ keeper writes, in the browser: their groups and
@@ -44,12 +44,13 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	fs := flag.NewFlagSet("streamgen dlq serve", flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	var url, addr, token string
-	var pkgs, dirs multiFlag
+	var pkgs, dirs, hosts multiFlag
 	fs.StringVar(&url, "url", "", "the RabbitMQ `URL` (default $"+brokerurl.EnvVar+", else "+rabbitmq.RedactURL(brokerurl.DefaultRabbitMQ)+")")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8089", "listen on `host:port` (loopback: only this machine reaches it)")
 	fs.StringVar(&token, "token", "", "the operator `token` (default $"+TokenEnvVar+"; prefer it: a flag shows in the process list)")
 	fs.Var(&pkgs, "pkg", "also show the RabbitMQ dead-letter queues of the annotated `packages` (a go package pattern; repeatable)")
 	fs.Var(&dirs, "dir", "also show the letters a ZeroMQ keeper (streamgen dlq keep) wrote to `DIR` (repeatable)")
+	fs.Var(&hosts, "allow-host", "also answer to `name[:port]` in a request's Host, besides the address served (repeatable, or comma separated; * for any)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -135,7 +136,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		stores = append(stores, s)
 	}
 	logger := slog.New(slog.NewTextHandler(io.stderr, nil))
-	c, err := console.New(stores, console.Options{Token: token, Logger: logger, Redact: redact})
+	c, err := console.New(stores, console.Options{Token: token, Logger: logger, Redact: redact, AllowedHosts: hosts})
 	if err != nil {
 		closeStores()
 		fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "console: "))

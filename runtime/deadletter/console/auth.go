@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,30 +174,83 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "login", loginView{Next: c.safeNext(r.URL.Query().Get("next"))})
 }
 
-// safeNext keeps a place to go after signing in only when it is a page
-// of the console.
+// safeNext keeps a place to go after signing in only when it is a path
+// of the console's own (see localPath); anything else goes to the
+// console's root.
 func (c *Console) safeNext(next string) string {
 	base := c.opts.Prefix + "/"
-	if !strings.HasPrefix(next, base) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, base) || !localPath(next) {
 		return base
 	}
 	return next
 }
 
+// localPath reports whether p is a path on this server that no browser
+// reads as another site's address. It starts with a single slash; it is
+// printable ASCII, without a backslash (browsers read one as a slash),
+// whitespace or a control character (browsers drop tabs and newlines,
+// which could leave "//host"); net/url reads it as a path, without a
+// scheme or a host; and, decoded, it still has no control character or
+// backslash and is clean: no empty, "." or ".." segment, so no "//".
+func localPath(p string) bool {
+	if p == "" || p[0] != '/' || len(p) > 1 && (p[1] == '/' || p[1] == '\\') {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if b := p[i]; b <= ' ' || b >= 0x7f || b == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if strings.ContainsFunc(u.Path, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\\' }) {
+		return false
+	}
+	clean := path.Clean(u.Path)
+	return u.Path == clean || u.Path == clean+"/"
+}
+
+// login signs in with the operator token. A client that sent wrong
+// tokens waits before it tries again (see throttle): meanwhile its tries
+// are refused with 429, and their token is not checked.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	token := r.PostFormValue("token")
 	next := c.safeNext(r.PostFormValue("next"))
-	if !c.auth.check(token) {
-		c.log.Warn("dlq console: sign-in refused: wrong operator token", "remote", r.RemoteAddr)
-		c.render(w, r, http.StatusForbidden, "login", loginView{Next: next, Error: "That is not the operator token."})
+	who := clientOf(r)
+	if wait := c.throttle.wait(who); wait > 0 {
+		secs := retryAfter(w, wait)
+		c.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
+			Error: fmt.Sprintf("Too many wrong tokens were sent from your address: wait %d s, then try again.", secs)})
 		return
 	}
+	if !c.auth.check(r.PostFormValue("token")) {
+		msg := "That is not the operator token."
+		if wait := c.throttle.failed(who); wait > 0 {
+			msg += fmt.Sprintf(" Too many wrong tokens were sent from your address: wait %d s before the next try.", retryAfter(w, wait))
+		}
+		c.render(w, r, http.StatusForbidden, "login", loginView{Next: next, Error: msg})
+		return
+	}
+	wrong := c.throttle.succeeded(who)
 	sid := c.auth.open(time.Now())
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: c.opts.Prefix + "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
-	c.log.Info("dlq console: signed in", "token", c.auth.fingerprint, "remote", r.RemoteAddr)
+	attrs := []any{"token", c.auth.fingerprint, "remote", r.RemoteAddr}
+	if wrong > 0 {
+		attrs = append(attrs, "after_wrong_tokens", wrong)
+	}
+	c.log.Info("dlq console: signed in", attrs...)
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// retryAfter sets the Retry-After header to wait, in whole seconds
+// (rounded up), and returns them.
+func retryAfter(w http.ResponseWriter, wait time.Duration) int {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return secs
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {

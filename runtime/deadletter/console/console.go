@@ -54,6 +54,16 @@ type Options struct {
 	// Subscriptions names, for each store, the subscriptions that park on
 	// it, to show beside it. ForApp fills it.
 	Subscriptions map[string][]string
+	// AllowedHosts are other names the console answers to, in a request's
+	// Host: "name" at any port or "name:port", an entry each or several
+	// separated by commas; "*" answers to any name. By default the console
+	// answers only to the address a request came in at (its connection's
+	// local address) and, when that is a loopback address, to localhost,
+	// 127.0.0.1 and [::1] at its port: a page of another site that reaches
+	// it by a name of its own (DNS rebinding) is refused with 421. List the
+	// names the console is reached by behind a proxy or a DNS name
+	// (streamgen dlq serve -allow-host).
+	AllowedHosts []string
 }
 
 // Console is the dead-letter console: an http.Handler that serves its
@@ -68,8 +78,11 @@ type Console struct {
 	handler http.Handler
 	log     *slog.Logger
 	auth    *auth
-	ctx     context.Context // ends on Close: the actions run under it
-	cancel  context.CancelFunc
+	// throttle makes clients that send wrong tokens wait.
+	throttle *throttle
+	hosts    hosts
+	ctx      context.Context // ends on Close: the actions run under it
+	cancel   context.CancelFunc
 
 	mu        sync.Mutex
 	summaries map[string]*summaryCache
@@ -103,7 +116,11 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 	if len(opts.Token) < 8 {
 		return nil, errors.New("console: the operator token is shorter than 8 characters: give a longer one, or none to have a random one made")
 	}
-	c := &Console{opts: opts, byName: map[string]int{}, log: opts.Logger, summaries: map[string]*summaryCache{}}
+	hs, err := parseHosts(opts.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{opts: opts, byName: map[string]int{}, log: opts.Logger, summaries: map[string]*summaryCache{}, hosts: hs}
 	for i, s := range stores {
 		if _, dup := c.byName[s.Name()]; dup {
 			return nil, fmt.Errorf("console: two stores are named %s: give each queue once", s.Name())
@@ -115,6 +132,7 @@ func New(stores []deadletter.Store, opts Options) (*Console, error) {
 		return nil, err
 	}
 	c.auth = newAuth(opts.Token)
+	c.throttle = newThrottle(c.log)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.routes()
 	return c, nil
@@ -130,6 +148,9 @@ type Opener func(ctx context.Context, q runtime.DeadLetterQueue) (deadletter.Sto
 //	dlq, err := console.ForApp(ctx, app, rabbitmq.DeadLetterOpener(url), console.Options{Prefix: "/dlq"})
 //	mux.Handle("/readyz", app.Health())
 //	mux.Handle("/dlq/", dlq)
+//
+// Reached by a name, such as the service's DNS name or through a proxy,
+// the console answers only once that name is in Options.AllowedHosts.
 func ForApp(ctx context.Context, app *runtime.App, open Opener, opts Options) (*Console, error) {
 	queues := app.DeadLetterQueues()
 	if len(queues) == 0 {
@@ -232,6 +253,11 @@ func (c *Console) routes() {
 	h = cop.Handler(h)
 	c.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
+		// A request for another name is refused before anything else.
+		if !c.hosts.allowed(r) {
+			c.misdirected(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

@@ -318,10 +318,11 @@ func TestOverviewShowsEachQueueWithItsGroupsAndChart(t *testing.T) {
 			t.Errorf("the overview lacks %q", want)
 		}
 	}
-	// Newest first: the refund group (parked last) comes before the cards.
+	// The largest first: the cards (3) come before the refund group (1),
+	// parked last.
 	table := a.body[strings.Index(a.body, `<table class="groups">`):]
-	if strings.Index(table, "gateway timeout") > strings.Index(table, "card declined") {
-		t.Errorf("the groups are not newest first")
+	if strings.Index(table, "gateway timeout") < strings.Index(table, "card declined") {
+		t.Errorf("the groups are not the largest first")
 	}
 	for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "X-Frame-Options"} {
 		if a.header.Get(h) == "" {
@@ -349,7 +350,7 @@ func TestGroupPageListsItsLettersAPageAtATime(t *testing.T) {
 	if !strings.Contains(a.body, "page 1 of 3") || !strings.Contains(a.body, `id="group-count">120<`) {
 		t.Fatalf("page 1:\n%s", a.body)
 	}
-	// Newest first, as the overview: page 1 starts at the last letter
+	// Newest first: page 1 starts at the last letter
 	// parked, page 3 ends at the first.
 	parked := regexp.MustCompile(`<td>(2026-11-30 \d\d:\d\d:\d\d)</td>`)
 	if got := parked.FindAllStringSubmatch(a.body, -1); len(got) != 50 || got[0][1] != "2026-11-30 10:59:00" || got[49][1] != "2026-11-30 10:10:00" {

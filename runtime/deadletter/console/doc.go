@@ -9,14 +9,16 @@
 // need (one stylesheet) is embedded: no script at all, nothing from
 // elsewhere.
 //   - The overview: each dead-letter queue with its count, its groups
-//     (letters of one type and normalised reason), newest first, and an
-//     SVG chart of the letters parked over time, per group.
+//     (letters of one type and normalised reason), the largest first, and
+//     an SVG chart of the letters parked over time, per group.
 //   - A group: its letters, newest first, a page at a time, with their
 //     message id, type, source, attempts, park time and the first line
 //     of the reason.
 //   - A letter: its explanation, properties, trace id, headers and body
 //     (indented when it is JSON, a hex dump and base64 when it is not
-//     text).
+//     text); the broker's delivery counters (x-delivery-count,
+//     x-acquired-count) apart from the headers, as the broker's
+//     bookkeeping.
 //   - Actions: replay a letter, the letters ticked or a group, to their
 //     source or a named queue; purge them; export them as JSON Lines.
 //     Replay and purge first show what they would do (counted in the
@@ -28,7 +30,11 @@
 // letters (a row each, newest first, at most 250,000 letters, and the
 // newest 32 MiB of letters whole, for their pages: 67 MiB for 100,000
 // letters, at most about 120 MiB a queue), so that a page does not read
-// the queue again. Every page says when its letters were read.
+// the queue again. Every page says when its letters were read, and its
+// figures (the headline count, the groups, the chart) are of that one
+// reading; the queue's own count now is shown apart when it differs, and
+// not while the queue is read (a RabbitMQ queue does not count the letters
+// a reading holds).
 // The queue is read again in the background when a page finds the index
 // older than Options.Fresh (and than five times the last reading took),
 // and at once after every action: until that reading ends, the pages say
@@ -42,7 +48,17 @@
 //   - Every page but the sign-in page needs the operator token
 //     (Options.Token, or a random one made by New: Token returns it). A
 //     sign-in opens a session (an HttpOnly, SameSite=Strict cookie) that
-//     lives in memory for 12 hours.
+//     lives in memory for 12 hours. A client (an IP address, an IPv6
+//     /64) that sends 5 wrong tokens in a row waits a second before its
+//     next try, twice as long after each wrong token since, up to 5
+//     minutes: its tries meanwhile are refused with 429 and Retry-After,
+//     without their token being checked. The log has a line when a client
+//     sends its first wrong token and one when it is made to wait, then a
+//     summary of the counts at most once a minute.
+//   - The console answers only to its own address in a request's Host
+//     (and, on loopback, to localhost, 127.0.0.1 and [::1] at its port),
+//     so that a page of another site cannot reach it by a name of its own
+//     (DNS rebinding); Options.AllowedHosts adds names.
 //   - Actions are POST only, each with a CSRF token of its session and
 //     action, good once and for 30 minutes; a POST from another site is
 //     refused. Nothing changes on a GET.

@@ -96,17 +96,30 @@ func shown(s string) string {
 // field is a name and a value shown in a table.
 type field struct{ Name, Value string }
 
-func viewHeaders(h map[string]any) []field {
+// brokerCounters are the delivery counts a broker keeps in a message's
+// headers and changes while the letter waits in the dead-letter queue
+// (RabbitMQ's quorum queues count deliveries, and RabbitMQ 4 acquisitions):
+// not the message's, they are left out of its key and dropped on replay
+// by package deadletter, and shown apart from its headers.
+var brokerCounters = []string{"x-acquired-count", "x-delivery-count"}
+
+// viewHeaders returns a letter's headers, and apart, the broker's
+// delivery counters, each sorted by name.
+func viewHeaders(h map[string]any) (headers, broker []field) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	out := make([]field, 0, len(names))
 	for _, k := range names {
-		out = append(out, field{Name: shown(k), Value: headerValue(h[k])})
+		f := field{Name: shown(k), Value: headerValue(h[k])}
+		if slices.Contains(brokerCounters, k) {
+			broker = append(broker, f)
+		} else {
+			headers = append(headers, f)
+		}
 	}
-	return out
+	return headers, broker
 }
 
 func headerValue(v any) string {

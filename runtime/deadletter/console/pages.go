@@ -130,12 +130,17 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%.1f h ago", d.Hours())
 }
 
-// queueView is a store's counts, groups and chart.
+// queueView is a store's counts, groups and chart. Its figures (the
+// headline count, the groups, the chart, the letters read) are of one
+// reading of the store, and say when it was; the store's own count now
+// (Len) is shown apart, when it differs and no reading is under way (a
+// RabbitMQ queue does not count the letters a reading holds).
 type queueView struct {
 	Base          string
 	Name          string
 	Subscriptions []string
-	Len           int
+	Len           int  // the store's count now
+	Now           bool // show Len apart: it differs from Letters
 	LenErr        string
 	Letters       int
 	Groups        []groupRow
@@ -187,15 +192,20 @@ func pageOf(r *http.Request) int {
 // most limit of them.
 func (c *Console) view(r *http.Request, s deadletter.Store, first, limit int) queueView {
 	v := queueView{Base: c.opts.Prefix, Name: s.Name(), Subscriptions: c.opts.Subscriptions[s.Name()]}
-	n, err := s.Len(r.Context())
-	v.Len = n
-	if err != nil {
-		v.LenErr = c.redact(err)
-	}
 	st := c.summarize(r.Context(), s)
 	v.freshness = freshOf(st)
 	if st.err != nil {
 		v.Err = c.redact(st.err)
+	}
+	// The store's count now, unless a reading is under way: a RabbitMQ
+	// queue would not count the letters it holds.
+	if !st.reading {
+		n, err := s.Len(r.Context())
+		if err != nil {
+			v.LenErr = c.redact(err)
+		}
+		v.Len = n
+		v.Now = err == nil && st.sum != nil && st.stale == "" && n != st.sum.Letters
 	}
 	sum := st.sum
 	if sum == nil {
@@ -371,7 +381,7 @@ type letterView struct {
 	Queue, Key, Group, Reason, TraceID string
 	Row                                letterRow
 	Explained                          bool
-	Properties, Headers                []field
+	Properties, Headers, Broker        []field
 	Body                               bodyView
 	freshness
 }
@@ -428,9 +438,10 @@ func (c *Console) letterPage(w http.ResponseWriter, r *http.Request, _ string) {
 	if !l.Explained {
 		reason = "(no dead-letter explanation: the message was published into the queue by something else)"
 	}
+	headers, broker := viewHeaders(l.Headers)
 	c.render(w, r, http.StatusOK, "letter", letterView{Queue: s.Name(), Key: key, Group: deadletter.GroupKey(l), Reason: shown(reason),
 		TraceID: traceID(l.Headers), Row: row(l), Explained: l.Explained, Properties: viewProperties(l.Properties),
-		Headers: viewHeaders(l.Headers), Body: viewBody(l.Body), freshness: fresh})
+		Headers: headers, Broker: broker, Body: viewBody(l.Body), freshness: fresh})
 }
 
 func isHex(s string, n int) bool {

@@ -21,7 +21,7 @@ import (
 // and the groups; past maxRows letters a group page reads the store.
 type summary struct {
 	Letters int
-	Groups  []deadletter.Group // newest first
+	Groups  []deadletter.Group // the largest first (Grouper.Groups)
 	Chart   *histogram
 	Started time.Time // when the scan started: it saw no action that ended later
 	At      time.Time // when it ended
@@ -175,8 +175,7 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, done chan struct{})
 	var sum *summary
 	if err == nil {
 		h.extend(time.Now())
-		groups := g.Groups()
-		slices.SortStableFunc(groups, func(a, b deadletter.Group) int { return b.Newest.Compare(a.Newest) })
+		groups := g.Groups() // the largest first
 		sum = &summary{Letters: n, Groups: groups, Chart: h, Started: start, At: time.Now(), Took: time.Since(start)}
 		ix.finish(sum)
 	}
@@ -277,7 +276,7 @@ var widths = []time.Duration{
 
 const (
 	maxBuckets = 48 // across the chart
-	minBuckets = 24
+	minBuckets = 24 // the chart's width is drawn for at least these
 	maxSeries  = 64 // groups counted apart; the rest are "other"
 	otherKey   = ""
 )
@@ -328,9 +327,11 @@ func (h *histogram) add(group string, t time.Time) {
 }
 
 // extend makes the chart reach t (the time it was read), so that it
-// shows whether letters still come; it counts nothing.
+// shows whether letters still come; it counts nothing. It never starts
+// the chart earlier: a t before the letters (a clock behind the one that
+// parked them) is left out.
 func (h *histogram) extend(t time.Time) {
-	if !h.empty {
+	if !h.empty && h.bucket(t) > h.hi {
 		h.place(t)
 	}
 }
@@ -383,8 +384,9 @@ func (h *histogram) result(top int) (starts []time.Time, series []chartSeries) {
 	if h.empty {
 		return nil, nil
 	}
-	// A short span still gets a chart of minBuckets, ending at its end.
-	lo := min(h.lo, h.hi-minBuckets+1)
+	// The chart starts at the first letter's bucket (a short span is
+	// drawn with wider bars: see chart).
+	lo := h.lo
 	n := int(h.hi-lo) + 1
 	w := widths[h.width]
 	for i := range n {
