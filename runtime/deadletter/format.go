@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
 // WriteGroups writes groups as an aligned table, one row per group: its
@@ -88,9 +90,20 @@ func WriteLetter(w io.Writer, l *Letter) error {
 	for _, k := range headerNames(pm) {
 		fmt.Fprintf(&b, "    %s: %s\n", k, safeText(fmt.Sprint(pm[k])))
 	}
-	if len(l.Headers) > 0 {
-		b.WriteString("  headers:\n")
+	// The broker's delivery counts are not the message's: apart.
+	for _, part := range []struct {
+		title  string
+		counts bool
+	}{{"headers", false}, {"broker bookkeeping", true}} {
+		titled := false
 		for _, k := range headerNames(l.Headers) {
+			if headers.DeliveryCount(k) != part.counts {
+				continue
+			}
+			if !titled {
+				b.WriteString("  " + part.title + ":\n")
+				titled = true
+			}
 			v, _ := json.Marshal(encodeValue(l.Headers[k]))
 			if s, ok := l.Headers[k].(string); ok {
 				v = []byte(safeText(s))

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
 // LetterKey returns a short stable id of l: a digest of its body,
@@ -31,18 +33,22 @@ func LetterKeyJSON(l *Letter) (string, []byte) {
 	return letterKey(l), whole
 }
 
-// counted reports whether l holds a delivery count a broker changes.
+// counted reports whether l holds a delivery count a broker changes
+// (headers.DeliveryCount).
 func counted(l *Letter) bool {
-	_, ok := l.Headers["x-delivery-count"]
-	return ok || l.Headers["x-acquired-count"] != nil
+	for k := range l.Headers {
+		if headers.DeliveryCount(k) {
+			return true
+		}
+	}
+	return false
 }
 
 func letterKey(l *Letter) string {
 	c := *l
 	if counted(l) {
 		c.Headers = maps.Clone(l.Headers)
-		delete(c.Headers, "x-delivery-count")
-		delete(c.Headers, "x-acquired-count")
+		maps.DeleteFunc(c.Headers, func(k string, _ any) bool { return headers.DeliveryCount(k) })
 	}
 	b, err := c.MarshalJSON()
 	if err != nil { // a header no JSON encodes: fall back to what is left

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
 // maxShown bounds how much of a body or a header a page shows; the rest
@@ -96,16 +97,10 @@ func shown(s string) string {
 // field is a name and a value shown in a table.
 type field struct{ Name, Value string }
 
-// brokerCounters are the delivery counts a broker keeps in a message's
-// headers and changes while the letter waits in the dead-letter queue
-// (RabbitMQ's quorum queues count deliveries, and RabbitMQ 4 acquisitions):
-// not the message's, they are left out of its key and dropped on replay
-// by package deadletter, and shown apart from its headers.
-var brokerCounters = []string{"x-acquired-count", "x-delivery-count"}
-
 // viewHeaders returns a letter's headers, and apart, the broker's
-// delivery counters, each sorted by name.
-func viewHeaders(h map[string]any) (headers, broker []field) {
+// delivery counters (headers.DeliveryCount: not the message's, they are
+// left out of its key and dropped on replay), each sorted by name.
+func viewHeaders(h map[string]any) (own, broker []field) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
@@ -113,13 +108,13 @@ func viewHeaders(h map[string]any) (headers, broker []field) {
 	slices.Sort(names)
 	for _, k := range names {
 		f := field{Name: shown(k), Value: headerValue(h[k])}
-		if slices.Contains(brokerCounters, k) {
+		if headers.DeliveryCount(k) {
 			broker = append(broker, f)
 		} else {
-			headers = append(headers, f)
+			own = append(own, f)
 		}
 	}
-	return headers, broker
+	return own, broker
 }
 
 func headerValue(v any) string {

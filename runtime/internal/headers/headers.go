@@ -37,6 +37,16 @@ func FromPast(name string) bool {
 	return false
 }
 
+// DeliveryCount reports whether the header name, in any case, is a count
+// a broker keeps of a message's deliveries and changes while the message
+// waits in a queue (x-delivery-count of RabbitMQ's quorum queues,
+// x-acquired-count of RabbitMQ 4): not the message's. A dead letter's key
+// leaves them out, and tools show them apart from its headers. (They are
+// also FromPast.)
+func DeliveryCount(name string) bool {
+	return strings.EqualFold(name, "x-delivery-count") || strings.EqualFold(name, "x-acquired-count")
+}
+
 // Text renders a header value of a scalar type as text: a string or
 // bytes as they are, a bool, an integer or a float in Go's shortest form,
 // a time in RFC 3339 (UTC). ok is false for other values (tables, arrays,

@@ -1,0 +1,24 @@
+package deadletter_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime/deadletter"
+)
+
+// show lists the broker's delivery counts apart from the letter's
+// headers: they are not the message's.
+func TestWriteLetterShowsDeliveryCountsApart(t *testing.T) {
+	l := letterOf("m", "T", `{}`, map[string]any{"x-streamgen-reason": "r", "tenant": "acme", "x-delivery-count": int64(3), "x-acquired-count": int64(4)})
+	var b strings.Builder
+	if err := deadletter.WriteLetter(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	headers, broker, ok := strings.Cut(out, "  broker bookkeeping:\n")
+	if !ok || !strings.Contains(headers, "    tenant: acme") || strings.Contains(headers, "count") ||
+		!strings.Contains(broker, "    x-acquired-count: 4") || !strings.Contains(broker, "    x-delivery-count: 3") {
+		t.Fatalf("show:\n%s", out)
+	}
+}
