@@ -104,11 +104,7 @@ func WriteLetter(w io.Writer, l *Letter) error {
 				b.WriteString("  " + part.title + ":\n")
 				titled = true
 			}
-			v, _ := json.Marshal(encodeValue(l.Headers[k]))
-			if s, ok := l.Headers[k].(string); ok {
-				v = []byte(safeText(s))
-			}
-			fmt.Fprintf(&b, "    %s: %s\n", safeText(k), v)
+			fmt.Fprintf(&b, "    %s: %s\n", safeText(k), safeText(HeaderText(l.Headers[k])))
 		}
 	}
 	b.WriteString(body(l.Body))
