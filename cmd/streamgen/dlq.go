@@ -89,7 +89,7 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	} else if cmd.run != nil {
 		dq, err := deadletter.Dial(c.url, queue)
 		if err != nil {
-			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
+			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: %s\n", c.name, c.redact(err), connectHint(err))
 			return 1
 		}
 		q = dq
@@ -341,7 +341,7 @@ func (c *dlqCommand) withProgress(ctx context.Context, name string) (_ context.C
 	ctx = deadletter.WithProgress(ctx, func(n int) {
 		if n%1000 == 0 {
 			shown = true
-			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, name)
+			fmt.Fprintf(c.io.stderr, "\rread %s of %s", letters(n), name)
 		}
 	})
 	return ctx, func() {
@@ -452,13 +452,13 @@ func proceed(ctx context.Context, c *dlqCommand, q deadletter.Store, verb, done 
 
 func dlqReplay(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "replay", "replayed", func(plan deadletter.Report) string {
-		return fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
+		return fmt.Sprintf("replay %s of %s to %s", ofLetters(plan.Selected, plan.Scanned), q.Name(), c.to)
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "replayed %d letters of %s to %s\n", rep.Done, q.Name(), c.to)
+	fmt.Fprintf(c.io.stdout, "replayed %s of %s to %s\n", letters(rep.Done), q.Name(), c.to)
 	if err != nil {
 		return err
 	}
@@ -473,18 +473,21 @@ func failures(c *dlqCommand, rep deadletter.Report, done string) error {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(c.io.stderr, "  %s\n", e)
 	}
+	if rep.Failed == 1 {
+		return fmt.Errorf("1 selected letter was not %s and is still parked", done)
+	}
 	return fmt.Errorf("%d selected letters were not %s and are still parked", rep.Failed, done)
 }
 
 func dlqPurge(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "purge", "purged", func(plan deadletter.Report) string {
-		return fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
+		return fmt.Sprintf("purge %s of %s for good", ofLetters(plan.Selected, plan.Scanned), q.Name())
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Purge(ctx, c.sel, false)
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "purged %d letters of %s\n", rep.Done, q.Name())
+	fmt.Fprintf(c.io.stdout, "purged %s of %s\n", letters(rep.Done), q.Name())
 	return err
 }
 
@@ -508,7 +511,7 @@ func dlqExport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 			return err
 		}
 	}
-	fmt.Fprintf(c.io.stderr, "exported %d letters of %s\n", n, q.Name())
+	fmt.Fprintf(c.io.stderr, "exported %s of %s\n", letters(n), q.Name())
 	return nil
 }
 
@@ -523,7 +526,7 @@ func dlqImport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 		r = f
 	}
 	n, err := q.Import(ctx, r)
-	fmt.Fprintf(c.io.stderr, "imported %d letters into %s\n", n, q.Name())
+	fmt.Fprintf(c.io.stderr, "imported %s into %s\n", letters(n), q.Name())
 	return err
 }
 
