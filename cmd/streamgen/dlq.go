@@ -186,6 +186,7 @@ type dlqCommand struct {
 	to            deadletter.Target
 	rate          float64
 	dryRun, yes   bool
+	asks          bool // replay and purge ask before they act, unless -yes
 	file          string
 	dir, bind     string
 	// clearProgress clears the progress line, if one shows.
@@ -199,6 +200,7 @@ func (c *dlqCommand) clear() {
 }
 
 func (c *dlqCommand) confirmFlags(fs *flag.FlagSet) {
+	c.asks = true
 	fs.BoolVar(&c.dryRun, "dry-run", false, "only say what would be done")
 	fs.BoolVar(&c.yes, "yes", false, "do not ask (needed when standard input is not a terminal)")
 }
@@ -311,6 +313,12 @@ func (c *dlqCommand) parse(fs *flag.FlagSet, args []string) (string, int) {
 		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give -to QUEUE, or -exchange with -routing-key, not both\n", c.name)
 		return "", 2
 	}
+	// Asked before anything is read or changed: without a terminal there is
+	// no one to answer.
+	if c.asks && !c.yes && !c.dryRun && !c.io.terminal {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: standard input is not a terminal to ask on: give -yes to %s without asking, or -dry-run to see what it would do\n", c.name, c.name)
+		return "", 2
+	}
 	return positional[0], -1
 }
 
@@ -406,16 +414,21 @@ func dlqShow(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 }
 
 // confirm says what the command will do to n letters and, unless -yes,
-// asks on the terminal. It returns false when the answer is no.
-func (c *dlqCommand) confirm(what string) (bool, error) {
+// asks on the terminal. It returns false when the answer is no, and an
+// error when there is none (end of input): nothing was done.
+func (c *dlqCommand) confirm(what, done string) (bool, error) {
 	if c.yes {
 		return true, nil
 	}
 	if !c.io.terminal {
-		return false, usageError{"standard input is not a terminal to ask on: pass -yes to " + what + ", or -dry-run to see what it would do"}
+		return false, usageError{"standard input is not a terminal to ask on: give -yes to " + c.name + " without asking, or -dry-run to see what it would do"}
 	}
 	fmt.Fprintf(c.io.stderr, "%s? [y/N] ", what)
-	answer, _ := bufio.NewReader(c.io.stdin).ReadString('\n')
+	answer, err := bufio.NewReader(c.io.stdin).ReadString('\n')
+	if err != nil && strings.TrimSpace(answer) == "" {
+		fmt.Fprintln(c.io.stderr)
+		return false, fmt.Errorf("no answer: nothing %s; give -yes to skip the question", done)
+	}
 	answer = strings.ToLower(strings.TrimSpace(answer))
 	return answer == "y" || answer == "yes", nil
 }
@@ -443,7 +456,7 @@ func proceed(ctx context.Context, c *dlqCommand, q deadletter.Store, verb, done 
 		fmt.Fprintf(c.io.stdout, "would %s\n", what(plan))
 		return false, nil
 	}
-	ok, err := c.confirm(what(plan))
+	ok, err := c.confirm(what(plan), done)
 	if err == nil && !ok {
 		fmt.Fprintln(c.io.stdout, "nothing "+done)
 	}
@@ -528,10 +541,4 @@ func dlqImport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	n, err := q.Import(ctx, r)
 	fmt.Fprintf(c.io.stderr, "imported %s into %s\n", letters(n), q.Name())
 	return err
-}
-
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,6 +110,107 @@ func withPassword(t *testing.T, u, p string) string {
 	}
 	user, _, _ := strings.Cut(u[i+3:j], ":")
 	return u[:i+3] + user + ":" + p + u[j:]
+}
+
+// With standard input from /dev/null (cron, systemd, ssh -n), replay and
+// purge without -yes stop with an error that names -yes, before they
+// connect: they neither ask nor say "nothing replayed" and succeed.
+func TestDLQWithoutATerminalNeedsYes(t *testing.T) {
+	conn := testkit.DialRabbitMQ(t, brokerurl.RabbitMQ())
+	dl := dlqQueue(t, conn, "devnull", cliLetter("c-1", "Card", "boom", "src", []byte("{}")))
+	for _, args := range [][]string{
+		{"replay", dl},
+		{"purge", dl},
+		{"purge", "-type", "Card", dl},
+		// On a port where nothing listens: the error is still -yes's, so
+		// nothing was dialled.
+		{"replay", "-url", "amqp://guest:guest@127.0.0.1:1/", dl},
+	} {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(binary, append([]string{"dlq"}, args...)...)
+		cmd.Stdin = null
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err = cmd.Run()
+		_ = null.Close()
+		status := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		want := "streamgen dlq " + args[0] + ": standard input is not a terminal to ask on: give -yes to " + args[0] + " without asking"
+		if status != 2 || !strings.Contains(errOut.String(), want) || strings.Contains(errOut.String(), "[y/N]") || strings.Contains(out.String(), "nothing") || strings.Contains(errOut.String(), "connect") {
+			t.Errorf("streamgen dlq %v < /dev/null: status %d, want 2 and %q:\n%s%s", args, status, want, out.String(), errOut.String())
+		}
+	}
+	if n := count(t, conn, dl); n != 1 {
+		t.Errorf("%d letters left in %s, want the one there was", n, dl)
+	}
+	// -dry-run changes nothing, so it needs no -yes.
+	if out, errOut, status := dlqRun(t, "", "purge", "-dry-run", dl); status != 0 || !strings.Contains(out, "would purge the only letter") {
+		t.Errorf("purge -dry-run without a terminal: status %d\n%s%s", status, out, errOut)
+	}
+}
+
+// A question answered with the end of input on a terminal (Ctrl-D) is no
+// answer: nothing is done, and the command fails, saying so.
+func TestDLQNoAnswerOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	letter := `{"body":"{}","headers":{"x-streamgen-reason":"boom","x-streamgen-source":"cards"},"properties":{"message_id":"m1","type":"Card"}}` + "\n"
+	if _, stderr, status := dlqRun(t, letter, "import", "-dir", dir); status != 0 {
+		t.Fatalf("import: %d %s", status, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		done string
+	}{
+		{[]string{"replay", "-dir", dir, "-to", "tcp://127.0.0.1:1"}, "replayed"},
+		{[]string{"purge", "-dir", dir}, "purged"},
+	} {
+		var out, errOut bytes.Buffer
+		status := runDLQ(context.Background(), c.args, dlqIO{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, terminal: true})
+		want := "no answer: nothing " + c.done + "; give -yes to skip the question"
+		if status != 1 || !strings.Contains(errOut.String(), "[y/N]") || !strings.Contains(errOut.String(), want) {
+			t.Errorf("streamgen dlq %s answered with EOF: status %d, want 1 and %q:\n%s%s", c.args[0], status, want, out.String(), errOut.String())
+		}
+	}
+	// "n" is an answer: nothing is done, and that is no failure.
+	var out, errOut bytes.Buffer
+	if status := runDLQ(context.Background(), []string{"purge", "-dir", dir}, dlqIO{stdin: strings.NewReader("n\n"), stdout: &out, stderr: &errOut, terminal: true}); status != 0 || !strings.Contains(out.String(), "nothing purged") {
+		t.Errorf("purge answered n: status %d\n%s%s", status, out.String(), errOut.String())
+	}
+	if o, e, _ := dlqRun(t, "", "ls", "-dir", dir); !strings.Contains(o, " 1 ") {
+		t.Errorf("the letter is gone after unanswered questions:\n%s%s", o, e)
+	}
+}
+
+// Only a terminal is a terminal: not /dev/null, though it is a character
+// device, nor a pipe or a file.
+func TestIsTerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = null.Close() }()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close(); _ = w.Close() }()
+	f, err := os.CreateTemp(t.TempDir(), "file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	for name, f := range map[string]*os.File{os.DevNull: null, "a pipe": r, "a file": f} {
+		if isTerminal(f) {
+			t.Errorf("isTerminal(%s) = true", name)
+		}
+	}
 }
 
 // serve -h prints its usage once, on standard output.
