@@ -173,7 +173,9 @@ type tune struct {
 // annotation's value. A later Tune of the same subscription and key wins.
 // The values apply wherever a subscription of that name is mounted, and
 // are checked as the annotations are; Run fails when one breaks a rule,
-// or when no subscription of that name is mounted (a typo is not ignored).
+// or when no subscription of that name is mounted (a typo is not ignored;
+// when a Mount was refused, a nil service say, Run reports that instead,
+// since the subscription may be one it would have mounted).
 func Tune(subscription string, settings ...Tuning) Option {
 	return func(a *App) {
 		for _, t := range settings {
