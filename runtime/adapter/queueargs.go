@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"slices"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -108,13 +107,14 @@ func Topology(subs []*runtime.Subscription, v RabbitMQVersion) []Queue {
 		}
 	}
 	for _, s := range subs {
-		args := DeadLetterQueueArguments(s, v)
-		var defaulted []string
-		if _, ok := args["x-delivery-limit"]; ok {
-			defaulted = []string{"x-delivery-limit"}
-		}
 		for _, dl := range s.DeadLetters() {
-			add(Queue{Name: dl, Role: DeadLetterRole, Subscription: s.Name, Arguments: args, Defaulted: slices.Clone(defaulted)})
+			args := DeadLetterQueueArguments(s, v)
+			var defaulted []string
+			if _, ok := args["x-delivery-limit"]; ok {
+				// Only on a version that would give it a limit of its own.
+				defaulted = []string{"x-delivery-limit"}
+			}
+			add(Queue{Name: dl, Role: DeadLetterRole, Subscription: s.Name, Arguments: args, Defaulted: defaulted})
 		}
 	}
 	return out

@@ -52,9 +52,9 @@ type channelOpener interface {
 
 // declareTopology declares the queues subs need on conn, a connection to a
 // broker of version v, as adapter.Topology gives them. Queues whose
-// arguments differ from an existing queue's are
-// reported together, as TopologyErrors, with two exceptions, each used as
-// it is with a log line that says so:
+// arguments differ from an existing queue's are reported together, as
+// TopologyErrors, with two exceptions, each used as it is with a log line
+// that says so:
 //
 //   - a consumed queue that exists with arguments a subscription does not
 //     set (an operator's dead-letter exchange, a length limit...);
