@@ -144,6 +144,8 @@ const methodsTest = `package orders
 
 import (
 	"context"
+	"fmt"
+	goruntime "runtime"
 	"slices"
 	"testing"
 
@@ -183,9 +185,11 @@ func TestMethodsAreCalledOnTheValuesMountTakes(t *testing.T) {
 	}
 
 	// A nil *Service is refused before anything runs.
+	// The error says where Mount was called.
 	app := runtime.NewApp("orders")
+	_, _, line, _ := goruntime.Caller(0)
 	Mount(app, streamtest.NewBroker(runtime.RabbitMQ, streamtest.NewClock(streamtest.DefaultStart())), Ledger{}, nil)
-	want := "runtime: Mount was given a nil *orders.Service as service, whose methods Service.Place and Service.Refund handle messages: pass a *orders.Service that is not nil"
+	want := fmt.Sprintf("runtime: Mount (at methods/methods_test.go:%d) was given a nil *orders.Service as service, whose methods Service.Place and Service.Refund handle messages: pass a *orders.Service that is not nil", line+1)
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := app.Run(stopped); err == nil || err.Error() != want {
@@ -198,6 +202,7 @@ const nilReceiversTest = `package jobs
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -216,8 +221,8 @@ func run(t *testing.T, biller *Biller, worker *Worker) error {
 
 func TestANilReceiverIsRefused(t *testing.T) {
 	err := run(t, &Biller{}, nil)
-	want := "runtime: Mount was given a nil *jobs.Worker as worker, whose method Worker.Work handles messages: pass a *jobs.Worker that is not nil"
-	if err == nil || err.Error() != want {
+	want := regexp.MustCompile(` + "`" + `^runtime: Mount \(at jobs/jobs_test\.go:\d+\) was given a nil \*jobs\.Worker as worker, whose method Worker\.Work handles messages: pass a \*jobs\.Worker that is not nil$` + "`" + `)
+	if err == nil || !want.MatchString(err.Error()) {
 		t.Fatalf("Run = %v, want %s", err, want)
 	}
 	if err := run(t, &Biller{}, &Worker{}); err != nil {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"reflect"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,9 +55,13 @@ type App struct {
 	stopHooks       []stopHook
 	tunes           []tune
 
-	mu      sync.Mutex
-	mounts  []mount
-	errs    []error
+	mu     sync.Mutex
+	mounts []mount
+	errs   []error
+	// refused is set when a Mount was refused (a nil receiver, broker or
+	// subscription): a subscription it would have mounted may be missing,
+	// so a Tune that names none that is mounted is not reported.
+	refused bool
 	started bool
 	phase   appPhase
 }
@@ -167,7 +173,9 @@ type tune struct {
 // annotation's value. A later Tune of the same subscription and key wins.
 // The values apply wherever a subscription of that name is mounted, and
 // are checked as the annotations are; Run fails when one breaks a rule,
-// or when no subscription of that name is mounted (a typo is not ignored).
+// or when no subscription of that name is mounted (a typo is not ignored;
+// when a Mount was refused, a nil service say, Run reports that instead,
+// since the subscription may be one it would have mounted).
 func Tune(subscription string, settings ...Tuning) Option {
 	return func(a *App) {
 		for _, t := range settings {
@@ -244,17 +252,23 @@ func isNil(b Broker) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// Mount registers subscriptions on broker b. Problems (a nil broker, a
-// subscription that does not fit the broker) are reported by Run.
+// Mount registers subscriptions on broker b. Problems (a nil broker or
+// subscription, a subscription that does not fit the broker) are reported
+// by Run, with where Mount was called.
 func (a *App) Mount(b Broker, subs ...*Subscription) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range subs {
-		if isNil(b) {
-			a.errs = append(a.errs, fmt.Errorf("runtime: subscription %q is mounted on a nil broker", s.Name))
-			continue
+		switch {
+		case s == nil:
+			a.refused = true
+			a.errs = append(a.errs, fmt.Errorf("runtime: App.Mount (at %s) was given a nil *runtime.Subscription: pass subscriptions that are not nil", callSite(0)))
+		case isNil(b):
+			a.refused = true
+			a.errs = append(a.errs, fmt.Errorf("runtime: subscription %q is mounted on a nil broker (at %s)", s.Name, callSite(0)))
+		default:
+			a.mounts = append(a.mounts, mount{broker: b, sub: s})
 		}
-		a.mounts = append(a.mounts, mount{broker: b, sub: s})
 	}
 }
 
@@ -262,9 +276,9 @@ func (a *App) Mount(b Broker, subs ...*Subscription) {
 // its parameter param for the handler methods named (Service.Place), can
 // have them called. It cannot when it is nil (a nil *Service): every
 // message would panic in its handler. Then Run fails with an error that
-// names the parameter and the handlers, and Mount mounts nothing.
-// Generated Mount functions call it for each pointer they take, before
-// they take its methods' values.
+// names the parameter, the handlers and where the generated Mount was
+// called, and Mount mounts nothing. Generated Mount functions call it for
+// each pointer they take, before they take its methods' values.
 func (a *App) Receiver(param string, recv any, handlers ...string) bool {
 	if recv != nil {
 		v := reflect.ValueOf(recv)
@@ -278,9 +292,21 @@ func (a *App) Receiver(param string, recv any, handlers ...string) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.errs = append(a.errs, fmt.Errorf("runtime: Mount was given a nil %s as %s, whose %s %s messages: pass a %s that is not nil",
-		t, param, plural(len(handlers), "method", "methods"), andList(handlers)+plural(len(handlers), " handles", " handle"), t))
+	a.refused = true
+	a.errs = append(a.errs, fmt.Errorf("runtime: Mount (at %s) was given a nil %s as %s, whose %s %s messages: pass a %s that is not nil",
+		callSite(1), t, param, plural(len(handlers), "method", "methods"), andList(handlers)+plural(len(handlers), " handles", " handle"), t))
 	return false
+}
+
+// callSite returns where callSite's caller was called from (skip 0), or
+// the function skip frames above it, as the folder and file name and the
+// line ("billing/main.go:42"), or "an unknown place".
+func callSite(skip int) string {
+	_, file, line, ok := goruntime.Caller(skip + 2)
+	if !ok {
+		return "an unknown place"
+	}
+	return fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(file)), filepath.Base(file), line)
 }
 
 // plural returns one when n is 1, else many.
@@ -454,7 +480,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 	}
 	unknown := map[string]bool{}
 	for _, t := range a.tunes {
-		if !mounted[t.subscription] && !unknown[t.subscription] {
+		if !a.refused && !mounted[t.subscription] && !unknown[t.subscription] {
 			unknown[t.subscription] = true
 			errs = append(errs, fmt.Errorf("runtime: Tune(%q) names no subscription that is mounted (mounted: %s)", t.subscription, mountedList(mounted)))
 		}

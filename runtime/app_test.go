@@ -309,7 +309,7 @@ func TestAppRunRefusesWhatCannotRun(t *testing.T) {
 				t.Error("Receiver refused a value that is not nil")
 			}
 			a.Mount(rabbit(), sub("jobs"))
-		}, []string{"runtime: Mount was given a nil *runtime_test.fakeBroker as svc, whose methods Service.Place and Service.Refund handle messages: pass a *runtime_test.fakeBroker that is not nil"}},
+		}, []string{"runtime: Mount (at ", ") was given a nil *runtime_test.fakeBroker as svc, whose methods Service.Place and Service.Refund handle messages: pass a *runtime_test.fakeBroker that is not nil"}},
 		{"every problem at once", func(a *runtime.App) {
 			b := rabbit()
 			a.Mount(nil, sub("x"))

@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +138,57 @@ func TestTuneRefusesWhatCannotRun(t *testing.T) {
 				t.Error("the broker was started")
 			}
 		})
+	}
+}
+
+// mountJobs mounts "jobs" as a generated Mount does: refused when svc is
+// nil.
+func mountJobs(app *runtime.App, b runtime.Broker, svc *subsBroker) {
+	if !app.Receiver("svc", svc, "Service.Work") {
+		return
+	}
+	app.Mount(b, sub("jobs"))
+}
+
+// A Mount refused (a nil service, a nil broker, a nil subscription) is
+// reported as such, with where it was called, whatever the App's Tune
+// says: not as a Tune that names no subscription that is mounted, which
+// would send the reader after a typo that is not there.
+func TestARefusedMountIsReportedWhateverTuneSays(t *testing.T) {
+	tune := runtime.Tune("jobs", runtime.Prefetch(5))
+	b := &subsBroker{kind: runtime.RabbitMQ}
+	for _, tc := range []struct {
+		name  string
+		mount func(*runtime.App) int // the line of the refused call
+		want  string
+	}{
+		{"a nil service", func(app *runtime.App) int {
+			_, _, line, _ := goruntime.Caller(0)
+			mountJobs(app, b, nil)
+			return line + 1
+		}, "runtime: Mount (at runtime/tune_test.go:%d) was given a nil *runtime_test.subsBroker as svc, whose method Service.Work handles messages: pass a *runtime_test.subsBroker that is not nil"},
+		{"a nil broker", func(app *runtime.App) int {
+			_, _, line, _ := goruntime.Caller(0)
+			app.Mount(nil, sub("jobs"))
+			return line + 1
+		}, `runtime: subscription "jobs" is mounted on a nil broker (at runtime/tune_test.go:%d)`},
+		{"a nil subscription", func(app *runtime.App) int {
+			_, _, line, _ := goruntime.Caller(0)
+			app.Mount(b, sub("invoices"), nil)
+			return line + 1
+		}, "runtime: App.Mount (at runtime/tune_test.go:%d) was given a nil *runtime.Subscription: pass subscriptions that are not nil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := runtime.NewApp("billing", tune)
+			want := fmt.Sprintf(tc.want, tc.mount(app))
+			err := runToReady(t, app)
+			if err == nil || err.Error() != want {
+				t.Errorf("Run = %v\nwant %s", err, want)
+			}
+		})
+	}
+	if len(b.subs) != 0 {
+		t.Error("the broker was started")
 	}
 }
 

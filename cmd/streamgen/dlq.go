@@ -90,7 +90,7 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	} else if cmd.run != nil {
 		dq, err := rabbitmq.DialDeadLetterQueue(ctx, c.url, queue)
 		if err != nil {
-			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: is RabbitMQ running there? give its URL with -url or %s\n", c.name, c.redact(err), brokerurl.EnvVar)
+			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s: %s\n", c.name, c.redact(err), connectHint(err))
 			return 1
 		}
 		q = dq
@@ -128,7 +128,7 @@ func (u usageError) Error() string { return u.msg }
 // redact returns err's text without the package prefix (the line has the
 // command's) and with the -url's password masked, wherever it appears.
 func (c *dlqCommand) redact(err error) string {
-	msg := strings.ReplaceAll(err.Error(), "deadletter: ", "")
+	msg := packagePrefixes.Replace(err.Error())
 	if c.url != "" {
 		msg = strings.ReplaceAll(msg, c.url, rabbitmq.RedactURL(c.url))
 	}
@@ -187,6 +187,7 @@ type dlqCommand struct {
 	to            deadletter.Target
 	rate          float64
 	dryRun, yes   bool
+	asks          bool // replay and purge ask before they act, unless -yes
 	file          string
 	dir, bind     string
 	// clearProgress clears the progress line, if one shows.
@@ -200,6 +201,7 @@ func (c *dlqCommand) clear() {
 }
 
 func (c *dlqCommand) confirmFlags(fs *flag.FlagSet) {
+	c.asks = true
 	fs.BoolVar(&c.dryRun, "dry-run", false, "only say what would be done")
 	fs.BoolVar(&c.yes, "yes", false, "do not ask (needed when standard input is not a terminal)")
 }
@@ -312,6 +314,12 @@ func (c *dlqCommand) parse(fs *flag.FlagSet, args []string) (string, int) {
 		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: give -to QUEUE, or -exchange with -routing-key, not both\n", c.name)
 		return "", 2
 	}
+	// Asked before anything is read or changed: without a terminal there is
+	// no one to answer.
+	if c.asks && !c.yes && !c.dryRun && !c.io.terminal {
+		fmt.Fprintf(c.io.stderr, "streamgen dlq %s: standard input is not a terminal to ask on: give -yes to %s without asking, or -dry-run to see what it would do\n", c.name, c.name)
+		return "", 2
+	}
 	return positional[0], -1
 }
 
@@ -342,7 +350,7 @@ func (c *dlqCommand) withProgress(ctx context.Context, name string) (_ context.C
 	ctx = deadletter.WithProgress(ctx, func(n int) {
 		if n%1000 == 0 {
 			shown = true
-			fmt.Fprintf(c.io.stderr, "\rread %d letters of %s", n, name)
+			fmt.Fprintf(c.io.stderr, "\rread %s of %s", letters(n), name)
 		}
 	})
 	return ctx, func() {
@@ -407,16 +415,21 @@ func dlqShow(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 }
 
 // confirm says what the command will do to n letters and, unless -yes,
-// asks on the terminal. It returns false when the answer is no.
-func (c *dlqCommand) confirm(what string) (bool, error) {
+// asks on the terminal. It returns false when the answer is no, and an
+// error when there is none (end of input): nothing was done.
+func (c *dlqCommand) confirm(what, done string) (bool, error) {
 	if c.yes {
 		return true, nil
 	}
 	if !c.io.terminal {
-		return false, usageError{"standard input is not a terminal to ask on: pass -yes to " + what + ", or -dry-run to see what it would do"}
+		return false, usageError{"standard input is not a terminal to ask on: give -yes to " + c.name + " without asking, or -dry-run to see what it would do"}
 	}
 	fmt.Fprintf(c.io.stderr, "%s? [y/N] ", what)
-	answer, _ := bufio.NewReader(c.io.stdin).ReadString('\n')
+	answer, err := bufio.NewReader(c.io.stdin).ReadString('\n')
+	if err != nil && strings.TrimSpace(answer) == "" {
+		fmt.Fprintln(c.io.stderr)
+		return false, fmt.Errorf("no answer: nothing %s; give -yes to skip the question", done)
+	}
 	answer = strings.ToLower(strings.TrimSpace(answer))
 	return answer == "y" || answer == "yes", nil
 }
@@ -444,7 +457,7 @@ func proceed(ctx context.Context, c *dlqCommand, q deadletter.Store, verb, done 
 		fmt.Fprintf(c.io.stdout, "would %s\n", what(plan))
 		return false, nil
 	}
-	ok, err := c.confirm(what(plan))
+	ok, err := c.confirm(what(plan), done)
 	if err == nil && !ok {
 		fmt.Fprintln(c.io.stdout, "nothing "+done)
 	}
@@ -453,13 +466,13 @@ func proceed(ctx context.Context, c *dlqCommand, q deadletter.Store, verb, done 
 
 func dlqReplay(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "replay", "replayed", func(plan deadletter.Report) string {
-		return fmt.Sprintf("replay %d of the %d letters of %s to %s", plan.Selected, plan.Scanned, q.Name(), c.to)
+		return fmt.Sprintf("replay %s of %s to %s", ofLetters(plan.Selected, plan.Scanned), q.Name(), c.to)
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "replayed %d letters of %s to %s\n", rep.Done, q.Name(), c.to)
+	fmt.Fprintf(c.io.stdout, "replayed %s of %s to %s\n", letters(rep.Done), q.Name(), c.to)
 	if err != nil {
 		return err
 	}
@@ -474,18 +487,21 @@ func failures(c *dlqCommand, rep deadletter.Report, done string) error {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(c.io.stderr, "  %s\n", e)
 	}
+	if rep.Failed == 1 {
+		return fmt.Errorf("1 selected letter was not %s and is still parked", done)
+	}
 	return fmt.Errorf("%d selected letters were not %s and are still parked", rep.Failed, done)
 }
 
 func dlqPurge(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	if ok, err := proceed(ctx, c, q, "purge", "purged", func(plan deadletter.Report) string {
-		return fmt.Sprintf("purge %d of the %d letters of %s for good", plan.Selected, plan.Scanned, q.Name())
+		return fmt.Sprintf("purge %s of %s for good", ofLetters(plan.Selected, plan.Scanned), q.Name())
 	}); err != nil || !ok {
 		return err
 	}
 	rep, err := q.Purge(ctx, c.sel, false)
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "purged %d letters of %s\n", rep.Done, q.Name())
+	fmt.Fprintf(c.io.stdout, "purged %s of %s\n", letters(rep.Done), q.Name())
 	return err
 }
 
@@ -509,7 +525,7 @@ func dlqExport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 			return err
 		}
 	}
-	fmt.Fprintf(c.io.stderr, "exported %d letters of %s\n", n, q.Name())
+	fmt.Fprintf(c.io.stderr, "exported %s of %s\n", letters(n), q.Name())
 	return nil
 }
 
@@ -524,12 +540,6 @@ func dlqImport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 		r = f
 	}
 	n, err := q.Import(ctx, r)
-	fmt.Fprintf(c.io.stderr, "imported %d letters into %s\n", n, q.Name())
+	fmt.Fprintf(c.io.stderr, "imported %s into %s\n", letters(n), q.Name())
 	return err
-}
-
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

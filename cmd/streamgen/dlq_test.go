@@ -141,14 +141,14 @@ func TestDLQCommandEndToEnd(t *testing.T) {
 	testkit.Eventually(t, "two letters in the source queue", func() bool { return count(t, conn, target) == 2 })
 
 	file := filepath.Join(t.TempDir(), "letters.jsonl")
-	if _, errOut, status = dlqRun(t, "", "export", "-o", file, dl); status != 0 || !strings.Contains(errOut, "exported 1 letters") {
+	if _, errOut, status = dlqRun(t, "", "export", "-o", file, dl); status != 0 || !strings.Contains(errOut, "exported 1 letter of "+dl+"\n") {
 		t.Fatalf("export: status %d, %s", status, errOut)
 	}
-	if out, _, status = dlqRun(t, "", "purge", "-yes", dl); status != 0 || !strings.Contains(out, "purged 1 letters") {
+	if out, _, status = dlqRun(t, "", "purge", "-yes", dl); status != 0 || !strings.Contains(out, "purged 1 letter of "+dl+"\n") {
 		t.Fatalf("purge: status %d\n%s", status, out)
 	}
 	testkit.Eventually(t, "the queue empty", func() bool { return count(t, conn, dl) == 0 })
-	if _, errOut, status = dlqRun(t, "", "import", "-i", file, dl); status != 0 || !strings.Contains(errOut, "imported 1 letters") {
+	if _, errOut, status = dlqRun(t, "", "import", "-i", file, dl); status != 0 || !strings.Contains(errOut, "imported 1 letter into "+dl+"\n") {
 		t.Fatalf("import: status %d, %s", status, errOut)
 	}
 	data, _ := os.ReadFile(file)
@@ -284,7 +284,7 @@ func TestDLQPurgeAndReplayProgress(t *testing.T) {
 	for _, cmd := range []string{"purge", "replay"} {
 		var out, errOut bytes.Buffer
 		status := runDLQ(context.Background(), []string{cmd, "-dry-run", dl}, dlqIO{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, progress: true})
-		if status != 0 || !strings.Contains(out.String(), "would "+cmd+" 1200") {
+		if status != 0 || !strings.Contains(out.String(), "would "+cmd+" all 1200 letters of "+dl) {
 			t.Fatalf("%s -dry-run: status %d\n%s%s", cmd, status, out.String(), errOut.String())
 		}
 		if !strings.Contains(errOut.String(), "read 1000 letters of "+dl) || !strings.HasSuffix(errOut.String(), "\r\033[K") {
@@ -379,7 +379,7 @@ func TestDLQKeepAndDir(t *testing.T) {
 			t.Fatal("the replay did not arrive")
 		}
 	}
-	if o, e, status := dlqRun(t, "", "purge", "-dir", dir, "-yes"); status != 0 || !strings.Contains(o, "purged 1 letters") {
+	if o, e, status := dlqRun(t, "", "purge", "-dir", dir, "-yes"); status != 0 || !strings.Contains(o, "purged 1 letter of ") {
 		t.Fatalf("purge -dir: status %d\n%s%s", status, o, e)
 	}
 	if o, _, _ := dlqRun(t, "", "ls", "-dir", dir); !strings.Contains(o, "holds no letters") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	goio "io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,18 +52,21 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	fs.Var(&pkgs, "pkg", "also show the RabbitMQ dead-letter queues of the annotated `packages` (a go package pattern; repeatable)")
 	fs.Var(&dirs, "dir", "also show the letters a ZeroMQ keeper (streamgen dlq keep) wrote to `DIR` (repeatable)")
 	fs.Var(&hosts, "allow-host", "also answer to `name[:port]` in a request's Host, besides the address served (repeatable, or comma separated; * for any)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), serveUsage)
+	usage := func(w goio.Writer) {
+		fmt.Fprint(w, serveUsage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.stderr)
 	}
+	fs.Usage = func() {} // printed below, where it goes depends on why
 	var queues []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(io.stdout)
-				fs.Usage()
+				usage(io.stdout)
 				return 0
 			}
+			usage(io.stderr) // after what Parse said is wrong
 			return 2
 		}
 		if fs.NArg() == 0 {
@@ -84,7 +88,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 	}
 	if len(queues) == 0 && len(dirs) == 0 {
 		fmt.Fprintf(io.stderr, "streamgen dlq serve: give the dead-letter QUEUEs to show, -pkg packages whose subscriptions have some, or a keeper's -dir\n")
-		fs.Usage()
+		usage(io.stderr)
 		return 2
 	}
 	if url == "" {
@@ -104,21 +108,29 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 			_ = s.Close()
 		}
 	}
+	var shown []string
 	for _, q := range queues {
 		s, err := rabbitmq.DialDeadLetterQueue(ctx, url, q)
-		if err == nil {
-			_, err = s.Len(ctx)
-			if err != nil {
-				_ = s.Close()
-			}
-		}
 		if err != nil {
+			// The broker is not reached: no queue can be shown.
 			closeStores()
-			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", redact(strings.ReplaceAll(err.Error(), "deadletter: ", "")))
+			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s: %s\n", redact(packagePrefixes.Replace(err.Error())), connectHint(err))
 			return 1
 		}
+		if _, err := s.Len(ctx); err != nil {
+			// This queue cannot be shown: the others still are.
+			_ = s.Close()
+			fmt.Fprintf(io.stderr, "streamgen dlq serve: warning: not shown: %s\n", queueUnusable(err, redact))
+			continue
+		}
 		stores = append(stores, s)
+		shown = append(shown, q)
 	}
+	if len(queues) > 0 && len(shown) == 0 && len(dirs) == 0 {
+		fmt.Fprintf(io.stderr, "streamgen dlq serve: none of the queues can be shown: nothing to serve\n")
+		return 1
+	}
+	queues = shown
 	for _, d := range dirs {
 		// A directory that is not there is a mistyped path: say so rather
 		// than make an empty one.
@@ -130,7 +142,7 @@ func runDLQServe(ctx context.Context, args []string, io dlqIO) int {
 		s, err := zeromq.OpenDeadLetterDir(d)
 		if err != nil {
 			closeStores()
-			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", strings.TrimPrefix(err.Error(), "deadletter: "))
+			fmt.Fprintf(io.stderr, "streamgen dlq serve: %s\n", packagePrefixes.Replace(err.Error()))
 			return 1
 		}
 		stores = append(stores, s)

@@ -23,13 +23,21 @@ import (
 // interrupted when the test ends, and must exit 0 then.
 func serve(t *testing.T, env []string, madeToken bool, args ...string) (lines []string, addr string) {
 	t.Helper()
+	lines, addr, _ = serveCmd(t, env, madeToken, args...)
+	return lines, addr
+}
+
+// serveCmd is serve, and returns what the command writes to standard
+// error too, as it writes it.
+func serveCmd(t *testing.T, env []string, madeToken bool, args ...string) (lines []string, addr string, stderr *testkit.SyncBuffer) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"dlq", "serve", "-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &testkit.SyncBuffer{}
+	stderr = &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -71,7 +79,7 @@ func serve(t *testing.T, env []string, madeToken bool, args ...string) (lines []
 	if addr == "" {
 		t.Fatalf("streamgen dlq serve printed no address: %q\n%s", lines, stderr)
 	}
-	return lines, addr
+	return lines, addr, stderr
 }
 
 func signedInClient(t *testing.T, addr, token string) *http.Client {

@@ -86,10 +86,34 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "dlq" {
-		os.Exit(runDLQ(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin), isTerminal(os.Stderr)}))
+	if len(os.Args) > 1 {
+		for _, sc := range subcommands() {
+			if os.Args[1] == sc.name {
+				os.Exit(sc.run(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin), isTerminal(os.Stderr)}))
+			}
+		}
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// subcommand is a command of streamgen's own, named by its first argument.
+type subcommand struct {
+	name string
+	// usage is its usage line after "streamgen ", summary what it does.
+	usage, summary string
+	// run runs it with the arguments after its name and returns the exit
+	// status.
+	run func(ctx context.Context, args []string, io dlqIO) int
+}
+
+// subcommands are streamgen's subcommands: main runs them, and the usage
+// lists them.
+func subcommands() []subcommand {
+	return []subcommand{
+		{name: "dlq", usage: "dlq COMMAND [flags] QUEUE",
+			summary: "the dead letters of a RabbitMQ dead-letter queue or a ZeroMQ keeper's directory: ls, show, replay, purge, export, import, keep, serve (streamgen dlq -h)",
+			run:     runDLQ},
+	}
 }
 
 // run is main with its inputs and outputs passed in; it returns the exit
@@ -105,7 +129,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "usage: streamgen [-check] [-o file] [-json-decoders=false] [packages]\n")
 		fmt.Fprintf(w, "       streamgen [-check] -asyncapi file [-asyncapi-title title] [-asyncapi-version version] [packages]\n")
-		fmt.Fprintf(w, "       streamgen -version\n\n")
+		fmt.Fprintf(w, "       streamgen -version\n")
+		cmds := subcommands()
+		for _, sc := range cmds {
+			fmt.Fprintf(w, "       streamgen %s\n", sc.usage)
+		}
+		fmt.Fprintf(w, "\nCommands:\n")
+		for _, sc := range cmds {
+			fmt.Fprintf(w, "  %-8s %s\n", sc.name, sc.summary)
+		}
+		fmt.Fprintf(w, "\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -346,6 +347,30 @@ func TestHelpAndVersion(t *testing.T) {
 	// user's go tool says the required version (TestUserModule).
 	if r := command(t, t.TempDir(), binary, "-version"); r.code != 0 || !strings.HasPrefix(r.out, "streamgen (devel)") {
 		t.Errorf("-version: exit %d, %q", r.code, r.out)
+	}
+}
+
+// streamgen -h lists every subcommand, from the table main runs them by;
+// and each runs from the built binary, its own -h exiting 0.
+func TestHelpListsTheSubcommands(t *testing.T) {
+	r := command(t, t.TempDir(), binary, "-h")
+	if r.code != 0 {
+		t.Fatalf("-h: exit %d\n%s", r.code, r.out)
+	}
+	cmds := subcommands()
+	if len(cmds) == 0 {
+		t.Fatal("no subcommands")
+	}
+	for _, sc := range cmds {
+		if !strings.Contains(r.out, "       streamgen "+sc.usage+"\n") || !regexp.MustCompile(`(?m)^  `+sc.name+` +`+regexp.QuoteMeta(sc.summary)+`$`).MatchString(r.out) {
+			t.Errorf("-h does not list %s (%s):\n%s", sc.name, sc.summary, r.out)
+		}
+		if h := command(t, t.TempDir(), binary, sc.name, "-h"); h.code != 0 || !strings.Contains(h.out, "usage: streamgen "+sc.name) {
+			t.Errorf("streamgen %s -h: exit %d\n%s", sc.name, h.code, h.out)
+		}
+	}
+	if !strings.Contains(r.out, "streamgen dlq COMMAND") {
+		t.Errorf("-h does not mention streamgen dlq:\n%s", r.out)
 	}
 }
 

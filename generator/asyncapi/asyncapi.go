@@ -739,8 +739,8 @@ func (c *apiChannel) node() *object {
 			set("bindingVersion", amqpBindingVersion)))
 	}
 	o.set("x-streamgen-broker", brokerName(c.broker))
-	if args := c.queueArguments(); args != nil {
-		o.set("x-streamgen-queue-arguments", args)
+	for _, va := range c.queueArguments() {
+		o.set(argumentsKey(va.since), argumentsNode(va.args))
 	}
 	if rs := c.boundSubscription(); rs != nil {
 		o.set("x-streamgen-exchange", rs.Exchange)
@@ -826,33 +826,99 @@ func stringNodes(list []string) []node {
 	return out
 }
 
-// queueArguments returns the arguments a RabbitMQ queue is declared with,
-// as the first of its roles asks and runtime/rabbitmq declares them: a
-// consumed queue's type, delivery limit and single active consumer, a wait
-// queue's TTL and dead-letter routing, a dead-letter queue's type; nil
-// when there are none or the queue is not on RabbitMQ.
-func (c *apiChannel) queueArguments() *object {
-	if c.broker == runtime.ZeroMQ {
+// versionedArguments are the arguments a RabbitMQ queue is declared with
+// on brokers of version since and later (up to the next entry's).
+type versionedArguments struct {
+	since adapter.RabbitMQVersion
+	args  map[string]any
+}
+
+// queueArguments returns the arguments the queue is declared with, as
+// adapter.Topology gives them for the subscriptions that use it (so as the
+// first of its roles asks, as runtime/rabbitmq declares it): those on the
+// oldest of adapter.ArgumentVersions first, then those of each later
+// version where they change. It returns nil when the queue is not on
+// RabbitMQ or has no arguments on any version.
+func (c *apiChannel) queueArguments() []versionedArguments {
+	if c.broker == runtime.ZeroMQ || c.exchange {
 		return nil
 	}
-	var args map[string]any
-	switch {
-	case len(c.consumers) > 0:
-		args = adapter.QueueArguments(c.consumers[0].rs)
-	case len(c.waitFor) > 0:
-		w := c.waitFor[0]
-		args = adapter.WaitQueueArguments(w.sub.rs, w.queue)
-	case len(c.deadLetterFor) > 0:
-		args = adapter.DeadLetterQueueArguments(c.deadLetterFor[0].sub.rs)
+	var subs []*runtime.Subscription
+	for _, as := range c.consumers {
+		subs = append(subs, as.rs)
 	}
-	if len(args) == 0 {
+	for _, w := range c.waitFor {
+		subs = append(subs, w.sub.rs)
+	}
+	for _, r := range c.deadLetterFor {
+		subs = append(subs, r.sub.rs)
+	}
+	var out []versionedArguments
+	some := false
+	for _, v := range adapter.ArgumentVersions() {
+		var args map[string]any
+		for _, q := range adapter.Topology(subs, v) {
+			if q.Name == c.address {
+				args = q.Arguments
+				break
+			}
+		}
+		some = some || len(args) > 0
+		if len(out) == 0 || !maps.EqualFunc(out[len(out)-1].args, args, func(a, b any) bool { return a == b }) {
+			out = append(out, versionedArguments{since: v, args: args})
+		}
+	}
+	if !some {
 		return nil
 	}
+	return out
+}
+
+// argumentsKey is the key of the arguments declared on RabbitMQ since v:
+// x-streamgen-queue-arguments for the oldest, else
+// x-streamgen-queue-arguments-rabbitmq-<major>.<minor>-and-later.
+func argumentsKey(v adapter.RabbitMQVersion) string {
+	if v == (adapter.RabbitMQVersion{}) {
+		return "x-streamgen-queue-arguments"
+	}
+	return fmt.Sprintf("x-streamgen-queue-arguments-rabbitmq-%d.%d-and-later", v.Major, v.Minor)
+}
+
+// argumentsNode is args as a node, its keys sorted.
+func argumentsNode(args map[string]any) *object {
 	o := newObject()
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		o.set(k, args[k])
 	}
 	return o
+}
+
+// versionsDescription says how the queue's arguments differ by RabbitMQ
+// version, "" when they do not.
+func versionsDescription(vs []versionedArguments) string {
+	if len(vs) < 2 {
+		return ""
+	}
+	text := "Its arguments depend on the version of RabbitMQ: it is declared with x-streamgen-queue-arguments on RabbitMQ 3.x"
+	for i, va := range vs[1:] {
+		prev := vs[i].args
+		var changes []string
+		for _, k := range slices.Sorted(maps.Keys(va.args)) {
+			switch x, ok := prev[k]; {
+			case !ok:
+				changes = append(changes, fmt.Sprintf("adds %s %v", k, va.args[k]))
+			case x != va.args[k]:
+				changes = append(changes, fmt.Sprintf("sets %s %v", k, va.args[k]))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(prev)) {
+			if _, ok := va.args[k]; !ok {
+				changes = append(changes, "drops "+k)
+			}
+		}
+		text += fmt.Sprintf("; on RabbitMQ %d.%d and later with %s, which %s", va.since.Major, va.since.Minor, argumentsKey(va.since), strings.Join(changes, " and "))
+	}
+	return text + "."
 }
 
 // description says what the queue or exchange is for, one paragraph per
@@ -921,6 +987,9 @@ func (c *apiChannel) description() string {
 	}
 	for _, ap := range c.publishers {
 		paras = append(paras, ap.description())
+	}
+	if para := versionsDescription(c.queueArguments()); para != "" {
+		paras = append(paras, para)
 	}
 	return strings.Join(paras, "\n\n")
 }

@@ -478,6 +478,11 @@ func TestAsyncAPIContent(t *testing.T) {
 		{"channels/payments.retry.10s/x-streamgen-queue-arguments/x-message-ttl", "10000"},
 		{"channels/payments.retry.10s/x-streamgen-queue-arguments/x-dead-letter-routing-key", "payments"},
 		{"channels/payments.dead/x-streamgen-dead-letter-queue-of", "[payments]"},
+		// A quorum dead-letter queue has no delivery limit on RabbitMQ 4,
+		// which would give it one of its own; the queue payments.dead is
+		// declared as Inspect's classic queue, which has no arguments.
+		{"channels/payments.refunds.dead/x-streamgen-queue-arguments", "map[x-queue-type:quorum]"},
+		{"channels/payments.refunds.dead/x-streamgen-queue-arguments-rabbitmq-4.0-and-later", "map[x-delivery-limit:-1 x-queue-type:quorum]"},
 		{"components/messages/refund.v1/bindings/amqp/messageType", "refund.v1"},
 		{"components/messages/Product.Product/x-go-type", "github.com/streamgen/streamgen/testdata/asyncapi_types.Product"},
 		{"components/messages/Product.Archived/name", "Product"},

@@ -50,10 +50,12 @@
 // for more is handled at once), then Consumer.Stop (ZeroMQ retry copies
 // still waiting are lost, and logged) and Consumer.WaitCopies.
 //
-// A RabbitMQ adapter declares what WaitQueues, QueueArguments,
-// WaitQueueArguments and DeadLetterQueueArguments give for each
-// subscription: the wait queues the Consumer sends retry copies to, and
-// the arguments of every queue.
+// A RabbitMQ adapter declares the queues Topology gives for its
+// subscriptions and the version of the broker it reached, each with its
+// arguments (QueueArguments, WaitQueueArguments, DeadLetterQueueArguments):
+// the subscriptions' queues, the wait queues the Consumer sends retry
+// copies to (WaitQueues), and the dead-letter queues. It decides none of
+// them itself.
 //
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.

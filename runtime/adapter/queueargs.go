@@ -1,9 +1,128 @@
 package adapter
 
-import "github.com/streamgen/streamgen/runtime"
+import (
+	"time"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+// RabbitMQVersion is the version of the RabbitMQ broker queues are declared
+// on, as far as their arguments depend on it. The zero value is a broker of
+// unknown version, declared for as 3.x.
+type RabbitMQVersion struct {
+	Major, Minor int
+}
+
+// AtLeast reports whether v is major.minor or later.
+func (v RabbitMQVersion) AtLeast(major, minor int) bool {
+	return v.Major > major || v.Major == major && v.Minor >= minor
+}
+
+// DefaultDeliveryLimit reports whether the broker gives a quorum queue
+// declared without x-delivery-limit a limit anyway: RabbitMQ 4.0 and later
+// do (20).
+func (v RabbitMQVersion) DefaultDeliveryLimit() bool { return v.AtLeast(4, 0) }
+
+// ArgumentVersions returns the RabbitMQ versions from which the arguments
+// Topology gives may differ, oldest first: the zero version (3.x), then
+// 4.0 (DefaultDeliveryLimit). Arguments on any version are those of the
+// latest of these it is at least; documents that describe the queues show
+// each.
+func ArgumentVersions() []RabbitMQVersion {
+	return []RabbitMQVersion{{}, {Major: 4}}
+}
+
+// QueueRole is what a RabbitMQ queue is for.
+type QueueRole uint8
+
+const (
+	// ConsumedRole is a subscription's queue.
+	ConsumedRole QueueRole = iota
+	// WaitRole is a wait queue: retry copies wait out a TTL there.
+	WaitRole
+	// DeadLetterRole is a dead-letter queue: parked messages.
+	DeadLetterRole
+)
+
+func (r QueueRole) String() string {
+	switch r {
+	case WaitRole:
+		return "wait queue"
+	case DeadLetterRole:
+		return "dead-letter queue"
+	}
+	return "queue"
+}
+
+// Queue is a RabbitMQ queue that subscriptions need, as it is declared:
+// durable, not exclusive, not auto-deleted, with Arguments.
+type Queue struct {
+	Name string
+	Role QueueRole
+	// Subscription is the name of the subscription that needs the queue
+	// (the first, when several do).
+	Subscription string
+	// TTL is a wait queue's.
+	TTL time.Duration
+	// Arguments are the queue's arguments, nil when none.
+	Arguments map[string]any
+	// Defaulted are the arguments among Arguments that the subscription
+	// does not ask for but streamgen adds of its own accord (dead-lettering,
+	// a delivery limit): a queue declared before streamgen added them lacks
+	// them, and runtime/rabbitmq uses it as it is, with a warning.
+	Defaulted []string
+}
+
+// Topology returns the queues subs need on a RabbitMQ broker of version v,
+// each once, with their arguments: the consumed queues first, then the
+// wait queues, then the dead-letter queues. A queue that has several roles
+// is declared as its first: a dead-letter queue that another subscription
+// consumes is declared as that one's queue. runtime/rabbitmq declares
+// these queues as they are; documents that describe the queues show them.
+func Topology(subs []*runtime.Subscription, v RabbitMQVersion) []Queue {
+	var out []Queue
+	seen := map[string]bool{}
+	add := func(q Queue) {
+		if !seen[q.Name] {
+			seen[q.Name] = true
+			out = append(out, q)
+		}
+	}
+	for _, s := range subs {
+		var defaulted []string
+		if s.QueueDeadLetter() != "" {
+			defaulted = append(defaulted, "x-dead-letter-exchange", "x-dead-letter-routing-key")
+			if s.QueueType == runtime.QuorumQueue {
+				defaulted = append(defaulted, "x-dead-letter-strategy", "x-overflow")
+			}
+		}
+		if s.QueueType == runtime.QuorumQueue && s.DeliveryLimit == 0 {
+			defaulted = append(defaulted, "x-delivery-limit")
+		}
+		add(Queue{Name: s.Name, Role: ConsumedRole, Subscription: s.Name, Arguments: QueueArguments(s, v), Defaulted: defaulted})
+	}
+	for _, s := range subs {
+		for _, wq := range WaitQueues(s) {
+			add(Queue{Name: wq.Name, Role: WaitRole, Subscription: s.Name, TTL: wq.TTL, Arguments: WaitQueueArguments(s, wq, v)})
+		}
+	}
+	for _, s := range subs {
+		for _, dl := range s.DeadLetters() {
+			args := DeadLetterQueueArguments(s, v)
+			var defaulted []string
+			if _, ok := args["x-delivery-limit"]; ok {
+				// Only on a version that would give it a limit of its own.
+				defaulted = []string{"x-delivery-limit"}
+			}
+			add(Queue{Name: dl, Role: DeadLetterRole, Subscription: s.Name, Arguments: args, Defaulted: defaulted})
+		}
+	}
+	return out
+}
 
 // QueueArguments returns the RabbitMQ arguments subscription s's queue
-// is declared with, nil when none:
+// is declared with on a broker of version v, nil when none (the same on
+// every version today):
 //
 //   - x-queue-type when QueueType is set;
 //   - x-delivery-limit (an int64) on a quorum queue, always:
@@ -15,7 +134,7 @@ import "github.com/streamgen/streamgen/runtime"
 //     or expired) is parked there rather than dropped; on a quorum queue
 //     with x-dead-letter-strategy at-least-once (which needs x-overflow
 //     reject-publish), so that it survives the loss of a node on its way.
-func QueueArguments(s *runtime.Subscription) map[string]any {
+func QueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[string]any {
 	var args map[string]any
 	set := func(k string, v any) {
 		if args == nil {
@@ -44,14 +163,20 @@ func QueueArguments(s *runtime.Subscription) map[string]any {
 }
 
 // DeadLetterQueueArguments returns the RabbitMQ arguments the
-// dead-letter queues of subscription s are declared with: x-queue-type
-// quorum for a quorum subscription, so parked messages are replicated as
-// its own are; nil otherwise. (On RabbitMQ 4.0 and later runtime/rabbitmq
-// adds x-delivery-limit -1 to a quorum dead-letter queue, so that reading
-// its letters and handing them back never drops one.)
-func DeadLetterQueueArguments(s *runtime.Subscription) map[string]any {
-	if s.QueueType == runtime.QuorumQueue {
-		return map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
+// dead-letter queues of subscription s are declared with on a broker of
+// version v: x-queue-type quorum for a quorum subscription, so parked
+// messages are replicated as its own are, and there, where the broker
+// gives quorum queues a delivery limit of its own (4.0 and later:
+// DefaultDeliveryLimit), x-delivery-limit -1 (no limit), so that reading
+// its letters and handing them back never drops one; nil for a classic
+// subscription.
+func DeadLetterQueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[string]any {
+	if s.QueueType != runtime.QuorumQueue {
+		return nil
 	}
-	return nil
+	args := map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
+	if v.DefaultDeliveryLimit() {
+		args["x-delivery-limit"] = int64(-1)
+	}
+	return args
 }

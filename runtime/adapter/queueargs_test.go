@@ -42,17 +42,18 @@ func TestWaitQueues(t *testing.T) {
 }
 
 func TestWaitQueueArguments(t *testing.T) {
+	var v3 adapter.RabbitMQVersion // 3.x, or a version unknown
 	jobs := &runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{1500 * time.Microsecond, time.Second},
 		Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3})}}
 	qs := adapter.WaitQueues(jobs)
 	for i, wantTTL := range []int64{2, 1000} {
-		args := adapter.WaitQueueArguments(jobs, qs[i])
+		args := adapter.WaitQueueArguments(jobs, qs[i], v3)
 		want := map[string]any{"x-message-ttl": wantTTL, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "jobs"}
 		if fmt.Sprint(args) != fmt.Sprint(want) || args["x-message-ttl"] != wantTTL {
 			t.Errorf("WaitQueueArguments(%s) = %#v, want %#v", qs[i].Name, args, want)
 		}
 	}
-	if ttl := adapter.WaitQueueArguments(jobs, adapter.WaitQueue{Name: "jobs.retry", TTL: time.Microsecond})["x-message-ttl"]; ttl != int64(1) {
+	if ttl := adapter.WaitQueueArguments(jobs, adapter.WaitQueue{Name: "jobs.retry", TTL: time.Microsecond}, v3)["x-message-ttl"]; ttl != int64(1) {
 		t.Errorf("x-message-ttl of a 1µs wait = %v, want 1: 0 would expire copies at once", ttl)
 	}
 }
@@ -60,38 +61,39 @@ func TestWaitQueueArguments(t *testing.T) {
 // A quorum subscription's wait queues are quorum queues that move expired
 // copies back at least once, and its dead-letter queues are quorum queues.
 func TestQuorumQueueArguments(t *testing.T) {
+	var v3 adapter.RabbitMQVersion // 3.x, or a version unknown
 	jobs := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: 4, SingleActiveConsumer: true,
 		Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"})}}
-	if got, want := fmt.Sprint(adapter.QueueArguments(jobs)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-dead-letter-strategy:at-least-once x-delivery-limit:4 x-overflow:reject-publish x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+	if got, want := fmt.Sprint(adapter.QueueArguments(jobs, v3)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-dead-letter-strategy:at-least-once x-delivery-limit:4 x-overflow:reject-publish x-queue-type:quorum x-single-active-consumer:true]"; got != want {
 		t.Errorf("QueueArguments() = %s, want %s", got, want)
 	}
-	if limit := adapter.QueueArguments(jobs)["x-delivery-limit"]; limit != int64(4) {
+	if limit := adapter.QueueArguments(jobs, v3)["x-delivery-limit"]; limit != int64(4) {
 		t.Errorf("x-delivery-limit = %#v, want int64(4)", limit)
 	}
-	wait := adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])
+	wait := adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0], v3)
 	if got, want := fmt.Sprint(wait), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:10000 x-overflow:reject-publish x-queue-type:quorum]"; got != want {
 		t.Errorf("WaitQueueArguments() = %s, want %s", got, want)
 	}
-	if got, want := fmt.Sprint(adapter.DeadLetterQueueArguments(jobs)), "map[x-queue-type:quorum]"; got != want {
+	if got, want := fmt.Sprint(adapter.DeadLetterQueueArguments(jobs, v3)), "map[x-queue-type:quorum]"; got != want {
 		t.Errorf("DeadLetterQueueArguments() = %s, want %s", got, want)
 	}
 
 	classic := &runtime.Subscription{Name: "jobs", Handlers: jobs.Handlers}
-	if got, want := fmt.Sprint(adapter.QueueArguments(classic)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead]"; got != want {
+	if got, want := fmt.Sprint(adapter.QueueArguments(classic, v3)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead]"; got != want {
 		t.Errorf("a classic subscription's QueueArguments() = %s, want %s: it dead-letters, with no delivery limit", got, want)
 	}
 	noDL := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{retryingHandler("Job", runtime.Policy{MaxAttempts: 3})}}
-	if args := adapter.QueueArguments(noDL); args != nil {
+	if args := adapter.QueueArguments(noDL, v3); args != nil {
 		t.Errorf("QueueArguments() of a classic subscription with no dead_letter = %v, want nil", args)
 	}
-	if args := adapter.DeadLetterQueueArguments(classic); args != nil {
+	if args := adapter.DeadLetterQueueArguments(classic, v3); args != nil {
 		t.Errorf("a classic subscription's DeadLetterQueueArguments() = %v, want nil", args)
 	}
-	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0])["x-queue-type"]; ok {
+	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0], v3)["x-queue-type"]; ok {
 		t.Error("a classic subscription's wait queue has an x-queue-type")
 	}
 	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
-	if got, want := fmt.Sprint(adapter.QueueArguments(named)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {
+	if got, want := fmt.Sprint(adapter.QueueArguments(named, v3)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {
 		t.Errorf("QueueArguments() with queue_type=classic = %s, want %s", got, want)
 	}
 }
@@ -101,6 +103,7 @@ func TestQuorumQueueArguments(t *testing.T) {
 // none, and a quorum queue without a dead-letter queue still has one (the
 // broker drops what passes it), but no dead-lettering.
 func TestDeliveryLimitInForce(t *testing.T) {
+	var v3 adapter.RabbitMQVersion // 3.x, or a version unknown
 	quorum := func(limit int, attempts ...int) *runtime.Subscription {
 		s := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, DeliveryLimit: limit}
 		for i, n := range attempts {
@@ -124,12 +127,101 @@ func TestDeliveryLimitInForce(t *testing.T) {
 			t.Errorf("DeliveryLimitInForce() of %s with delivery_limit=%d and handlers %v = %d, want %d",
 				c.sub.QueueType, c.sub.DeliveryLimit, c.sub.Handlers, got, c.want)
 		}
-		if c.want > 0 && adapter.QueueArguments(c.sub)["x-delivery-limit"] != int64(c.want) {
-			t.Errorf("x-delivery-limit = %#v, want int64(%d)", adapter.QueueArguments(c.sub)["x-delivery-limit"], c.want)
+		if c.want > 0 && adapter.QueueArguments(c.sub, v3)["x-delivery-limit"] != int64(c.want) {
+			t.Errorf("x-delivery-limit = %#v, want int64(%d)", adapter.QueueArguments(c.sub, v3)["x-delivery-limit"], c.want)
 		}
 	}
 	q := quorum(0, 3)
-	if got, want := fmt.Sprint(adapter.QueueArguments(q)), "map[x-delivery-limit:3 x-queue-type:quorum]"; got != want {
+	if got, want := fmt.Sprint(adapter.QueueArguments(q, v3)), "map[x-delivery-limit:3 x-queue-type:quorum]"; got != want {
 		t.Errorf("a quorum subscription with no dead_letter: QueueArguments() = %s, want %s", got, want)
+	}
+}
+
+// Topology lists every queue once, consumed queues first, and gives each
+// the arguments of its role for the broker's version: on RabbitMQ 4.0 and
+// later a quorum dead-letter queue has no delivery limit (-1), which
+// streamgen adds of its own accord.
+func TestTopology(t *testing.T) {
+	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
+	jobs := &runtime.Subscription{
+		Name: "jobs", QueueType: runtime.QuorumQueue, RetryDelays: []time.Duration{time.Second, time.Minute},
+		Handlers: []runtime.Handler{
+			runtime.Handle("A", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dl"}, noop),
+			runtime.Handle("B", runtime.Policy{DeadLetter: "parked"}, noop),
+		},
+	}
+	parked := &runtime.Subscription{Name: "parked", Handlers: []runtime.Handler{runtime.Handle("A", runtime.Policy{}, noop)}}
+	subs := []*runtime.Subscription{jobs, parked}
+	describe := func(qs []adapter.Queue) []string {
+		var out []string
+		for _, q := range qs {
+			out = append(out, fmt.Sprintf("%s %s of %s %v %v lacking %v", q.Name, q.Role, q.Subscription, q.TTL, q.Arguments, q.Defaulted))
+		}
+		return out
+	}
+	v3 := []string{
+		"jobs queue of jobs 0s map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dl x-dead-letter-strategy:at-least-once x-delivery-limit:3 x-overflow:reject-publish x-queue-type:quorum] lacking [x-dead-letter-exchange x-dead-letter-routing-key x-dead-letter-strategy x-overflow x-delivery-limit]",
+		"parked queue of parked 0s map[] lacking []",
+		"jobs.retry.1s wait queue of jobs 1s map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:1000 x-overflow:reject-publish x-queue-type:quorum] lacking []",
+		"jobs.retry.1m wait queue of jobs 1m0s map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:60000 x-overflow:reject-publish x-queue-type:quorum] lacking []",
+		"jobs.dl dead-letter queue of jobs 0s map[x-queue-type:quorum] lacking []",
+	}
+	v4 := slices.Clone(v3)
+	v4[4] = "jobs.dl dead-letter queue of jobs 0s map[x-delivery-limit:-1 x-queue-type:quorum] lacking [x-delivery-limit]"
+	for _, c := range []struct {
+		v    adapter.RabbitMQVersion
+		want []string
+	}{
+		{adapter.RabbitMQVersion{}, v3},
+		{adapter.RabbitMQVersion{Major: 3, Minor: 13}, v3},
+		{adapter.RabbitMQVersion{Major: 4}, v4},
+		{adapter.RabbitMQVersion{Major: 4, Minor: 3}, v4},
+	} {
+		got := describe(adapter.Topology(subs, c.v))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Topology on %d.%d:\n got %q\nwant %q", c.v.Major, c.v.Minor, got, c.want)
+		}
+	}
+	if dl := adapter.Topology(subs, adapter.RabbitMQVersion{Major: 4})[4]; dl.Arguments["x-delivery-limit"] != int64(-1) {
+		t.Errorf("x-delivery-limit = %#v, want int64(-1)", dl.Arguments["x-delivery-limit"])
+	}
+	// The dead-letter queue another subscription consumes is declared as
+	// that one's queue.
+	if q := adapter.Topology(subs, adapter.RabbitMQVersion{Major: 4})[1]; q.Name != "parked" || q.Role != adapter.ConsumedRole || q.Arguments != nil {
+		t.Errorf("parked = %+v, want it declared as the queue parked consumes", q)
+	}
+}
+
+// Every version's arguments are those of the latest ArgumentVersions entry
+// it is at least: no rule changes at a version that list leaves out.
+func TestArgumentVersions(t *testing.T) {
+	versions := adapter.ArgumentVersions()
+	if len(versions) == 0 || versions[0] != (adapter.RabbitMQVersion{}) {
+		t.Fatalf("ArgumentVersions() = %v, want the zero version first", versions)
+	}
+	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
+	var subs []*runtime.Subscription
+	for _, qt := range []runtime.QueueType{"", runtime.ClassicQueue, runtime.QuorumQueue} {
+		subs = append(subs, &runtime.Subscription{Name: "jobs-" + string(qt), QueueType: qt, SingleActiveConsumer: true,
+			Handlers: []runtime.Handler{runtime.Handle("A", runtime.Policy{MaxAttempts: 3, DeadLetter: "dl-" + string(qt)}, noop)}})
+	}
+	for major := range 7 {
+		for minor := range 15 {
+			v := adapter.RabbitMQVersion{Major: major, Minor: minor}
+			base := versions[0]
+			for _, w := range versions {
+				if v.AtLeast(w.Major, w.Minor) {
+					base = w
+				}
+			}
+			if got, want := fmt.Sprint(adapter.Topology(subs, v)), fmt.Sprint(adapter.Topology(subs, base)); got != want {
+				t.Errorf("Topology on %d.%d differs from that on %d.%d, which ArgumentVersions names:\n%s\n%s", major, minor, base.Major, base.Minor, got, want)
+			}
+		}
+	}
+	for i, v := range versions[1:] {
+		if fmt.Sprint(adapter.Topology(subs, v)) == fmt.Sprint(adapter.Topology(subs, versions[i])) {
+			t.Errorf("ArgumentVersions names %d.%d, where no argument changes", v.Major, v.Minor)
+		}
 	}
 }

@@ -19,16 +19,16 @@ func WaitQueues(s *runtime.Subscription) []WaitQueue {
 }
 
 // WaitQueueArguments returns the RabbitMQ arguments the wait queue q of the
-// subscription s is declared with: x-message-ttl, q.TTL in milliseconds
+// subscription s is declared with on a broker of version v (the same on
+// every version today): x-message-ttl, q.TTL in milliseconds
 // (rounded up, at least 1, as an int64), and x-dead-letter-exchange ""
 // with x-dead-letter-routing-key s.Name, which send an expired retry copy
 // back to the subscription's queue. A quorum subscription's wait queue is
 // a quorum queue (x-queue-type quorum) that moves expired copies back
 // at least once (x-dead-letter-strategy at-least-once, which needs
 // x-overflow reject-publish), so a copy survives the loss of a node on
-// its way back. runtime/rabbitmq declares wait queues with them;
-// documents that describe the queues can show them.
-func WaitQueueArguments(s *runtime.Subscription, q WaitQueue) map[string]any {
+// its way back. Topology gives them with the wait queue.
+func WaitQueueArguments(s *runtime.Subscription, q WaitQueue, v RabbitMQVersion) map[string]any {
 	args := map[string]any{
 		"x-message-ttl":             max(int64((q.TTL+time.Millisecond-1)/time.Millisecond), 1), // 0 would expire copies at once
 		"x-dead-letter-exchange":    "",

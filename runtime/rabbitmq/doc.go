@@ -41,16 +41,17 @@
 //
 // # What Start declares
 //
-// For each subscription: its queue (durable; x-queue-type,
-// x-delivery-limit and x-single-active-consumer as queue_type,
-// delivery_limit and single_active_consumer say, as
-// adapter.QueueArguments gives them), one wait queue per
+// The queues adapter.Topology gives for the subscriptions and the
+// version of the broker reached, each with the arguments it gives: for each
+// subscription its queue (durable; x-queue-type, x-delivery-limit and
+// x-single-active-consumer as queue_type, delivery_limit and
+// single_active_consumer say: adapter.QueueArguments), one wait queue per
 // retry delay ("<queue>.retry", or "<queue>.retry.<delay>" for each step
 // of a ladder such as retry_delay=1s,10s,1m: durable, x-message-ttl the
 // delay, x-dead-letter-exchange "" and x-dead-letter-routing-key the
-// queue, as adapter.WaitQueueArguments gives them), and each
-// dead-letter queue (durable; adapter.DeadLetterQueueArguments);
-// QueueNames lists them all. A queue that already
+// queue: adapter.WaitQueueArguments), and each dead-letter queue
+// (durable; adapter.DeadLetterQueueArguments, which on RabbitMQ 4.0 and
+// later gives a quorum one x-delivery-limit -1); QueueNames lists them all. A queue that already
 // exists with other arguments makes Start fail with a TopologyError naming
 // the queue, the argument, both values and the fix. One exception: a
 // subscription's own queue may carry arguments the subscription does not

@@ -56,7 +56,7 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 	}
 	v := versionOf(conn.Properties)
 	b.noteVersion(v, conn.addr)
-	if err := declareTopology(conn, topology(subs), v, b.log); err != nil {
+	if err := declareTopology(conn, subs, v, b.log); err != nil {
 		_ = s.close(ctx)
 		return nil, err
 	}

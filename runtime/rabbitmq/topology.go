@@ -18,59 +18,6 @@ import (
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
-// queueRole is what a declared queue is for.
-type queueRole uint8
-
-const (
-	consumedQueue   queueRole = iota // a subscription's queue
-	waitQueue                        // retry copies wait out a TTL here
-	deadLetterQueue                  // parked messages
-)
-
-func (r queueRole) String() string {
-	switch r {
-	case waitQueue:
-		return "wait queue"
-	case deadLetterQueue:
-		return "dead-letter queue"
-	}
-	return "queue"
-}
-
-// queueSpec is one queue to declare (durable, not exclusive, not
-// auto-deleted).
-type queueSpec struct {
-	name string
-	role queueRole
-	args amqp.Table
-	// ttl is a wait queue's TTL, for error messages.
-	ttl time.Duration
-	// subscription is the subscription that needs the queue.
-	subscription string
-	// defaulted are the arguments among args that the subscription does
-	// not ask for but streamgen adds of its own accord (dead-lettering, a
-	// delivery limit): a queue declared before it added them lacks them,
-	// and is used as it is, with a warning (see declareTopology).
-	defaulted []string
-	// quorum reports a quorum queue.
-	quorum bool
-}
-
-// argsFor returns the arguments s is declared with on a broker of version
-// v: s.args, and on RabbitMQ 4.0 and later x-delivery-limit -1 (no limit)
-// for a quorum dead-letter queue, which would otherwise drop a letter read
-// and handed back 20 times. It returns the defaulted arguments with them.
-func (s queueSpec) argsFor(v serverVersion) (amqp.Table, []string) {
-	if s.role != deadLetterQueue || !s.quorum || !v.defaultDeliveryLimit() {
-		return s.args, s.defaulted
-	}
-	args := amqp.Table{"x-delivery-limit": int64(-1)}
-	for k, x := range s.args {
-		args[k] = x
-	}
-	return args, append(slices.Clone(s.defaulted), "x-delivery-limit")
-}
-
 // without returns args less the names.
 func without(args amqp.Table, names []string) amqp.Table {
 	out := amqp.Table{}
@@ -85,56 +32,15 @@ func without(args amqp.Table, names []string) amqp.Table {
 	return out
 }
 
-// topology lists the queues subs need, each once: the consumed queues
-// first, then the wait queues, then the dead-letter queues (a dead-letter
-// queue that another subscription consumes is declared as that one's
-// queue).
-func topology(subs []*runtime.Subscription) []queueSpec {
-	var out []queueSpec
-	seen := map[string]bool{}
-	add := func(s queueSpec) {
-		if !seen[s.name] {
-			seen[s.name] = true
-			out = append(out, s)
-		}
-	}
-	for _, sub := range subs {
-		var defaulted []string
-		if sub.QueueDeadLetter() != "" {
-			defaulted = append(defaulted, "x-dead-letter-exchange", "x-dead-letter-routing-key")
-			if sub.QueueType == runtime.QuorumQueue {
-				defaulted = append(defaulted, "x-dead-letter-strategy", "x-overflow")
-			}
-		}
-		if sub.QueueType == runtime.QuorumQueue && sub.DeliveryLimit == 0 {
-			defaulted = append(defaulted, "x-delivery-limit")
-		}
-		add(queueSpec{name: sub.Name, role: consumedQueue, args: amqp.Table(adapter.QueueArguments(sub)), subscription: sub.Name,
-			defaulted: defaulted, quorum: sub.QueueType == runtime.QuorumQueue})
-	}
-	for _, sub := range subs {
-		for _, wq := range adapter.WaitQueues(sub) {
-			add(queueSpec{name: wq.Name, role: waitQueue, ttl: wq.TTL, subscription: sub.Name, args: amqp.Table(adapter.WaitQueueArguments(sub, wq))})
-		}
-	}
-	for _, sub := range subs {
-		for _, dl := range sub.DeadLetters() {
-			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(adapter.DeadLetterQueueArguments(sub)),
-				quorum: sub.QueueType == runtime.QuorumQueue})
-		}
-	}
-	return out
-}
-
 // QueueNames returns the names of the queues a Broker declares for subs,
 // each once, in the order it declares them: the subscriptions' queues, then
-// their wait queues, then their dead-letter queues. Tools that create,
-// inspect or delete those queues use it.
+// their wait queues, then their dead-letter queues (adapter.Topology).
+// Tools that create, inspect or delete those queues use it.
 func QueueNames(subs ...*runtime.Subscription) []string {
-	specs := topology(subs)
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
+	queues := adapter.Topology(subs, adapter.RabbitMQVersion{})
+	names := make([]string, len(queues))
+	for i, q := range queues {
+		names[i] = q.Name
 	}
 	return names
 }
@@ -144,36 +50,37 @@ type channelOpener interface {
 	Channel() (*amqp.Channel, error)
 }
 
-// declareTopology declares specs on conn, a connection to a broker of
-// version v. Queues whose arguments differ from an existing queue's are
-// reported together, as TopologyErrors, with two exceptions, each used as
-// it is with a log line that says so:
+// declareTopology declares the queues subs need on conn, a connection to a
+// broker of version v, as adapter.Topology gives them. Queues whose
+// arguments differ from an existing queue's are reported together, as
+// TopologyErrors, with two exceptions, each used as it is with a log line
+// that says so:
 //
 //   - a consumed queue that exists with arguments a subscription does not
 //     set (an operator's dead-letter exchange, a length limit...);
 //   - a queue that lacks only arguments streamgen adds of its own accord
-//     (queueSpec.defaulted): declared by an earlier release, or by hand,
+//     (adapter.Queue.Defaulted): declared by an earlier release, or by hand,
 //     it keeps working as before, and the warning says what it misses and
 //     how to add it.
-func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log *slog.Logger) error {
+func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverVersion, log *slog.Logger) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("rabbitmq: open a channel to declare queues: %w", err)
 	}
 	defer func() { _ = ch.Close() }()
 	var errs []error
-	for _, s := range specs {
-		args, defaulted := s.argsFor(v)
+	for _, s := range adapter.Topology(subs, v.queues()) {
+		args, defaulted := amqp.Table(s.Arguments), s.Defaulted
 		var lacks []string
 		own := false // the queue has values of its own for them
 		for {
-			_, err := ch.QueueDeclare(s.name, true, false, false, false, args)
+			_, err := ch.QueueDeclare(s.Name, true, false, false, false, args)
 			if err == nil {
 				break
 			}
 			var ae *amqp.Error
 			if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
-				return fmt.Errorf("rabbitmq: declare %s %q: %w", s.role, s.name, err)
+				return fmt.Errorf("rabbitmq: declare %s %q: %w", s.Role, s.Name, err)
 			}
 			// A precondition failure closes the channel: reopen it.
 			if ch, err = conn.Channel(); err != nil {
@@ -188,14 +95,14 @@ func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log
 				args = without(args, defaulted)
 				continue
 			}
-			if s.role == consumedQueue && mismatch.argument != "" && !mismatch.wantSet && mismatch.argument != "durable" {
+			if s.Role == adapter.ConsumedRole && mismatch.argument != "" && !mismatch.wantSet && mismatch.argument != "durable" {
 				// The queue has an argument we do not set: make sure it exists
 				// and use it as the operator declared it.
-				if _, err := ch.QueueDeclarePassive(s.name, true, false, false, false, nil); err != nil {
-					return fmt.Errorf("rabbitmq: declare queue %q: %w", s.name, err)
+				if _, err := ch.QueueDeclarePassive(s.Name, true, false, false, false, nil); err != nil {
+					return fmt.Errorf("rabbitmq: declare queue %q: %w", s.Name, err)
 				}
 				log.Info("rabbitmq: queue exists with an argument the subscription does not set; using it as declared",
-					"queue", s.name, "argument", mismatch.argument, "value", mismatch.have)
+					"queue", s.Name, "argument", mismatch.argument, "value", mismatch.have)
 				break
 			}
 			errs = append(errs, newTopologyError(s, mismatch, ae))
@@ -204,10 +111,10 @@ func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log
 		}
 		switch {
 		case lacks != nil && own:
-			log.Info("rabbitmq: "+s.role.String()+" exists with dead-letter arguments of its own; using it as declared", "queue", s.name,
+			log.Info("rabbitmq: "+s.Role.String()+" exists with dead-letter arguments of its own; using it as declared", "queue", s.Name,
 				"instead_of", strings.Join(lacks, ","))
 		case lacks != nil:
-			log.Warn("rabbitmq: "+s.role.String()+" exists without arguments streamgen now declares it with; using it as it is", "queue", s.name,
+			log.Warn("rabbitmq: "+s.Role.String()+" exists without arguments streamgen now declares it with; using it as it is", "queue", s.Name,
 				"lacks", strings.Join(lacks, ","), "so", lackingCost(s), "fix", lackingFix(s, lacks))
 		}
 	}
@@ -216,8 +123,8 @@ func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log
 
 // lackingCost says what a queue declared without its defaulted arguments
 // costs.
-func lackingCost(s queueSpec) string {
-	if s.role == deadLetterQueue {
+func lackingCost(s adapter.Queue) string {
+	if s.Role == adapter.DeadLetterRole {
 		return "RabbitMQ 4 gives it a delivery limit of 20: a letter read and handed back 20 times is dropped"
 	}
 	return "a message the broker gives up on is dropped, not parked: the worker still parks a message handed back as often as the delivery limit, but should it crash even then, or should the message expire, the broker drops it"
@@ -225,24 +132,20 @@ func lackingCost(s queueSpec) string {
 
 // lackingFix says how to give a queue its defaulted arguments without
 // deleting it: a policy, which applies to an existing queue.
-func lackingFix(s queueSpec, lacks []string) string {
+func lackingFix(s adapter.Queue, lacks []string) string {
 	def := map[string]any{}
 	for _, name := range lacks {
-		key := strings.TrimPrefix(name, "x-")
 		if name == "x-overflow" {
 			continue // only with a length limit; the strategy needs it
 		}
-		def[key] = s.args[name]
-		if s.role == deadLetterQueue && name == "x-delivery-limit" {
-			def[key] = -1
-		}
+		def[strings.TrimPrefix(name, "x-")] = s.Arguments[name]
 	}
 	if _, ok := def["dead-letter-strategy"]; ok {
 		def["overflow"] = "reject-publish"
 	}
 	js, _ := json.Marshal(def)
 	return fmt.Sprintf("apply a policy to it, for example rabbitmqctl set_policy streamgen-%s '^%s$' '%s' --apply-to queues (a policy of the operator's own for it takes the place of this one), or move its messages elsewhere and delete it when empty so that it is declared again",
-		s.name, regexp.QuoteMeta(s.name), js)
+		s.Name, regexp.QuoteMeta(s.Name), js)
 }
 
 // TopologyError is a queue, or an exchange, that exists with other
@@ -274,16 +177,16 @@ type TopologyError struct {
 	declared string // what the subscription declares, for a person
 }
 
-func newTopologyError(s queueSpec, m mismatch, err *amqp.Error) *TopologyError {
+func newTopologyError(s adapter.Queue, m mismatch, err *amqp.Error) *TopologyError {
 	e := &TopologyError{
-		Queue: s.name, Role: s.role.String(), Subscription: s.subscription,
+		Queue: s.Name, Role: s.Role.String(), Subscription: s.Subscription,
 		Argument: m.argument, Want: m.want, Have: m.have,
 		Fix: fixFor(s, m), Err: err,
 	}
-	if s.role == waitQueue && m.argument == "x-message-ttl" {
-		e.declared = "retry_delay is " + annotvalue.FormatDuration(s.ttl)
+	if s.Role == adapter.WaitRole && m.argument == "x-message-ttl" {
+		e.declared = "retry_delay is " + annotvalue.FormatDuration(s.TTL)
 	} else {
-		e.declared = fmt.Sprintf("subscription %s declares it with %s", s.subscription, argText(m.argument, m.want))
+		e.declared = fmt.Sprintf("subscription %s declares it with %s", s.Subscription, argText(m.argument, m.want))
 	}
 	return e
 }
@@ -315,10 +218,10 @@ func argText(arg, value string) string {
 }
 
 // fixFor says how to resolve a mismatch on s.
-func fixFor(s queueSpec, m mismatch) string {
-	deleteIt := fmt.Sprintf("delete it when empty (rabbitmqctl delete_queue %s)", s.name)
-	switch s.role {
-	case waitQueue:
+func fixFor(s adapter.Queue, m mismatch) string {
+	deleteIt := fmt.Sprintf("delete it when empty (rabbitmqctl delete_queue %s)", s.Name)
+	switch s.Role {
+	case adapter.WaitRole:
 		if m.argument == "x-message-ttl" {
 			if ms, err := strconv.ParseInt(m.have, 10, 64); err == nil {
 				return fmt.Sprintf("%s or keep retry_delay=%s", deleteIt, annotvalue.FormatDuration(time.Duration(ms)*time.Millisecond))
@@ -326,12 +229,12 @@ func fixFor(s queueSpec, m mismatch) string {
 		}
 		switch m.argument {
 		case "x-queue-type", "x-overflow", "x-dead-letter-strategy":
-			if s.args["x-queue-type"] == string(runtime.QuorumQueue) {
+			if s.Arguments["x-queue-type"] == string(runtime.QuorumQueue) {
 				return "the wait queues of a quorum subscription are quorum queues: " + deleteIt + " so that it is declared again as one"
 			}
 		}
 		return deleteIt + " so that it is declared again; wait queue arguments are fixed when the queue is created"
-	case deadLetterQueue:
+	case adapter.DeadLetterRole:
 		if m.argument == "x-queue-type" {
 			return "a dead-letter queue is a quorum queue when the subscription's is: move its messages elsewhere and " + deleteIt + ", or name another dead_letter"
 		}

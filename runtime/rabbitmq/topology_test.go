@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,21 +39,21 @@ func TestParseMismatch(t *testing.T) {
 
 func TestTopologyErrorText(t *testing.T) {
 	testkit.NoLeaks(t)
-	wait := queueSpec{name: "jobs.retry", role: waitQueue, ttl: 5 * time.Second, subscription: "jobs"}
+	wait := adapter.Queue{Name: "jobs.retry", Role: adapter.WaitRole, TTL: 5 * time.Second, Subscription: "jobs"}
 	e := newTopologyError(wait, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'jobs.retry' in vhost '/': received '5000' but current is '10000'"), &amqp.Error{Code: 406})
 	want := "rabbitmq: wait queue jobs.retry exists with x-message-ttl 10000 ms but retry_delay is 5s: delete it when empty (rabbitmqctl delete_queue jobs.retry) or keep retry_delay=10s"
 	if e.Error() != want {
 		t.Errorf("wait queue TTL error:\n got %s\nwant %s", e, want)
 	}
 
-	dl := queueSpec{name: "jobs.dl", role: deadLetterQueue, subscription: "jobs"}
+	dl := adapter.Queue{Name: "jobs.dl", Role: adapter.DeadLetterRole, Subscription: "jobs"}
 	e = newTopologyError(dl, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-max-length' for queue 'jobs.dl' in vhost '/': received none but current is the value '10' of type 'long'"), &amqp.Error{Code: 406})
 	want = "rabbitmq: dead-letter queue jobs.dl exists with x-max-length 10 but subscription jobs declares it with x-max-length not set: delete it when empty (rabbitmqctl delete_queue jobs.dl) so that it is declared as a plain durable queue, or name another dead_letter"
 	if e.Error() != want {
 		t.Errorf("dead-letter queue error:\n got %s\nwant %s", e, want)
 	}
 
-	q := queueSpec{name: "jobs", role: consumedQueue, subscription: "jobs", args: amqp.Table{"x-queue-type": "quorum"}}
+	q := adapter.Queue{Name: "jobs", Role: adapter.ConsumedRole, Subscription: "jobs", Arguments: map[string]any{"x-queue-type": "quorum"}}
 	e = newTopologyError(q, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received the value 'quorum' of type 'longstr' but current is none"), &amqp.Error{Code: 406})
 	want = "rabbitmq: queue jobs exists with x-queue-type not set but subscription jobs declares it with x-queue-type quorum: a queue's type never changes: move its messages elsewhere and delete it when empty (rabbitmqctl delete_queue jobs), or set queue_type to match"
 	if e.Error() != want {
@@ -60,7 +61,7 @@ func TestTopologyErrorText(t *testing.T) {
 	}
 }
 
-func TestTopologyOfSubscriptions(t *testing.T) {
+func TestQueueNames(t *testing.T) {
 	testkit.NoLeaks(t)
 	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
 	jobs := &runtime.Subscription{
@@ -71,29 +72,32 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 		},
 	}
 	parked := &runtime.Subscription{Name: "parked", Handlers: []runtime.Handler{runtime.Handle("A", runtime.Policy{}, noop)}}
-	specs := topology([]*runtime.Subscription{jobs, parked})
-	var names []string
-	for _, s := range specs {
-		names = append(names, s.name+":"+s.role.String())
-	}
-	want := []string{"jobs:queue", "parked:queue", "jobs.retry.1s:wait queue", "jobs.retry.1m:wait queue", "jobs.dl:dead-letter queue"}
-	if fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Errorf("topology = %v, want %v", names, want)
-	}
-	if specs[0].args["x-queue-type"] != "quorum" || specs[1].args != nil {
-		t.Errorf("queue args = %v, %v; want x-queue-type quorum on jobs only", specs[0].args, specs[1].args)
-	}
-	w := specs[2].args
-	if w["x-message-ttl"] != int64(1000) || w["x-dead-letter-exchange"] != "" || w["x-dead-letter-routing-key"] != "jobs" {
-		t.Errorf("wait queue args = %v", w)
-	}
-	if fmt.Sprint(w) != fmt.Sprint(adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])) {
-		t.Errorf("wait queue args = %v, want the subscription's WaitQueueArguments", w)
-	}
 	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("QueueNames = %v, want %v", got, want)
 	}
 	if got := QueueNames(); len(got) != 0 {
 		t.Errorf("QueueNames() = %v, want none", got)
+	}
+}
+
+// What a quorum dead-letter queue is declared with on RabbitMQ 4 is
+// adapter.Topology's for the broker's version, and the fix for one that
+// lacks its delivery limit sets the value declared: -1.
+func TestTheDeclaredArgumentsAreTheTopologysForTheVersion(t *testing.T) {
+	testkit.NoLeaks(t)
+	v4 := versionOf(amqp.Table{"version": "4.1.2"})
+	if v4.queues() != (adapter.RabbitMQVersion{Major: 4, Minor: 1}) {
+		t.Errorf("queues() of 4.1.2 = %+v", v4.queues())
+	}
+	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
+	jobs := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue,
+		Handlers: []runtime.Handler{runtime.Handle("A", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dl"}, noop)}}
+	queues := adapter.Topology([]*runtime.Subscription{jobs}, v4.queues())
+	dl := queues[len(queues)-1]
+	if dl.Name != "jobs.dl" || fmt.Sprint(dl.Arguments) != "map[x-delivery-limit:-1 x-queue-type:quorum]" {
+		t.Fatalf("dead-letter queue on 4.1 = %+v", dl)
+	}
+	if fix := lackingFix(dl, dl.Defaulted); !strings.Contains(fix, `'{"delivery-limit":-1}'`) {
+		t.Errorf("fix for a dead-letter queue without its delivery limit = %s", fix)
 	}
 }

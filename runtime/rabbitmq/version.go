@@ -5,17 +5,14 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // serverVersion is the version of RabbitMQ a connection reached, as its
 // connection.start's server properties say ("4.3.6"). Where RabbitMQ's
-// behaviour differs by version, the Broker chooses by it:
-//
-//   - 4.0 and later give a quorum queue a delivery limit of 20 unless it
-//     sets one, so a quorum dead-letter queue is declared with
-//     x-delivery-limit -1 there (no limit), to drop no letter however
-//     often it is read and handed back; 3.x has no default limit and no
-//     -1.
+// behaviour differs by version, the Broker chooses by it: the queues'
+// arguments are adapter.Topology's for it (queues).
 type serverVersion struct {
 	major, minor, patch int
 	// text is the version as the broker wrote it, "" when it did not.
@@ -43,14 +40,18 @@ func versionOf(props amqp.Table) serverVersion {
 	return v
 }
 
-// atLeast reports whether v is major.minor or later.
-func (v serverVersion) atLeast(major, minor int) bool {
-	return v.major > major || v.major == major && v.minor >= minor
+// queues is v as adapter.Topology takes it.
+func (v serverVersion) queues() adapter.RabbitMQVersion {
+	return adapter.RabbitMQVersion{Major: v.major, Minor: v.minor}
 }
 
+// atLeast reports whether v is major.minor or later.
+func (v serverVersion) atLeast(major, minor int) bool { return v.queues().AtLeast(major, minor) }
+
 // defaultDeliveryLimit reports whether quorum queues declared without
-// x-delivery-limit get a limit anyway (RabbitMQ 4.0 and later: 20).
-func (v serverVersion) defaultDeliveryLimit() bool { return v.atLeast(4, 0) }
+// x-delivery-limit get a limit anyway (adapter.RabbitMQVersion's
+// DefaultDeliveryLimit: RabbitMQ 4.0 and later, 20).
+func (v serverVersion) defaultDeliveryLimit() bool { return v.queues().DefaultDeliveryLimit() }
 
 func (v serverVersion) String() string {
 	if v.text == "" {

@@ -204,9 +204,11 @@ func run(ctx context.Context, out io.Writer, s settings) error {
 	if err := checkParked(parked, s.parked); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nThey stay in %s for you to look at; the next run of the demo empties it first.\n", parkedQueue)
-	fmt.Fprintf(out, "  rabbitmqctl list_queues name messages\n")
-	fmt.Fprintf(out, "  rabbitmqadmin get queue=%s count=10 ackmode=ack_requeue_true   (with the management plugin)\n", parkedQueue)
+	fmt.Fprintf(out, "\nThey stay in %s for you to look at with streamgen dlq (go run ./cmd/streamgen dlq in this\n", parkedQueue)
+	fmt.Fprintf(out, "repository); the next run of the demo empties it first.\n")
+	fmt.Fprintf(out, "  streamgen dlq ls %s                the letters by group: count, types, source, reason\n", parkedQueue)
+	fmt.Fprintf(out, "  streamgen dlq show %s              each letter: why it is there, its headers and body\n", parkedQueue)
+	fmt.Fprintf(out, "  streamgen dlq replay -id o-3 %s    o-3 back to %s, for a fresh set of attempts\n", parkedQueue, received)
 	fmt.Fprintf(out, "\nEverything happened as expected.\n")
 	return nil
 }

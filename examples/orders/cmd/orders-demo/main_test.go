@@ -76,6 +76,8 @@ func TestDemoRunsTwiceInARow(t *testing.T) {
 			{"the parked messages", `(?m)^  (o-3|o-4|r-1) \((OrderPlaced|OrderRefunded)\) \{`, 3},
 			{"their reasons", `(?m)^    x-streamgen-reason: +\S`, 3},
 			{"their attempts", `(?m)^    x-streamgen-attempts: +[15]$`, 3},
+			{"how to look at the parked messages", `(?m)^  streamgen dlq (ls|show|replay -id o-3) ` + p + `orders.parked `, 3},
+			{"no rabbitmqctl", `rabbitmqctl|rabbitmqadmin`, 0},
 			{"the conclusion", `Everything happened as expected.`, 1},
 			{"no password", `guest:guest`, 0},
 		} {

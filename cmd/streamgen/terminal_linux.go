@@ -1,0 +1,6 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+// ioctlReadTermios reads a terminal's settings; only a terminal has them.
+const ioctlReadTermios = unix.TCGETS
