@@ -237,7 +237,7 @@ func TestDLQServeSkipsAQueueItCannotShow(t *testing.T) {
 		t.Fatalf("serve shows %q", lines)
 	}
 	testkit.Eventually(t, "the warning", func() bool {
-		return strings.Contains(stderr.String(), "streamgen dlq serve: warning: not shown: queue "+missing+" does not exist") &&
+		return strings.Contains(stderr.String(), "streamgen dlq serve: warning: not shown: dead-letter queue "+missing+" does not exist") &&
 			strings.Contains(stderr.String(), "is it on another broker")
 	})
 	if strings.Contains(stderr.String(), "guest:guest") {
