@@ -248,7 +248,7 @@ func TestDLQServeSkipsAQueueItCannotShow(t *testing.T) {
 	}
 	// With no queue left to show, serve stops.
 	_, errOut, status := dlqRun(t, "", "serve", "-url", brokerurl.RabbitMQ(), "-addr", "127.0.0.1:0", missing)
-	if status != 1 || !strings.Contains(errOut, "not shown: queue "+missing) || !strings.Contains(errOut, "nothing to serve") {
+	if status != 1 || !strings.Contains(errOut, "not shown: dead-letter queue "+missing) || !strings.Contains(errOut, "nothing to serve") {
 		t.Fatalf("serve of a missing queue alone: status %d\n%s", status, errOut)
 	}
 }
