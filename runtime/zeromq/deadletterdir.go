@@ -51,14 +51,46 @@ const (
 
 var _ deadletter.Store = (*DeadLetterDir)(nil)
 
-// OpenDeadLetterDir returns the store in directory path, creating it when it does
-// not exist.
+// OpenDeadLetterDir returns the store in directory path, which must exist:
+// a path that is not there is taken for a mistyped one, not made into an
+// empty store. CreateDeadLetterDir makes the directory.
 func OpenDeadLetterDir(path string) (*DeadLetterDir, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &dirError{msg: fmt.Sprintf("deadletter: directory %s does not exist: check the path (streamgen dlq keep creates it)", path), err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("deadletter: %s is not a directory: give the directory streamgen dlq keep writes", path)
+	}
+	return newDeadLetterDir(path), nil
+}
+
+// CreateDeadLetterDir returns the store in directory path, creating it
+// when it does not exist: for a Keeper, or to import letters into a new
+// directory.
+func CreateDeadLetterDir(path string) (*DeadLetterDir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
 	}
-	return &DeadLetterDir{path: path}, nil
+	return OpenDeadLetterDir(path)
 }
+
+func newDeadLetterDir(path string) *DeadLetterDir {
+	return &DeadLetterDir{path: path}
+}
+
+// dirError is an error whose text says all, wrapping the error it comes
+// of for errors.Is.
+type dirError struct {
+	msg string
+	err error
+}
+
+func (e *dirError) Error() string { return e.msg }
+func (e *dirError) Unwrap() error { return e.err }
 
 // Name is the directory.
 func (d *DeadLetterDir) Name() string { return d.path }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +100,36 @@ func TestDirRewritesItselfAfterAPurge(t *testing.T) {
 	}
 	if len(ids) != 100 || ids[0] != "d-1200" || ids[99] != "d-1299" {
 		t.Fatalf("%d letters left, from %v", len(ids), ids[:min(len(ids), 3)])
+	}
+}
+
+// Opening a directory that is not there fails and creates nothing: a
+// mistyped path is not an empty store. CreateDeadLetterDir makes it.
+func TestOpenDirRefusesADirectoryThatIsNotThere(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mistyped")
+	_, err := zeromq.OpenDeadLetterDir(path)
+	want := "directory " + path + " does not exist: check the path (streamgen dlq keep creates it)"
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("OpenDeadLetterDir(%s) = %v; want an error saying %q", path, err, want)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("opening it made the directory: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "letters")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zeromq.OpenDeadLetterDir(file); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Fatalf("OpenDeadLetterDir of a file = %v", err)
+	}
+	d, err := zeromq.CreateDeadLetterDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.Len(context.Background()); err != nil || n != 0 {
+		t.Fatalf("a new directory: Len = %d, %v", n, err)
+	}
+	if _, err := zeromq.OpenDeadLetterDir(path); err != nil {
+		t.Fatalf("once created, OpenDeadLetterDir = %v", err)
 	}
 }

@@ -28,7 +28,7 @@ var errLocked = errors.New("locked by another process")
 type Keeper struct {
 	// Bind is the address to bind (tcp://host:port; port 0 picks one).
 	Bind string
-	// Dir is the directory to write to (OpenDeadLetterDir).
+	// Dir is the directory to write to (CreateDeadLetterDir).
 	Dir *DeadLetterDir
 	// Logger, when set, is told of letters kept and of errors.
 	Logger *slog.Logger
@@ -60,7 +60,7 @@ func (k *Keeper) Addr() string {
 // keeper runs on a directory at a time.
 func (k *Keeper) Run(ctx context.Context) error {
 	if k.Dir == nil {
-		return errors.New("zeromq: keeper: no Dir: set it to OpenDeadLetterDir(path)")
+		return errors.New("zeromq: keeper: no Dir: set it to CreateDeadLetterDir(path)")
 	}
 	log := k.Logger
 	if log == nil {
