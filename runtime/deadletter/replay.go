@@ -74,6 +74,11 @@ type Report struct {
 	// why (the first few).
 	Failed int
 	Errors []string
+	// ReplayedKept names the letters a replay sent (counted in Done) and
+	// could not remove from the store after all, by message id (by key,
+	// "key K", when a letter has none): a later replay sends them again.
+	// The replay's error says so too.
+	ReplayedKept []string
 }
 
 // Pick counts l as read and reports whether sel picks it, within its
