@@ -85,7 +85,10 @@ const (
 // tombstoneSize is the most bytes the tombstone of n letters takes.
 func tombstoneSize(n int) int { return len(`{"del":[]}`+"\n") + n*(idLen+3) }
 
-var _ deadletter.Store = (*DeadLetterDir)(nil)
+var (
+	_ deadletter.Store        = (*DeadLetterDir)(nil)
+	_ deadletter.TargetKinder = (*DeadLetterDir)(nil)
+)
 
 // OpenDeadLetterDir returns the store in directory path, which must exist:
 // a path that is not there is taken for a mistyped one, not made into an
@@ -432,6 +435,12 @@ func letterName(l *deadletter.Letter) string {
 		return id
 	}
 	return "key " + deadletter.LetterKey(l)
+}
+
+// TargetKinds says where a replay of the directory goes: to each letter's
+// source queue, or to one queue, at an address (Target.Address).
+func (d *DeadLetterDir) TargetKinds() []deadletter.TargetKind {
+	return []deadletter.TargetKind{deadletter.ToSourceAt, deadletter.ToQueueAt}
 }
 
 // replayedEnvelope is the message a ZeroMQ replay of l sends to queue:
