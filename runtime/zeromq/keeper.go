@@ -78,8 +78,9 @@ func (k *Keeper) Addr() string {
 }
 
 // Run keeps letters until ctx ends. It returns nil then, or an error
-// naming the letters it read and could not write before ctx ended, which
-// are lost. Only one keeper runs on a directory at a time.
+// naming the letters it read and could not write before ctx ended (or
+// could not encode), which are lost. Only one keeper runs on a directory
+// at a time.
 func (k *Keeper) Run(ctx context.Context) error {
 	if k.Dir == nil {
 		return errors.New("zeromq: keeper: no Dir: set it to CreateDeadLetterDir(path)")
@@ -93,6 +94,9 @@ func (k *Keeper) Run(ctx context.Context) error {
 		return fmt.Errorf("zeromq: keeper: directory %s: %w: another keeper runs on it; stop it, or give another directory", k.Dir.path, err)
 	}
 	defer unlock()
+	k.mu.Lock()
+	k.lost = nil
+	k.mu.Unlock()
 	w, err := k.Dir.writer()
 	if err != nil {
 		return err
@@ -104,12 +108,12 @@ func (k *Keeper) Run(ctx context.Context) error {
 	in, err := listenInbox(k.Bind, func(_ context.Context, frames [][]byte) bool {
 		l := keptLetter(frames)
 		if err := k.keep(ctx, w, l, log); err != nil {
-			log.Error("zeromq: keeper: stopped before a letter it read could be written: the letter is lost (ZeroMQ has no acknowledgements: its sender kept no copy)",
+			log.Error("zeromq: keeper: a letter it read could not be written: the letter is lost (ZeroMQ has no acknowledgements: its sender kept no copy)",
 				"dir", k.Dir.path, "message_id", l.MessageID(), "type", l.Type(), "source", l.Source, "reason", l.Reason, "err", err)
 			k.mu.Lock()
 			k.lost = append(k.lost, letterName(l))
 			k.mu.Unlock()
-			return false
+			return ctx.Err() == nil // a letter that cannot be encoded: read on
 		}
 		log.Debug("zeromq: letter kept", "dir", k.Dir.path, "message_id", l.MessageID(), "source", l.Source, "reason", l.Reason)
 		// Read the next letter only once there is room to keep it, and
@@ -129,7 +133,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.lost) > 0 {
-		return fmt.Errorf("zeromq: keeper: directory %s: stopped before %d letters it read could be written, which are lost: %s", k.Dir.path, len(k.lost), strings.Join(k.lost, ", "))
+		return fmt.Errorf("zeromq: keeper: directory %s: %d letters it read could not be written and are lost: %s", k.Dir.path, len(k.lost), strings.Join(k.lost, ", "))
 	}
 	return nil
 }
