@@ -81,7 +81,13 @@ func runDLQ(ctx context.Context, args []string, io dlqIO) int {
 	}
 	var q deadletter.Store
 	if c.dir != "" {
-		d, err := zeromq.OpenDeadLetterDir(c.dir)
+		// Only the keeper and import make the directory: for the others,
+		// a directory that is not there is a mistyped path.
+		open := zeromq.OpenDeadLetterDir
+		if c.name == "keep" || c.name == "import" {
+			open = zeromq.CreateDeadLetterDir
+		}
+		d, err := open(c.dir)
 		if err != nil {
 			fmt.Fprintf(io.stderr, "streamgen dlq %s: %s\n", c.name, c.redact(err))
 			return 1

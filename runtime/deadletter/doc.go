@@ -46,8 +46,9 @@
 // the attempt count and the dead-letter headers go, so the subscription
 // handles it as attempt 1 again, and x-streamgen-replays counts the
 // replays), to its source queue, another queue, an exchange (RabbitMQ) or
-// an address (ZeroMQ). A letter leaves the store only once its replay is
-// confirmed (RabbitMQ) or written (ZeroMQ):
+// an address (ZeroMQ); TargetKinds says which a store takes. A letter
+// leaves the store only once its replay is confirmed (RabbitMQ) or written
+// (ZeroMQ):
 //
 //	rep, err := q.Replay(ctx, sel, deadletter.ReplayOptions{Rate: 100})
 //

@@ -38,6 +38,81 @@ func (t Target) String() string {
 	return "each letter's source queue"
 }
 
+// TargetKind is a kind of Target: which of its fields a replay uses.
+// Each store replays to some kinds only (TargetKinds).
+type TargetKind int
+
+// The kinds of Target.
+const (
+	// ToSource is each letter's source queue: the zero Target.
+	ToSource TargetKind = iota + 1
+	// ToQueue is one queue, Target.Queue.
+	ToQueue
+	// ToExchange is an exchange, Target.Exchange, with its RoutingKey.
+	ToExchange
+	// ToSourceAt is each letter's source queue at Target.Address, where
+	// a transport without a broker (ZeroMQ) has it bound.
+	ToSourceAt
+	// ToQueueAt is one queue, Target.Queue, at Target.Address.
+	ToQueueAt
+)
+
+// String says what k is, in words a page or a message can use.
+func (k TargetKind) String() string {
+	switch k {
+	case ToSource:
+		return "each letter's source queue"
+	case ToQueue:
+		return "a queue"
+	case ToExchange:
+		return "an exchange"
+	case ToSourceAt:
+		return "each letter's source queue at an address"
+	case ToQueueAt:
+		return "a queue at an address"
+	}
+	return fmt.Sprintf("TargetKind(%d)", int(k))
+}
+
+// Kind is the kind of t, or 0 for a Target that mixes kinds (an
+// exchange with a queue or an address, a routing key without an
+// exchange).
+func (t Target) Kind() TargetKind {
+	switch {
+	case t.Exchange != "":
+		if t.Queue != "" || t.Address != "" {
+			return 0
+		}
+		return ToExchange
+	case t.RoutingKey != "":
+		return 0
+	case t.Address != "" && t.Queue != "":
+		return ToQueueAt
+	case t.Address != "":
+		return ToSourceAt
+	case t.Queue != "":
+		return ToQueue
+	}
+	return ToSource
+}
+
+// TargetKinder is a Store that says which kinds of Target its Replay
+// takes, for a program (the console) to ask only for those. A
+// zeromq.DeadLetterDir takes ToSourceAt and ToQueueAt.
+type TargetKinder interface {
+	TargetKinds() []TargetKind
+}
+
+// TargetKinds returns the kinds of Target s replays to: its TargetKinds
+// when it is a TargetKinder, else ToSource, ToQueue and ToExchange, those
+// of a broker with queues and exchanges (a RabbitMQ dead-letter queue).
+func TargetKinds(s Store) []TargetKind {
+	if k, ok := s.(TargetKinder); ok {
+		return k.TargetKinds()
+	}
+	return []TargetKind{ToSource, ToQueue, ToExchange}
+}
+
 // Route returns the exchange and routing key (the queue, through the
 // default exchange "") of l's replay, or ok false when l has no source to
 // go back to.
@@ -74,6 +149,11 @@ type Report struct {
 	// why (the first few).
 	Failed int
 	Errors []string
+	// ReplayedKept names the letters a replay sent (counted in Done) and
+	// could not remove from the store after all, by message id (by key,
+	// "key K", when a letter has none): a later replay sends them again.
+	// The replay's error says so too.
+	ReplayedKept []string
 }
 
 // Pick counts l as read and reports whether sel picks it, within its

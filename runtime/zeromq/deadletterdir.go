@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -36,8 +37,20 @@ import (
 // Once tombstones make up most of the file, a replay or purge rewrites it
 // with the live letters only (into a new file, fsync'd, renamed over the
 // old one: a reader that has the old one open reads it to its end).
+//
+// The writers watch the free space of the directory's file system: the
+// keeper reads no letter while it has too little room to write it and to
+// leave tombstoneFloor for the tombstones of replays and purges, and a
+// replay pushes no batch of letters before it made sure there is room to
+// record their removal.
 type DeadLetterDir struct {
 	path string
+	// free returns the bytes free on the directory's file system
+	// (freeBytes); tests replace it.
+	free func() (uint64, error)
+	// write writes b at off in the letters file (f.WriteAt); tests
+	// replace it.
+	write func(f *os.File, b []byte, off int64) error
 }
 
 // The files of a DeadLetterDir.
@@ -49,16 +62,93 @@ const (
 	compactAfter = 1000 // tombstoned letters before a rewrite is worth it
 )
 
-var _ deadletter.Store = (*DeadLetterDir)(nil)
+// The free space the writers of a directory want on its file system.
+const (
+	// tombstoneFloor is what the keeper leaves for the tombstones of
+	// replays and purges: it writes no letter that would leave less.
+	tombstoneFloor = 1 << 20
+	// letterRoom is what the keeper wants free beyond tombstoneFloor
+	// before it reads a letter: room for one of the usual size.
+	letterRoom = 1 << 20
+	// replayMargin is what a replay wants free beyond the tombstone of a
+	// batch before it pushes the batch: the file system writes whole
+	// blocks, and the keeper and others write beside it.
+	replayMargin = 64 << 10
+	// replayBatch is the most letters a replay pushes before it records
+	// their removal.
+	replayBatch = 64
+	// idLen is the length of a letter's id in the file: 12 random bytes,
+	// in hex.
+	idLen = 24
+)
 
-// OpenDeadLetterDir returns the store in directory path, creating it when it does
-// not exist.
+// tombstoneSize is the most bytes the tombstone of n letters takes.
+func tombstoneSize(n int) int { return len(`{"del":[]}`+"\n") + n*(idLen+3) }
+
+var (
+	_ deadletter.Store        = (*DeadLetterDir)(nil)
+	_ deadletter.TargetKinder = (*DeadLetterDir)(nil)
+)
+
+// OpenDeadLetterDir returns the store in directory path, which must exist:
+// a path that is not there is taken for a mistyped one, not made into an
+// empty store. CreateDeadLetterDir makes the directory.
 func OpenDeadLetterDir(path string) (*DeadLetterDir, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &dirError{msg: fmt.Sprintf("deadletter: directory %s does not exist: check the path (streamgen dlq keep creates it)", path), err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("deadletter: %s is not a directory: give the directory streamgen dlq keep writes", path)
+	}
+	return newDeadLetterDir(path), nil
+}
+
+// CreateDeadLetterDir returns the store in directory path, creating it
+// when it does not exist: for a Keeper, or to import letters into a new
+// directory.
+func CreateDeadLetterDir(path string) (*DeadLetterDir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
 	}
-	return &DeadLetterDir{path: path}, nil
+	return OpenDeadLetterDir(path)
 }
+
+func newDeadLetterDir(path string) *DeadLetterDir {
+	return &DeadLetterDir{path: path,
+		free: func() (uint64, error) { return freeBytes(path) },
+		write: func(f *os.File, b []byte, off int64) error {
+			_, err := f.WriteAt(b, off)
+			return err
+		},
+	}
+}
+
+// room returns the bytes free on the directory's file system, and an
+// error when fewer than need are.
+func (d *DeadLetterDir) room(need int) (uint64, error) {
+	free, err := d.free()
+	if err != nil {
+		return 0, d.wrap("read the free space", err)
+	}
+	if free < uint64(need) {
+		return free, fmt.Errorf("deadletter: directory %s is full: %d bytes are free, %d wanted", d.path, free, need)
+	}
+	return free, nil
+}
+
+// dirError is an error whose text says all, wrapping the error it comes
+// of for errors.Is.
+type dirError struct {
+	msg string
+	err error
+}
+
+func (e *dirError) Error() string { return e.msg }
+func (e *dirError) Unwrap() error { return e.err }
 
 // Name is the directory.
 func (d *DeadLetterDir) Name() string { return d.path }
@@ -245,10 +335,17 @@ func (d *DeadLetterDir) Purge(ctx context.Context, sel deadletter.Selection, dry
 // written and not yet read when the reader dies is lost with the reader,
 // as any message a service pushes. A crash of the replay itself may
 // leave a letter both replayed and still kept, never neither.
+//
+// It pushes the letters in batches, and records the removal of each
+// batch (a tombstone) before it pushes the next. Before a batch, it makes
+// sure the directory's file system has room for the tombstone, and stops
+// when it has not, before it pushes a letter of the batch. Should the
+// tombstone fail all the same, the letters of the batch were replayed and
+// are still kept: Report.ReplayedKept and the error name them.
 func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, opts deadletter.ReplayOptions) (deadletter.Report, error) {
 	var rep deadletter.Report
 	if opts.To.Address == "" {
-		return rep, fmt.Errorf("deadletter: directory %s: replay needs the address to push to: give -to ADDR (tcp://host:port of the source queue)", d.path)
+		return rep, fmt.Errorf("deadletter: directory %s: a replay needs the address to push to: the address (tcp://host:port) the source queue is bound at", d.path)
 	}
 	if opts.To.Exchange != "" {
 		return rep, fmt.Errorf("deadletter: directory %s: a ZeroMQ replay has no exchange: give an address and, if need be, a queue", d.path)
@@ -267,17 +364,21 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 	}
 	start := time.Now()
 	err := d.operate(ctx, func(w *dirWriter) error {
-		var ids []string
+		// The letters pushed and not yet recorded as removed: their ids
+		// in the file, and their names for the operator.
+		var ids, names []string
 		flush := func() error {
 			if len(ids) == 0 {
 				return nil
 			}
-			if err := w.del(ids); err != nil {
-				return err
+			err := w.del(ids)
+			if err != nil {
+				rep.ReplayedKept = append(rep.ReplayedKept, names...)
+				err = fmt.Errorf("%w: so %d letters were replayed and are still kept: %s: purge them once there is room, or a later replay sends them again",
+					err, len(names), strings.Join(names, ", "))
 			}
-			rep.Done += len(ids)
-			ids = ids[:0]
-			return nil
+			ids, names = ids[:0], names[:0]
+			return err
 		}
 		err := d.scan(ctx, func(e dirEntry) error {
 			if !rep.Pick(sel, e.l) {
@@ -295,6 +396,11 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 				rep.Done++
 				return nil
 			}
+			if len(ids) == 0 {
+				if _, err := d.room(tombstoneSize(replayBatch) + replayMargin); err != nil {
+					return fmt.Errorf("%w to record which letters it replays: no more letters were pushed: free space in %s, then run the replay again", err, d.path)
+				}
+			}
 			if err := opts.Pace(ctx, start, rep.Selected); err != nil {
 				return err
 			}
@@ -310,8 +416,9 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 				rep.Fail("letter %s: %v", e.l.MessageID(), err)
 				return nil
 			}
-			ids = append(ids, e.id)
-			if len(ids) >= 64 {
+			rep.Done++
+			ids, names = append(ids, e.id), append(names, letterName(e.l))
+			if len(ids) >= replayBatch {
 				return flush()
 			}
 			return nil
@@ -319,6 +426,21 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 		return errors.Join(err, flush())
 	})
 	return rep, err
+}
+
+// letterName names l for the operator: by its message id, or by its key
+// when it has none.
+func letterName(l *deadletter.Letter) string {
+	if id := l.MessageID(); id != "" {
+		return id
+	}
+	return "key " + deadletter.LetterKey(l)
+}
+
+// TargetKinds says where a replay of the directory goes: to each letter's
+// source queue, or to one queue, at an address (Target.Address).
+func (d *DeadLetterDir) TargetKinds() []deadletter.TargetKind {
+	return []deadletter.TargetKind{deadletter.ToSourceAt, deadletter.ToQueueAt}
 }
 
 // replayedEnvelope is the message a ZeroMQ replay of l sends to queue:
@@ -407,6 +529,15 @@ func (d *DeadLetterDir) compact(ctx context.Context) error {
 	if dels <= compactAfter || 2*dels <= puts {
 		return nil
 	}
+	// The rewrite takes at most the size of the file: without that room
+	// (and the keeper's floor), the tombstones stay until a later one.
+	info, err := f.Stat()
+	if err != nil {
+		return d.wrap("read the letters", err)
+	}
+	if _, err := d.room(int(info.Size()) + tombstoneFloor); err != nil {
+		return nil
+	}
 	tmp := name + ".new"
 	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
@@ -468,17 +599,26 @@ func (w *dirWriter) close() {
 
 // put appends a letter.
 func (w *dirWriter) put(l *deadletter.Letter) error {
+	rec, err := w.record(l)
+	if err != nil {
+		return err
+	}
+	return w.append(rec)
+}
+
+// record is the dirLine of a letter, with a new id, without its newline.
+func (w *dirWriter) record(l *deadletter.Letter) ([]byte, error) {
 	b, err := json.Marshal(l)
 	if err != nil {
-		return w.d.wrap("write a letter", err)
+		return nil, w.d.wrap("write a letter", err)
 	}
-	id := make([]byte, 12)
+	id := make([]byte, idLen/2)
 	_, _ = rand.Read(id)
 	rec, err := json.Marshal(dirLine{ID: hex.EncodeToString(id), Letter: b})
 	if err != nil {
-		return w.d.wrap("write a letter", err)
+		return nil, w.d.wrap("write a letter", err)
 	}
-	return w.append(rec)
+	return rec, nil
 }
 
 // del appends a tombstone for ids.
@@ -523,7 +663,7 @@ func (w *dirWriter) append(rec []byte) error {
 	if err != nil {
 		return w.d.wrap("read the letters", err)
 	}
-	if _, err := w.f.WriteAt(append(rec, '\n'), end); err != nil {
+	if err := w.d.write(w.f, append(rec, '\n'), end); err != nil {
 		return w.d.wrap("write", err)
 	}
 	if err := w.f.Sync(); err != nil {
@@ -588,6 +728,9 @@ func sameFile(f *os.File, name string) bool {
 func (d *DeadLetterDir) wrap(doing string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	if isNoSpace(err) {
+		return fmt.Errorf("deadletter: directory %s: cannot %s: %w: free space in %s", d.path, doing, err, d.path)
 	}
 	return fmt.Errorf("deadletter: directory %s: cannot %s: %w", d.path, doing, err)
 }

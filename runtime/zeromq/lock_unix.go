@@ -42,3 +42,20 @@ func lockFile(ctx context.Context, name string, wait bool) (func(), error) {
 		}
 	}
 }
+
+// freeBytes is the space left to write on the file system of path, to a
+// process that is not root (statfs: the available blocks). It leaves out
+// the blocks a file system keeps for root, so a check on it errs on the
+// safe side.
+func freeBytes(path string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), nil
+}
+
+// isNoSpace reports whether err says a file system is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

@@ -14,6 +14,7 @@
 //     that it stops gracefully, and RestoreDefaultLogger, for commands that
 //     call slog.SetDefault;
 //   - MetricsURL and WaitForMetrics, to read the counters a service serves;
+//   - Tmpfs and Fill, for a small file system to fill (Linux, root);
 //   - DialRabbitMQ and RequireRabbitMQ, which fail a test loudly, with the
 //     command that starts a broker, when RabbitMQ does not answer: broker
 //     tests are never skipped.

@@ -3,8 +3,11 @@ package console
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -17,10 +20,11 @@ const maxKeys = 1000
 // scope is which letters an action takes: one letter, a selection of
 // them, a group, or the whole queue.
 type scope struct {
-	Keys  []string
-	Group string
-	All   bool
-	To    string // the replay's target queue; "" for each letter's source
+	Keys    []string
+	Group   string
+	All     bool
+	To      string // the replay's target queue; "" for each letter's source
+	Address string // where to push the replay, for a store that takes an address
 }
 
 func (s scope) selection() deadletter.Selection {
@@ -40,7 +44,57 @@ func (s scope) String() string {
 	return "every letter"
 }
 
-func (s scope) target() deadletter.Target { return deadletter.Target{Queue: s.To} }
+func (s scope) target() deadletter.Target { return deadletter.Target{Queue: s.To, Address: s.Address} }
+
+// takesAddress reports whether store s replays to an address.
+func takesAddress(s deadletter.Store) bool {
+	for _, k := range deadletter.TargetKinds(s) {
+		if k == deadletter.ToSourceAt || k == deadletter.ToQueueAt {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTarget says why store s does not replay to the target of sc, in
+// the words of the page, or "" when it does. A store that takes an
+// address wants one.
+func checkTarget(s deadletter.Store, sc scope) string {
+	kinds := deadletter.TargetKinds(s)
+	t := sc.target()
+	switch {
+	case t.Address != "" && !isAddress(t.Address):
+		return fmt.Sprintf("%q is not an address to replay to: write tcp://host:port (or ipc:///path), where the source queue is bound", t.Address)
+	case slices.Contains(kinds, t.Kind()):
+		return ""
+	case t.Address == "" && takesAddress(s):
+		return "give the address to replay to: tcp://host:port, where the source queue is bound"
+	case t.Address != "" && !takesAddress(s):
+		return s.Name() + " replays through its broker, not to an address: leave the address empty"
+	}
+	words := make([]string, len(kinds))
+	for i, k := range kinds {
+		words[i] = k.String()
+	}
+	return fmt.Sprintf("%s replays only to %s, not to %s", s.Name(), strings.Join(words, " or "), t)
+}
+
+// isAddress reports whether a is an address a replay can push to:
+// tcp://host:port, or ipc:///path.
+func isAddress(a string) bool {
+	if len(a) > 255 || strings.ContainsFunc(a, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(a, "tcp://"); ok {
+		host, port, err := net.SplitHostPort(rest)
+		n, perr := strconv.Atoi(port)
+		return err == nil && host != "" && host != "*" && perr == nil && n > 0 && n <= 65535
+	}
+	if rest, ok := strings.CutPrefix(a, "ipc://"); ok {
+		return len(rest) > 1 && strings.HasPrefix(rest, "/")
+	}
+	return false
+}
 
 // readScope reads the letters an action takes from form. It takes none
 // unless told: a form that names no letter, no group and not all of them
@@ -72,6 +126,7 @@ func readScope(form url.Values, replay bool) (scope, string) {
 		if len(s.To) > 255 || strings.ContainsFunc(s.To, unicode.IsControl) {
 			return s, "the target queue's name is not a queue name (at most 255 bytes, no control characters)"
 		}
+		s.Address = strings.TrimSpace(form.Get("address")) // checkTarget checks it
 	}
 	return s, ""
 }
@@ -79,6 +134,7 @@ func readScope(form url.Values, replay bool) (scope, string) {
 type confirmView struct {
 	Queue, Action, Verb, What string
 	Scope                     scope
+	AskAddress                bool // the form asks for the address to replay to
 	Selected, Scanned         int
 	Counted                   freshness // the index the letters were counted in; none: a dry run
 	CSRF                      string
@@ -107,8 +163,27 @@ func (c *Console) confirmPage(w http.ResponseWriter, r *http.Request, sid string
 		c.fail(w, r, http.StatusBadRequest, "Nothing can be done: "+why+".")
 		return
 	}
+	if action == "replay" {
+		switch why := checkTarget(s, sc); {
+		case why == "" || sc.Address == "" && takesAddress(s):
+			// The address a store wants, the page asks for.
+		case takesAddress(s):
+			c.confirm(w, r, sid, s, action, sc, "Nothing can be done: "+why+".", http.StatusBadRequest)
+			return
+		default:
+			c.fail(w, r, http.StatusBadRequest, "Nothing can be done: "+why+".")
+			return
+		}
+	}
+	c.confirm(w, r, sid, s, action, sc, "", http.StatusOK)
+}
+
+// confirm renders the confirm page of an action on sc, with an error
+// when the form was refused (status). A replay from a store that takes an
+// address asks for it there.
+func (c *Console) confirm(w http.ResponseWriter, r *http.Request, sid string, s deadletter.Store, action string, sc scope, refused string, status int) {
 	v := confirmView{Queue: s.Name(), Action: action, Scope: sc, CSRF: c.auth.csrf(sid, csrfAction(action, s.Name()), time.Now()),
-		Back: c.opts.Prefix + "/q/" + url.PathEscape(s.Name()) + "/"}
+		Err: refused, Back: c.opts.Prefix + "/q/" + url.PathEscape(s.Name()) + "/"}
 	if sc.Group != "" {
 		v.Back += "g/" + sc.Group
 	}
@@ -116,6 +191,9 @@ func (c *Console) confirmPage(w http.ResponseWriter, r *http.Request, sid string
 	case "replay":
 		v.Verb = "Replay"
 		v.What = "to " + sc.target().String()
+		if v.AskAddress = takesAddress(s); v.AskAddress {
+			v.What = "to " + deadletter.Target{Queue: sc.To}.String() + " at the address below"
+		}
 	default:
 		v.Verb = "Purge"
 		v.What = "for good: they cannot be got back (export them first to keep a copy)"
@@ -129,12 +207,12 @@ func (c *Console) confirmPage(w http.ResponseWriter, r *http.Request, sid string
 		v.Counted.Reading = false
 	} else {
 		plan, err := s.Purge(r.Context(), sc.selection(), true)
-		if err != nil {
+		if err != nil && v.Err == "" {
 			v.Err = c.redact(err)
 		}
 		v.Selected, v.Scanned = plan.Selected, plan.Scanned
 	}
-	c.render(w, r, http.StatusOK, "confirm", v)
+	c.render(w, r, status, "confirm", v)
 }
 
 // countIn counts the letters sc takes in an index, as a dry run would.
@@ -200,6 +278,11 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, sid, action string
 func (c *Console) replay(w http.ResponseWriter, r *http.Request, sid string) {
 	s, sc, ok := c.act(w, r, sid, "replay")
 	if !ok {
+		return
+	}
+	if why := checkTarget(s, sc); why != "" {
+		// Nothing was done: the confirm page again, to mend the form.
+		c.confirm(w, r, sid, s, "replay", sc, "Nothing was done: "+why+".", http.StatusBadRequest)
 		return
 	}
 	// The replay goes on if the browser goes away: only Close stops it.

@@ -20,7 +20,9 @@
 //     x-acquired-count) apart from the headers, as the broker's
 //     bookkeeping.
 //   - Actions: replay a letter, the letters ticked or a group, to their
-//     source or a named queue; purge them; export them as JSON Lines.
+//     source or a named queue (at an address, which the confirm page asks
+//     for, when the store replays to one: deadletter.TargetKinds); purge
+//     them; export them as JSON Lines.
 //     Replay and purge first show what they would do (counted in the
 //     index, or by a dry run) and ask to confirm; afterwards the page
 //     says how many letters were replayed or purged, and why any failed.
