@@ -31,7 +31,7 @@ func TestDLQDirThatIsNotThere(t *testing.T) {
 		}
 	}
 	letter := `{"properties":{"message_id":"i-1","type":"Card"},"reason":"declined","source":"cards","body":"{}","body_encoding":"text"}` + "\n"
-	if o, e, status := dlqRun(t, letter, "import", "-dir", dir); status != 0 || !strings.Contains(e, "imported 1 letters") {
+	if o, e, status := dlqRun(t, letter, "import", "-dir", dir); status != 0 || !strings.Contains(e, "imported 1 letter into") {
 		t.Fatalf("import -dir into a new directory: status %d\n%s%s", status, o, e)
 	}
 	if o, e, status := dlqRun(t, "", "ls", "-dir", dir); status != 0 || !strings.Contains(o, "declined") {

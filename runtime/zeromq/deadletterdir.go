@@ -96,13 +96,13 @@ var (
 func OpenDeadLetterDir(path string) (*DeadLetterDir, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &dirError{msg: fmt.Sprintf("deadletter: directory %s does not exist: check the path (streamgen dlq keep creates it)", path), err: err}
+		return nil, &dirError{msg: fmt.Sprintf("zeromq: dead-letter directory %s does not exist: check the path (streamgen dlq keep creates it)", path), err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
+		return nil, fmt.Errorf("zeromq: dead-letter directory %s: %w", path, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("deadletter: %s is not a directory: give the directory streamgen dlq keep writes", path)
+		return nil, fmt.Errorf("zeromq: %s is not a directory: give the directory streamgen dlq keep writes", path)
 	}
 	return newDeadLetterDir(path), nil
 }
@@ -112,7 +112,7 @@ func OpenDeadLetterDir(path string) (*DeadLetterDir, error) {
 // directory.
 func CreateDeadLetterDir(path string) (*DeadLetterDir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
-		return nil, fmt.Errorf("deadletter: directory %s: %w", path, err)
+		return nil, fmt.Errorf("zeromq: dead-letter directory %s: %w", path, err)
 	}
 	return OpenDeadLetterDir(path)
 }
@@ -135,7 +135,7 @@ func (d *DeadLetterDir) room(need int) (uint64, error) {
 		return 0, d.wrap("read the free space", err)
 	}
 	if free < uint64(need) {
-		return free, fmt.Errorf("deadletter: directory %s is full: %d bytes are free, %d wanted", d.path, free, need)
+		return free, fmt.Errorf("zeromq: dead-letter directory %s is full: %d bytes are free, %d wanted", d.path, free, need)
 	}
 	return free, nil
 }
@@ -238,7 +238,7 @@ func (d *DeadLetterDir) lines(ctx context.Context, r io.Reader, limit int64, fn 
 			continue
 		}
 		if err := json.Unmarshal(b, &ln); err != nil {
-			return off, fmt.Errorf("deadletter: directory %s: %s dirLine %d is not a letter: %v: move the file aside", d.path, dirLetters, n, err)
+			return off, fmt.Errorf("zeromq: dead-letter directory %s: %s line %d is not a letter: %v: move the file aside", d.path, dirLetters, n, err)
 		}
 		if err := fn(ln); err != nil {
 			return off, err
@@ -345,16 +345,16 @@ func (d *DeadLetterDir) Purge(ctx context.Context, sel deadletter.Selection, dry
 func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, opts deadletter.ReplayOptions) (deadletter.Report, error) {
 	var rep deadletter.Report
 	if opts.To.Address == "" {
-		return rep, fmt.Errorf("deadletter: directory %s: a replay needs the address to push to: the address (tcp://host:port) the source queue is bound at", d.path)
+		return rep, fmt.Errorf("zeromq: dead-letter directory %s: a replay needs the address to push to: the address (tcp://host:port) the source queue is bound at", d.path)
 	}
 	if opts.To.Exchange != "" {
-		return rep, fmt.Errorf("deadletter: directory %s: a ZeroMQ replay has no exchange: give an address and, if need be, a queue", d.path)
+		return rep, fmt.Errorf("zeromq: dead-letter directory %s: a ZeroMQ replay has no exchange: give an address and, if need be, a queue", d.path)
 	}
 	var out *outlet
 	if !opts.DryRun {
 		var err error
 		if out, err = dialOutlet(opts.To.Address, nil); err != nil {
-			return rep, fmt.Errorf("deadletter: directory %s: %w", d.path, err)
+			return rep, fmt.Errorf("zeromq: dead-letter directory %s: %w", d.path, err)
 		}
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -730,7 +730,7 @@ func (d *DeadLetterDir) wrap(doing string, err error) error {
 		return err
 	}
 	if isNoSpace(err) {
-		return fmt.Errorf("deadletter: directory %s: cannot %s: %w: free space in %s", d.path, doing, err, d.path)
+		return fmt.Errorf("zeromq: dead-letter directory %s: cannot %s: %w: free space in %s", d.path, doing, err, d.path)
 	}
-	return fmt.Errorf("deadletter: directory %s: cannot %s: %w", d.path, doing, err)
+	return fmt.Errorf("zeromq: dead-letter directory %s: cannot %s: %w", d.path, doing, err)
 }
