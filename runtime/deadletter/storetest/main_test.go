@@ -1,4 +1,4 @@
-package storetest_test
+package storetest
 
 import (
 	"testing"
