@@ -352,7 +352,7 @@ func twoReadersAtOnce(t testing.TB, f Fixture) {
 			t.Errorf("reader %d: Scan: %v", i+1, errs[i])
 		}
 		if !slices.Equal(ids(got[i]), ids(letters)) {
-			t.Errorf("reader %d, reading while the other did, saw %d of %d letters: %v", i+1, len(got[i]), len(letters), ids(got[i]))
+			t.Errorf("reader %d, reading while the other did, saw %d of the %d letters, in this order: %v; want every letter, oldest first", i+1, len(got[i]), len(letters), ids(got[i]))
 		}
 	}
 	w.expectStore("after two readers", letters)
