@@ -382,15 +382,15 @@ func readerDuringReplay(t testing.TB, f Fixture) {
 		rep, replayErr = w.s.Replay(w.ctx(), deadletter.Selection{IDs: picked}, deadletter.ReplayOptions{To: tg.To, Rate: 10})
 	}()
 	w.awaitArrivals(tg, 1) // the replay is under way: it takes a second
+	overlapped := !ended.Load()
 	var seen []*deadletter.Letter
 	scanErr := w.s.Scan(w.ctx(), func(l *deadletter.Letter) error { seen = append(seen, l); return nil })
-	overlapped := !ended.Load()
 	<-done
 	if replayErr != nil || rep.Done != len(picked) || rep.Failed != 0 {
 		t.Fatalf("the slow replay of %d letters: %+v, %v", len(picked), rep, replayErr)
 	}
 	if !overlapped {
-		t.Errorf("the Scan ended after the replay: the case did not run a reader during a replay")
+		t.Errorf("the replay ended before the Scan started: the case did not run a reader during a replay")
 	}
 	if scanErr != nil {
 		t.Errorf("the Scan during the replay: %v", scanErr)

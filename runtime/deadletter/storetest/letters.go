@@ -29,6 +29,15 @@ var pastHeaders = map[string]string{
 	"x-first-death-reason": "rejected",
 }
 
+// typedPastHeaders are more headers of past deliveries the suite writes
+// on a letter of a store whose headers are typed: a broker's record of
+// the letter's past dead-lettering (RabbitMQ's).
+var typedPastHeaders = map[string]any{
+	"x-death": []any{map[string]any{"count": int64(1), "reason": "rejected", "queue": "orders", "time": epoch,
+		"exchange": "", "routing-keys": []any{"orders"}}},
+	"x-last-death-queue": "orders",
+}
+
 // explanation are the names of the explanation headers.
 var explanation = []string{runtime.HeaderDeadLetterReason, runtime.HeaderDeadLetterSource,
 	runtime.HeaderDeadLetterAttempts, runtime.HeaderDeadLetterPoison, runtime.HeaderDeadLetterTime}
@@ -37,7 +46,8 @@ var explanation = []string{runtime.HeaderDeadLetterReason, runtime.HeaderDeadLet
 // delivery.
 func pastHeader(name string) bool {
 	_, ok := pastHeaders[strings.ToLower(name)]
-	return ok || slices.Contains(explanation, strings.ToLower(name))
+	_, typed := typedPastHeaders[strings.ToLower(name)]
+	return ok || typed || slices.Contains(explanation, strings.ToLower(name))
 }
 
 // parked returns a letter as a subscription parks it: message id, type,
@@ -147,6 +157,9 @@ func oddLetters(source string, text bool) []*deadletter.Letter {
 			"X-Odd-Case":    "Upper",
 		}
 		for k, v := range typed {
+			odd[k] = v
+		}
+		for k, v := range typedPastHeaders {
 			odd[k] = v
 		}
 	}
