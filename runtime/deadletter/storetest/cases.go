@@ -13,7 +13,7 @@ import (
 	"github.com/streamgen/streamgen/runtime/deadletter"
 )
 
-var cases = []testCase{
+var cases = slices.Concat([]testCase{
 	{"ScanReadsEveryLetterOldestFirstWithItsExplanation", scanReadsEveryLetter},
 	{"GroupsCountTheLettersByTypeAndCause", groupsCountTheLetters},
 	{"SelectionPicksByEveryField", selectionPicksByEveryField},
@@ -25,12 +25,15 @@ var cases = []testCase{
 	{"AReaderDuringASlowReplayLosesNothing", readerDuringReplay},
 	{"OrderIsKept", orderIsKept},
 	{"OddBytesAreKeptExactly", oddBytesAreKept},
-}
+}, importCases())
 
-func init() {
-	for _, b := range badLines {
-		cases = append(cases, testCase{"ImportRefuses" + b.name, func(t testing.TB, f Fixture) { importRefuses(t, f, b.line) }})
+// importCases are a case for each of badLines.
+func importCases() []testCase {
+	out := make([]testCase, len(badLines))
+	for i, b := range badLines {
+		out[i] = testCase{"ImportRefuses" + b.name, func(t testing.TB, f Fixture) { importRefuses(t, f, b.line) }}
 	}
+	return out
 }
 
 // Scan gives every letter, oldest first, each with its body, headers,

@@ -48,7 +48,8 @@ type Instance struct {
 }
 
 // Target is a place a replay sends to, and the means to read what
-// arrived there.
+// arrived there. Each Target of an Instance is a place of its own: what
+// is sent to one never arrives at another.
 type Target struct {
 	// To is the target given to Replay. When it names neither a queue nor
 	// an exchange, it sends each letter to its source queue (with an
