@@ -249,15 +249,12 @@ func exportThenImport(t testing.TB, f Fixture) {
 	if n != 2 || lineCount(part) != 2 {
 		t.Errorf("Export of the Invoice letters says %d and wrote %d lines, want 2", n, lineCount(part))
 	}
+	w.expectLetters("the Invoice letters Export wrote", readLetters(t, part), pick(letters, "m-3", "m-5"))
 	all, n := w.export(deadletter.Selection{})
 	if n != 6 || lineCount(all) != 6 {
 		t.Fatalf("Export of every letter says %d and wrote %d lines, want 6", n, lineCount(all))
 	}
-	var read []*deadletter.Letter
-	if err := deadletter.ReadLetters(bytes.NewReader(all), func(l *deadletter.Letter) error { read = append(read, l); return nil }); err != nil {
-		t.Fatalf("what Export wrote does not read back: %v", err)
-	}
-	w.expectLetters("the letters Export wrote", read, letters)
+	w.expectLetters("the letters Export wrote", readLetters(t, all), letters)
 	w.expectStore("after the exports", letters)
 	w.purge(deadletter.Selection{}, false)
 	w.expectLen(0)
@@ -266,6 +263,16 @@ func exportThenImport(t testing.TB, f Fixture) {
 		t.Fatalf("Import of 6 letters: %d, %v", n, err)
 	}
 	w.expectStore("after the import", letters)
+}
+
+// readLetters reads the letters of JSON Lines b.
+func readLetters(t testing.TB, b []byte) []*deadletter.Letter {
+	t.Helper()
+	var out []*deadletter.Letter
+	if err := deadletter.ReadLetters(bytes.NewReader(b), func(l *deadletter.Letter) error { out = append(out, l); return nil }); err != nil {
+		t.Fatalf("what Export wrote does not read back: %v", err)
+	}
+	return out
 }
 
 // badLines are lines Import must refuse: what is not a letter, and what
