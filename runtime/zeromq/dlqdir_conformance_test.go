@@ -60,7 +60,7 @@ func dirInstance(t testing.TB) storetest.Instance {
 			t.Errorf("keeper: %v", err)
 		}
 	})
-	source, retry := pullAt(t), pullAt(t)
+	source, retry := bindReplayTarget(t), bindReplayTarget(t)
 	return storetest.Instance{
 		Store: dir,
 		Park: func(ctx context.Context, letters ...*deadletter.Letter) error {
@@ -123,9 +123,9 @@ func serviceEnvelope(queue string, l *deadletter.Letter) *zeromq.Envelope {
 	return env
 }
 
-// pull is a PULL socket (zmq4's, not this package's) bound at addr,
+// replayTarget is a PULL socket (zmq4's, not this package's) bound at addr,
 // reading what a replay pushes.
-type pull struct {
+type replayTarget struct {
 	addr string
 
 	mu   sync.Mutex
@@ -133,9 +133,9 @@ type pull struct {
 	errs []error
 }
 
-// pullAt binds a PULL socket at a free address until t ends.
-func pullAt(t testing.TB) *pull {
-	p := &pull{addr: freeEndpoint(t)}
+// bindReplayTarget binds a PULL socket at a free address until t ends.
+func bindReplayTarget(t testing.TB) *replayTarget {
+	p := &replayTarget{addr: freeEndpoint(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := zmq4.NewPull(ctx)
 	if err := s.Listen(p.addr); err != nil {
@@ -170,7 +170,7 @@ func pullAt(t testing.TB) *pull {
 
 // arrived is what p received so far; it fails once p received a message
 // that is not in streamgen's framing.
-func (p *pull) arrived(context.Context) ([]storetest.Arrival, error) {
+func (p *replayTarget) arrived(context.Context) ([]storetest.Arrival, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.got), errors.Join(p.errs...)
