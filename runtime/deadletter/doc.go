@@ -11,8 +11,10 @@
 //     the dead letters of ZeroMQ services to (ZeroMQ has no broker to keep
 //     them).
 //
-// The streamgen dlq command and package console are thin layers over a
-// Store; package storetest checks that a Store behaves as they expect.
+// NewMemoryStore makes a Store in memory, whose Replay records what it
+// sends: for tests without a broker. The streamgen dlq command and
+// package console are thin layers over a Store; package storetest checks
+// that a Store behaves as they expect.
 //
 // A Letter is a parked message (body, headers, properties) and the
 // explanation read from its headers: the reason, the source subscription,

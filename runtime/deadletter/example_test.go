@@ -1,6 +1,7 @@
 package deadletter_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -50,4 +51,27 @@ func ExampleSelection() {
 	// Output:
 	// true
 	// false
+}
+
+// A test replays from a store in memory and reads what the replay sent,
+// without a broker.
+func ExampleMemoryStore() {
+	ctx := context.Background()
+	store := deadletter.NewMemoryStore("orders.parked", deadletter.NewLetter([]byte(`{"order":1}`), map[string]any{
+		runtime.HeaderDeadLetterReason: "card declined",
+		runtime.HeaderDeadLetterSource: "orders",
+		"traceparent":                  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+	}, deadletter.Properties{MessageID: "m-1", Type: "OrderPlaced"}))
+	rep, err := store.Replay(ctx, deadletter.Selection{}, deadletter.ReplayOptions{})
+	if err != nil {
+		panic(err)
+	}
+	left, _ := store.Len(ctx)
+	fmt.Printf("replayed %d, %d left\n", rep.Done, left)
+	for _, s := range store.Sent() {
+		fmt.Println(s.Key, s.Message.MessageID(), string(s.Message.Body), s.Message.Headers[deadletter.HeaderReplays], s.Message.Headers[runtime.HeaderDeadLetterReason] == nil)
+	}
+	// Output:
+	// replayed 1, 0 left
+	// orders m-1 {"order":1} 1 true
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime/internal/headers"
@@ -65,9 +67,10 @@ func (l *Letter) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes what MarshalJSON wrote. It refuses what would not
 // read back as the letter written: a line that is not an object with a
-// body (null, {}), and a "text" body that is not
-// valid UTF-8 or holds an escape of half a surrogate pair, which JSON
-// decoding would turn into U+FFFD (Export writes such a body in base64).
+// body (null, {}), and one with bytes that are not valid UTF-8 or an
+// escape of half a surrogate pair, in its body, a header or anywhere
+// else, which JSON decoding would turn into U+FFFD (Export writes such a
+// body in base64, and such a header string as a typed value in base64).
 // The explanation is read from the headers, as the store read it; a
 // letter the broker parked itself, whose explanation came from the
 // broker's own record, keeps the one the line gives.
@@ -85,8 +88,8 @@ func (l *Letter) UnmarshalJSON(b []byte) error {
 	}
 	switch r.BodyEncoding {
 	case "text", "":
-		if err := exactText(r.Body, body); err != nil {
-			return fmt.Errorf("deadletter: body: %w", err)
+		if err := exactText(r.Body); err != nil {
+			return fmt.Errorf("deadletter: body: a text body %w: write it in base64 (body_encoding base64), as export does", err)
 		}
 		l.Body = []byte(body)
 	case "base64":
@@ -101,11 +104,17 @@ func (l *Letter) UnmarshalJSON(b []byte) error {
 	l.Properties = r.Properties
 	l.Headers = make(map[string]any, len(r.Headers))
 	for k, raw := range r.Headers {
+		if err := exactText(raw); err != nil {
+			return fmt.Errorf("deadletter: header %s: a value %w: write such a string as {\"type\": \"string\", \"encoding\": \"base64\", \"value\": ...}, as export does", k, err)
+		}
 		v, err := decodeValue(raw)
 		if err != nil {
 			return fmt.Errorf("deadletter: header %s: %w", k, err)
 		}
 		l.Headers[k] = v
+	}
+	if err := exactText(b); err != nil { // in a property, a header's name, the explanation
+		return fmt.Errorf("deadletter: text %w, in a property, a header's name or the explanation: JSON decoding would change it", err)
 	}
 	l.Reason, l.Source, l.Attempts, l.Poison, l.ParkedAt, l.ByBroker, l.Explained = "", "", 0, false, time.Time{}, false, false
 	if h, ok := streamgenExplanation(l.Headers); ok {
@@ -117,41 +126,47 @@ func (l *Letter) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// exactText fails when decoded, the string JSON raw decoded to, is not
-// what raw says byte for byte: raw held bytes that are not UTF-8, or an
-// escape of half a surrogate pair, each of which decoding turns into
-// U+FFFD.
-func exactText(raw json.RawMessage, decoded string) error {
+// exactText fails when JSON decoding would read raw as other text than
+// it holds: raw holds bytes that are not UTF-8, or an escape of half a
+// surrogate pair (\ud800 to \udfff, not a high half followed by a low
+// one), each of which decoding turns into U+FFFD. The error completes "a
+// value ..." or "text ...".
+func exactText(raw []byte) error {
 	if !utf8.Valid(raw) {
-		return errors.New("a text body that is not valid UTF-8: write it in base64 (body_encoding base64), as export does")
+		return errors.New("that is not valid UTF-8")
 	}
-	if !strings.ContainsRune(decoded, utf8.RuneError) {
-		return nil
-	}
-	// Count the U+FFFD the line wrote, as such or escaped: any more in
-	// decoded came from a lone surrogate.
-	written := strings.Count(string(raw), string(utf8.RuneError))
-	lower := strings.ToLower(string(raw))
-	for i := strings.Index(lower, `\ufffd`); i >= 0; i = strings.Index(lower, `\ufffd`) {
-		if n := backslashesBefore(lower, i); n%2 == 0 {
-			written++
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
 		}
-		lower = lower[i+6:]
-	}
-	if strings.Count(decoded, string(utf8.RuneError)) > written {
-		return errors.New("a text body with an escape of half a surrogate pair, which is no character: write it in base64 (body_encoding base64), as export does")
+		if raw[i+1] != 'u' {
+			i++ // an escape of one character: \\, \", \n...
+			continue
+		}
+		r, ok := escapedRune(raw[i:])
+		switch {
+		case !ok || !utf16.IsSurrogate(r):
+		case r < 0xdc00: // a high half: a low one must follow
+			if low, ok := escapedRune(raw[i+6:]); ok && 0xdc00 <= low && low < 0xe000 {
+				i += 6
+				break
+			}
+			fallthrough
+		default:
+			return errors.New("with an escape of half a surrogate pair, which is no character")
+		}
+		i += 5
 	}
 	return nil
 }
 
-// backslashesBefore counts the backslashes right before s[i].
-func backslashesBefore(s string, i int) int {
-	n := 0
-	for i > 0 && s[i-1] == '\\' {
-		n++
-		i--
+// escapedRune reads the \uXXXX escape b starts with.
+func escapedRune(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
 	}
-	return n
+	n, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+	return rune(n), err == nil
 }
 
 // marshalNoEscape encodes s as a JSON string without escaping <, > and &.
@@ -170,11 +185,19 @@ type typed struct {
 	Type  string `json:"type"`
 	Value any    `json:"value"`
 	Scale *uint8 `json:"scale,omitempty"`
+	// Encoding is "base64" for a string that is not valid UTF-8, which
+	// JSON cannot hold as it is.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 func encodeValue(v any) any {
 	switch x := v.(type) {
-	case nil, string, bool:
+	case string:
+		if !utf8.ValidString(x) {
+			return typed{Type: "string", Value: base64.StdEncoding.EncodeToString([]byte(x)), Encoding: "base64"}
+		}
+		return x
+	case nil, bool:
 		return x
 	case int8:
 		return typed{Type: "int8", Value: x}
@@ -248,12 +271,13 @@ func decodeAny(v any) (any, error) {
 		return out, nil
 	case map[string]any:
 		typ, _ := x["type"].(string)
-		return decodeTyped(typ, x["value"], x["scale"])
+		encoding, _ := x["encoding"].(string)
+		return decodeTyped(typ, x["value"], x["scale"], encoding)
 	}
 	return nil, fmt.Errorf("a bare %T: numbers and objects are written as {\"type\": ..., \"value\": ...}", v)
 }
 
-func decodeTyped(typ string, value, scale any) (any, error) {
+func decodeTyped(typ string, value, scale any, encoding string) (any, error) {
 	num := func(lo, hi float64) (int64, error) {
 		n, ok := value.(json.Number)
 		if !ok {
@@ -309,7 +333,14 @@ func decodeTyped(typ string, value, scale any) (any, error) {
 		return Decimal{Scale: uint8(sc), Value: int32(v)}, err
 	case "string":
 		s, _ := value.(string)
-		return s, nil
+		switch encoding {
+		case "":
+			return s, nil
+		case "base64":
+			b, err := base64.StdEncoding.DecodeString(s)
+			return string(b), err
+		}
+		return nil, fmt.Errorf("string encoding %q: want base64, or none", encoding)
 	case "table":
 		m, ok := value.(map[string]any)
 		if !ok {

@@ -87,3 +87,59 @@ func TestReplayedResetsTheDelivery(t *testing.T) {
 		t.Fatalf("Replayed = %+v", p)
 	}
 }
+
+// A header string that is not UTF-8, at the top or nested in a table or
+// an array, survives JSON Lines byte for byte: JSON cannot hold it as it
+// is, so it is written in base64 with its type.
+func TestLetterJSONKeepsAHeaderStringThatIsNotUTF8(t *testing.T) {
+	l := &deadletter.Letter{Body: []byte("{}"), Headers: map[string]any{
+		"latin1": "caf\xe9", "utf8": "café",
+		"table": map[string]any{"s": "\xff\x00"}, "array": []any{"ok", "\xfe"},
+	}}
+	b, err := l.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"utf8":"café"`) {
+		t.Errorf("a UTF-8 header is not written as itself: %s", b)
+	}
+	var back deadletter.Letter
+	if err := back.UnmarshalJSON(b); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(back.Headers, l.Headers) {
+		t.Fatalf("read back as %q from %s", back.Headers, b)
+	}
+}
+
+// UnmarshalJSON refuses text JSON decoding would change (bytes that are
+// not UTF-8, an escape of half a surrogate pair), wherever it is, and
+// takes a surrogate pair and an escaped backslash before a u.
+func TestLetterJSONRefusesTextDecodingWouldChange(t *testing.T) {
+	for _, c := range []struct {
+		line, err string // err "" means the line is a letter
+	}{
+		{`{"body":"\ud83d\ude00","headers":{"h":"\uD83D\uDE00"}}`, ""},
+		{`{"body":"\\ud800","headers":{"h":"\\\\\\udc00"}}`, ""},
+		{`{"body":"\ufffd is written as such"}`, ""},
+		{`{"body":"a\ud800"}`, "body: a text body with an escape of half a surrogate pair"},
+		{`{"body":"a\ud800\u0041"}`, "body: a text body with an escape of half a surrogate pair"},
+		{`{"body":"\udc00\ud800"}`, "body: a text body with an escape of half a surrogate pair"},
+		{"{\"body\":\"\xe9\"}", "body: a text body that is not valid UTF-8"},
+		{`{"body":"x","headers":{"h":"\\\ud800"}}`, "header h: a value with an escape of half a surrogate pair"},
+		{`{"body":"x","headers":{"h":{"type":"table","value":{"k":"\udfff"}}}}`, "header h: a value with an escape"},
+		{"{\"body\":\"x\",\"headers\":{\"h\":\"\xe9\"}}", "header h: a value that is not valid UTF-8"},
+		{"{\"body\":\"x\",\"properties\":{\"type\":\"\xe9\"}}", "text that is not valid UTF-8, in a property"},
+		{`{"body":"x","reason":"\ud800"}`, "text with an escape of half a surrogate pair, which is no character, in a property"},
+		{`{"body":"x","headers":{"h":{"type":"string","encoding":"rot13","value":"x"}}}`, `string encoding "rot13"`},
+	} {
+		var l deadletter.Letter
+		err := l.UnmarshalJSON([]byte(c.line))
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.line, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one with %q", c.line, err, c.err)
+		}
+	}
+}
