@@ -1,6 +1,7 @@
 package deadletter
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -148,4 +149,11 @@ func Replayed(l *Letter) *Letter {
 	}
 	h[HeaderReplays] = strconv.Itoa(l.Replays() + 1)
 	return &Letter{Body: l.Body, Headers: h, Properties: l.Properties}
+}
+
+// clone returns a copy of l whose header map is its own.
+func (l *Letter) clone() *Letter {
+	c := *l
+	c.Headers = maps.Clone(l.Headers)
+	return &c
 }
