@@ -227,11 +227,12 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 		// Closing a channel with letters outstanding would requeue them
 		// too, but a quorum queue counts that toward its delivery limit:
 		// hand them back with nacks first. One nack with multiple for
-		// the letters of each consumer in turn (the first basic.get
+		// the letters of each consumer in turn (each basic.get's letter
 		// counts as one), up to its last tag, then one for the rest:
-		// RabbitMQ requeues the letters of one nack consumer by consumer,
-		// in no set order, which a quorum queue on 3.x (requeueing at the
-		// back) was seen to turn into a new order.
+		// RabbitMQ requeues the letters of one nack basic.get by
+		// basic.get, then consumer by consumer (see consume), which a
+		// quorum queue (putting them at its head, or on 3.x at its back,
+		// in the order it gets them) turns into a new order.
 		//
 		// A nack names a tag still outstanding: RabbitMQ closes the
 		// channel on a tag it does not know, one acked or nacked before
@@ -280,8 +281,8 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // unacknowledged (until fn acks one: a replay confirmed, a purge), so a
 // consumer delivers at most its prefetch; when it holds that many
 // unacknowledged (not picked, or awaiting their replay's confirm), it is
-// cancelled and the next one reads on (see consume), as is one that found
-// the queue empty while letters were missing. The prefetch bounds what the
+// cancelled and the next one reads on (see consume), as is one whose
+// deliveries paused while letters were missing. The prefetch bounds what the
 // client holds read ahead of fn (amqp091-go buffers deliveries without
 // limit): a listing whose fn is slower than the broker, or a slow replay,
 // holds at most one consumer's prefetch of letters.
@@ -301,7 +302,8 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // growing prefetch.
 //
 // Reading stops sooner when another dlqReader holds the rest: the deliveries
-// pause and a basic.get finds the queue empty. Every consumer is
+// pause and a basic.get, once the consumer is cancelled, finds the queue
+// empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
 // beyond n are not passed to fn and are handed back with the others.
 //
@@ -311,8 +313,10 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // empty, so that a listing running at the same time does not make them
 // miss its letters (one held longer is left for the next run).
 //
-// It appends to ends the last delivery tag of the first basic.get and of
-// each consumer, for visit to hand the letters back consumer by consumer.
+// It appends to ends the last delivery tag of the first basic.get, of
+// each consumer and of each basic.get after one, for visit to hand the
+// letters back in the order read: consumer by consumer, each basic.get's
+// letter on its own.
 func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, cur *dlqConsumed, fn func(l *deadletter.Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
@@ -358,7 +362,7 @@ func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience t
 	defer tick.Stop()
 	var emptySince time.Time
 	for !r.done() {
-		took, empty, err := r.consume(ctx, tick.C)
+		took, paused, err := r.consume(ctx, tick.C)
 		if r.last > 0 {
 			*ends = append(*ends, r.last)
 		}
@@ -368,6 +372,22 @@ func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience t
 		if r.full {
 			if err := r.prefetch(r.nextWindow()); err != nil {
 				return err
+			}
+		}
+		empty := false
+		if paused && !r.done() {
+			// The deliveries paused: another dlqReader may hold the
+			// rest. With the consumer gone, a basic.get tells, and the
+			// letter it reads is the one after the consumer's, handed
+			// back on its own after them.
+			d, ok, err := ch.Get(q.name, false)
+			if err != nil {
+				return q.wrap("read a letter", err)
+			}
+			if empty = !ok; ok {
+				r.take(d)
+				*ends = append(*ends, d.DeliveryTag)
+				took++
 			}
 		}
 		if !empty || took > 0 {
@@ -440,16 +460,25 @@ func (r *dlqReader) take(d amqp.Delivery) {
 	r.progress(r.got)
 }
 
-// consume reads with one consumer until the reading is done, or the
-// deliveries pause and a basic.get finds the queue empty (empty), then
-// cancels it and takes what it delivered meanwhile. It returns how many
-// letters it took.
+// consume reads with one consumer until the reading is done, its prefetch
+// is full (full), or the deliveries pause (paused: nothing came for two
+// ticks), then cancels it and takes what it delivered meanwhile: the
+// deliveries on their way come before the broker confirms the cancel. It
+// returns how many letters it took.
 //
-// The basic.get may answer before deliveries the broker made earlier
-// reach the client (RabbitMQ's channel takes the answer out of turn), so
-// an empty answer ends only this consumer: the deliveries that were on
-// their way come before the broker confirms its cancel, and are taken.
-func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
+// It never reads with basic.get while the consumer is there: the letter a
+// basic.get reads then is one after the consumer's (the broker assigned
+// the consumer its prefetch already), which may reach the client before
+// the consumer's last ones (RabbitMQ's channel takes the answer out of
+// turn), and which the consumer's nack hands back before the consumer's
+// letters (RabbitMQ hands back the letters of one nack basic.get first,
+// then consumer by consumer). A quorum queue puts the letters handed back
+// at its head in the order it gets them: a listing whose deliveries paused
+// read that letter early and moved it before the consumer's letters (seen
+// on RabbitMQ 4.3, the 3,586th letter of a queue becoming the 1,538th:
+// the first after the third consumer's, moved before them). read asks
+// with basic.get once the consumer is gone.
+func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took int, paused bool, err error) {
 	tag := dlqConsumerTag()
 	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
 	if err != nil {
@@ -497,15 +526,9 @@ func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took in
 				quiet = true
 				continue
 			}
-			// Nothing came for a while: another dlqReader may hold the rest.
-			d, ok, err := r.ch.Get(r.q.name, false)
-			if err != nil {
-				return 0, false, r.q.wrap("read a letter", err)
-			}
-			if !ok {
-				return 0, true, nil
-			}
-			r.take(d)
+			// Nothing came for a while: another dlqReader may hold the
+			// rest (read asks, once this consumer is gone).
+			return 0, true, nil
 		}
 	}
 	return 0, false, nil
