@@ -488,7 +488,9 @@ func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took in
 	*r.cur = dlqConsumed{}
 	r.full = false
 	defer func() {
-		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
+		// When fn failed (a replay's channel closed), that is what
+		// stopped the reading.
+		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil && r.err == nil {
 			err = r.q.wrap("stop reading", cerr)
 		}
 		// The client closes deliveries once the broker confirmed the
@@ -628,6 +630,24 @@ func DeadLetterOpener(url string) func(ctx context.Context, q runtime.DeadLetter
 		return DialDeadLetterQueue(ctx, url, q.Name)
 	}
 }
+
+// unnamed returns err with its "rabbitmq: dead-letter queue NAME: " prefix
+// (wrap's) cut, for a message that names the queue already.
+func (q *DeadLetterQueue) unnamed(err error) error {
+	if p := "rabbitmq: dead-letter queue " + q.name + ": "; strings.HasPrefix(err.Error(), p) {
+		return cut{err, p}
+	}
+	return err
+}
+
+// cut is an error with a prefix of its message cut.
+type cut struct {
+	error
+	prefix string
+}
+
+func (e cut) Error() string { return strings.TrimPrefix(e.error.Error(), e.prefix) }
+func (e cut) Unwrap() error { return e.error }
 
 // unprefixed is an error of this package with its "rabbitmq: " prefix cut,
 // for a message that has it already.
