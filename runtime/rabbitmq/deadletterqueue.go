@@ -48,6 +48,9 @@ type DeadLetterQueue struct {
 	mu     sync.Mutex
 	conn   *amqp.Connection
 	closed bool
+	// ended is when the last operation handed its letters back (see
+	// Holders).
+	ended time.Time
 }
 
 var _ deadletter.Store = (*DeadLetterQueue)(nil)
@@ -137,8 +140,8 @@ func (q *DeadLetterQueue) connection() (*amqp.Connection, error) {
 }
 
 // Len returns the number of letters ready in the queue, as a passive
-// declare reports it (those another dlqReader holds are not counted; a
-// quorum queue on RabbitMQ 3.x may report a count a moment old).
+// declare reports it (those another dlqReader holds are not counted, see
+// Holders; a quorum queue may report a count a moment old).
 func (q *DeadLetterQueue) Len(ctx context.Context) (int, error) {
 	ch, err := q.channel()
 	if err != nil {
@@ -151,6 +154,58 @@ func (q *DeadLetterQueue) Len(ctx context.Context) (int, error) {
 	}
 	return info.Messages, nil
 }
+
+// Holders returns the number of readers that hold letters of the queue
+// right now: a replay, purge or listing under way, of this DeadLetterQueue
+// or another, in this process or another (streamgen dlq, the console).
+// Scan, Len and the other operations do not see the letters another
+// reader holds, so a listing during a replay lists fewer letters, maybe
+// none: with Holders above 0, say so, and to list again once they end.
+//
+// How many letters they hold AMQP does not tell (the count of
+// unacknowledged messages is the management plugin's): Holders is the
+// number of consumers the broker counts on the queue. A classic queue
+// counts the consumers reading; a quorum queue also counts a reader's
+// basic.get and its consumers that stopped while they hold letters. A
+// reader between two of its consumers is not counted on a classic queue
+// for a moment, so when Holders sees none it looks once more 100 ms
+// later. A quorum queue keeps counting a reader for a moment after it
+// handed its letters back (some 100 ms, on RabbitMQ 3.10 and 4.3): after
+// an operation of this DeadLetterQueue, Holders waits up to 2 s
+// (dlqHandBackSettles) for its readers to go.
+func (q *DeadLetterQueue) Holders(ctx context.Context) (int, error) {
+	ch, err := q.channel()
+	if err != nil {
+		return 0, q.wrap("open a channel", err)
+	}
+	defer func() { _ = ch.Close() }()
+	q.mu.Lock()
+	settled := q.ended.Add(dlqHandBackSettles)
+	q.mu.Unlock()
+	for looked := false; ; looked = true {
+		info, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil)
+		if err != nil {
+			return 0, q.wrap("inspect the queue", err)
+		}
+		var wait time.Duration
+		switch {
+		case info.Consumers > 0 && time.Now().Before(settled):
+			wait = dlqIdleRead / 2 // maybe this DeadLetterQueue's readers, going
+		case info.Consumers == 0 && !looked:
+			wait = dlqIdleRead // maybe a reader between two consumers
+		default:
+			return info.Consumers, nil
+		}
+		if err := deadletter.Sleep(ctx, wait); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// dlqHandBackSettles bounds how long Holders waits for a quorum queue to
+// stop counting the readers of an operation that handed its letters back
+// (some 100 ms was seen; this leaves room for a busy broker).
+const dlqHandBackSettles = 2 * time.Second
 
 // Scan calls fn with each letter present in the queue when Scan starts,
 // oldest first, and leaves the queue as it was. A deadletter.Letter is fn's to keep.
@@ -258,6 +313,9 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 			err = q.wrap("hand the letters back", nerr)
 		}
 		_ = ch.Close()
+		q.mu.Lock()
+		q.ended = time.Now()
+		q.mu.Unlock()
 	}()
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
