@@ -26,11 +26,12 @@ import (
 // the queue holds. What it leaves in the queue it hands back at
 // the end with basic.nack (multiple, requeue), in the order it read the
 // letters (see visit). That keeps the queue as it was:
-//   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
-//     message back at its old position. A quorum queue on RabbitMQ 3.x puts
-//     it at the back, so an operation always reads every letter present
-//     before it hands them back: they go back in their order (only a
-//     letter parked during the operation ends up before them).
+//   - Classic queues put a requeued message back at its old position. A
+//     quorum queue (RabbitMQ 3.10 and 4.3 alike) puts the messages handed
+//     back ahead of the others, in the order it gets them: an operation
+//     reads the letters from the head of the queue and hands them back in
+//     the order it read them, so they keep their order (a letter parked
+//     during the operation comes after them).
 //   - A quorum queue counts a basic.nack toward its delivery limit on
 //     RabbitMQ 3.x, not on 4.3 (where only basic.reject and a closed
 //     channel count). streamgen declares its quorum dead-letter queues
@@ -38,9 +39,10 @@ import (
 //     reading never dead-letters or drops a letter.
 //
 // Several operations may run on one queue at once, from this process or
-// others: a letter another one holds is not seen by the second, and
-// nothing is lost. A letter leaves the queue only by Replay (after the
-// broker confirmed its new delivery) or Purge.
+// others: a letter another one holds is not seen by the second (Holders
+// says whether others hold letters), and nothing is lost. A letter leaves
+// the queue only by Replay (after the broker confirmed its new delivery)
+// or Purge.
 type DeadLetterQueue struct {
 	name   string
 	dialer *dialer // DialDeadLetterQueue's: a connection that closed is dialled again
@@ -285,9 +287,9 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 		// the letters of each consumer in turn (each basic.get's letter
 		// counts as one), up to its last tag, then one for the rest:
 		// RabbitMQ requeues the letters of one nack basic.get by
-		// basic.get, then consumer by consumer (see consume), which a
-		// quorum queue (putting them at its head, or on 3.x at its back,
-		// in the order it gets them) turns into a new order.
+		// basic.get, then consumer by consumer (see consume), and a
+		// quorum queue puts them back in the order it gets them: one
+		// nack for several would give them a new order.
 		//
 		// A nack names a tag still outstanding: RabbitMQ closes the
 		// channel on a tag it does not know, one acked or nacked before
