@@ -375,22 +375,65 @@ func dlqKeep(ctx context.Context, c *dlqCommand, d *zeromq.DeadLetterDir) error 
 	return k.Run(ctx)
 }
 
+// holders is a store that can tell how many readers hold letters it does
+// not list while they run (rabbitmq.DeadLetterQueue.Holders).
+type holders interface {
+	Holders(ctx context.Context) (int, error)
+}
+
 func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	groups, err := q.Groups(ctx)
 	c.clear()
 	if err != nil {
 		return err
 	}
+	listed := 0
+	for _, g := range groups {
+		listed += g.Count
+	}
+	// A replay or listing under way holds letters the listing does not
+	// see: say so, never that the queue holds no letters.
+	readers := 0
+	if h, ok := q.(holders); ok {
+		if readers, err = h.Holders(ctx); err != nil {
+			return err
+		}
+	}
+	held := ""
+	if readers > 0 {
+		who := "another reader"
+		if readers > 1 {
+			who = fmt.Sprintf("%d other readers", readers)
+		}
+		held = fmt.Sprintf("%d letters listed; more are held by %s (a replay or listing under way): run ls again when it ends", listed, who)
+		if listed == 0 {
+			held = fmt.Sprintf("no letter listed: the letters of %s are held by %s (a replay or listing under way): run ls again when it ends", q.Name(), who)
+		}
+	}
 	if c.json {
 		enc := json.NewEncoder(c.io.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(groups)
+		if err := enc.Encode(groups); err != nil {
+			return err
+		}
+		if held != "" {
+			fmt.Fprintln(c.io.stderr, held)
+		}
+		return nil
 	}
-	if len(groups) == 0 {
+	if len(groups) == 0 && held == "" {
 		fmt.Fprintf(c.io.stdout, "%s holds no letters\n", q.Name())
 		return nil
 	}
-	return deadletter.WriteGroups(c.io.stdout, groups)
+	if len(groups) > 0 {
+		if err := deadletter.WriteGroups(c.io.stdout, groups); err != nil {
+			return err
+		}
+	}
+	if held != "" {
+		fmt.Fprintln(c.io.stdout, held)
+	}
+	return nil
 }
 
 func dlqShow(ctx context.Context, c *dlqCommand, q deadletter.Store) error {

@@ -26,11 +26,12 @@ import (
 // the queue holds. What it leaves in the queue it hands back at
 // the end with basic.nack (multiple, requeue), in the order it read the
 // letters (see visit). That keeps the queue as it was:
-//   - Classic queues, and quorum queues on RabbitMQ 4.x, put a requeued
-//     message back at its old position. A quorum queue on RabbitMQ 3.x puts
-//     it at the back, so an operation always reads every letter present
-//     before it hands them back: they go back in their order (only a
-//     letter parked during the operation ends up before them).
+//   - Classic queues put a requeued message back at its old position. A
+//     quorum queue (RabbitMQ 3.10 and 4.3 alike) puts the messages handed
+//     back ahead of the others, in the order it gets them: an operation
+//     reads the letters from the head of the queue and hands them back in
+//     the order it read them, so they keep their order (a letter parked
+//     during the operation comes after them).
 //   - A quorum queue counts a basic.nack toward its delivery limit on
 //     RabbitMQ 3.x, not on 4.3 (where only basic.reject and a closed
 //     channel count). streamgen declares its quorum dead-letter queues
@@ -38,9 +39,10 @@ import (
 //     reading never dead-letters or drops a letter.
 //
 // Several operations may run on one queue at once, from this process or
-// others: a letter another one holds is not seen by the second, and
-// nothing is lost. A letter leaves the queue only by Replay (after the
-// broker confirmed its new delivery) or Purge.
+// others: a letter another one holds is not seen by the second (Holders
+// says whether others hold letters), and nothing is lost. A letter leaves
+// the queue only by Replay (after the broker confirmed its new delivery)
+// or Purge.
 type DeadLetterQueue struct {
 	name   string
 	dialer *dialer // DialDeadLetterQueue's: a connection that closed is dialled again
@@ -48,6 +50,9 @@ type DeadLetterQueue struct {
 	mu     sync.Mutex
 	conn   *amqp.Connection
 	closed bool
+	// ended is when the last operation handed its letters back (see
+	// Holders).
+	ended time.Time
 }
 
 var _ deadletter.Store = (*DeadLetterQueue)(nil)
@@ -137,8 +142,8 @@ func (q *DeadLetterQueue) connection() (*amqp.Connection, error) {
 }
 
 // Len returns the number of letters ready in the queue, as a passive
-// declare reports it (those another dlqReader holds are not counted; a
-// quorum queue on RabbitMQ 3.x may report a count a moment old).
+// declare reports it (those another dlqReader holds are not counted, see
+// Holders; a quorum queue may report a count a moment old).
 func (q *DeadLetterQueue) Len(ctx context.Context) (int, error) {
 	ch, err := q.channel()
 	if err != nil {
@@ -151,6 +156,58 @@ func (q *DeadLetterQueue) Len(ctx context.Context) (int, error) {
 	}
 	return info.Messages, nil
 }
+
+// Holders returns the number of readers that hold letters of the queue
+// right now: a replay, purge or listing under way, of this DeadLetterQueue
+// or another, in this process or another (streamgen dlq, the console).
+// Scan, Len and the other operations do not see the letters another
+// reader holds, so a listing during a replay lists fewer letters, maybe
+// none: with Holders above 0, say so, and to list again once they end.
+//
+// How many letters they hold AMQP does not tell (the count of
+// unacknowledged messages is the management plugin's): Holders is the
+// number of consumers the broker counts on the queue. A classic queue
+// counts the consumers reading; a quorum queue also counts a reader's
+// basic.get and its consumers that stopped while they hold letters. A
+// reader between two of its consumers is not counted on a classic queue
+// for a moment, so when Holders sees none it looks once more 100 ms
+// later. A quorum queue keeps counting a reader for a moment after it
+// handed its letters back (some 100 ms, on RabbitMQ 3.10 and 4.3): after
+// an operation of this DeadLetterQueue, Holders waits up to 2 s
+// (dlqHandBackSettles) for its readers to go.
+func (q *DeadLetterQueue) Holders(ctx context.Context) (int, error) {
+	ch, err := q.channel()
+	if err != nil {
+		return 0, q.wrap("open a channel", err)
+	}
+	defer func() { _ = ch.Close() }()
+	q.mu.Lock()
+	settled := q.ended.Add(dlqHandBackSettles)
+	q.mu.Unlock()
+	for looked := false; ; looked = true {
+		info, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil)
+		if err != nil {
+			return 0, q.wrap("inspect the queue", err)
+		}
+		var wait time.Duration
+		switch {
+		case info.Consumers > 0 && time.Now().Before(settled):
+			wait = dlqIdleRead / 2 // maybe this DeadLetterQueue's readers, going
+		case info.Consumers == 0 && !looked:
+			wait = dlqIdleRead // maybe a reader between two consumers
+		default:
+			return info.Consumers, nil
+		}
+		if err := deadletter.Sleep(ctx, wait); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// dlqHandBackSettles bounds how long Holders waits for a quorum queue to
+// stop counting the readers of an operation that handed its letters back
+// (some 100 ms was seen; this leaves room for a busy broker).
+const dlqHandBackSettles = 2 * time.Second
 
 // Scan calls fn with each letter present in the queue when Scan starts,
 // oldest first, and leaves the queue as it was. A deadletter.Letter is fn's to keep.
@@ -227,11 +284,12 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 		// Closing a channel with letters outstanding would requeue them
 		// too, but a quorum queue counts that toward its delivery limit:
 		// hand them back with nacks first. One nack with multiple for
-		// the letters of each consumer in turn (the first basic.get
+		// the letters of each consumer in turn (each basic.get's letter
 		// counts as one), up to its last tag, then one for the rest:
-		// RabbitMQ requeues the letters of one nack consumer by consumer,
-		// in no set order, which a quorum queue on 3.x (requeueing at the
-		// back) was seen to turn into a new order.
+		// RabbitMQ requeues the letters of one nack basic.get by
+		// basic.get, then consumer by consumer (see consume), and a
+		// quorum queue puts them back in the order it gets them: one
+		// nack for several would give them a new order.
 		//
 		// A nack names a tag still outstanding: RabbitMQ closes the
 		// channel on a tag it does not know, one acked or nacked before
@@ -257,6 +315,9 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 			err = q.wrap("hand the letters back", nerr)
 		}
 		_ = ch.Close()
+		q.mu.Lock()
+		q.ended = time.Now()
+		q.mu.Unlock()
 	}()
 	if _, err := ch.QueueDeclarePassive(q.name, true, false, false, false, nil); err != nil {
 		return q.wrap("inspect the queue", err)
@@ -280,8 +341,8 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // unacknowledged (until fn acks one: a replay confirmed, a purge), so a
 // consumer delivers at most its prefetch; when it holds that many
 // unacknowledged (not picked, or awaiting their replay's confirm), it is
-// cancelled and the next one reads on (see consume), as is one that found
-// the queue empty while letters were missing. The prefetch bounds what the
+// cancelled and the next one reads on (see consume), as is one whose
+// deliveries paused while letters were missing. The prefetch bounds what the
 // client holds read ahead of fn (amqp091-go buffers deliveries without
 // limit): a listing whose fn is slower than the broker, or a slow replay,
 // holds at most one consumer's prefetch of letters.
@@ -301,7 +362,8 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // growing prefetch.
 //
 // Reading stops sooner when another dlqReader holds the rest: the deliveries
-// pause and a basic.get finds the queue empty. Every consumer is
+// pause and a basic.get, once the consumer is cancelled, finds the queue
+// empty. Every consumer is
 // cancelled and its deliveries drained before read returns; letters
 // beyond n are not passed to fn and are handed back with the others.
 //
@@ -311,8 +373,10 @@ func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn 
 // empty, so that a listing running at the same time does not make them
 // miss its letters (one held longer is left for the next run).
 //
-// It appends to ends the last delivery tag of the first basic.get and of
-// each consumer, for visit to hand the letters back consumer by consumer.
+// It appends to ends the last delivery tag of the first basic.get, of
+// each consumer and of each basic.get after one, for visit to hand the
+// letters back in the order read: consumer by consumer, each basic.get's
+// letter on its own.
 func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience time.Duration, ends *[]uint64, cur *dlqConsumed, fn func(l *deadletter.Letter, tag uint64) error) error {
 	var d amqp.Delivery
 	idle := 0 // passive declares in a row that saw no consumer
@@ -358,7 +422,7 @@ func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience t
 	defer tick.Stop()
 	var emptySince time.Time
 	for !r.done() {
-		took, empty, err := r.consume(ctx, tick.C)
+		took, paused, err := r.consume(ctx, tick.C)
 		if r.last > 0 {
 			*ends = append(*ends, r.last)
 		}
@@ -368,6 +432,22 @@ func (q *DeadLetterQueue) read(ctx context.Context, ch *amqp.Channel, patience t
 		if r.full {
 			if err := r.prefetch(r.nextWindow()); err != nil {
 				return err
+			}
+		}
+		empty := false
+		if paused && !r.done() {
+			// The deliveries paused: another dlqReader may hold the
+			// rest. With the consumer gone, a basic.get tells, and the
+			// letter it reads is the one after the consumer's, handed
+			// back on its own after them.
+			d, ok, err := ch.Get(q.name, false)
+			if err != nil {
+				return q.wrap("read a letter", err)
+			}
+			if empty = !ok; ok {
+				r.take(d)
+				*ends = append(*ends, d.DeliveryTag)
+				took++
 			}
 		}
 		if !empty || took > 0 {
@@ -440,16 +520,25 @@ func (r *dlqReader) take(d amqp.Delivery) {
 	r.progress(r.got)
 }
 
-// consume reads with one consumer until the reading is done, or the
-// deliveries pause and a basic.get finds the queue empty (empty), then
-// cancels it and takes what it delivered meanwhile. It returns how many
-// letters it took.
+// consume reads with one consumer until the reading is done, its prefetch
+// is full (full), or the deliveries pause (paused: nothing came for two
+// ticks), then cancels it and takes what it delivered meanwhile: the
+// deliveries on their way come before the broker confirms the cancel. It
+// returns how many letters it took.
 //
-// The basic.get may answer before deliveries the broker made earlier
-// reach the client (RabbitMQ's channel takes the answer out of turn), so
-// an empty answer ends only this consumer: the deliveries that were on
-// their way come before the broker confirms its cancel, and are taken.
-func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took int, empty bool, err error) {
+// It never reads with basic.get while the consumer is there: the letter a
+// basic.get reads then is one after the consumer's (the broker assigned
+// the consumer its prefetch already), which may reach the client before
+// the consumer's last ones (RabbitMQ's channel takes the answer out of
+// turn), and which the consumer's nack hands back before the consumer's
+// letters (RabbitMQ hands back the letters of one nack basic.get first,
+// then consumer by consumer). A quorum queue puts the letters handed back
+// at its head in the order it gets them: a listing whose deliveries paused
+// read that letter early and moved it before the consumer's letters (seen
+// on RabbitMQ 4.3, the 3,586th letter of a queue becoming the 1,538th:
+// the first after the third consumer's, moved before them). read asks
+// with basic.get once the consumer is gone.
+func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took int, paused bool, err error) {
 	tag := dlqConsumerTag()
 	deliveries, err := r.ch.Consume(r.q.name, tag, false, false, false, false, nil)
 	if err != nil {
@@ -459,7 +548,9 @@ func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took in
 	*r.cur = dlqConsumed{}
 	r.full = false
 	defer func() {
-		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil {
+		// When fn failed (a replay's channel closed), that is what
+		// stopped the reading.
+		if cerr := r.ch.Cancel(tag, false); cerr != nil && err == nil && r.err == nil {
 			err = r.q.wrap("stop reading", cerr)
 		}
 		// The client closes deliveries once the broker confirmed the
@@ -497,15 +588,9 @@ func (r *dlqReader) consume(ctx context.Context, tick <-chan time.Time) (took in
 				quiet = true
 				continue
 			}
-			// Nothing came for a while: another dlqReader may hold the rest.
-			d, ok, err := r.ch.Get(r.q.name, false)
-			if err != nil {
-				return 0, false, r.q.wrap("read a letter", err)
-			}
-			if !ok {
-				return 0, true, nil
-			}
-			r.take(d)
+			// Nothing came for a while: another dlqReader may hold the
+			// rest (read asks, once this consumer is gone).
+			return 0, true, nil
 		}
 	}
 	return 0, false, nil
@@ -605,6 +690,24 @@ func DeadLetterOpener(url string) func(ctx context.Context, q runtime.DeadLetter
 		return DialDeadLetterQueue(ctx, url, q.Name)
 	}
 }
+
+// unnamed returns err with its "rabbitmq: dead-letter queue NAME: " prefix
+// (wrap's) cut, for a message that names the queue already.
+func (q *DeadLetterQueue) unnamed(err error) error {
+	if p := "rabbitmq: dead-letter queue " + q.name + ": "; strings.HasPrefix(err.Error(), p) {
+		return cut{err, p}
+	}
+	return err
+}
+
+// cut is an error with a prefix of its message cut.
+type cut struct {
+	error
+	prefix string
+}
+
+func (e cut) Error() string { return strings.TrimPrefix(e.error.Error(), e.prefix) }
+func (e cut) Unwrap() error { return e.error }
 
 // unprefixed is an error of this package with its "rabbitmq: " prefix cut,
 // for a message that has it already.
