@@ -375,12 +375,6 @@ func dlqKeep(ctx context.Context, c *dlqCommand, d *zeromq.DeadLetterDir) error 
 	return k.Run(ctx)
 }
 
-// holders is a store that can tell how many readers hold letters it does
-// not list while they run (rabbitmq.DeadLetterQueue.Holders).
-type holders interface {
-	Holders(ctx context.Context) (int, error)
-}
-
 func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	groups, err := q.Groups(ctx)
 	c.clear()
@@ -393,11 +387,9 @@ func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	}
 	// A replay or listing under way holds letters the listing does not
 	// see: say so, never that the queue holds no letters.
-	readers := 0
-	if h, ok := q.(holders); ok {
-		if readers, err = h.Holders(ctx); err != nil {
-			return err
-		}
+	readers, err := deadletter.Holders(ctx, q)
+	if err != nil {
+		return err
 	}
 	held := ""
 	if readers > 0 {

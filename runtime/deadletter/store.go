@@ -17,7 +17,9 @@ import (
 // Every operation reads the letters present when it starts and leaves the
 // others as they were; a letter leaves the store only by Replay (once its
 // new delivery was confirmed, or written, where the broker has no
-// confirms) or Purge.
+// confirms) or Purge. In a HoldingStore, an operation does not see the
+// letters another reader holds at that moment (Holders says when some
+// are held).
 type Store interface {
 	// Name names the store in messages: the queue's name, the directory.
 	Name() string
@@ -88,4 +90,26 @@ func Export(ctx context.Context, s Scanner, name string, w io.Writer, sel Select
 		err = fmt.Errorf("deadletter: %s: export: %w", name, ferr)
 	}
 	return n, err
+}
+
+// HoldingStore is a Store whose readers hold the letters they read from
+// each other until they hand them back, as RabbitMQ's consumers do: a
+// Scan, a replay or a purge does not see a letter another reader holds at
+// that moment. Nothing is lost, but a listing taken then is incomplete,
+// and a tool must say so rather than count what it saw as all there is.
+type HoldingStore interface {
+	Store
+	// Holders is how many readers other than the caller's own finished
+	// operations hold letters now.
+	Holders(ctx context.Context) (int, error)
+}
+
+// Holders returns how many other readers hold letters of s now (see
+// HoldingStore); 0 for a store whose readers hold nothing from each other
+// (a directory, memory).
+func Holders(ctx context.Context, s Store) (int, error) {
+	if h, ok := s.(HoldingStore); ok {
+		return h.Holders(ctx)
+	}
+	return 0, nil
 }

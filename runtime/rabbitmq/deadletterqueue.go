@@ -55,7 +55,7 @@ type DeadLetterQueue struct {
 	ended time.Time
 }
 
-var _ deadletter.Store = (*DeadLetterQueue)(nil)
+var _ deadletter.HoldingStore = (*DeadLetterQueue)(nil)
 
 // roleDeadLetters names the connection of a DeadLetterQueue.
 const roleDeadLetters = "dead letters"

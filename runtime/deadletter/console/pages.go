@@ -143,6 +143,7 @@ type queueView struct {
 	Now           bool // show Len apart: it differs from Letters
 	LenErr        string
 	Letters       int
+	Held          int // other readers held letters this reading did not see
 	Groups        []groupRow
 	MoreGroups    int
 	Chart         *chartView
@@ -211,7 +212,7 @@ func (c *Console) view(r *http.Request, s deadletter.Store, first, limit int) qu
 	if sum == nil {
 		return v
 	}
-	v.Letters = sum.Letters
+	v.Letters, v.Held = sum.Letters, sum.Held
 	v.Chart = chart(sum.Chart, sum.Groups)
 	colours := map[string]string{}
 	if v.Chart != nil {

@@ -21,6 +21,9 @@ import (
 // and the groups; past maxRows letters a group page reads the store.
 type summary struct {
 	Letters int
+	// Held is how many other readers held letters when the scan ended
+	// (deadletter.Holders): the scan did not see theirs.
+	Held    int
 	Groups  []deadletter.Group // the largest first (Grouper.Groups)
 	Chart   *histogram
 	Started time.Time // when the scan started: it saw no action that ended later
@@ -178,6 +181,10 @@ func (c *Console) scan(s deadletter.Store, sc *summaryCache, done chan struct{})
 		groups := g.Groups() // the largest first
 		sum = &summary{Letters: n, Groups: groups, Chart: h, Started: start, At: time.Now(), Took: time.Since(start)}
 		ix.finish(sum)
+		sum.Held, err = deadletter.Holders(c.ctx, s)
+		if err != nil {
+			sum = nil
+		}
 	}
 	sc.mu.Lock()
 	if err == nil {
