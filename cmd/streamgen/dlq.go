@@ -378,6 +378,13 @@ func dlqKeep(ctx context.Context, c *dlqCommand, d *zeromq.DeadLetterDir) error 
 func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	groups, err := q.Groups(ctx)
 	c.clear()
+	if errors.Is(err, deadletter.ErrBusy) {
+		// Another operation reads the queue: say what the queue counts
+		// beside the letters it holds, never that there are none.
+		if n, lerr := q.Len(ctx); lerr == nil {
+			return fmt.Errorf("%w; the queue counts %s beside those it holds", err, letters(n))
+		}
+	}
 	if err != nil {
 		return err
 	}

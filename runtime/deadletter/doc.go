@@ -59,5 +59,7 @@
 //
 // Every operation reads the letters present when it starts, in their
 // order, with a bounded amount read ahead, and leaves the others as they
-// were; several may run at once on one store.
+// were. A store whose readers hold letters from each other (RabbitMQ)
+// lets one operation read at a time; one that waited too long for its
+// turn fails with ErrBusy.
 package deadletter

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -42,6 +43,14 @@ type Store interface {
 	// Close releases what the store holds open.
 	Close() error
 }
+
+// ErrBusy is what an operation of a store returns when another operation
+// (a replay, a purge, a listing; in this process or another) reads the
+// store and did not end within the operation's patience: run it again
+// when that one ends. A store whose readers hold letters from each other
+// lets one operation read at a time, so that none sees another's letters
+// out of their order.
+var ErrBusy = errors.New("another operation (a replay, purge or listing under way) is reading the store")
 
 // Scanner is what Select, GroupsOf and Export need of a store.
 type Scanner interface {

@@ -38,11 +38,15 @@ import (
 //     without a delivery limit on both (x-delivery-limit -1 on 4.x), so
 //     reading never dead-letters or drops a letter.
 //
-// Several operations may run on one queue at once, from this process or
-// others: a letter another one holds is not seen by the second (Holders
-// says whether others hold letters), and nothing is lost. A letter leaves
-// the queue only by Replay (after the broker confirmed its new delivery)
-// or Purge.
+// One operation reads the queue at a time, from this process or others
+// (streamgen dlq, the console; see lock): two readers would hold letters
+// from each other and hand them back in the order of their reading, which
+// can move a letter. An operation waits for the one under way, up to its
+// patience (5 s for a listing, 15 s for a replay or purge), then fails
+// with deadletter.ErrBusy having read nothing. Holders says whether other
+// readers (a consumer of a program of your own too) hold letters. A letter
+// leaves the queue only by Replay (after the broker confirmed its new
+// delivery) or Purge.
 type DeadLetterQueue struct {
 	name   string
 	dialer *dialer // DialDeadLetterQueue's: a connection that closed is dialled again
@@ -53,6 +57,9 @@ type DeadLetterQueue struct {
 	// ended is when the last operation handed its letters back (see
 	// Holders).
 	ended time.Time
+	// turn holds a token while an operation of this DeadLetterQueue reads
+	// the queue (see lock); made by turnOf.
+	turn chan struct{}
 }
 
 var _ deadletter.HoldingStore = (*DeadLetterQueue)(nil)
@@ -259,6 +266,11 @@ func firstErr(errs ...error) error {
 // patience is how long it waits for letters another dlqReader holds when it
 // finds the queue empty before it read them all (see read).
 func (q *DeadLetterQueue) visit(ctx context.Context, patience time.Duration, fn func(l *deadletter.Letter, tag uint64, ack func(tag uint64) error) error, finish func(error) error) (err error) {
+	unlock, err := q.lock(ctx, max(patience, dlqLockPatience))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	ch, err := q.channel()
 	if err != nil {
 		return q.wrap("open a channel", err)
@@ -715,3 +727,89 @@ type unprefixed struct{ error }
 
 func (e unprefixed) Error() string { return strings.TrimPrefix(e.error.Error(), "rabbitmq: ") }
 func (e unprefixed) Unwrap() error { return e.error }
+
+// dlqLockPatience is the least time an operation waits for another to
+// end before it gives up with deadletter.ErrBusy (Replay and Purge wait
+// their own patience, dlqHoldPatience).
+const dlqLockPatience = 5 * time.Second
+
+// turnOf returns q's turn token channel, made on first use.
+func (q *DeadLetterQueue) turnOf() chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.turn == nil {
+		q.turn = make(chan struct{}, 1)
+	}
+	return q.turn
+}
+
+// lock makes the operation the queue's only reader until unlock: two
+// readers at once hold letters from each other and hand them back in an
+// order of their reading, which was seen to move a letter another reader
+// handed back to the end of a quorum queue. Within this process a token
+// of the DeadLetterQueue orders its operations; across processes (streamgen
+// dlq, the console, each with a connection of its own), an exclusive,
+// auto-deleted queue named after the dead-letter queue
+// (dlqLockPrefix+name) is the lock: the broker lets one connection
+// declare it, and deletes it with that connection, should the holder die.
+// lock waits up to patience for the holder to end, then fails with
+// deadletter.ErrBusy. A user without configure permission on the lock's
+// name reads without the lock across processes.
+func (q *DeadLetterQueue) lock(ctx context.Context, patience time.Duration) (unlock func(), err error) {
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
+	turn := q.turnOf()
+	select {
+	case turn <- struct{}{}:
+	case <-deadline.C:
+		return nil, q.busy()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release := func() { <-turn }
+	name := dlqLockPrefix + q.name
+	backoff := 20 * time.Millisecond
+	for {
+		ch, err := q.channel()
+		if err != nil {
+			release()
+			return nil, q.wrap("open a channel", err)
+		}
+		_, err = ch.QueueDeclare(name, false, true, true, false, nil)
+		if err == nil {
+			return func() {
+				_, _ = ch.QueueDelete(name, false, false, false)
+				_ = ch.Close()
+				release()
+			}, nil
+		}
+		_ = ch.Close()
+		var aerr *amqp.Error
+		if errors.As(err, &aerr) && aerr.Code == amqp.AccessRefused {
+			return release, nil // no lock to be had: read without it
+		}
+		if !errors.As(err, &aerr) || aerr.Code != amqp.ResourceLocked {
+			release()
+			return nil, q.wrap("take the queue's reading lock", err)
+		}
+		select {
+		case <-time.After(backoff):
+			backoff = min(2*backoff, 500*time.Millisecond)
+		case <-deadline.C:
+			release()
+			return nil, q.busy()
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// dlqLockPrefix names the exclusive queue that is a dead-letter queue's
+// reading lock (see lock).
+const dlqLockPrefix = "streamgen.dlq-lock."
+
+// busy is deadletter.ErrBusy for q, with the queue's own count.
+func (q *DeadLetterQueue) busy() error {
+	return fmt.Errorf("rabbitmq: dead-letter queue %s: %w: run this again when it ends", q.name, deadletter.ErrBusy)
+}
