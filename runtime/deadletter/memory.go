@@ -203,16 +203,8 @@ func (m *MemoryStore) Replay(ctx context.Context, sel Selection, opts ReplayOpti
 	defer m.ops.Unlock()
 	start := time.Now()
 	err := m.visit(ctx, func(e *memoryLetter, l *Letter) error {
-		if !rep.Pick(sel, l) {
-			return nil
-		}
-		exchange, key, ok := opts.To.Route(l)
-		if !ok {
-			rep.Fail("letter %s: no source queue to replay to: give a target queue", l.MessageID())
-			return nil
-		}
-		if opts.DryRun {
-			rep.Done++
+		exchange, key, send := rep.Plan(sel, opts, l)
+		if !send {
 			return nil
 		}
 		if err := opts.Pace(ctx, start, rep.Selected); err != nil {

@@ -176,6 +176,27 @@ func (r *Report) Fail(format string, args ...any) {
 	}
 }
 
+// Plan is the first step of a replay of letter l, the same in every
+// store: it counts l as read (Pick) and reports whether the replay sends
+// l now, and its route (Target.Route). A letter sel does not pick is not
+// sent; one with no route to go back to is counted failed; in a dry run
+// a picked letter is counted done and not sent.
+func (r *Report) Plan(sel Selection, opts ReplayOptions, l *Letter) (exchange, key string, send bool) {
+	if !r.Pick(sel, l) {
+		return "", "", false
+	}
+	exchange, key, ok := opts.To.Route(l)
+	if !ok {
+		r.Fail("letter %s: no source queue to replay to: give a target queue", l.MessageID())
+		return "", "", false
+	}
+	if opts.DryRun {
+		r.Done++
+		return "", "", false
+	}
+	return exchange, key, true
+}
+
 // Pace waits until the nth letter (from 1) of a replay that started at
 // start may go, at most Rate a second; with no Rate it returns at once.
 func (o ReplayOptions) Pace(ctx context.Context, start time.Time, n int) error {

@@ -108,16 +108,8 @@ func (q *DeadLetterQueue) Replay(ctx context.Context, sel deadletter.Selection, 
 	start := time.Now()
 	err := q.visit(ctx, dlqHoldPatience, func(l *deadletter.Letter, tag uint64, ack func(uint64) error) error {
 		remove = ack
-		if !rep.Pick(sel, l) {
-			return nil
-		}
-		exchange, key, ok := opts.To.Route(l)
-		if !ok {
-			rep.Fail("letter %s: no source queue to replay to: give a target queue", l.MessageID())
-			return nil
-		}
-		if opts.DryRun {
-			rep.Done++
+		exchange, key, send := rep.Plan(sel, opts, l)
+		if !send {
 			return nil
 		}
 		if err := opts.Pace(ctx, start, rep.Selected); err != nil {

@@ -381,19 +381,8 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 			return err
 		}
 		err := d.scan(ctx, func(e dirEntry) error {
-			if !rep.Pick(sel, e.l) {
-				return nil
-			}
-			queue := opts.To.Queue
-			if queue == "" {
-				queue = e.l.Source
-			}
-			if queue == "" {
-				rep.Fail("letter %s: no source queue to replay to: give a queue", e.l.MessageID())
-				return nil
-			}
-			if opts.DryRun {
-				rep.Done++
+			_, queue, send := rep.Plan(sel, opts, e.l) // no exchange: Replay refused one
+			if !send {
 				return nil
 			}
 			if len(ids) == 0 {
