@@ -52,6 +52,9 @@ type App struct {
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
 	tunes           []tune
+	// transactor begins the transactions of *sql.Tx handlers
+	// (WithTransactor); nil when the App has none.
+	transactor Transactor
 
 	mu      sync.Mutex
 	mounts  []mount
@@ -226,6 +229,10 @@ func NewApp(name string, opts ...Option) *App {
 
 // Name returns the App's name.
 func (a *App) Name() string { return a.name }
+
+// Logger returns the App's logger (WithLogger), for what runs beside its
+// brokers, such as an OnStart hook's background work.
+func (a *App) Logger() *slog.Logger { return a.logger }
 
 // Codec returns the App's codec.
 func (a *App) Codec() Codec { return a.codec }
@@ -432,6 +439,11 @@ func (a *App) prepare() ([]brokerGroup, error) {
 			if tuned {
 				err = fmt.Errorf("%w (with the values of runtime.Tune(%q))", err, sub.Name)
 			}
+			errs = append(errs, err)
+			continue
+		}
+		sub, err := bindTransactions(sub, a.transactor)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
