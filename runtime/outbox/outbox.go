@@ -32,6 +32,7 @@ type Outbox struct {
 	db      *sql.DB
 	dialect Dialect
 	log     *slog.Logger
+	inbox   inboxConfig
 }
 
 // OpenOption sets up an Outbox.
