@@ -24,7 +24,7 @@ func TestEveryTransactionalShapeRunsInItsTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, db, "CREATE TABLE effects (subscription TEXT NOT NULL, id INTEGER NOT NULL, message_id TEXT NOT NULL)")
+	execSQL(t, db, "CREATE TABLE effects (subscription TEXT NOT NULL, id INTEGER NOT NULL, message_id TEXT NOT NULL)")
 	// write records a call: its subscription, the message's id field and
 	// the message id the Metadata gave ("" when the shape takes none).
 	write := func(ctx context.Context, tx *sql.Tx, sub string, o *order, md runtime.Metadata) error {

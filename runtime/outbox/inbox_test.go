@@ -46,8 +46,8 @@ func openSQLite(t testing.TB, path string) *sql.DB {
 	return db
 }
 
-// exec runs statements on db, failing t on an error.
-func exec(t testing.TB, db *sql.DB, stmts ...string) {
+// execSQL runs statements on db, failing t on an error.
+func execSQL(t testing.TB, db *sql.DB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
 		if _, err := db.ExecContext(context.Background(), s); err != nil {
@@ -119,7 +119,7 @@ func TestInboxHandlesAMessageOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exec(t, db, effects)
+		execSQL(t, db, effects)
 		var calls atomic.Int32
 		var mu sync.Mutex
 		var seen []string // what the middleware saw after each call
@@ -184,7 +184,7 @@ func TestInboxIsPerSubscription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, db, effects)
+	execSQL(t, db, effects)
 	h := inboxHarness(t, ob)
 	for _, name := range []string{"orders", "audit"} {
 		h.App().Mount(h.Broker(), &runtime.Subscription{Name: name, Handlers: []runtime.Handler{
@@ -220,7 +220,7 @@ func TestInboxRollsBackWhatFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exec(t, db, effects)
+		execSQL(t, db, effects)
 		h := inboxHarness(t, ob)
 		insert := rebind(ob, "INSERT INTO effects (message_id, attempt) VALUES (?, ?)")
 		h.App().Mount(h.Broker(), &runtime.Subscription{Name: "orders", RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{
@@ -280,7 +280,7 @@ func TestInboxRetriesAFailedCommit(t *testing.T) {
 		}
 		// A constraint checked at commit: a reference to a parent row
 		// that does not exist passes the insert and fails the commit.
-		exec(t, db,
+		execSQL(t, db,
 			"CREATE TABLE parents (id TEXT PRIMARY KEY)",
 			"INSERT INTO parents (id) VALUES ('there')",
 			"CREATE TABLE children (parent TEXT NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)")
@@ -362,7 +362,7 @@ func TestInboxSerializesConcurrentDeliveriesOfOneMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, db, effects)
+	execSQL(t, db, effects)
 	started, release := make(chan struct{}, 2), make(chan struct{})
 	var calls atomic.Int32
 	h := inboxHarness(t, ob)
@@ -514,7 +514,7 @@ func TestInboxWaitsForAnotherSQLiteWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, db, effects)
+	execSQL(t, db, effects)
 	blocker, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
