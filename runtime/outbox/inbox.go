@@ -77,11 +77,11 @@ type transactor struct{ o *Outbox }
 // a transaction that inserted it committed: then the transaction is rolled
 // back, and handled is true. While another transaction that inserted it is
 // open, the insert waits for it to end (PostgreSQL: the primary key's
-// lock; SQLite: the database's one writer). On SQLite, a database another
-// connection is writing to ("database is locked") is tried again for a
-// while, as nothing was done yet: an SQLite opened without a busy_timeout
-// fails at once while another transaction writes, the inbox's cleaning
-// included.
+// lock; SQLite: the database's one writer). On SQLite, a connection
+// without a busy_timeout gets one (waitForTheWriter), and a database
+// another connection is writing to ("database is locked", which SQLite
+// also answers at once where waiting could deadlock) is tried again for a
+// while, as nothing was done yet.
 func (in transactor) BeginOnce(ctx context.Context, subscription, messageID string) (*sql.Tx, bool, error) {
 	var tx *sql.Tx
 	var handled bool
@@ -98,6 +98,12 @@ func (in transactor) beginOnce(ctx context.Context, subscription, messageID stri
 	if err != nil {
 		return nil, false, fmt.Errorf("outbox: begin a transaction: %w", err)
 	}
+	if in.o.dialect == SQLite {
+		if err := waitForTheWriter(ctx, tx); err != nil {
+			_ = tx.Rollback()
+			return nil, false, err
+		}
+	}
 	res, err := tx.ExecContext(ctx, in.o.inboxInsertSQL(), subscription, messageID)
 	if err != nil {
 		_ = tx.Rollback()
@@ -113,6 +119,30 @@ func (in transactor) beginOnce(ctx context.Context, subscription, messageID stri
 		return nil, true, nil
 	}
 	return tx, false, nil
+}
+
+// sqliteBusyTimeout is the busy_timeout, in milliseconds, that the inbox
+// gives an SQLite connection that has none.
+const sqliteBusyTimeout = 10000
+
+// waitForTheWriter gives tx's SQLite connection a busy_timeout when it
+// has none (the driver's default), so that the transaction's statements
+// and its commit wait for another connection's write to end, rather than
+// fail at once with "database is locked". A busy_timeout set by the
+// database's address (_pragma=busy_timeout(...)) is kept. The setting is
+// the connection's, and stays with it.
+func waitForTheWriter(ctx context.Context, tx *sql.Tx) error {
+	var ms int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&ms); err != nil {
+		return fmt.Errorf("outbox: read the SQLite connection's busy_timeout: %w", err)
+	}
+	if ms > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", sqliteBusyTimeout)); err != nil {
+		return fmt.Errorf("outbox: set the SQLite connection's busy_timeout: %w", err)
+	}
+	return nil
 }
 
 // busyPatience bounds how long whileBusy tries again.

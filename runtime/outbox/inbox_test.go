@@ -551,3 +551,82 @@ func TestInboxWaitsForAnotherSQLiteWriter(t *testing.T) {
 		t.Errorf("%d effects of m-1, want 1", n)
 	}
 }
+
+// A handler's transaction gives an SQLite connection without a
+// busy_timeout one of ten seconds, so that its statements and its commit
+// wait for another writer; a busy_timeout the database's address sets is
+// kept.
+func TestInboxGivesSQLiteConnectionsABusyTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		dsn  string
+		want int
+	}{
+		{"", 10000},
+		{"?_pragma=busy_timeout(2500)", 2500},
+	} {
+		t.Run("dsn="+tc.dsn, func(t *testing.T) {
+			db, err := sql.Open("sqlite", "file:"+dbtest.SQLitePath(t)+tc.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			db.SetMaxOpenConns(1) // one connection: the handler's, then the test's
+			ob, err := outbox.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := inboxHarness(t, ob)
+			h.App().Mount(h.Broker(), &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+				runtime.HandleJSON[order]("Order", runtime.Policy{}, nil, func(context.Context, *sql.Tx, order) error { return nil }),
+			}})
+			h.Start()
+			h.Publish("orders", "Order", order{ID: 1}, runtime.WithMessageID("m-1"))
+			h.Wait()
+			if n := count(t, db, "PRAGMA busy_timeout"); n != tc.want {
+				t.Errorf("busy_timeout %d, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+// On an SQLite database opened without any settings, many *sql.Tx
+// handlers at once (eight subscriptions, two calls at a time each) all
+// succeed on their first attempt: each transaction waits for the one
+// writer instead of failing with "database is locked".
+func TestInboxOnAPlainSQLiteUnderConcurrency(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ob, err := outbox.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, db, effects)
+	h := inboxHarness(t, ob)
+	const subs, perSub = 8, 40
+	for i := range subs {
+		h.App().Mount(h.Broker(), &runtime.Subscription{Name: fmt.Sprintf("q%d", i), Concurrency: 2, Handlers: []runtime.Handler{
+			runtime.HandleJSON[order]("Order", runtime.Policy{}, nil, func(ctx context.Context, tx *sql.Tx, o order, md runtime.Metadata) error {
+				// A read, then a write: the shape that deadlocks without waits.
+				if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM effects").Scan(new(int)); err != nil {
+					return err
+				}
+				_, err := tx.ExecContext(ctx, "INSERT INTO effects (message_id, attempt) VALUES (?, ?)", md.Subscription+"/"+md.MessageID, md.Attempt)
+				return err
+			}),
+		}})
+	}
+	h.Start()
+	for i := range subs {
+		for j := range perSub {
+			h.Publish(fmt.Sprintf("q%d", i), "Order", order{ID: j}, runtime.WithMessageID(fmt.Sprintf("m-%d", j)))
+		}
+	}
+	h.Wait()
+	for _, st := range h.App().Stats() {
+		if st.Acked != perSub || st.Dropped != 0 || st.Failed != 0 {
+			t.Errorf("%s: %+v, want all %d acked at once", st.Subscription, st, perSub)
+		}
+	}
+	if n := count(t, db, "SELECT count(*) FROM effects"); n != subs*perSub {
+		t.Errorf("%d effects, want %d", n, subs*perSub)
+	}
+}
