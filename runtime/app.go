@@ -47,14 +47,12 @@ type App struct {
 	shutdownTimeout time.Duration
 	metrics         *counters.Set
 	ready           chan struct{}
+	transactor      Transactor // begins the *sql.Tx handlers' transactions (WithTransactor); nil for none
 	middleware      []Middleware
 	observer        observe.Observer
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
 	tunes           []tune
-	// transactor begins the transactions of *sql.Tx handlers
-	// (WithTransactor); nil when the App has none.
-	transactor Transactor
 
 	mu      sync.Mutex
 	mounts  []mount

@@ -12,7 +12,7 @@
 //     commit, before its ack; the producer sent it twice) is acknowledged
 //     without calling Schedule: the shipment is written once.
 //   - An order without items can never be shipped: Schedule parks it on
-//     shipping.orders.dead with runtime.DeadLetter, and its transaction,
+//     shipping.placed.dead with runtime.DeadLetter, and its transaction,
 //     which wrote nothing, is rolled back.
 //
 // go generate writes streamgen_gen.go: Mount, which takes the *Service.

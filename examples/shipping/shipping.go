@@ -37,7 +37,7 @@ type Service struct {
 // Schedule saves the shipment of an order and announces it, in the
 // transaction the runtime began for this message.
 //
-//stream:subscriber "shipping.orders" broker=rabbitmq max_attempts=5 retry_delay=10s dead_letter=shipping.orders.dead
+//stream:subscriber "shipping.placed" broker=rabbitmq max_attempts=5 retry_delay=10s dead_letter=shipping.placed.dead
 func (s *Service) Schedule(ctx context.Context, tx *sql.Tx, o OrderPlaced) error {
 	if o.Items < 1 {
 		return runtime.DeadLetter(fmt.Errorf("order %s has no items to ship", o.OrderID))

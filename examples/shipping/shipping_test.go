@@ -98,7 +98,7 @@ func TestAnOrderWithoutItemsIsParked(t *testing.T) {
 	h := start(t, db)
 	place(t, h, "m-1", shipping.OrderPlaced{OrderID: "o-1"})
 	h.Wait()
-	dead := h.Queue("shipping.orders.dead")
+	dead := h.Queue("shipping.placed.dead")
 	if len(dead) != 1 || !strings.Contains(dead[0].Headers[runtime.HeaderDeadLetterReason], "order o-1 has no items to ship") {
 		t.Fatalf("dead letters %+v, want o-1 with its reason", dead)
 	}

@@ -28,7 +28,7 @@ var (
 
 // Mount registers the subscriptions of package shipping on app:
 //
-//   - "shipping.orders" on rabbitmq: Service.Schedule (OrderPlaced, once, in a transaction of the App's database)
+//   - "shipping.placed" on rabbitmq: Service.Schedule (OrderPlaced, once, in a transaction of the App's database)
 //
 // service is the *Service whose method Schedule handles messages.
 // A nil service is refused: Run fails, naming it.
@@ -39,24 +39,24 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, service *Service) {
 		return
 	}
 	app.Mount(rabbitmq, &runtime.Subscription{
-		Name:        "shipping.orders",
+		Name:        "shipping.placed",
 		Broker:      runtime.RabbitMQ,
 		RetryDelays: []time.Duration{10 * time.Second},
 		Handlers: []runtime.Handler{
-			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "shipping.orders.dead"}, streamgen_decode_OrderPlaced, service.Schedule),
+			runtime.HandleJSON[OrderPlaced]("OrderPlaced", runtime.Policy{MaxAttempts: 5, DeadLetter: "shipping.placed.dead"}, streamgen_decode_OrderPlaced, service.Schedule),
 		},
 	})
 }
 
-// PublishOrderPlaced publishes msg to "shipping.orders" as message type "OrderPlaced", which Service.Schedule handles.
+// PublishOrderPlaced publishes msg to "shipping.placed" as message type "OrderPlaced", which Service.Schedule handles.
 func PublishOrderPlaced(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) error {
-	return runtime.Publish(ctx, p, runtime.Queue("shipping.orders"), "OrderPlaced", &msg, opts...)
+	return runtime.Publish(ctx, p, runtime.Queue("shipping.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderPlacedAsync(ctx context.Context, p runtime.Publisher, msg OrderPlaced, opts ...runtime.PublishOption) *runtime.Confirmation {
-	return runtime.PublishAsync(ctx, p, runtime.Queue("shipping.orders"), "OrderPlaced", &msg, opts...)
+	return runtime.PublishAsync(ctx, p, runtime.Queue("shipping.placed"), "OrderPlaced", &msg, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each

@@ -24,9 +24,18 @@ import (
 )
 
 // inboxWorkerEnv holds, in the test binary run again as a worker (see
-// TestMain and runInboxWorker), what it works on: the queue, the database
-// driver and the database's address, separated by spaces.
+// runInboxWorker), what it works on: the queue, the database driver and
+// the database's address, separated by spaces.
 const inboxWorkerEnv = "STREAMGEN_TEST_INBOX_WORKER"
+
+// init makes the test binary, run again with inboxWorkerEnv set, the
+// worker of the crash test: it runs before TestMain and the tests, and
+// exits with the worker's status.
+func init() {
+	if spec := os.Getenv(inboxWorkerEnv); spec != "" {
+		os.Exit(runInboxWorker(spec))
+	}
+}
 
 // inboxCrashExit is the exit status of a worker that ended itself after a
 // handler's transaction committed and before the message's ack.

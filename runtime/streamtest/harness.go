@@ -42,7 +42,7 @@ type config struct {
 	name            string
 	broker          []BrokerOption
 	app             []runtime.Option
-	outbox          *outbox.Outbox
+	outboxes        []*outbox.Outbox
 }
 
 // WithLogger sends every log record to l's handler as well (the Harness
@@ -86,19 +86,6 @@ func WithAppOptions(opts ...runtime.Option) Option {
 	return func(c *config) { c.app = append(c.app, opts...) }
 }
 
-// WithOutbox runs ob in the App as a service's main does with
-// ob.Option(broker), the harness's Broker as the broker: handlers that
-// take a *sql.Tx run in transactions of ob's database, each message id
-// handled once (a message delivered again after its transaction committed
-// is acknowledged without a call, and counted in Stats as a Duplicate),
-// and what they publish with ob.Tx is relayed through the Broker. With
-// SQLite (modernc.org/sqlite) a test needs no database server:
-//
-//	db, _ := sql.Open("sqlite", filepath.Join(t.TempDir(), "orders.db"))
-//	ob, _ := outbox.Open(t.Context(), db)
-//	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithOutbox(ob))
-func WithOutbox(ob *outbox.Outbox) Option { return func(c *config) { c.outbox = ob } }
-
 // WithAppName sets the App's name; the default is "streamtest".
 func WithAppName(name string) Option { return func(c *config) { c.name = name } }
 
@@ -134,8 +121,8 @@ func New(t testing.TB, kind runtime.BrokerKind, opts ...Option) *Harness {
 		runtime.WithCodec(cfg.codec),
 		runtime.WithShutdownTimeout(cfg.shutdownTimeout),
 	}
-	if cfg.outbox != nil {
-		appOpts = append(appOpts, cfg.outbox.Option(h.broker))
+	for _, ob := range cfg.outboxes {
+		appOpts = append(appOpts, ob.Option(h.broker))
 	}
 	h.app = runtime.NewApp(cfg.name, append(appOpts, cfg.app...)...)
 	t.Cleanup(h.cleanup)

@@ -14,7 +14,7 @@ import (
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
-type placed struct {
+type txOrder struct {
 	OrderID string `json:"order_id"`
 }
 
@@ -39,7 +39,7 @@ func TestHarnessRunsTransactionalHandlersOverSQLite(t *testing.T) {
 	calls := 0 // the handler runs one call at a time
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithOutbox(ob), streamtest.WithQuietLogs())
 	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "orders", RetryDelays: []time.Duration{10 * time.Second}, Handlers: []runtime.Handler{
-		runtime.HandleJSON[placed]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, nil, func(ctx context.Context, tx *sql.Tx, p placed, md runtime.Metadata) error {
+		runtime.HandleJSON[txOrder]("OrderPlaced", runtime.Policy{MaxAttempts: 3}, nil, func(ctx context.Context, tx *sql.Tx, p txOrder, md runtime.Metadata) error {
 			calls++
 			// A primary key: an order written twice would fail here.
 			if _, err := tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES (?)", p.OrderID); err != nil {
@@ -53,9 +53,9 @@ func TestHarnessRunsTransactionalHandlersOverSQLite(t *testing.T) {
 	}})
 	h.Start()
 
-	h.Publish("orders", "OrderPlaced", placed{OrderID: "o-1"}, runtime.WithMessageID("m-1"))
-	h.Publish("orders", "OrderPlaced", placed{OrderID: "o-1"}, runtime.WithMessageID("m-1")) // the same message again
-	h.Publish("orders", "OrderPlaced", placed{OrderID: "o-2"}, runtime.WithMessageID("m-2"))
+	h.Publish("orders", "OrderPlaced", txOrder{OrderID: "o-1"}, runtime.WithMessageID("m-1"))
+	h.Publish("orders", "OrderPlaced", txOrder{OrderID: "o-1"}, runtime.WithMessageID("m-1")) // the same message again
+	h.Publish("orders", "OrderPlaced", txOrder{OrderID: "o-2"}, runtime.WithMessageID("m-2"))
 	h.Wait()
 	h.Advance(10 * time.Second)
 
