@@ -25,8 +25,6 @@ type inboxConfig struct {
 	// retention is InboxRetention's: 0 means DefaultInboxRetention, less
 	// than 0 keeps the records for ever.
 	retention time.Duration
-	// every is how often the App cleans the inbox; 0 means cleanEvery's.
-	every time.Duration
 }
 
 // InboxRetention sets how long the inbox keeps the record of a message a
@@ -59,11 +57,9 @@ func (c inboxConfig) retentionInForce() time.Duration {
 	return c.retention
 }
 
-// cleanEvery is how often the App cleans the inbox.
+// cleanEvery is how often the App cleans the inbox: a tenth of the
+// retention, between a second and an hour.
 func (c inboxConfig) cleanEvery() time.Duration {
-	if c.every > 0 {
-		return c.every
-	}
 	return min(max(c.retentionInForce()/10, time.Second), time.Hour)
 }
 
