@@ -630,3 +630,30 @@ func TestInboxOnAPlainSQLiteUnderConcurrency(t *testing.T) {
 		t.Errorf("%d effects, want %d", n, subs*perSub)
 	}
 }
+
+// The App cleans the inbox again while it runs, every tenth of the
+// retention (at least every second): a record made after the App started
+// is removed once it is older than the retention.
+func TestAppCleansTheInboxAgainWhileItRuns(t *testing.T) {
+	db := openSQLite(t, dbtest.SQLitePath(t))
+	ob, err := outbox.Open(context.Background(), db, outbox.InboxRetention(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := inboxHarness(t, ob)
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+		runtime.HandleJSON[order]("Order", runtime.Policy{}, nil, func(context.Context, *sql.Tx, order) error { return nil }),
+	}})
+	h.Start()
+	h.Publish("orders", "Order", order{ID: 1}, runtime.WithMessageID("m-1"))
+	h.Wait()
+	if n := count(t, db, "SELECT count(*) FROM streamgen_inbox"); n != 1 {
+		t.Fatalf("%d inbox records after the message, want 1", n)
+	}
+	testkit.Eventually(t, "the record to be removed once older than 2s", func() bool {
+		return count(t, db, "SELECT count(*) FROM streamgen_inbox") == 0
+	})
+	if lines := h.Logs().Find(slog.LevelInfo, "removed old inbox records"); len(lines) == 0 || lines[len(lines)-1].Attr("removed") != "1" {
+		t.Errorf("log lines %v, want one that removed the record", lines)
+	}
+}
