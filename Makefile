@@ -107,12 +107,13 @@ ALLOC_PKGS := ./runtime ./runtime/rabbitmq ./runtime/adapter ./runtime/zeromq ./
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -eo pipefail -c
 bench: BENCH_OUT ?= $(or $(TMPDIR),/tmp)/streamgen-bench.txt
-bench: rabbitmq
+bench: rabbitmq postgres
 	@: > $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark(Publish|PublishWindow|Retry)$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=raw$$' -benchtime 5x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkInbox$$' -benchtime 30x -timeout 30m ./runtime/outbox | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDLQ(List|Replay|ReplayFew)$$' -benchtime 5x -timeout 30m ./runtime/rabbitmq | tee -a $(BENCH_OUT)

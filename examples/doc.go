@@ -3,6 +3,9 @@
 //
 //   - examples/billing: the billing service on ZeroMQ (make demo runs it).
 //   - examples/orders: the orders service on RabbitMQ (make demo-rabbitmq).
+//   - examples/rows: a batch handler writing rows.
+//   - examples/shipping: a *sql.Tx handler, each message handled once,
+//     on PostgreSQL or SQLite.
 //   - examples/internal/demo: what the demos share to tell what happens.
 //
 // readme_test.go builds the README's quick start as a module of its own,

@@ -3,6 +3,7 @@ package generator
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -491,6 +492,11 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		}
 		if h.shape.batch {
 			rs.Handlers = append(rs.Handlers, runtime.HandleBatch[struct{}](wire, h.ann.fields.handler.Policy, nil, func(context.Context, []struct{}) error { return nil }))
+			index = append(index, h)
+			continue
+		}
+		if h.shape.tx {
+			rs.Handlers = append(rs.Handlers, runtime.HandleJSON[struct{}](wire, h.ann.fields.handler.Policy, nil, func(context.Context, *sql.Tx, struct{}) error { return nil }))
 			index = append(index, h)
 			continue
 		}

@@ -9,14 +9,15 @@ import (
 	"github.com/streamgen/streamgen/generator/internal/gentest"
 )
 
-// TestGoldenOutputsRunEndToEnd copies five golden cases with their wanted
+// TestGoldenOutputsRunEndToEnd copies six golden cases with their wanted
 // output into a module of their own, vets it, and runs tests there that
 // drive the generated Mount and publishers on runtime/streamtest: the
 // reference's failing job on ZeroMQ (five deliveries, the last with retry
 // count 4, then dropped), every handler shape on RabbitMQ, handler
 // methods called on the values Mount was given (a nil pointer refused by
-// Run, naming its handlers), and the publishers that //stream:publisher
-// declares routing through an exchange.
+// Run, naming its handlers), the publishers that //stream:publisher
+// declares routing through an exchange, and handlers that take a *sql.Tx,
+// each message handled once over SQLite.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
@@ -24,6 +25,7 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	copyCase(t, "methods", dir, "methods")
 	copyCase(t, "publisher_directive", dir, "publisher")
 	copyCase(t, "nil_receivers", dir, "jobs")
+	copyCase(t, "tx_handlers", dir, "txorders")
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -34,9 +36,10 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	write("methods/methods_test.go", methodsTest)
 	write("publisher/publisher_test.go", publisherTest)
 	write("jobs/jobs_test.go", nilReceiversTest)
+	write("txorders/txorders_test.go", txTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether", "TestTransactionalHandlersRunOnce"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -324,6 +327,68 @@ func TestDeclaredPublishersRoute(t *testing.T) {
 	}
 	if n := len(h.Queue("tocks")); n != 1 {
 		t.Errorf("tocks holds %d ticks, want 1", n)
+	}
+}
+`
+
+const txTest = `package orders
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/outbox"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestTransactionalHandlersRunOnce(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "orders.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ob, err := outbox.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs(), streamtest.WithOutbox(ob))
+	Mount(h.App(), h.Broker(), &Service{})
+	h.Start()
+	ctx := context.Background()
+	p := h.Broker()
+	for range 2 {
+		for _, err := range []error{
+			PublishA(ctx, p, A{1}, runtime.WithMessageID("a")), PublishB(ctx, p, &B{2}, runtime.WithMessageID("b")),
+			PublishC(ctx, p, C{3}, runtime.WithMessageID("c")), PublishD(ctx, p, &D{4}, runtime.WithMessageID("d")),
+			PublishE(ctx, p, E{5}, runtime.WithMessageID("e")), PublishF(ctx, p, &F{6}, runtime.WithMessageID("f")),
+			PublishG(ctx, p, G{7}, runtime.WithMessageID("g")), PublishH(ctx, p, &H{8}, runtime.WithMessageID("h")),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.Wait()
+	}
+	for _, st := range h.App().Stats() {
+		if st.Acked != 2 || st.Duplicates != 1 {
+			t.Errorf("%s: %+v, want 2 acked, the second a duplicate", st.Subscription, st)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM streamgen_inbox").Scan(&n); err != nil || n != 8 {
+		t.Errorf("%d inbox records (%v), want one per message", n, err)
+	}
+
+	// Without the outbox the App refuses to start.
+	app := runtime.NewApp("bare")
+	Mount(app, h.Broker(), &Service{})
+	if err := app.Run(ctx); err == nil {
+		t.Error("an App without a database ran *sql.Tx handlers")
 	}
 }
 `

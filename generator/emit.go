@@ -178,6 +178,10 @@ func (e *emitter) nameImports() {
 		if !h.ok {
 			continue
 		}
+		if _, ok := names[sqlPath]; h.shape.tx && !ok {
+			paths = append(paths, sqlPath)
+			names[sqlPath] = "sql"
+		}
 		if p := h.shape.msg.Obj().Pkg(); p != e.m.pkg {
 			if _, ok := names[p.Path()]; !ok {
 				paths = append(paths, p.Path())
@@ -215,9 +219,9 @@ func (e *emitter) nameImports() {
 
 // writesDurations reports whether Mount's literals write a duration: a
 // retry delay or a timeout. Every other package nameImports names is used:
-// runtime and context by the guards or the publishers, the message types'
-// packages by the guards, jsondecode and the types' packages by the
-// decoders.
+// runtime and context by the guards or the publishers, database/sql and
+// the message types' packages by the guards, jsondecode and the types'
+// packages by the decoders.
 func (e *emitter) writesDurations() bool {
 	for _, s := range e.m.subs {
 		if len(s.rs.RetryDelays) > 0 || s.rs.BatchWait != 0 {
@@ -292,7 +296,11 @@ func (e *emitter) signature(h *handler) *jen.Statement {
 	if h.shape.batch {
 		msg, md = jen.Index().Add(msg), jen.Index().Add(md)
 	}
-	params = append(params, jen.Qual(contextPath, "Context"), msg)
+	params = append(params, jen.Qual(contextPath, "Context"))
+	if h.shape.tx {
+		params = append(params, jen.Op("*").Qual(sqlPath, "Tx"))
+	}
+	params = append(params, msg)
 	if h.shape.metadata {
 		params = append(params, md)
 	}
@@ -369,6 +377,9 @@ func (e *emitter) mount(f *jen.File) {
 			}
 			if h.shape.batch && s.rs.BatchSize > 0 {
 				t = fmt.Sprintf("batches of up to %d %s", s.rs.BatchSize, t)
+			}
+			if h.shape.tx {
+				t += ", once, in a transaction of the App's database"
 			}
 			hs = append(hs, fmt.Sprintf("%s (%s)", h.name(), t))
 		}

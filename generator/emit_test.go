@@ -179,10 +179,11 @@ func TestImportDecl(t *testing.T) {
 }
 
 // TestHandlerFuncHoldsEveryShape checks that runtime.HandlerFunc, the
-// constraint of the handler Handle takes, is exactly the eight shapes the
+// constraint of the handler Handle takes, is exactly the sixteen shapes the
 // generator accepts (a handler's message by value or pointer, with or
-// without the Metadata, returning an error or an Outcome), so that a
-// handler the generator accepts always compiles in Mount.
+// without the Metadata, with or without a *sql.Tx after the context,
+// returning an error or an Outcome), so that a handler the generator
+// accepts always compiles in Mount.
 func TestHandlerFuncHoldsEveryShape(t *testing.T) {
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: gentest.RepoRoot(t)}, runtimePath)
 	if err != nil {
@@ -216,28 +217,40 @@ func TestHandlerFuncHoldsEveryShape(t *testing.T) {
 			t.Errorf("runtime.HandlerFunc holds %s, not func(context.Context, T, ...) result", sig)
 			continue
 		}
-		_, pointer := params.At(1).Type().(*types.Pointer)
+		m := 1 // the message's index
+		tx := isSQLTxPointer(params.At(1).Type())
+		if tx {
+			m = 2
+		}
+		if params.Len() <= m {
+			t.Errorf("runtime.HandlerFunc holds %s, which takes no message", sig)
+			continue
+		}
+		_, pointer := params.At(m).Type().(*types.Pointer)
 		shape := handlerShape{
 			pointer:  pointer,
-			metadata: params.Len() == 3 && isNamed(params.At(2).Type(), runtimePath, "Metadata"),
+			metadata: params.Len() == m+2 && isNamed(params.At(m+1).Type(), runtimePath, "Metadata"),
 			outcome:  isNamed(results.At(0).Type(), runtimePath, "Outcome"),
+			tx:       tx,
 		}
 		if got[shape] {
 			t.Errorf("runtime.HandlerFunc holds the shape of %s twice", sig)
 		}
 		got[shape] = true
 	}
-	for _, pointer := range []bool{false, true} {
-		for _, metadata := range []bool{false, true} {
-			for _, outcome := range []bool{false, true} {
-				if s := (handlerShape{pointer: pointer, metadata: metadata, outcome: outcome}); !got[s] {
-					t.Errorf("runtime.HandlerFunc lacks the shape pointer %v, metadata %v, outcome %v", pointer, metadata, outcome)
+	for _, tx := range []bool{false, true} {
+		for _, pointer := range []bool{false, true} {
+			for _, metadata := range []bool{false, true} {
+				for _, outcome := range []bool{false, true} {
+					if s := (handlerShape{pointer: pointer, metadata: metadata, outcome: outcome, tx: tx}); !got[s] {
+						t.Errorf("runtime.HandlerFunc lacks the shape tx %v, pointer %v, metadata %v, outcome %v", tx, pointer, metadata, outcome)
+					}
 				}
 			}
 		}
 	}
-	if len(got) != 8 {
-		t.Errorf("runtime.HandlerFunc holds %d shapes, want the 8 the generator accepts", len(got))
+	if len(got) != 16 {
+		t.Errorf("runtime.HandlerFunc holds %d shapes, want the 16 the generator accepts", len(got))
 	}
 }
 

@@ -49,6 +49,7 @@ type App struct {
 	shutdownTimeout time.Duration
 	metrics         *counters.Set
 	ready           chan struct{}
+	transactor      Transactor // begins the *sql.Tx handlers' transactions (WithTransactor); nil for none
 	middleware      []Middleware
 	observer        observe.Observer
 	startHooks      []func(context.Context) error
@@ -234,6 +235,10 @@ func NewApp(name string, opts ...Option) *App {
 
 // Name returns the App's name.
 func (a *App) Name() string { return a.name }
+
+// Logger returns the App's logger (WithLogger), for what runs beside its
+// brokers, such as an OnStart hook's background work.
+func (a *App) Logger() *slog.Logger { return a.logger }
 
 // Codec returns the App's codec.
 func (a *App) Codec() Codec { return a.codec }
@@ -458,6 +463,11 @@ func (a *App) prepare() ([]brokerGroup, error) {
 			if tuned {
 				err = fmt.Errorf("%w (with the values of runtime.Tune(%q))", err, sub.Name)
 			}
+			errs = append(errs, err)
+			continue
+		}
+		sub, err := bindTransactions(sub, a.transactor)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}

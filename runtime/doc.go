@@ -38,9 +38,16 @@
 // whole stack at debug level), and counts as a failure.
 //
 // Generated code mounts each handler with HandleJSON, which takes a
-// handler of any of the eight shapes HandlerFunc lists, for example
+// handler of any of the sixteen shapes HandlerFunc lists, for example
 // runtime.HandleJSON[Job]("Job", policy, streamgen_decode_Job, Work) for
 // func(ctx, Job) error.
+//
+// A handler that takes a *sql.Tx after its context, such as
+// func(ctx, tx *sql.Tx, o Order) error, handles each message once: it
+// runs in a transaction of the App's database that records the message
+// id (a Transactor: runtime/outbox's Option gives one), committed when it
+// succeeds; a delivery of a message recorded already is acknowledged
+// without calling it (Outcome.Duplicate, SubscriptionStats.Duplicates).
 //
 // A batch subscription (Subscription.BatchSize) has one handler made by
 // HandleBatch, which gets up to BatchSize messages a call. Each message

@@ -6,11 +6,15 @@ type SubscriptionStats struct {
 	Subscription string
 	Delivered    int64
 	Acked        int64
-	Retried      int64
-	Parked       int64
-	Rejected     int64
-	Dropped      int64
-	Failed       int64
+	// Duplicates counts, among Acked, the messages acknowledged without
+	// calling their *sql.Tx handler: the inbox had recorded them as
+	// handled on an earlier delivery (see Transactor).
+	Duplicates int64
+	Retried    int64
+	Parked     int64
+	Rejected   int64
+	Dropped    int64
+	Failed     int64
 	// Released counts deliveries handed back at shutdown before any
 	// handler took them (RabbitMQ), to be delivered again.
 	Released int64
@@ -27,7 +31,7 @@ func (a *App) Stats() []SubscriptionStats {
 	for i, s := range snap {
 		out[i] = SubscriptionStats{
 			Broker: BrokerKind(s.Broker), Subscription: s.Subscription,
-			Delivered: s.Delivered, Acked: s.Acked, Retried: s.Retried,
+			Delivered: s.Delivered, Acked: s.Acked, Duplicates: s.Duplicates, Retried: s.Retried,
 			Parked: s.Parked, Rejected: s.Rejected, Dropped: s.Dropped, Failed: s.Failed, Released: s.Released,
 		}
 	}

@@ -49,6 +49,9 @@ type Outcome struct {
 	action Action
 	delay  time.Duration
 	err    error
+	// duplicate marks the Ack of a message a *sql.Tx handler's inbox
+	// recorded already.
+	duplicate bool
 }
 
 // Ack reports success: the message is acknowledged.
@@ -90,6 +93,12 @@ func (o Outcome) Because(err error) Outcome {
 // now, with a warning).
 func (o Outcome) Action() Action { return o.action }
 
+// Duplicate reports an Ack the runtime made, without calling the
+// handler, for a message whose handler takes a *sql.Tx and whose id the
+// inbox recorded already: the message was handled, and its transaction
+// committed, on an earlier delivery. Middleware sees it as next's Outcome.
+func (o Outcome) Duplicate() bool { return o.duplicate }
+
 // Delay returns the delay asked for by After, or 0.
 func (o Outcome) Delay() time.Duration { return o.delay }
 
@@ -99,6 +108,9 @@ func (o Outcome) Err() error { return o.err }
 
 func (o Outcome) String() string {
 	s := o.action.String()
+	if o.duplicate {
+		s += " (a duplicate: handled before)"
+	}
 	if o.delay > 0 {
 		s += " after " + o.delay.String()
 	}

@@ -164,7 +164,7 @@ func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, deco
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf(decodeJSON),
-		fn:          singleCall[T](callOf[T](fn)),
+		fn:          handlerFuncOf[T](messageType, fn),
 	}
 }
 
@@ -489,6 +489,9 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 		}
 		if s.AutoAck && h.Policy.Attempts() > 1 {
 			add(i, "max_attempts", "ack=auto is at-most-once and cannot retry: remove max_attempts or use ack=manual")
+		}
+		if s.AutoAck && h.Transactional() {
+			add(i, "ack", "the handler for %q takes a *sql.Tx, to handle each message once, and ack=auto loses a message whose transaction has not committed when the worker stops: remove ack=auto (a message delivered again after its commit is acknowledged without calling the handler)", h.MessageType)
 		}
 	}
 	if len(s.RetryDelays) > 0 && !s.Retries() {

@@ -264,6 +264,9 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 	if c.deliveryLimit > 0 && d.Returned >= c.deliveryLimit {
 		return c.unsettled(d, h)
 	}
+	if d.MessageID == "" && h.Transactional() {
+		return c.poisonFor(d, h, runtime.ErrNoMessageID.Error())
+	}
 	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
 	}
@@ -383,6 +386,7 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 	switch out.Action() {
 	case runtime.ActionAck:
 		v.Kind = VerdictAck
+		v.Duplicate = out.Duplicate()
 		return v
 	case runtime.ActionDrop:
 		v.Kind = VerdictDrop

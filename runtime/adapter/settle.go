@@ -73,7 +73,7 @@ func (c *Consumer) end(d *Delivery, v Verdict, err error) {
 	d.obs = nil
 	obs.End(observe.Settlement{
 		Verdict: v.Kind.String(), MessageType: v.MessageType, Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
-		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay,
+		Reason: v.Reason, Poison: v.Poison, Queue: v.Queue, Delay: v.Delay, Duplicate: v.Duplicate,
 		Handled: obs.handled, HandlerDuration: obs.took, Err: err,
 	})
 }
@@ -244,6 +244,11 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	switch v.Kind {
 	case VerdictAck:
 		c.metrics.Acked.Add(1)
+		if v.Duplicate {
+			c.metrics.Duplicates.Add(1)
+			c.logSettled(slog.LevelInfo, "duplicate message acknowledged without calling its handler: the inbox recorded it as handled, and its transaction committed, on an earlier delivery", d, v)
+			return
+		}
 		c.logSettled(slog.LevelDebug, "message handled", d, v)
 	case VerdictRetry:
 		c.metrics.Retried.Add(1)

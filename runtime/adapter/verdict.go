@@ -67,4 +67,8 @@ type Verdict struct {
 	MaxAttempts int
 	// MessageType is the handler's type, or the delivery's for poison.
 	MessageType string
+	// Duplicate marks an ack of a message its *sql.Tx handler's inbox had
+	// recorded as handled on an earlier delivery: the handler was not
+	// called (runtime.Outcome.Duplicate).
+	Duplicate bool
 }

@@ -81,6 +81,10 @@ type Settlement struct {
 	// Queue is where its copy went, Delay how long a retry waits.
 	Queue string
 	Delay time.Duration
+	// Duplicate marks an ack of a message whose *sql.Tx handler was not
+	// called: its inbox had recorded the message as handled on an earlier
+	// delivery (runtime.Transactor).
+	Duplicate bool
 	// Handled reports whether a handler was called; HandlerDuration is
 	// how long the call took, its middleware included.
 	Handled         bool

@@ -16,4 +16,13 @@
 //	err = tx.Commit() // published at least once from now on; on rollback, never
 //
 // Open creates the tables when they are missing (Migration shows the SQL).
+//
+// The other end is the inbox. In an App given Option, a handler that
+// takes a *sql.Tx after its context runs in a transaction of the outbox's
+// database that records the message's id in streamgen_inbox, committed
+// when the handler succeeds: a delivery of a message recorded already is
+// acknowledged without calling the handler. What the handler writes
+// through the transaction, and publishes through Tx, happens once per
+// message. Records are kept for InboxRetention (a week by default), and
+// the App removes older ones in the background (CleanInbox).
 package outbox

@@ -29,6 +29,7 @@ func Migration(d Dialect) string {
 // transaction's other changes, and a relay publishes them to the broker
 // once they are committed.
 type Outbox struct {
+	inbox   inboxConfig // the inbox's settings (InboxRetention)
 	db      *sql.DB
 	dialect Dialect
 	log     *slog.Logger

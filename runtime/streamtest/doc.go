@@ -29,7 +29,10 @@
 // with an error. Stop stops it earlier, returning Run's error.
 // WithAppOptions gives the App the service's own options, such as its
 // middleware (runtime.WithMiddleware), hooks and Observer: they run on
-// the harness as on a broker, in the same adapter.Consumer.
+// the harness as on a broker, in the same adapter.Consumer. WithOutbox
+// runs an outbox (runtime/outbox) in the App: handlers that take a
+// *sql.Tx run in its database's transactions, over SQLite when the test
+// wants no server.
 //
 // Time only moves when the test says so. Wait returns once the broker is
 // idle: no message waiting in a consumed queue, no handler running. Timers

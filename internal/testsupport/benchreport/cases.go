@@ -85,6 +85,8 @@ var Cases = []Case{
 	{"BenchmarkRetry/prefetch=50/concurrency=4", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 4", Throughput, 0.85},
 	{"BenchmarkBatch/baseline=raw", "RabbitMQ batch handler (batch_size=100, 2 ms a call, 20,000 persistent msgs) vs a raw consumer batching by hand, prefetch 200", Throughput, 0.95},
 	{"BenchmarkBatch/baseline=single", "RabbitMQ batch handler (batch_size=100, 2 ms a call) vs the same handler one message a call", Throughput, 20},
+	{"BenchmarkInbox/concurrency=1", "*sql.Tx handler (the runtime's transaction, the inbox's record, one row) vs the same handler committing a transaction of its own without the inbox, PostgreSQL, RabbitMQ, concurrency 1", Throughput, 0.85},
+	{"BenchmarkInbox/concurrency=4", "*sql.Tx handler vs the same handler committing a transaction of its own without the inbox, PostgreSQL, RabbitMQ, concurrency 4", Throughput, 0.85},
 	{"BenchmarkPublish", "RabbitMQ publish, waiting for each confirm, vs raw", Throughput, 0.9},
 	{"BenchmarkPublishWindow", "RabbitMQ PublishAsync from one goroutine vs a raw window of 256 confirms", Throughput, 0.95},
 	{"BenchmarkSubscribe/payload=256B/baseline=zmq4", "ZeroMQ PUSH/PULL subscriber vs a raw zmq4 PULL loop, 256 B", Throughput, 0.9},

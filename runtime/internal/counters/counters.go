@@ -15,6 +15,10 @@ type Subscription struct {
 	Delivered atomic.Int64
 	// Acked counts messages handled successfully.
 	Acked atomic.Int64
+	// Duplicates counts, among Acked, the messages acknowledged without
+	// calling their *sql.Tx handler, whose inbox recorded them as handled
+	// on an earlier delivery.
+	Duplicates atomic.Int64
 	// Retried counts retry copies sent.
 	Retried atomic.Int64
 	// Parked counts messages published to a dead-letter queue.
@@ -37,6 +41,7 @@ type Stats struct {
 	Subscription string
 	Delivered    int64
 	Acked        int64
+	Duplicates   int64
 	Retried      int64
 	Parked       int64
 	Rejected     int64
@@ -81,7 +86,7 @@ func (m *Set) Snapshot() []Stats {
 	for k, s := range m.subs {
 		out = append(out, Stats{
 			Broker: k.broker, Subscription: k.name,
-			Delivered: s.Delivered.Load(), Acked: s.Acked.Load(), Retried: s.Retried.Load(),
+			Delivered: s.Delivered.Load(), Acked: s.Acked.Load(), Duplicates: s.Duplicates.Load(), Retried: s.Retried.Load(),
 			Parked: s.Parked.Load(), Rejected: s.Rejected.Load(), Dropped: s.Dropped.Load(), Failed: s.Failed.Load(), Released: s.Released.Load(),
 		})
 	}
