@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 )
 
 //go:embed migrations/*.sql
@@ -32,6 +33,9 @@ type Outbox struct {
 	db      *sql.DB
 	dialect Dialect
 	log     *slog.Logger
+
+	relayCfg    relayConfig // the relays' settings (OpenOptions)
+	sqliteRelay sync.Mutex  // SQLite: held for a relay's pass (Relay.passLock)
 }
 
 // OpenOption sets up an Outbox.
