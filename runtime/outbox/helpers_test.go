@@ -26,8 +26,6 @@ type published struct {
 // it has PublishAsync too, and confirms from a goroutine of its own, in
 // order, as a broker's channel does.
 type fakeBroker struct {
-	async bool
-
 	mu   sync.Mutex
 	fail func(queue string, m runtime.Message) error
 	got  []published
@@ -101,7 +99,7 @@ func (b asyncBroker) stop() {
 
 // newAsyncBroker returns an asyncBroker, stopped when the test ends.
 func newAsyncBroker(t testing.TB) asyncBroker {
-	b := asyncBroker{&fakeBroker{async: true}}
+	b := asyncBroker{&fakeBroker{}}
 	t.Cleanup(b.stop)
 	return b
 }
@@ -110,25 +108,27 @@ func newAsyncBroker(t testing.TB) asyncBroker {
 // commits, or rolls back when rollback is set.
 func commit(t testing.TB, db *sql.DB, ob *outbox.Outbox, rollback bool, msgs ...[2]string) {
 	t.Helper()
-	ctx := context.Background()
+	if err := commitTx(context.Background(), db, ob, rollback, msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commitTx is commit, returning its error.
+func commitTx(ctx context.Context, db *sql.DB, ob *outbox.Outbox, rollback bool, msgs ...[2]string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for _, m := range msgs {
 		if err := runtime.Publish(ctx, ob.Tx(tx), runtime.Queue(m[0]), "OrderPlaced", order{ID: len(m[1])}, runtime.WithMessageID(m[1])); err != nil {
 			_ = tx.Rollback()
-			t.Fatal(err)
+			return err
 		}
 	}
 	if rollback {
-		err = tx.Rollback()
-	} else {
-		err = tx.Commit()
+		return tx.Rollback()
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	return tx.Commit()
 }
 
 // msgs returns n messages to route, with ids prefix-1 to prefix-n.

@@ -193,14 +193,14 @@ func TestRunningRelayRetriesAFailingRoute(t *testing.T) {
 			}
 			return n >= 3
 		})
-		// The first try pipelines both; from then on m-1 goes alone.
+		// The first try may pipeline both; from then on m-1 goes alone.
 		m2 := 0
 		for _, p := range b.published() {
 			if p.msg.ID == "m-2" {
 				m2++
 			}
 		}
-		if m2 != 1 {
+		if m2 > 1 {
 			t.Fatalf("m-2 was sent %d times while m-1 waits: a route that waits sends its oldest message alone", m2)
 		}
 		rep := r.Report()

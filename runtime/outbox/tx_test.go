@@ -16,7 +16,24 @@ import (
 // test's own.
 func databases(t *testing.T, fn func(t *testing.T, db *sql.DB)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, dbtest.Postgres(t)) })
-	t.Run("sqlite", func(t *testing.T) { fn(t, dbtest.SQLite(t)) })
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteDB(t)) })
+}
+
+// sqliteDB opens an SQLite file of the test's own as the README tells
+// users to: in WAL mode, where readers do not block the writer, and
+// waiting up to 5 seconds for the write lock instead of failing at once.
+func sqliteDB(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+dbtest.SQLitePath(t)+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close the database: %v", err)
+		}
+	})
+	return db
 }
 
 type order struct {
