@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/outbox"
 )
 
 // Harness runs an App in process on an emulated Broker and a fake Clock,
@@ -41,6 +42,7 @@ type config struct {
 	name            string
 	broker          []BrokerOption
 	app             []runtime.Option
+	outboxes        []*outbox.Outbox
 }
 
 // WithLogger sends every log record to l's handler as well (the Harness
@@ -113,12 +115,17 @@ func New(t testing.TB, kind runtime.BrokerKind, opts ...Option) *Harness {
 		waitTimeout: cfg.waitTimeout,
 	}
 	h.broker.setCodec(cfg.codec)
-	h.app = runtime.NewApp(cfg.name, append([]runtime.Option{
+	appOpts := []runtime.Option{
 		runtime.WithLogger(h.logs.Logger()),
 		runtime.WithClock(clock),
 		runtime.WithCodec(cfg.codec),
 		runtime.WithShutdownTimeout(cfg.shutdownTimeout),
-	}, cfg.app...)...)
+	}
+	for _, ob := range cfg.outboxes {
+		appOpts = append(appOpts, ob.Option(h.broker))
+		h.broker.feeders = append(h.broker.feeders, outboxFeeder(ob, ob.Relay(h.broker)))
+	}
+	h.app = runtime.NewApp(cfg.name, append(appOpts, cfg.app...)...)
 	t.Cleanup(h.cleanup)
 	return h
 }
@@ -176,7 +183,8 @@ func (h *Harness) Publish(queue, messageType string, v any, opts ...runtime.Publ
 }
 
 // Wait blocks until the broker is idle: every queued message handled and
-// settled, every handler call returned. Timers not yet due stay pending.
+// settled, every handler call returned, and with WithOutbox every message
+// committed to the outbox published. Timers not yet due stay pending.
 func (h *Harness) Wait() {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), h.waitTimeout)
