@@ -11,12 +11,20 @@
 //	streamgen -version
 //	streamgen dlq COMMAND [flags] QUEUE
 //	streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] QUEUE...
+//	streamgen outbox relay -db DB [-url URL]
+//	streamgen outbox status -db DB
 //
 // streamgen dlq works with the dead letters of a RabbitMQ dead-letter
 // queue: ls, show, replay, purge, export and import (streamgen dlq -h; the
 // README's "Working with dead letters"; package runtime/deadletter).
 // streamgen dlq serve serves the dead-letter console of the queues in the
 // browser (package runtime/deadletter/console).
+//
+// streamgen outbox relay publishes the messages a service committed to
+// the transactional outbox in its database (DB: a postgres:// URL or
+// sqlite:PATH) to RabbitMQ, until interrupted; streamgen outbox status
+// prints how many wait and for how long (package runtime/outbox; the
+// README's "Publishing with your database").
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its
@@ -88,6 +96,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "dlq" {
 		os.Exit(runDLQ(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin), isTerminal(os.Stderr)}))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "outbox" {
+		os.Exit(runOutbox(context.Background(), os.Args[2:], dlqIO{os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin), isTerminal(os.Stderr)}))
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,3 +100,28 @@ func TestTxWritesTheMessageWithItsTransaction(t *testing.T) {
 		}
 	})
 }
+
+// WithoutMigration leaves the database as it is, and Open fails when the
+// outbox table is missing.
+func TestWithoutMigration(t *testing.T) {
+	databases(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		_, err := outbox.Open(ctx, db, outbox.WithoutMigration())
+		if err == nil || !strings.Contains(err.Error(), "the database has no outbox table (streamgen_outbox)") {
+			t.Fatalf("Open on an empty database: %v", err)
+		}
+		tables := "SELECT count(*) FROM sqlite_master WHERE name LIKE 'streamgen%'"
+		if strings.HasSuffix(t.Name(), "/postgres") {
+			tables = "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'streamgen%'"
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, tables).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d tables made (%v), want none", n, err)
+		}
+		open(t, db)
+		if _, err := outbox.Open(ctx, db, outbox.WithoutMigration()); err != nil {
+			t.Errorf("Open once the tables exist: %v", err)
+		}
+	})
+}
+
