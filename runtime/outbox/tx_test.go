@@ -124,4 +124,3 @@ func TestWithoutMigration(t *testing.T) {
 		}
 	})
 }
-
