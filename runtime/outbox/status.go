@@ -67,9 +67,9 @@ FROM streamgen_outbox GROUP BY exchange, route ORDER BY min(id)`
 // the routes.
 //
 //	4,211 messages wait to be published; the oldest for 2m3s
-//	ROUTE                                         MESSAGES  OLDEST
-//	queue orders                                     4,200  2m3s
-//	exchange events with routing key "invoice.paid"     11  1.2s
+//	ROUTE                                            MESSAGES  OLDEST
+//	queue orders.received                            4,200     2m3s
+//	exchange orders with routing key "order.placed"  11        1.2s
 func (s Status) WriteText(w io.Writer) error {
 	if s.Backlog == 0 {
 		_, err := fmt.Fprintln(w, "no message waits to be published")
