@@ -278,6 +278,11 @@ var errNotSent = errors.New("not sent: an earlier message of its route was not p
 // oldest row alone. ctx ending stops the sending; pctx bounds the wait
 // for the outcomes of what was sent. The pass lock is held.
 func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error) {
+	// Sending stops when ctx ends (a shutdown): what was sent is awaited.
+	sendCtx, stopSending := context.WithCancel(ctx)
+	defer stopSending()
+	stop := context.AfterFunc(pctx, stopSending)
+	defer stop()
 	var mu sync.Mutex
 	outcomes := make([]error, len(batch))
 	known := make([]bool, len(batch))
@@ -286,11 +291,11 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 	var pending sync.WaitGroup
 	for i, rw := range batch {
 		mu.Lock()
-		stop := stopped[rw.key]
+		halted := stopped[rw.key]
 		mu.Unlock()
 		_, probing := r.routes[rw.key]
 		switch {
-		case stop || ctx.Err() != nil || (probing && sent[rw.key] > 0):
+		case halted || sendCtx.Err() != nil || (probing && sent[rw.key] > 0):
 			outcomes[i], known[i] = errNotSent, true
 			continue
 		case rw.bad != nil:
@@ -302,7 +307,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 		}
 		sent[rw.key]++
 		if r.async == nil {
-			err := r.pub.Publish(pctx, rw.key.route, rw.msg)
+			err := r.pub.Publish(sendCtx, rw.key.route, rw.msg)
 			outcomes[i], known[i] = err, true
 			if err != nil {
 				mu.Lock()
@@ -312,7 +317,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 			continue
 		}
 		pending.Add(1)
-		r.async.PublishAsync(pctx, rw.key.route, rw.msg, func(err error) {
+		r.async.PublishAsync(sendCtx, rw.key.route, rw.msg, func(err error) {
 			mu.Lock()
 			outcomes[i], known[i] = err, true
 			if err != nil {
@@ -338,6 +343,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 	var first error
 	blocked := map[routeKey]bool{}
 	failedAt := map[routeKey]int{}
+	published := map[routeKey]bool{}
 	for i, rw := range batch {
 		if blocked[rw.key] {
 			continue
@@ -348,6 +354,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 		}
 		if err == nil {
 			confirmed = append(confirmed, rw.id)
+			published[rw.key] = true
 			continue
 		}
 		blocked[rw.key] = true
@@ -359,7 +366,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 			first = fmt.Errorf("outbox: publish message %s (row %d) to %s: %w", rw.msg.ID, rw.id, rw.key, err)
 		}
 	}
-	r.noteOutcomes(batch, outcomes, failedAt)
+	r.noteOutcomes(batch, outcomes, failedAt, published)
 	return confirmed, first
 }
 
@@ -367,7 +374,7 @@ func (r *Relay) publish(ctx, pctx context.Context, batch []row) ([]int64, error)
 // publish failed waits, longer after each failure in a row, and is
 // logged; a route that waited and published again is well. The pass lock
 // is held.
-func (r *Relay) noteOutcomes(batch []row, outcomes []error, failedAt map[routeKey]int) {
+func (r *Relay) noteOutcomes(batch []row, outcomes []error, failedAt map[routeKey]int, published map[routeKey]bool) {
 	seen := map[routeKey]bool{}
 	for _, rw := range batch {
 		seen[rw.key] = true
@@ -377,7 +384,7 @@ func (r *Relay) noteOutcomes(batch []row, outcomes []error, failedAt map[routeKe
 		i, failed := failedAt[k]
 		st := r.routes[k]
 		if !failed {
-			if st != nil {
+			if st != nil && published[k] {
 				log.Info("outbox: the route publishes again", "route", k.String(), "failures", st.failures)
 				delete(r.routes, k)
 			}

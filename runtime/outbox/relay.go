@@ -146,9 +146,16 @@ type Relay struct {
 	passMu sync.Mutex
 	routes map[routeKey]*routeState // failing routes; under the pass lock
 
-	reportMu sync.Mutex
-	stats    stats
-	warnings []string
+	reportMu      sync.Mutex
+	stats         stats
+	waitingRoutes []waitingRoute // the routes that wait, for Report
+}
+
+// waitingRoute is a route that waits after a failed publish, as Report
+// tells it.
+type waitingRoute struct {
+	key routeKey
+	routeState
 }
 
 // routeKey names a route: an exchange ("" for the default exchange) and
@@ -348,7 +355,16 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 func (r *Relay) Report() runtime.TaskReport {
 	r.reportMu.Lock()
 	defer r.reportMu.Unlock()
-	rep := runtime.TaskReport{Warnings: r.warnings}
+	rep := runtime.TaskReport{}
+	const most = 10
+	for i, w := range r.waitingRoutes {
+		if i == most {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("and %d more routes wait after a failed publish", len(r.waitingRoutes)-most))
+			break
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("outbox: %s: message %s (row %d) not published, %d failures in a row, next try in %v: %v",
+			w.key, w.messageID, w.id, w.failures, max(time.Until(w.retryAt), 0).Round(time.Millisecond), w.err))
+	}
 	if !r.stats.at.IsZero() {
 		age := time.Duration(0)
 		if r.stats.backlog > 0 {
@@ -375,24 +391,17 @@ func (r *Relay) refreshStats(ctx context.Context) {
 	r.stats = stats{at: time.Now(), backlog: st.Backlog, oldest: st.OldestAge}
 }
 
-// noteRoutes records, after a pass, the warnings Report gives: one per
-// route that waits. The pass lock is held.
+// noteRoutes records, after a pass, the routes that wait, for Report. The
+// pass lock is held.
 func (r *Relay) noteRoutes() {
-	const most = 10
 	keys := slices.SortedFunc(maps.Keys(r.routes), func(a, b routeKey) int {
 		return cmp.Or(cmp.Compare(a.exchange, b.exchange), cmp.Compare(a.route, b.route))
 	})
-	var ws []string
-	for _, k := range keys {
-		st := r.routes[k]
-		if len(ws) == most {
-			ws = append(ws, fmt.Sprintf("and %d more routes wait after a failed publish", len(r.routes)-most))
-			break
-		}
-		ws = append(ws, fmt.Sprintf("outbox: %s: message %s (row %d) not published, %d failures in a row, next try in %v: %v",
-			k, st.messageID, st.id, st.failures, time.Until(st.retryAt).Round(time.Millisecond), st.err))
+	waiting := make([]waitingRoute, len(keys))
+	for i, k := range keys {
+		waiting[i] = waitingRoute{key: k, routeState: *r.routes[k]}
 	}
 	r.reportMu.Lock()
-	r.warnings = ws
+	r.waitingRoutes = waiting
 	r.reportMu.Unlock()
 }

@@ -243,3 +243,42 @@ func TestRelayReportsBacklog(t *testing.T) {
 		}
 	})
 }
+
+// blockingBroker is a publisher whose Publish waits for its context to
+// end, as a ZeroMQ PUSH with no peer does.
+type blockingBroker struct{ entered chan struct{} }
+
+func (b blockingBroker) Publish(ctx context.Context, _ string, _ runtime.Message) error {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A stop ends a publish that waits at once: the relay returns, and the
+// message stays in the outbox for the next run.
+func TestRelayStopsAWaitingPublish(t *testing.T) {
+	databases(t, func(t *testing.T, db *sql.DB) {
+		ob := open(t, db, outbox.WithPollInterval(10*time.Millisecond))
+		b := blockingBroker{entered: make(chan struct{}, 1)}
+		commit(t, db, ob, false, msgs("jobs", "j", 1)...)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- ob.Relay(b).Run(ctx) }()
+		<-b.entered
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the relay did not stop while a publish waited")
+		}
+		if n := rowsLeft(t, db); n != 1 {
+			t.Errorf("%d rows left, want the message kept", n)
+		}
+	})
+}
