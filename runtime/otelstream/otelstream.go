@@ -145,8 +145,8 @@ func New(opts ...Option) (*Observer, error) {
 		c.props = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
 	o := &Observer{
-		tracer:    c.tp.Tracer(ScopeName),
-		props:     c.props,
+		tracer:     c.tp.Tracer(ScopeName),
+		props:      c.props,
 		consumers:  map[*observe.ConsumerInfo]struct{}{},
 		tasks:      map[*taskGauges]struct{}{},
 		taskGauges: map[string]metric.Float64ObservableGauge{},
