@@ -334,6 +334,9 @@ func (r *Relay) passLock() *sync.Mutex {
 func (r *Relay) Flush(ctx context.Context) (int, error) {
 	total := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return total, fmt.Errorf("outbox: flush: %w", err)
+		}
 		res, err := r.pass(ctx, true)
 		total += res.published
 		if err != nil {
