@@ -96,7 +96,7 @@ demo:
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
-## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ and python3-zmq; about 10 minutes)
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ, PostgreSQL and python3-zmq; about 13 minutes)
 # The allocation rows of make bench: each benchmark reports allocs/op, and
 # benchreport checks them against the most the claim allows (see Allocs in
 # internal/testsupport/benchreport). Allocation counts live here, not in
@@ -119,6 +119,7 @@ bench: rabbitmq postgres
 	$(GO) test -run '^$$' -bench '^BenchmarkDLQ(List|Replay|ReplayFew)$$' -benchtime 5x -timeout 30m ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkOverview100k$$' -benchtime 2x -timeout 30m ./runtime/deadletter/console | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkOutbox(Relay|Tx)$$' -benchtime 5x -timeout 30m ./runtime/outbox | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDecode$$' -benchtime 200x ./runtime | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkGenerateVsLoad$$' -benchtime 20x ./generator | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark($(ALLOC_BENCH))$$' -benchtime 2000x $(ALLOC_PKGS) | tee -a $(BENCH_OUT)

@@ -13,7 +13,9 @@
 //     nothing else touches go.mod or go.sum. The README's sample error
 //     message is checked against what streamgen really prints for that
 //     module.
-//   - Every other ```go block is type-checked on its own.
+//   - Every other ```go block is type-checked on its own; one that is a
+//     test file (its package's name ends in _test) is also run with go
+//     test (readme_run_test.go).
 //   - Every ```python block must compile (python3 -m py_compile).
 //
 // A block that does not compile fails the test.

@@ -55,6 +55,7 @@ type App struct {
 	startHooks      []func(context.Context) error
 	stopHooks       []stopHook
 	tunes           []tune
+	tasks           []*taskState
 
 	mu     sync.Mutex
 	mounts []mount
@@ -337,9 +338,11 @@ type brokerGroup struct {
 
 // Run starts every broker, consumes until ctx ends, then stops gracefully:
 // each broker stops consuming, lets in-flight handlers finish within the
-// shutdown timeout, and closes. It returns nil after a graceful stop, the
-// startup error when a broker cannot start, or the error a broker failed
-// with while running.
+// shutdown timeout, and closes. Tasks (WithTask) run from the moment
+// every broker has started until the stop begins, and end before the
+// brokers stop; an App with tasks may have no subscriptions. It returns
+// nil after a graceful stop, the startup error when a broker cannot start,
+// or the error a broker (or a task) failed with while running.
 func (a *App) Run(ctx context.Context) error {
 	groups, err := a.prepare()
 	if err != nil {
@@ -380,14 +383,16 @@ func (a *App) Run(ctx context.Context) error {
 	a.logger.Info("app running", "app", a.name, "subscriptions", n)
 	a.setPhase(phaseRunning)
 	close(a.ready)
+	tasks := a.startTasks(runCtx, env)
 	<-runCtx.Done()
 	a.logger.Info("app stopping", "app", a.name, "timeout", a.shutdownTimeout)
 	a.setPhase(phaseStopping)
+	taskErr := a.stopTasks(tasks)
 	err = a.shutdown(started)
 	failOnce.Do(func() {}) // no failure may be recorded from now on
 	stopErr := a.runStopHooks(ctx, len(a.startHooks))
 	a.setPhase(phaseStopped)
-	return errors.Join(failure, err, stopErr)
+	return errors.Join(failure, taskErr, err, stopErr)
 }
 
 // runStartHooks runs the OnStart hooks in order until one fails. It
@@ -449,7 +454,7 @@ func (a *App) prepare() ([]brokerGroup, error) {
 	a.started = true
 	a.phase = phaseStarting
 	errs := append([]error(nil), a.errs...)
-	if len(a.mounts) == 0 && len(errs) == 0 {
+	if len(a.mounts) == 0 && len(a.tasks) == 0 && len(errs) == 0 {
 		return nil, errors.New("runtime: no subscriptions are mounted: call the generated Mount before Run")
 	}
 	var groups []brokerGroup

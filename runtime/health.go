@@ -35,6 +35,9 @@ type HealthReport struct {
 	// Reason says why the App is not ready, "" when it is.
 	Reason  string         `json:"reason,omitempty"`
 	Brokers []BrokerHealth `json:"brokers"`
+	// Tasks are the App's tasks (WithTask), in the order given, with what
+	// each reports of itself; they do not make the App unready.
+	Tasks []TaskHealth `json:"tasks,omitempty"`
 }
 
 // BrokerHealth is one broker's readiness.
@@ -72,7 +75,7 @@ func (a *App) Readiness() HealthReport {
 	}
 	a.mu.Unlock()
 
-	r := HealthReport{App: a.name, Brokers: brokers}
+	r := HealthReport{App: a.name, Brokers: brokers, Tasks: a.taskHealth()}
 	var why string
 	switch phase {
 	case phaseNew:

@@ -11,12 +11,20 @@
 //	streamgen -version
 //	streamgen dlq COMMAND [flags] QUEUE
 //	streamgen dlq serve [-url URL] [-addr 127.0.0.1:8089] [-token T] QUEUE...
+//	streamgen outbox relay -db DB [-url URL]
+//	streamgen outbox status -db DB
 //
 // streamgen dlq works with the dead letters of a RabbitMQ dead-letter
 // queue: ls, show, replay, purge, export and import (streamgen dlq -h; the
 // README's "Working with dead letters"; package runtime/deadletter).
 // streamgen dlq serve serves the dead-letter console of the queues in the
 // browser (package runtime/deadletter/console).
+//
+// streamgen outbox relay publishes the messages a service committed to
+// the transactional outbox in its database (DB: a postgres:// URL or
+// sqlite:PATH) to RabbitMQ, until interrupted; streamgen outbox status
+// prints how many wait and for how long (package runtime/outbox; the
+// README's "Publishing with your database").
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its
@@ -113,6 +121,9 @@ func subcommands() []subcommand {
 		{name: "dlq", usage: "dlq COMMAND [flags] QUEUE",
 			summary: "the dead letters of a RabbitMQ dead-letter queue or a ZeroMQ keeper's directory: ls, show, replay, purge, export, import, keep, serve (streamgen dlq -h)",
 			run:     runDLQ},
+		{name: "outbox", usage: "outbox relay|status -db DB",
+			summary: "publish what services committed to a transactional outbox (relay), or show its backlog (status) (streamgen outbox -h)",
+			run:     runOutbox},
 	}
 }
 

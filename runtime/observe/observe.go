@@ -158,3 +158,36 @@ type BatchStart struct {
 	// Deliveries are the contexts of the batch's deliveries, in order.
 	Deliveries []context.Context
 }
+
+// Gauge is a value measured when it is read, such as the number of
+// messages an outbox holds: a gauge of a task (runtime.Task) of the App.
+type Gauge struct {
+	// Name is the metric's name, streamgen_ and the task's words:
+	// "streamgen_outbox_backlog". A task reports each name once.
+	Name string
+	// Help says what it measures, in a sentence.
+	Help string
+	// Value is its value now.
+	Value float64
+}
+
+// The gauges of the outbox relay (package runtime/outbox), by name, for
+// exporters that describe their metrics before they collect them.
+const (
+	// GaugeOutboxBacklog is the number of messages the outbox holds:
+	// committed and not yet confirmed by the broker.
+	GaugeOutboxBacklog = "streamgen_outbox_backlog"
+	// GaugeOutboxOldestAge is how long, in seconds, the oldest of them
+	// has waited; 0 when there is none.
+	GaugeOutboxOldestAge = "streamgen_outbox_oldest_age_seconds"
+)
+
+// GaugeObserver is what an Observer may also do: export the gauges of
+// the App's tasks (runtime.Task), such as the backlog of an outbox relay.
+// The App calls WatchGauges when it starts a task that reports them, with
+// the task's name and the function that reads them (quick, safe from any
+// goroutine: call it at each export), and the function it returns when
+// the task ends.
+type GaugeObserver interface {
+	WatchGauges(task string, read func() []Gauge) (stopped func())
+}

@@ -52,7 +52,11 @@
 //   - streamgen.publish.confirm.duration: how long RabbitMQ took to
 //     confirm each publish, retry copy and dead letter;
 //   - streamgen.copies.waiting: ZeroMQ retry copies waiting for their
-//     delay in memory, by subscription.
+//     delay in memory, by subscription;
+//   - streamgen.outbox.backlog and streamgen.outbox.oldest_age: the
+//     messages an outbox holds and how long, in seconds, the oldest has
+//     waited, by streamgen.task, while the App runs the outbox's relay
+//     (runtime/outbox).
 //
 // The in-process counters (App.Stats) go on as they are.
 package otelstream

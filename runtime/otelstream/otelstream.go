@@ -60,7 +60,17 @@ const (
 	// MetricCopiesWaiting gauges the ZeroMQ retry copies waiting for their
 	// delay in memory, by messaging.system and messaging.destination.name.
 	MetricCopiesWaiting = "streamgen.copies.waiting"
+	// MetricOutboxBacklog gauges the messages an outbox holds (committed,
+	// not yet confirmed by the broker), by streamgen.task: the gauge
+	// observe.GaugeOutboxBacklog of the relay runtime/outbox runs.
+	MetricOutboxBacklog = "streamgen.outbox.backlog"
+	// MetricOutboxOldestAge gauges, in seconds, how long the oldest of
+	// them has waited, by streamgen.task (observe.GaugeOutboxOldestAge).
+	MetricOutboxOldestAge = "streamgen.outbox.oldest_age"
 )
+
+// TaskKey names the App's task (runtime.Task) a gauge is of.
+const TaskKey = attribute.Key("streamgen.task")
 
 // Option configures an Observer.
 type Option func(*config)
@@ -96,14 +106,27 @@ type Observer struct {
 	reconnects      metric.Int64Counter
 	confirmDuration metric.Float64Histogram
 	waiting         metric.Int64ObservableGauge
+	// taskGauges are the instruments of the tasks' gauges this package
+	// knows, by the gauge's name (observe.GaugeOutboxBacklog, ...).
+	taskGauges map[string]metric.Float64ObservableGauge
 
 	attrs sync.Map // subscriptionKey → attribute.Set
 
 	mu        sync.Mutex
 	consumers map[*observe.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
+	tasks     map[*taskGauges]struct{}           // the App's tasks that report gauges
 }
 
-var _ observe.Observer = (*Observer)(nil)
+// taskGauges are the gauges of one of the App's tasks (WatchGauges).
+type taskGauges struct {
+	attrs attribute.Set
+	read  func() []observe.Gauge
+}
+
+var (
+	_ observe.Observer      = (*Observer)(nil)
+	_ observe.GaugeObserver = (*Observer)(nil)
+)
 
 // New returns an Observer. Its error says which instrument the meter
 // provider refused.
@@ -122,9 +145,11 @@ func New(opts ...Option) (*Observer, error) {
 		c.props = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
 	o := &Observer{
-		tracer:    c.tp.Tracer(ScopeName),
-		props:     c.props,
-		consumers: map[*observe.ConsumerInfo]struct{}{},
+		tracer:     c.tp.Tracer(ScopeName),
+		props:      c.props,
+		consumers:  map[*observe.ConsumerInfo]struct{}{},
+		tasks:      map[*taskGauges]struct{}{},
+		taskGauges: map[string]metric.Float64ObservableGauge{},
 	}
 	meter := c.mp.Meter(ScopeName)
 	var errs []error
@@ -144,13 +169,59 @@ func New(opts ...Option) (*Observer, error) {
 	o.waiting, err = meter.Int64ObservableGauge(MetricCopiesWaiting, metric.WithUnit("{copy}"),
 		metric.WithDescription("ZeroMQ retry copies waiting for their delay in memory."))
 	errs = append(errs, err)
+	for _, g := range []struct{ gauge, name, unit, desc string }{
+		{observe.GaugeOutboxBacklog, MetricOutboxBacklog, "{message}", "Messages an outbox holds: committed, not yet confirmed by the broker."},
+		{observe.GaugeOutboxOldestAge, MetricOutboxOldestAge, "s", "How long the oldest message an outbox holds has waited."},
+	} {
+		o.taskGauges[g.gauge], err = meter.Float64ObservableGauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.desc))
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("otelstream: %w", err)
 	}
 	if _, err := meter.RegisterCallback(o.observeWaiting, o.waiting); err != nil {
 		return nil, fmt.Errorf("otelstream: %w", err)
 	}
+	tasks := make([]metric.Observable, 0, len(o.taskGauges))
+	for _, g := range o.taskGauges {
+		tasks = append(tasks, g)
+	}
+	if _, err := meter.RegisterCallback(o.observeTasks, tasks...); err != nil {
+		return nil, fmt.Errorf("otelstream: %w", err)
+	}
 	return o, nil
+}
+
+// WatchGauges observes the gauges of one of the App's tasks whose names
+// this package knows (MetricOutboxBacklog, MetricOutboxOldestAge), with
+// the attribute streamgen.task, until the task ends; it ignores others.
+func (o *Observer) WatchGauges(task string, read func() []observe.Gauge) func() {
+	g := &taskGauges{attrs: attribute.NewSet(TaskKey.String(task)), read: read}
+	o.mu.Lock()
+	o.tasks[g] = struct{}{}
+	o.mu.Unlock()
+	return func() {
+		o.mu.Lock()
+		delete(o.tasks, g)
+		o.mu.Unlock()
+	}
+}
+
+func (o *Observer) observeTasks(_ context.Context, obs metric.Observer) error {
+	o.mu.Lock()
+	tasks := make([]*taskGauges, 0, len(o.tasks))
+	for g := range o.tasks {
+		tasks = append(tasks, g)
+	}
+	o.mu.Unlock()
+	for _, t := range tasks {
+		for _, g := range t.read() {
+			if inst, ok := o.taskGauges[g.Name]; ok {
+				obs.ObserveFloat64(inst, g.Value, metric.WithAttributeSet(t.attrs))
+			}
+		}
+	}
+	return nil
 }
 
 // system is the messaging.system attribute of a broker kind.

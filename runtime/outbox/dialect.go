@@ -33,11 +33,3 @@ func dialectOf(db *sql.DB) (Dialect, error) {
 	}
 	return "", fmt.Errorf("outbox: the database's driver %s.%s is not one the outbox knows: open PostgreSQL with github.com/jackc/pgx/v5/stdlib, or SQLite with modernc.org/sqlite", pkg, t.Name())
 }
-
-// placeholder is the n-th (from 1) query parameter in d's syntax.
-func (d Dialect) placeholder(n int) string {
-	if d == PostgreSQL {
-		return fmt.Sprintf("$%d", n)
-	}
-	return "?"
-}

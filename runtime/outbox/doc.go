@@ -15,7 +15,28 @@
 //	err = orders.PublishOrderPlaced(ctx, ob.Tx(tx), msg)
 //	err = tx.Commit() // published at least once from now on; on rollback, never
 //
-// Open creates the tables when they are missing (Migration shows the SQL).
+// Open creates the tables when they are missing (Migration shows the SQL;
+// WithoutMigration leaves the database as it is).
+//
+// # The relay
+//
+// An App runs a relay while it runs with Option:
+//
+//	app := runtime.NewApp("orders", ob.Option(broker))
+//
+// The relay is a task of the App (runtime.WithTask): it starts once the
+// App's brokers have started, publishes through broker, and stops before
+// they stop, finishing the messages in hand. The App's health report and
+// its Observer's metrics (runtime/promstream, runtime/otelstream) show the
+// backlog and the age of the oldest message. A relay also runs alone
+// (Outbox.Relay, Relay.Run), as streamgen outbox relay -db DB -url URL
+// does for RabbitMQ; streamgen outbox status -db DB prints the backlog
+// (Outbox.Status). See Relay for what it guarantees and what it does not.
+//
+// In a test, runtime/streamtest's WithOutbox runs the outbox over SQLite
+// in the harness.
+//
+// # The inbox
 //
 // The other end is the inbox. In an App given Option, a handler that
 // takes a *sql.Tx after its context runs in a transaction of the outbox's

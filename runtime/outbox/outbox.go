@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 )
 
 //go:embed migrations/*.sql
@@ -33,6 +34,10 @@ type Outbox struct {
 	db      *sql.DB
 	dialect Dialect
 	log     *slog.Logger
+
+	noMigrate   bool        // WithoutMigration
+	relayCfg    relayConfig // the relays' settings (OpenOptions)
+	sqliteRelay sync.Mutex  // SQLite: held for a relay's pass (Relay.passLock)
 }
 
 // OpenOption sets up an Outbox.
@@ -43,7 +48,7 @@ func WithLogger(l *slog.Logger) OpenOption { return func(o *Outbox) { o.log = l 
 
 // Open returns the outbox on db, PostgreSQL (github.com/jackc/pgx/v5/stdlib)
 // or SQLite (modernc.org/sqlite), and creates its tables when they are
-// missing (Migration).
+// missing (Migration), unless WithoutMigration.
 func Open(ctx context.Context, db *sql.DB, opts ...OpenOption) (*Outbox, error) {
 	d, err := dialectOf(db)
 	if err != nil {
@@ -53,7 +58,11 @@ func Open(ctx context.Context, db *sql.DB, opts ...OpenOption) (*Outbox, error) 
 	for _, opt := range opts {
 		opt(o)
 	}
-	if err := o.migrate(ctx); err != nil {
+	migrate := o.migrate
+	if o.noMigrate {
+		migrate = o.checkTables
+	}
+	if err := migrate(ctx); err != nil {
 		return nil, err
 	}
 	return o, nil

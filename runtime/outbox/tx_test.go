@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,24 @@ import (
 // test's own.
 func databases(t *testing.T, fn func(t *testing.T, db *sql.DB)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, dbtest.Postgres(t)) })
-	t.Run("sqlite", func(t *testing.T) { fn(t, dbtest.SQLite(t)) })
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteDB(t)) })
+}
+
+// sqliteDB opens an SQLite file of the test's own as the README tells
+// users to: in WAL mode, where readers do not block the writer, and
+// waiting up to 5 seconds for the write lock instead of failing at once.
+func sqliteDB(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+dbtest.SQLitePath(t)+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close the database: %v", err)
+		}
+	})
+	return db
 }
 
 type order struct {
@@ -79,6 +97,30 @@ func TestTxWritesTheMessageWithItsTransaction(t *testing.T) {
 		}
 		if err := rows.Err(); err != nil || got != 1 {
 			t.Fatalf("%d rows (%v), want the committed message alone", got, err)
+		}
+	})
+}
+
+// WithoutMigration leaves the database as it is, and Open fails when the
+// outbox table is missing.
+func TestWithoutMigration(t *testing.T) {
+	databases(t, func(t *testing.T, db *sql.DB) {
+		ctx := context.Background()
+		_, err := outbox.Open(ctx, db, outbox.WithoutMigration())
+		if err == nil || !strings.Contains(err.Error(), "the database has no outbox table (streamgen_outbox)") {
+			t.Fatalf("Open on an empty database: %v", err)
+		}
+		tables := "SELECT count(*) FROM sqlite_master WHERE name LIKE 'streamgen%'"
+		if strings.HasSuffix(t.Name(), "/postgres") {
+			tables = "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'streamgen%'"
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, tables).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d tables made (%v), want none", n, err)
+		}
+		open(t, db)
+		if _, err := outbox.Open(ctx, db, outbox.WithoutMigration()); err != nil {
+			t.Errorf("Open once the tables exist: %v", err)
 		}
 	})
 }

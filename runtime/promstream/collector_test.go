@@ -110,3 +110,44 @@ func TestMisuseFailsEarly(t *testing.T) {
 		}()
 	}
 }
+
+// The gauges of an App's task are exported, labelled by task, while the
+// task runs; the outbox's are described, so a pedantic registry takes
+// them, and the linter finds nothing wrong with them.
+func TestTaskGaugesAreExportedWhileTheTaskRuns(t *testing.T) {
+	c := promstream.New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	stopped := c.WatchGauges("outbox relay", func() []observe.Gauge {
+		return []observe.Gauge{
+			{Name: observe.GaugeOutboxBacklog, Help: "Messages an outbox holds.", Value: 12},
+			{Name: observe.GaugeOutboxOldestAge, Help: "Age of the oldest.", Value: 3.5},
+		}
+	})
+	compare(t, reg, `
+streamgen_outbox_backlog{task="outbox relay"} 12
+streamgen_outbox_oldest_age_seconds{task="outbox relay"} 3.5
+`, observe.GaugeOutboxBacklog, observe.GaugeOutboxOldestAge)
+	problems, err := testutil.CollectAndLint(c, observe.GaugeOutboxBacklog, observe.GaugeOutboxOldestAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	stopped()
+	if n := testutil.CollectAndCount(c, observe.GaugeOutboxBacklog); n != 0 {
+		t.Errorf("%d backlog series after the task ended, want 0", n)
+	}
+
+	// A gauge of another name is collected too, on a registry that is not pedantic.
+	plain := prometheus.NewRegistry()
+	c2 := promstream.New()
+	plain.MustRegister(c2)
+	defer c2.WatchGauges("cache", func() []observe.Gauge {
+		return []observe.Gauge{{Name: "streamgen_cache_entries", Help: "Entries in the cache.", Value: 7}}
+	})()
+	compare(t, plain, `
+streamgen_cache_entries{task="cache"} 7
+`, "streamgen_cache_entries")
+}

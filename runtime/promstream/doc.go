@@ -43,7 +43,13 @@
 //     long RabbitMQ took to confirm each publish, retry copy and dead
 //     letter, outcome being confirmed or failed;
 //   - streamgen_copies_waiting{broker, subscription}: ZeroMQ retry copies
-//     waiting for their delay in memory.
+//     waiting for their delay in memory;
+//   - the gauges of the App's tasks (runtime.WithTask), labelled by task:
+//     the outbox relay (runtime/outbox) reports
+//     streamgen_outbox_backlog{task}, the messages the outbox holds
+//     (committed, not yet confirmed by the broker), and
+//     streamgen_outbox_oldest_age_seconds{task}, how long the oldest has
+//     waited.
 //
 // broker is "rabbitmq" or "zeromq". The counters of a subscription's
 // message types and outcomes, and the reconnects of its broker, start at

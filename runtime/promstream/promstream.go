@@ -100,16 +100,27 @@ type Collector struct {
 	reconnects      *prometheus.CounterVec
 	confirmDuration *prometheus.HistogramVec
 	waiting         *prometheus.Desc
+	// known describes the tasks' gauges whose names are known in
+	// advance (observe.GaugeOutboxBacklog, ...), by name.
+	known map[string]*prometheus.Desc
 
 	subs sync.Map // subscriptionKey → *subscription
 
 	mu        sync.Mutex
 	consumers map[*observe.ConsumerInfo]struct{} // ZeroMQ consumers, for MetricCopiesWaiting
+	tasks     map[*taskGauges]struct{}           // the App's tasks that report gauges
+}
+
+// taskGauges are the gauges of one of the App's tasks (WatchGauges).
+type taskGauges struct {
+	task string
+	read func() []observe.Gauge
 }
 
 var (
-	_ observe.Observer     = (*Collector)(nil)
-	_ prometheus.Collector = (*Collector)(nil)
+	_ observe.Observer      = (*Collector)(nil)
+	_ observe.GaugeObserver = (*Collector)(nil)
+	_ prometheus.Collector  = (*Collector)(nil)
 )
 
 // New returns a Collector. It panics when the bounds given to
@@ -142,7 +153,14 @@ func New(opts ...Option) *Collector {
 			Help: "Time a publish waited for the broker's confirm.", Buckets: cfg.confirmBuckets}, []string{"broker", "outcome"}),
 		waiting: prometheus.NewDesc(MetricCopiesWaiting,
 			"ZeroMQ retry copies waiting for their delay in memory.", sub, nil),
+		known: map[string]*prometheus.Desc{
+			observe.GaugeOutboxBacklog: prometheus.NewDesc(observe.GaugeOutboxBacklog,
+				"Messages an outbox holds: committed, not yet confirmed by the broker.", []string{"task"}, nil),
+			observe.GaugeOutboxOldestAge: prometheus.NewDesc(observe.GaugeOutboxOldestAge,
+				"How long the oldest message an outbox holds has waited, in seconds.", []string{"task"}, nil),
+		},
 		consumers: map[*observe.ConsumerInfo]struct{}{},
+		tasks:     map[*taskGauges]struct{}{},
 	}
 }
 
@@ -299,7 +317,24 @@ func (c *Collector) BrokerEvent(e observe.Event) {
 	}
 }
 
-// Describe sends the descriptions of every metric.
+// WatchGauges exports the gauges of one of the App's tasks, each labelled
+// by task, until the task ends.
+func (c *Collector) WatchGauges(task string, read func() []observe.Gauge) func() {
+	g := &taskGauges{task: task, read: read}
+	c.mu.Lock()
+	c.tasks[g] = struct{}{}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.tasks, g)
+		c.mu.Unlock()
+	}
+}
+
+// Describe sends the descriptions of every metric. A task's gauge whose
+// name is not one of observe's (observe.GaugeOutboxBacklog, ...) is known
+// only once the task runs: it is collected undescribed, which a registry
+// accepts unless it is pedantic.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.deliveries.Describe(ch)
 	c.settled.Describe(ch)
@@ -309,6 +344,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.reconnects.Describe(ch)
 	c.confirmDuration.Describe(ch)
 	ch <- c.waiting
+	for _, d := range c.known {
+		ch <- d
+	}
 }
 
 // Collect sends the current value of every series.
@@ -333,5 +371,29 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, n := range waiting {
 		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(n), string(k.kind), k.name)
+	}
+	c.collectTasks(ch)
+}
+
+// collectTasks sends the gauges of the App's tasks.
+func (c *Collector) collectTasks(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	tasks := make([]*taskGauges, 0, len(c.tasks))
+	for g := range c.tasks {
+		tasks = append(tasks, g)
+	}
+	c.mu.Unlock()
+	for _, t := range tasks {
+		for _, g := range t.read() {
+			desc, ok := c.known[g.Name]
+			if !ok {
+				desc = prometheus.NewDesc(g.Name, g.Help, []string{"task"}, nil)
+			}
+			m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, g.Value, t.task)
+			if err != nil {
+				m = prometheus.NewInvalidMetric(desc, err)
+			}
+			ch <- m
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,23 +14,16 @@ var _ interface {
 	PublishAsync(context.Context, string, runtime.Message, func(error))
 } = (*Broker)(nil)
 
-// PublishAsync sends msg to the queue of that name as Publish does
-// (persistent, mandatory, confirmed), but returns once it is sent: done
-// gets the outcome Publish would have returned, once, from the goroutine
-// that reads the broker's confirms (so done must not block), or before
-// PublishAsync returns when msg could not be sent. Up to the publish
-// window (WithPublishWindow) of messages await their confirm at once;
-// while that many do, PublishAsync waits for a confirm first, or for ctx
-// to end. A message to an exchange (runtime.Publish's to a runtime.Exchange) is published as
-// Publish does, done getting the outcome before PublishAsync returns.
+// PublishAsync sends msg as Publish does (persistent, mandatory unless
+// msg.AllowUnroutable, confirmed; to the queue of that name, or through
+// msg.Exchange), but returns once it is sent: done gets the outcome
+// Publish would have returned, once, from the goroutine that reads the
+// broker's confirms (so done must not block), or before PublishAsync
+// returns when msg could not be sent. Up to the publish window
+// (WithPublishWindow) of messages await their confirm at once; while that
+// many do, PublishAsync waits for a confirm first, or for ctx to end.
 // Generated typed publishers call it through runtime.PublishAsync.
 func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Message, done func(error)) {
-	if msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable {
-		// Through an exchange the publish waits for its confirm, as
-		// Publish does.
-		done(b.Publish(ctx, queue, msg))
-		return
-	}
 	w := b.pub.window
 	select {
 	case w <- struct{}{}:
@@ -45,19 +39,23 @@ func (b *Broker) PublishAsync(ctx context.Context, queue string, msg runtime.Mes
 	now := b.clock.Now()
 	b.mu.Unlock()
 	a := &asyncPublish{window: w, msgType: msg.Type, done: done}
-	a.key, a.receiver = queue, a
-	if err := b.pub.publishAsyncTo(ctx, queue, publishingOf(msg, now), &a.pendingPublish); err != nil {
+	// As Publish: a message to a queue by name, or one through an
+	// exchange (or with a routing key of its own), whose errors say so.
+	a.routed = msg.Exchange != "" || msg.RoutingKey != "" || msg.AllowUnroutable
+	a.exchange, a.key, a.mandatory, a.receiver = msg.Exchange, cmp.Or(msg.RoutingKey, queue), !msg.AllowUnroutable, a
+	if err := b.pub.publishAsyncTo(ctx, publishingOf(msg, now), &a.pendingPublish); err != nil {
 		a.outcome(err)
 	}
 }
 
 // asyncPublish is a message of PublishAsync: its pending publish (whose
-// key is the queue), the place it holds in the publish window, and where
-// its outcome goes.
+// exchange and key are the message's route), the place it holds in the
+// publish window, and where its outcome goes.
 type asyncPublish struct {
 	pendingPublish
 	window  chan struct{}
 	msgType string
+	routed  bool // through an exchange or with a routing key: Publish's publishTo
 	done    func(error)
 }
 
@@ -65,6 +63,10 @@ type asyncPublish struct {
 // Publish would.
 func (a *asyncPublish) outcome(err error) {
 	<-a.window
+	if a.routed {
+		a.done(routeError(a.msgType, a.exchange, a.key, err))
+		return
+	}
 	a.done(publishError(a.msgType, a.key, err))
 }
 

@@ -207,17 +207,23 @@ func (b *Broker) Publish(ctx context.Context, queue string, msg runtime.Message)
 // publishTo publishes msg through its exchange (see Publish).
 func (b *Broker) publishTo(ctx context.Context, queue string, msg runtime.Message, now time.Time) error {
 	key := cmp.Or(msg.RoutingKey, queue)
-	to := runtime.Destination{Exchange: msg.Exchange, Key: key}
 	err := b.pub.publishTo(ctx, msg.Exchange, key, !msg.AllowUnroutable, publishingOf(msg, now))
+	return routeError(msg.Type, msg.Exchange, key, err)
+}
+
+// routeError is what Publish returns for the outcome err of a message of
+// type msgType sent through exchange with routing key key (publishTo).
+func routeError(msgType, exchange, key string, err error) error {
+	to := runtime.Destination{Exchange: exchange, Key: key}
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrUnroutable) && msg.Exchange != "":
-		return fmt.Errorf("rabbitmq: publish %s to %s: %w: no queue is bound to exchange %q for routing key %q (a subscription with exchange=%s and a binding that matches the key binds one when it starts); to let the broker drop it, publish with runtime.AllowUnroutable()", msg.Type, to, err, msg.Exchange, key, msg.Exchange)
+	case errors.Is(err, ErrUnroutable) && exchange != "":
+		return fmt.Errorf("rabbitmq: publish %s to %s: %w: no queue is bound to exchange %q for routing key %q (a subscription with exchange=%s and a binding that matches the key binds one when it starts); to let the broker drop it, publish with runtime.AllowUnroutable()", msgType, to, err, exchange, key, exchange)
 	case errors.Is(err, ErrUnroutable):
-		return unroutableQueue(msg.Type, key, err)
+		return unroutableQueue(msgType, key, err)
 	}
-	return fmt.Errorf("rabbitmq: publish %s to %s: %w", msg.Type, to, err)
+	return fmt.Errorf("rabbitmq: publish %s to %s: %w", msgType, to, err)
 }
 
 // publishConfirmed publishes msg through the hardened publish and, when

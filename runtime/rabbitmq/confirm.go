@@ -466,10 +466,11 @@ func (c *confirmChannel) publishCopy(ctx context.Context, queue string, msg amqp
 	return c.start(ctx, &pendingPublish{messageID: msg.MessageId, key: queue, mandatory: true, hold: true, done: done}, msg)
 }
 
-// publishAsyncTo is publishAsync with p, unused, as the pending publish,
-// whose receiver gets the outcome.
-func (c *confirmChannel) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, p *pendingPublish) error {
-	p.messageID, p.key, p.mandatory = msg.MessageId, queue, true
+// publishAsyncTo is publishAsync with p, unused but for its route
+// (exchange, key, mandatory), as the pending publish, whose receiver gets
+// the outcome.
+func (c *confirmChannel) publishAsyncTo(ctx context.Context, msg amqp.Publishing, p *pendingPublish) error {
+	p.messageID = msg.MessageId
 	return c.start(ctx, p, msg)
 }
 

@@ -163,14 +163,15 @@ func (p *publisher) publishCopy(ctx context.Context, queue string, msg amqp.Publ
 	return ch.publishCopy(ctx, queue, msg, done)
 }
 
-// publishAsyncTo is publishAsync with p as the pending publish, whose
-// receiver gets the outcome (see confirmChannel.publishAsyncTo).
-func (p *publisher) publishAsyncTo(ctx context.Context, queue string, msg amqp.Publishing, pp *pendingPublish) error {
+// publishAsyncTo is publishAsync with pp as the pending publish, which
+// names the route and whose receiver gets the outcome (see
+// confirmChannel.publishAsyncTo).
+func (p *publisher) publishAsyncTo(ctx context.Context, msg amqp.Publishing, pp *pendingPublish) error {
 	ch, err := p.channel(ctx)
 	if err != nil {
 		return err
 	}
-	return ch.publishAsyncTo(ctx, queue, msg, pp)
+	return ch.publishAsyncTo(ctx, msg, pp)
 }
 
 // close closes the channel and the connection; publish fails with

@@ -50,6 +50,11 @@ type Broker struct {
 	handlerCtx     context.Context
 	cancelHandlers context.CancelFunc
 	workers        sync.WaitGroup
+
+	// feeders move into the broker what waits elsewhere to be published
+	// (a Harness's outboxes, WithOutbox): Wait calls them once the broker
+	// is idle, and waits again while one reports that something moved.
+	feeders []func(ctx context.Context) (moved bool, err error)
 }
 
 type brokerState uint8
@@ -306,6 +311,34 @@ func (b *Broker) Lost() int {
 // Timers not yet due stay pending. It returns an error saying what is still
 // busy when ctx ends first.
 func (b *Broker) Wait(ctx context.Context) error {
+	for {
+		if err := b.waitIdle(ctx); err != nil {
+			return err
+		}
+		if len(b.feeders) == 0 {
+			return nil
+		}
+		moved := false
+		for _, feed := range b.feeders {
+			m, err := feed(ctx)
+			if err != nil {
+				return err
+			}
+			moved = moved || m
+		}
+		// A relay of the App may have published meanwhile: idle only if
+		// nothing came since.
+		b.mu.Lock()
+		idle := b.idleLocked()
+		b.mu.Unlock()
+		if !moved && idle {
+			return nil
+		}
+	}
+}
+
+// waitIdle is Wait without the feeders.
+func (b *Broker) waitIdle(ctx context.Context) error {
 	for {
 		b.mu.Lock()
 		if b.idleLocked() {

@@ -98,6 +98,14 @@
 // count, so a subscription on the dead-letter queue counts its own
 // attempts from 1.
 //
+// # Publishing with a database
+//
+// WithOutbox runs an outbox (package runtime/outbox) in the App, over
+// SQLite so that the test needs no server: what the test or a handler
+// publishes through ob.Tx(tx) reaches the broker once tx commits, and
+// Wait returns once it is handled; a rolled-back transaction's messages
+// never arrive.
+//
 // # Without a testing.T
 //
 // NewBroker and NewClock work alone: mount on a Broker with an App made

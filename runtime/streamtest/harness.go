@@ -123,6 +123,7 @@ func New(t testing.TB, kind runtime.BrokerKind, opts ...Option) *Harness {
 	}
 	for _, ob := range cfg.outboxes {
 		appOpts = append(appOpts, ob.Option(h.broker))
+		h.broker.feeders = append(h.broker.feeders, outboxFeeder(ob, ob.Relay(h.broker)))
 	}
 	h.app = runtime.NewApp(cfg.name, append(appOpts, cfg.app...)...)
 	t.Cleanup(h.cleanup)
@@ -182,7 +183,8 @@ func (h *Harness) Publish(queue, messageType string, v any, opts ...runtime.Publ
 }
 
 // Wait blocks until the broker is idle: every queued message handled and
-// settled, every handler call returned. Timers not yet due stay pending.
+// settled, every handler call returned, and with WithOutbox every message
+// committed to the outbox published. Timers not yet due stay pending.
 func (h *Harness) Wait() {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), h.waitTimeout)
