@@ -17,6 +17,7 @@ import (
 // the channel pass its last acks on before it closes, a quorum queue
 // requeued some replayed letters: parked and replayed both.)
 func TestListingsDuringAReplayLoseNothing(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -79,6 +80,7 @@ func TestListingsDuringAReplayLoseNothing(t *testing.T) {
 // the last leaves the rest as they were, in order: the hand-back nacks
 // around the removed tags.
 func TestRemovingTheFirstOrLastLetterReadHandsTheRestBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dl := e.name("last")
 	target := e.name("last-target")

@@ -20,6 +20,7 @@ import (
 // another reader holds letters, and once the replay ended, says none does,
 // and a listing sees every letter left.
 func TestHoldersSaysAReplayUnderWayHoldsLetters(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -83,6 +84,7 @@ func TestHoldersSaysAReplayUnderWayHoldsLetters(t *testing.T) {
 // back (without waiting for them to go, Holders counted them after each of
 // 20 listings on RabbitMQ 3.10, 13 of 20 on 4.3).
 func TestHoldersAfterAListingCountsNone(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)

@@ -23,6 +23,7 @@ import (
 // published on its confirm channel, the replay read its closed channel of
 // returns in a loop that never ended.)
 func TestAReplayWhoseConnectionIsLostEndsAndARerunFinishesIt(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -116,6 +117,7 @@ func TestAReplayWhoseConnectionIsLostEndsAndARerunFinishesIt(t *testing.T) {
 // that says how many letters it imported: those are in the queue, in
 // their order, and importing the lines after them finishes the job.
 func TestAnImportWhoseConnectionIsLostSaysHowManyItImported(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	src, dl := e.name("import-src"), e.name("import-lost")
 	e.declare(src, nil)

@@ -66,6 +66,7 @@ func letterIDs(ls []*deadletter.Letter) []string {
 // Letters parked by a real subscription are explained, grouped by type and
 // normalised reason, and picked by every kind of selection.
 func TestGroupsAndSelectionsOfLettersARealSubscriptionParked(t *testing.T) {
+	t.Parallel()
 	for _, qt := range []runtime.QueueType{runtime.ClassicQueue, runtime.QuorumQueue} {
 		t.Run(string(qt), func(t *testing.T) {
 			e := newEnv(t)
@@ -150,6 +151,7 @@ func TestGroupsAndSelectionsOfLettersARealSubscriptionParked(t *testing.T) {
 // included), and with x-streamgen-replays counting the replays. It leaves
 // the dead-letter queue; the others stay.
 func TestReplayToTheSourceResetsTheAttemptBudget(t *testing.T) {
+	t.Parallel()
 	for _, qt := range []runtime.QueueType{runtime.ClassicQueue, runtime.QuorumQueue} {
 		t.Run(string(qt), func(t *testing.T) {
 			e := newEnv(t)
@@ -189,6 +191,7 @@ func TestReplayToTheSourceResetsTheAttemptBudget(t *testing.T) {
 // original body, type, id, properties and user headers, and none of the
 // failed delivery's headers.
 func TestReplayToAQueueAndToAnExchange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dl := e.name("parked")
 	e.declare(dl, nil)
@@ -252,6 +255,7 @@ func TestReplayToAQueueAndToAnExchange(t *testing.T) {
 // through an exchange that routes it nowhere (returned: counted as
 // failed).
 func TestAReplayThatCannotBeDeliveredLeavesTheLetter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dl := e.name("parked")
 	e.declare(dl, nil)
@@ -286,6 +290,7 @@ func TestAReplayThatCannotBeDeliveredLeavesTheLetter(t *testing.T) {
 
 // A dry run changes nothing; a rate limit spaces the replays.
 func TestReplayDryRunAndRate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dl := e.name("parked")
 	e.declare(dl, nil)
@@ -315,6 +320,7 @@ func TestReplayDryRunAndRate(t *testing.T) {
 
 // Purge removes what the selection picks, or every letter.
 func TestPurge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, _, dl := parkedByService(t, e, runtime.ClassicQueue)
 	rep, err := e.queue(dl).Purge(e.ctx, deadletter.Selection{Types: []string{"Refund"}}, true)

@@ -22,6 +22,7 @@ import (
 // RabbitMQ 4.3 was seen to move the 3,586th letter to the 1,538th (see
 // TestAListingWhoseDeliveriesPauseKeepsTheOrder).
 func TestManyListingsOfManyLettersKeepTheirOrder(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)

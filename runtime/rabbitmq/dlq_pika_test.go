@@ -17,6 +17,7 @@ import (
 // x-delivery-count), replayed into a real subscription, is handled as
 // attempt 1: replay resets every header an attempt is counted from.
 func TestAStaleLetterFromPikaIsReplayedAsAttempt1(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := e.name("svc")
 	dl := q + ".dl"
@@ -48,6 +49,7 @@ c.close()
 // not JSON is shown safely, exported as base64 and imported back as it
 // was.
 func TestBrokerLettersAndBinaryBodiesFromPika(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	src := e.name("src")
 	dl := e.name("parked")

@@ -20,6 +20,7 @@ import (
 // dozen times, which on RabbitMQ 4 and a busy machine takes seconds each,
 // too long to share the test's two minutes.
 func TestADialledQueueConnectsAgainAfterItsConnectionCloses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := e.name("reconnect")
 	e.declare(q, nil)

@@ -34,6 +34,7 @@ func parked(id string, order int) amqp.Publishing {
 // whose quorum queues requeue at the back, because every listing reads
 // the whole queue before it hands the letters back.
 func TestScanLeavesTheQueueAsItWas(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -90,6 +91,7 @@ func TestScanLeavesTheQueueAsItWas(t *testing.T) {
 // Two listings at once each see letters only the other does not hold, and
 // together the queue loses nothing.
 func TestTwoScansAtOnceLoseNothing(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
@@ -140,6 +142,7 @@ func TestTwoScansAtOnceLoseNothing(t *testing.T) {
 
 // A scan of a queue that does not exist says so and how to fix it.
 func TestScanOfAMissingQueueNamesIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := e.name("missing")
 	err := e.queue(q).Scan(e.ctx, func(*deadletter.Letter) error { return nil })

@@ -29,6 +29,7 @@ import (
 // the 2nd. (Seen on RabbitMQ 4.3 as the 3,586th letter moving to the
 // 1,538th in 30 listings, the pause a busy machine's.)
 func TestAListingWhoseDeliveriesPauseKeepsTheOrder(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)

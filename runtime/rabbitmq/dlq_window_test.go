@@ -19,6 +19,7 @@ import (
 // replayed (those the client holds) stay within the consumers' prefetch
 // (512) and the confirms under way, not the queue's length.
 func TestASlowReplayHoldsFewLettersReadAhead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q, target := e.name("window"), e.name("window-target")
 	e.declare(q, nil)
@@ -69,6 +70,7 @@ func TestASlowReplayHoldsFewLettersReadAhead(t *testing.T) {
 // second's, twice as many), and no more: amqp091-go would buffer all
 // 5,000 without a prefetch limit.
 func TestASlowListingHoldsABoundedNumberOfLettersReadAhead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := e.name("slow-scan")
 	e.declare(q, nil)
@@ -104,6 +106,7 @@ func TestASlowListingHoldsABoundedNumberOfLettersReadAhead(t *testing.T) {
 // or quorum: among them the letter basic.get read, the last letter of a
 // consumer (its tag ends the consumer's nack), and the queue's last.
 func TestAReplayOfFewAmongManyLeavesTheRestInOrder(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"classic", "quorum"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
