@@ -4,7 +4,7 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all postgres test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all postgres protos test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
@@ -80,6 +80,14 @@ fuzz:
 ## generate: regenerate the examples' generated files, and those of the decoder tests and benchmarks
 generate:
 	$(GO) generate ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
+
+## protos: regenerate the protocol buffer code of the codec tests and benchmarks
+## (internal/testsupport/testpb/testpb.pb.go, committed), with protoc (apt-get install
+## protobuf-compiler) and the protoc-gen-go of the google.golang.org/protobuf that go.mod requires
+PROTOC_GEN_GO := $(or $(TMPDIR),/tmp)/streamgen-protoc-gen-go
+protos:
+	$(GO) build -o $(PROTOC_GEN_GO) google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=. --go_opt=module=github.com/streamgen/streamgen internal/testsupport/testpb/testpb.proto
 
 ## check: fail when a generated file or AsyncAPI document is stale
 check:
