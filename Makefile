@@ -81,13 +81,14 @@ fuzz:
 generate:
 	$(GO) generate ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 
-## protos: regenerate the protocol buffer code of the codec tests and benchmarks
-## (internal/testsupport/testpb/testpb.pb.go, committed), with protoc (apt-get install
-## protobuf-compiler) and the protoc-gen-go of the google.golang.org/protobuf that go.mod requires
+## protos: regenerate the protocol buffer code of the codec tests, benchmarks and conformance suite
+## (internal/testsupport/testpb, runtime/brokertest/brokertestpb; committed), with protoc (apt-get
+## install protobuf-compiler) and the protoc-gen-go of the google.golang.org/protobuf that go.mod requires
 PROTOC_GEN_GO := $(or $(TMPDIR),/tmp)/streamgen-protoc-gen-go
 protos:
 	$(GO) build -o $(PROTOC_GEN_GO) google.golang.org/protobuf/cmd/protoc-gen-go
-	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=. --go_opt=module=github.com/streamgen/streamgen internal/testsupport/testpb/testpb.proto
+	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=. --go_opt=module=github.com/streamgen/streamgen \
+		internal/testsupport/testpb/testpb.proto runtime/brokertest/brokertestpb/brokertestpb.proto
 
 ## check: fail when a generated file or AsyncAPI document is stale
 check:

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/streamgen/streamgen/internal/testsupport/testpb"
+	"github.com/streamgen/streamgen/runtime/brokertest/brokertestpb"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -53,7 +53,7 @@ func eachCodecRoundTrips(t testing.TB, tr Transport) {
 		}
 	}
 	f.start(f.subscription(q,
-		runtime.Handle("ProtoJob", f.policy(2, ""), func(ctx context.Context, j *testpb.Job, md runtime.Metadata) runtime.Outcome {
+		runtime.Handle("ProtoJob", f.policy(2, ""), func(ctx context.Context, j *brokertestpb.Job, md runtime.Metadata) runtime.Outcome {
 			return record(&protos, j.GetId() == 1)(ctx, &Job{ID: j.GetId(), Note: j.GetNote()}, md)
 		}),
 		runtime.Handle("MsgPackJob", f.policy(2, ""), record(&msgpacks, true)).WithCodec(runtime.MsgPack{}),
@@ -68,8 +68,8 @@ func eachCodecRoundTrips(t testing.TB, tr Transport) {
 			t.Fatalf("publish %s: %v", id, err)
 		}
 	}
-	publish(runtime.Protobuf{}, "ProtoJob", "m-protobuf", &testpb.Job{Id: 1, Note: "in protobuf"})
-	publish(runtime.JSON{}, "ProtoJob", "m-protojson", &testpb.Job{Id: 2, Note: "in the protobuf JSON mapping"})
+	publish(runtime.Protobuf{}, "ProtoJob", "m-protobuf", &brokertestpb.Job{Id: 1, Note: "in protobuf"})
+	publish(runtime.JSON{}, "ProtoJob", "m-protojson", &brokertestpb.Job{Id: 2, Note: "in the protobuf JSON mapping"})
 	publish(runtime.MsgPack{}, "MsgPackJob", "m-msgpack", Job{ID: 3, Note: "in MessagePack"})
 	publish(runtime.CBOR{}, "CBORJob", "m-cbor", Job{ID: 4, Note: "in CBOR"})
 	publish(runtime.JSON{}, "JSONJob", "m-json", Job{ID: 5, Note: "in JSON"})
@@ -113,7 +113,7 @@ func corruptBodiesAreParked(t testing.TB, tr Transport) {
 	}
 	f.start(
 		f.subscription(q,
-			runtime.Handle("ProtoJob", f.policy(3, dl), func(ctx context.Context, _ *testpb.Job, md runtime.Metadata) runtime.Outcome {
+			runtime.Handle("ProtoJob", f.policy(3, dl), func(ctx context.Context, _ *brokertestpb.Job, md runtime.Metadata) runtime.Outcome {
 				protos.add(ctx, &struct{}{}, md)
 				return runtime.Ack()
 			}),
@@ -203,7 +203,7 @@ func everyTypeHandlerTakesTheOthers(t testing.TB, tr Transport) {
 		),
 		f.everyReader(dl, &dead),
 	)
-	order, err := proto.Marshal(&testpb.Order{Id: 13, Customer: "ACME"})
+	order, err := proto.Marshal(&brokertestpb.Job{Id: 13, Note: "an order"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func everyTypeHandlerTakesTheOthers(t testing.TB, tr Transport) {
 				t.Errorf("the invoice reached the handler of every type as %+v", m)
 			}
 		case "m-order":
-			var o testpb.Order
+			var o brokertestpb.Job
 			if err := m.Decode(&o); err != nil || o.GetId() != 13 || m.ContentType != "application/protobuf" {
 				t.Errorf("the order reached the handler of every type as %+v, decoding to %v, %v", m, &o, err)
 			}

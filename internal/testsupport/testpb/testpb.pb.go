@@ -262,60 +262,6 @@ func (x *OrderItem) GetPrice() float64 {
 	return 0
 }
 
-// Job is the conformance suite's Job (runtime/brokertest) as a protocol
-// buffer message.
-type Job struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Note          string                 `protobuf:"bytes,2,opt,name=note,proto3" json:"note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Job) Reset() {
-	*x = Job{}
-	mi := &file_internal_testsupport_testpb_testpb_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Job) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Job) ProtoMessage() {}
-
-func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_testsupport_testpb_testpb_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Job.ProtoReflect.Descriptor instead.
-func (*Job) Descriptor() ([]byte, []int) {
-	return file_internal_testsupport_testpb_testpb_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Job) GetId() uint64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *Job) GetNote() string {
-	if x != nil {
-		return x.Note
-	}
-	return ""
-}
-
 var File_internal_testsupport_testpb_testpb_proto protoreflect.FileDescriptor
 
 const file_internal_testsupport_testpb_testpb_proto_rawDesc = "" +
@@ -336,10 +282,7 @@ const file_internal_testsupport_testpb_testpb_proto_rawDesc = "" +
 	"\tOrderItem\x12\x10\n" +
 	"\x03sku\x18\x01 \x01(\tR\x03sku\x12\x10\n" +
 	"\x03qty\x18\x02 \x01(\x05R\x03qty\x12\x14\n" +
-	"\x05price\x18\x03 \x01(\x01R\x05price\")\n" +
-	"\x03Job\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
-	"\x04note\x18\x02 \x01(\tR\x04note*G\n" +
+	"\x05price\x18\x03 \x01(\x01R\x05price*G\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTATUS_PLACED\x10\x01\x12\x12\n" +
@@ -358,18 +301,17 @@ func file_internal_testsupport_testpb_testpb_proto_rawDescGZIP() []byte {
 }
 
 var file_internal_testsupport_testpb_testpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_internal_testsupport_testpb_testpb_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_internal_testsupport_testpb_testpb_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_internal_testsupport_testpb_testpb_proto_goTypes = []any{
 	(Status)(0),       // 0: streamgen.testpb.Status
 	(*Order)(nil),     // 1: streamgen.testpb.Order
 	(*OrderItem)(nil), // 2: streamgen.testpb.OrderItem
-	(*Job)(nil),       // 3: streamgen.testpb.Job
-	nil,               // 4: streamgen.testpb.Order.LabelsEntry
+	nil,               // 3: streamgen.testpb.Order.LabelsEntry
 }
 var file_internal_testsupport_testpb_testpb_proto_depIdxs = []int32{
 	2, // 0: streamgen.testpb.Order.items:type_name -> streamgen.testpb.OrderItem
 	0, // 1: streamgen.testpb.Order.status:type_name -> streamgen.testpb.Status
-	4, // 2: streamgen.testpb.Order.labels:type_name -> streamgen.testpb.Order.LabelsEntry
+	3, // 2: streamgen.testpb.Order.labels:type_name -> streamgen.testpb.Order.LabelsEntry
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -392,7 +334,7 @@ func file_internal_testsupport_testpb_testpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_testsupport_testpb_testpb_proto_rawDesc), len(file_internal_testsupport_testpb_testpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
