@@ -81,14 +81,14 @@ fuzz:
 generate:
 	$(GO) generate ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 
-## protos: regenerate the protocol buffer code of the codec tests, benchmarks and conformance suite
-## (internal/testsupport/testpb, runtime/brokertest/brokertestpb; committed), with protoc (apt-get
+## protos: regenerate the protocol buffer code of the codec tests, benchmarks, conformance suite and
+## fleet example (internal/testsupport/testpb, runtime/brokertest/brokertestpb, examples/fleet/fleetpb; committed), with protoc (apt-get
 ## install protobuf-compiler) and the protoc-gen-go of the google.golang.org/protobuf that go.mod requires
 PROTOC_GEN_GO := $(or $(TMPDIR),/tmp)/streamgen-protoc-gen-go
 protos:
 	$(GO) build -o $(PROTOC_GEN_GO) google.golang.org/protobuf/cmd/protoc-gen-go
 	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=. --go_opt=module=github.com/streamgen/streamgen \
-		internal/testsupport/testpb/testpb.proto runtime/brokertest/brokertestpb/brokertestpb.proto
+		internal/testsupport/testpb/testpb.proto runtime/brokertest/brokertestpb/brokertestpb.proto examples/fleet/fleetpb/fleet.proto
 
 ## check: fail when a generated file or AsyncAPI document is stale
 check:
@@ -96,6 +96,7 @@ check:
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/fleet/asyncapi.yaml ./examples/fleet
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:

@@ -175,7 +175,7 @@ func codecText(c runtime.Codec) string {
 // for a handler of runtime.Delivery.
 func (e *emitter) messageText(h *handler) string {
 	if h.every() {
-		return "every message type"
+		return "every other message type"
 	}
 	t := e.typeString(h)
 	if h.wire != h.shape.msg.Obj().Name() {

@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/streamgen/streamgen/runtime/brokertest/brokertestpb"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/brokertest/brokertestpb"
 )
 
 // codecCases are the cases of the codecs and of the handler of every

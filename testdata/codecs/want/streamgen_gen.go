@@ -37,7 +37,7 @@ var (
 
 // Mount registers the subscriptions of package codecs on app:
 //
-//   - "orders" on rabbitmq: Place (testpb.Order, protobuf), Audit (every message type)
+//   - "orders" on rabbitmq: Place (testpb.Order, protobuf), Audit (every other message type)
 //   - "readings" on rabbitmq: Record (Reading, msgpack), Raise (Alarm, cbor)
 //   - "notes" on rabbitmq: Jot (Note, json)
 //   - "orders.json" on rabbitmq: Mirror (testpb.Order, json)
