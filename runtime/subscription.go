@@ -158,8 +158,8 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 
 // HandleJSON is Handle for generated code: fn is a handler of any
 // HandlerFunc shape, and decodeJSON, when not nil, is the JSON decoder
-// streamgen wrote for T. While the App's codec is JSON, a body is first
-// decoded with decodeJSON, which either fills the value exactly as
+// streamgen wrote for T. A body read with JSON (the codec its content
+// type names, see Handler.Codecs) is first decoded with decodeJSON, which either fills the value exactly as
 // encoding/json would or reports false having met something it leaves to
 // encoding/json (an escaped key, a number out of range, a syntax error,
 // ...); then, and under any other codec, the body is decoded as Handle
