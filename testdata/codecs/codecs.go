@@ -63,3 +63,8 @@ func Mirror(ctx context.Context, o *testpb.Order) error { return nil }
 //
 //stream:subscriber "orders" max_attempts=2
 func Audit(ctx context.Context, m runtime.Delivery) error { return nil }
+
+// Store keeps readings in batches, in CBOR.
+//
+//stream:subscriber "readings.batches" codec=cbor batch_size=10
+func Store(ctx context.Context, rs []*Reading) error { return nil }

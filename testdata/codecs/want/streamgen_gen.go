@@ -24,6 +24,7 @@ type (
 	streamgen_Jot_changed_run_go_generate    func(context.Context, Note) error
 	streamgen_Mirror_changed_run_go_generate func(context.Context, *testpb.Order) error
 	streamgen_Audit_changed_run_go_generate  func(context.Context, runtime.Delivery) error
+	streamgen_Store_changed_run_go_generate  func(context.Context, []*Reading) error
 )
 
 var (
@@ -33,6 +34,7 @@ var (
 	_ streamgen_Jot_changed_run_go_generate    = Jot
 	_ streamgen_Mirror_changed_run_go_generate = Mirror
 	_ streamgen_Audit_changed_run_go_generate  = Audit
+	_ streamgen_Store_changed_run_go_generate  = Store
 )
 
 // Mount registers the subscriptions of package codecs on app:
@@ -41,6 +43,7 @@ var (
 //   - "readings" on rabbitmq: Record (Reading, msgpack), Raise (Alarm, cbor)
 //   - "notes" on rabbitmq: Jot (Note, json)
 //   - "orders.json" on rabbitmq: Mirror (testpb.Order, json)
+//   - "readings.batches" on rabbitmq: Store (batches of up to 10 Reading, cbor)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
@@ -74,6 +77,14 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 			runtime.HandleJSON[testpb.Order]("Order", runtime.Policy{}, nil, Mirror).WithCodec(runtime.JSON{}),
 		},
 	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:      "readings.batches",
+		Broker:    runtime.RabbitMQ,
+		BatchSize: 10,
+		Handlers: []runtime.Handler{
+			runtime.HandleBatch[Reading]("Reading", runtime.Policy{}, streamgen_decode_Reading, Store).WithCodec(runtime.CBOR{}),
+		},
+	})
 }
 
 // PublishOrderToOrders publishes msg to "orders" as message type "Order", which Place handles.
@@ -88,15 +99,15 @@ func PublishOrderToOrdersAsync(ctx context.Context, p runtime.Publisher, msg *te
 	return runtime.PublishAsyncWith(ctx, p, runtime.Protobuf{}, runtime.Queue("orders"), "Order", msg, opts...)
 }
 
-// PublishReading publishes msg to "readings" as message type "Reading", which Record handles.
+// PublishReadingToReadings publishes msg to "readings" as message type "Reading", which Record handles.
 // It encodes msg as application/msgpack.
-func PublishReading(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) error {
+func PublishReadingToReadings(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) error {
 	return runtime.PublishWith(ctx, p, runtime.MsgPack{}, runtime.Queue("readings"), "Reading", &msg, opts...)
 }
 
-// PublishReadingAsync is PublishReading without waiting for the broker's confirmation: it returns
+// PublishReadingToReadingsAsync is PublishReadingToReadings without waiting for the broker's confirmation: it returns
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
-func PublishReadingAsync(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) *runtime.Confirmation {
+func PublishReadingToReadingsAsync(ctx context.Context, p runtime.Publisher, msg Reading, opts ...runtime.PublishOption) *runtime.Confirmation {
 	return runtime.PublishAsyncWith(ctx, p, runtime.MsgPack{}, runtime.Queue("readings"), "Reading", &msg, opts...)
 }
 
@@ -134,6 +145,18 @@ func PublishOrderToOrdersJson(ctx context.Context, p runtime.Publisher, msg *tes
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishOrderToOrdersJsonAsync(ctx context.Context, p runtime.Publisher, msg *testpb.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
 	return runtime.PublishAsyncWith(ctx, p, runtime.JSON{}, runtime.Queue("orders.json"), "Order", msg, opts...)
+}
+
+// PublishReadingToReadingsBatches publishes msg to "readings.batches" as message type "Reading", which Store handles.
+// It encodes msg as application/cbor.
+func PublishReadingToReadingsBatches(ctx context.Context, p runtime.Publisher, msg *Reading, opts ...runtime.PublishOption) error {
+	return runtime.PublishWith(ctx, p, runtime.CBOR{}, runtime.Queue("readings.batches"), "Reading", msg, opts...)
+}
+
+// PublishReadingToReadingsBatchesAsync is PublishReadingToReadingsBatches without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishReadingToReadingsBatchesAsync(ctx context.Context, p runtime.Publisher, msg *Reading, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsyncWith(ctx, p, runtime.CBOR{}, runtime.Queue("readings.batches"), "Reading", msg, opts...)
 }
 
 // PublishSummary publishes msg to "orders" as message type "Summary".
