@@ -497,23 +497,26 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		if rs.Handler(wire) != nil {
 			continue
 		}
-		if h.shape.batch {
-			rs.Handlers = append(rs.Handlers, runtime.HandleBatch[struct{}](wire, h.ann.fields.handler.Policy, nil, func(context.Context, []struct{}) error { return nil }).WithCodec(h.codec()))
-			index = append(index, h)
-			continue
-		}
-		if h.every() {
+		if h.every() && !h.shape.batch {
 			rs.Handlers = append(rs.Handlers, runtime.HandleEvery(h.ann.fields.handler.Policy, func(context.Context, runtime.Delivery) error { return nil }))
 			index = append(index, h)
 			continue
 		}
-		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.ann.fields.handler.Policy, nil).WithCodec(h.codec()))
+		if h.shape.batch {
+			rs.Handlers = append(rs.Handlers, runtime.HandleBatch[struct{}](wire, h.ann.fields.handler.Policy, nil, func(context.Context, []struct{}) error { return nil }))
+			index = append(index, h)
+			continue
+		}
+		rs.Handlers = append(rs.Handlers, runtime.Handle[struct{}](wire, h.ann.fields.handler.Policy, nil))
 		index = append(index, h)
 	}
 	for i := range rs.Handlers {
 		if p := &rs.Handlers[i].Policy; p.OutRetry == outRetrySelf {
 			p.OutRetry = rs.Name
 		}
+	}
+	for i, h := range index {
+		rs.Handlers[i].Codec = h.codec()
 	}
 	return rs, index
 }

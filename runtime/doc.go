@@ -42,6 +42,12 @@
 // runtime.HandleJSON[Job]("Job", policy, streamgen_decode_Job, Work) for
 // func(ctx, Job) error.
 //
+// A batch subscription (Subscription.BatchSize) has one handler made by
+// HandleBatch, which gets up to BatchSize messages a call. Each message
+// keeps its own attempt count, retry copy and dead letter: a nil error
+// acknowledges them all, any other error applies to each by its own
+// policy, and a BatchFailures fails only the messages it names, by index.
+//
 // Each delivery is read with the codec its content type names, among the
 // handler's own (Handler.Codec: Protobuf for a protocol buffer message,
 // or what the annotation's codec= names, given by WithCodec) and the
@@ -49,12 +55,6 @@
 // handler of every message type of its subscription, which takes each
 // message no other handler takes as a Delivery, its body undecoded.
 // PublishWith and PublishAsyncWith encode with a codec of the caller's.
-//
-// A batch subscription (Subscription.BatchSize) has one handler made by
-// HandleBatch, which gets up to BatchSize messages a call. Each message
-// keeps its own attempt count, retry copy and dead letter: a nil error
-// acknowledges them all, any other error applies to each by its own
-// policy, and a BatchFailures fails only the messages it names, by index.
 //
 // # Policies
 //

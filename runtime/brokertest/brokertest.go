@@ -66,7 +66,7 @@ func Run(t *testing.T, tr Transport) {
 	t.Helper()
 	checkTransport(t, tr)
 	tr = tr.withDefaults()
-	for _, c := range slices.Concat(cases, batchCases, codecCases) {
+	for _, c := range slices.Concat(cases, batchCases) {
 		t.Run(c.name, func(t *testing.T) { c.run(t, tr) })
 	}
 }

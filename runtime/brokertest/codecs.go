@@ -12,14 +12,6 @@ import (
 	"github.com/streamgen/streamgen/runtime/brokertest/brokertestpb"
 )
 
-// codecCases are the cases of the codecs and of the handler of every
-// message type.
-var codecCases = []testCase{
-	{"EachCodecRoundTripsOnOneQueue", eachCodecRoundTrips},
-	{"CorruptBodyOfEachCodecIsParkedWithItsReason", corruptBodiesAreParked},
-	{"HandlerOfEveryTypeTakesTheOthersWithRetriesAndDeadLetters", everyTypeHandlerTakesTheOthers},
-}
-
 // deliveryCalls records the deliveries a handler of every message type
 // was called with.
 type deliveryCalls = handlerCalls[runtime.Delivery]
