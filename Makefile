@@ -4,7 +4,7 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all postgres test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all postgres protos test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
@@ -81,12 +81,22 @@ fuzz:
 generate:
 	$(GO) generate ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 
+## protos: regenerate the protocol buffer code of the codec tests, benchmarks, conformance suite and
+## fleet example (internal/testsupport/testpb, runtime/brokertest/brokertestpb, examples/fleet/fleetpb; committed), with protoc (apt-get
+## install protobuf-compiler) and the protoc-gen-go of the google.golang.org/protobuf that go.mod requires
+PROTOC_GEN_GO := $(or $(TMPDIR),/tmp)/streamgen-protoc-gen-go
+protos:
+	$(GO) build -o $(PROTOC_GEN_GO) google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=. --go_opt=module=github.com/streamgen/streamgen \
+		internal/testsupport/testpb/testpb.proto runtime/brokertest/brokertestpb/brokertestpb.proto examples/fleet/fleetpb/fleet.proto
+
 ## check: fail when a generated file or AsyncAPI document is stale
 check:
 	$(GO) run ./cmd/streamgen -check ./examples/... ./internal/testsupport/jsoncheck ./internal/testsupport/benchpair/benchorder
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/billing/asyncapi.yaml ./examples/billing
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/fleet/asyncapi.yaml ./examples/fleet
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:

@@ -139,6 +139,7 @@ func analyze(pkg *types.Package, info *types.Info, fset *token.FileSet, files []
 		pa, pb := fset.Position(a.slash), fset.Position(b.slash)
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
+	m.checkMessageKinds(ds)
 	m.checkDeclared(info, ds)
 	m.collectReceivers()
 	m.group(ds)
@@ -350,6 +351,12 @@ func (s *subscription) checkDuplicateTypes(ds *diagnostics) {
 				h.duplicate = true
 				break
 			}
+			if prev.wire == h.wire && h.every() {
+				ds.addRelated(h.fn.Name.Pos(), prev.fn.Name.Pos(), "the other is "+prev.name(),
+					"%s and %s both take every message type of subscription %q: keep one, or give one a subscription of its own", h.name(), prev.name(), s.name)
+				h.duplicate = true
+				break
+			}
 			if prev.wire == h.wire {
 				pos := h.ann.namePos
 				if a := h.ann.arg("type"); a != nil {
@@ -484,10 +491,16 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 	rs.Name, rs.Broker = s.name, s.broker
 	for i, h := range s.handlers {
 		wire := h.wire
-		if wire == "" {
+		if wire == "" || (h.every() && h.shape.batch) {
+			// A batch of runtime.Delivery was reported: checkMessageKinds.
 			wire = fmt.Sprintf("\x00handler %d", i)
 		}
 		if rs.Handler(wire) != nil {
+			continue
+		}
+		if h.every() && !h.shape.batch {
+			rs.Handlers = append(rs.Handlers, runtime.HandleEvery(h.ann.fields.handler.Policy, func(context.Context, runtime.Delivery) error { return nil }))
+			index = append(index, h)
 			continue
 		}
 		if h.shape.batch {
@@ -507,6 +520,9 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		if p := &rs.Handlers[i].Policy; p.OutRetry == outRetrySelf {
 			p.OutRetry = rs.Name
 		}
+	}
+	for i, h := range index {
+		rs.Handlers[i].Codec = h.codec()
 	}
 	return rs, index
 }

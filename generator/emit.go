@@ -93,7 +93,7 @@ func newEmitter(m *model) *emitter {
 	e := &emitter{m: m, taken: map[string]bool{}, imports: map[string]importName{}, recvParam: map[*types.Named]string{}}
 	e.json = newJSONDecoders(m.pkg)
 	for _, h := range m.handlers {
-		if h.ok && !m.noJSONDecoders {
+		if h.ok && !m.noJSONDecoders && h.jsonDecoded() {
 			e.json.add(h.shape.msg)
 		}
 	}
@@ -371,10 +371,7 @@ func (e *emitter) mount(f *jen.File) {
 	for _, s := range e.m.subs {
 		var hs []string
 		for _, h := range s.handlers {
-			t := e.typeString(h)
-			if h.wire != h.shape.msg.Obj().Name() {
-				t += fmt.Sprintf(" as %q", h.wire)
-			}
+			t := e.messageText(h)
 			if h.shape.batch && s.rs.BatchSize > 0 {
 				t = fmt.Sprintf("batches of up to %d %s", s.rs.BatchSize, t)
 			}
@@ -542,8 +539,17 @@ func (s *subscription) payloadUnit() int {
 // handle writes runtime.HandleJSON[T](type, policy, decoder, handler) for
 // the handler h and its runtime.Handler rh, with the JSON decoder of T or
 // nil when T gets none: HandleJSON takes a handler of any shape
-// (runtime.HandlerFunc).
+// (runtime.HandlerFunc); then .WithCodec(runtime.MsgPack{}) when h's
+// annotation names a codec HandleJSON does not set by itself. A handler
+// of runtime.Delivery is runtime.HandleEvery(policy, handler).
 func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
+	if h.every() {
+		return jen.Qual(runtimePath, "HandleEvery").Call(e.policyLiteral(rh.Policy), e.handlerValue(h))
+	}
+	var withCodec []jen.Code
+	if spec, ok := specOf(h.codecCall()); ok {
+		withCodec = []jen.Code{jen.Dot("WithCodec").Call(jen.Qual(runtimePath, spec.ident).Values())}
+	}
 	decoder := jen.Nil()
 	if fn := e.json.decoderFor(h.shape.msg); fn != "" {
 		decoder = jen.Id(fn)
@@ -554,14 +560,14 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 			e.policyLiteral(rh.Policy),
 			decoder,
 			e.handlerValue(h),
-		)
+		).Add(withCodec...)
 	}
 	return jen.Qual(runtimePath, "HandleJSON").Index(e.typeName(h)).Call(
 		jen.Lit(rh.MessageType),
 		e.policyLiteral(rh.Policy),
 		decoder,
 		e.handlerValue(h),
-	)
+	).Add(withCodec...)
 }
 
 // policyLiteral writes a runtime.Policy literal with the fields that are
@@ -643,7 +649,7 @@ func (e *emitter) publishers(w *codeWriter, hs []*handler) {
 		}
 		doc := fmt.Sprintf("%s publishes %s to %q as message type %q, which %s handles.", h.publisher, n.msg, h.ann.name, h.wire, h.name())
 		to := fmt.Sprintf("%s.Queue(%s)", e.qual(runtimePath), strconv.Quote(h.ann.name))
-		e.typedPublisher(w, h.publisher, doc, n, e.messageTypeText(h), to, strconv.Quote(h.wire), value)
+		e.typedPublisher(w, h.publisher, doc, n, e.messageTypeText(h), h.codec(), to, strconv.Quote(h.wire), value)
 	}
 }
 
@@ -666,7 +672,7 @@ func (e *emitter) declaredPublishers(w *codeWriter) {
 			to = fmt.Sprintf("%s.Exchange(%s, %s)", rt, strconv.Quote(d.to.Exchange), strconv.Quote(d.to.Key))
 			doc = fmt.Sprintf("%s publishes %s to exchange %q with routing key %q as message type %q;\n// runtime.WithRoutingKey gives one message another routing key.", d.name, n.msg, d.to.Exchange, d.to.Key, d.wire)
 		}
-		e.typedPublisher(w, d.name, doc, n, e.namedText(d.named), to, strconv.Quote(d.wire), "&"+n.msg)
+		e.typedPublisher(w, d.name, doc, n, e.namedText(d.named), d.codec, to, strconv.Quote(d.wire), "&"+n.msg)
 	}
 }
 
@@ -681,20 +687,33 @@ func (e *emitter) publisherParams() publisherParams {
 // typedPublisher writes the typed publisher name, with doc, returning
 // runtime.Publish(ctx, p, to, args..., opts...), and its Async twin
 // returning runtime.PublishAsync with the same arguments: both take (ctx,
-// p, msg of msgType, opts...).
-func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType, to string, args ...string) {
+// p, msg of msgType, opts...). With a codec (runtime.MsgPack{}), they
+// return runtime.PublishWith and runtime.PublishAsyncWith, which encode
+// with it.
+func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType string, c runtime.Codec, to string, args ...string) {
+	codec, contentType := e.codecExpr(c), ""
+	if c != nil {
+		contentType = c.ContentType()
+	}
 	rt := e.qual(runtimePath)
 	params := fmt.Sprintf("%s %s.Context, %s %s.Publisher, %s %s, %s ...%s.PublishOption", n.ctx, e.qual(contextPath), n.p, rt, n.msg, msgType, n.opts, rt)
-	callArgs := strings.Join(append(append([]string{n.ctx, n.p, to}, args...), n.opts+"..."), ", ")
+	head := []string{n.ctx, n.p, to}
+	publish, async := "Publish", "PublishAsync"
+	if codec != "" {
+		head = []string{n.ctx, n.p, codec, to}
+		publish, async = "PublishWith", "PublishAsyncWith"
+		doc += fmt.Sprintf("\n// It encodes %s as %s.", n.msg, contentType)
+	}
+	callArgs := strings.Join(append(append(head, args...), n.opts+"..."), ", ")
 	w.blank()
 	w.comment("// " + doc)
 	w.open("func %s(%s) error {", name, params)
-	w.line("return %s.Publish(%s)", rt, callArgs)
+	w.line("return %s.%s(%s)", rt, publish, callArgs)
 	w.close("}")
 	w.blank()
 	w.comment(fmt.Sprintf("// %sAsync is %s without waiting for the broker's confirmation: it returns\n// once %s is sent, with the Confirmation to wait on (see runtime.PublishAsync).", name, name, n.msg))
 	w.open("func %sAsync(%s) *%s.Confirmation {", name, params, rt)
-	w.line("return %s.PublishAsync(%s)", rt, callArgs)
+	w.line("return %s.%s(%s)", rt, async, callArgs)
 	w.close("}")
 }
 

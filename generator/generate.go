@@ -113,6 +113,10 @@ type Publisher struct {
 	To runtime.Destination
 	// Broker is the broker it is for; AnyBroker when either.
 	Broker runtime.BrokerKind
+	// Codec is the codec it encodes with: its codec=, Protobuf for a
+	// protocol buffer message; nil for the publisher's own (JSON by
+	// default).
+	Codec runtime.Codec
 }
 
 // publishers describes the declared publishers of m.
@@ -123,7 +127,7 @@ func (m *model) publishers() []Publisher {
 		if p.spec.Doc != nil {
 			doc = p.spec.Doc.Text()
 		}
-		out = append(out, Publisher{Name: p.name, Message: p.named, Doc: doc, MessageType: p.wire, To: p.to, Broker: p.broker})
+		out = append(out, Publisher{Name: p.name, Message: p.named, Doc: doc, MessageType: p.wire, To: p.to, Broker: p.broker, Codec: p.codec})
 	}
 	return out
 }

@@ -89,6 +89,13 @@ func keySpecs() []keySpec {
 			h.MessageType = v
 			return ""
 		}, ""},
+		{"codec", typeLevel, runtime.AnyBroker, "codec=msgpack", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
+			c, msg := parseCodec(v)
+			if msg == "" {
+				h.Codec = c
+			}
+			return msg
+		}, ""},
 		{"ack", queueLevel, runtime.RabbitMQ, "ack=auto", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
 			switch v {
 			case "manual", "auto":

@@ -33,7 +33,7 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type",
+	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type", "codec",
 		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer",
 		"exchange", "exchange_type", "binding", "batch_size", "batch_wait", "timeout"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
@@ -60,7 +60,7 @@ func TestSetFields(t *testing.T) {
 	var f fields
 	for _, kv := range [][2]string{
 		{"broker", "zeromq"}, {"max_attempts", "5"}, {"retry_delay", "1s,10s,1m"}, {"dead_letter", "jobs.dead"},
-		{"out_retry", "self"}, {"type", "job.v1"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
+		{"out_retry", "self"}, {"type", "job.v1"}, {"codec", "cbor"}, {"ack", "auto"}, {"prefetch", "10"}, {"concurrency", "4"},
 		{"max_payload_bytes", "2MiB"}, {"queue_type", "quorum"}, {"timeout", "1m30s"},
 		{"exchange", "orders"}, {"exchange_type", "direct"}, {"binding", "order.placed, order.cancelled"},
 	} {
@@ -74,7 +74,7 @@ func TestSetFields(t *testing.T) {
 			AutoAck: true, Prefetch: 10, Concurrency: 4, MaxPayloadBytes: 2 << 20, QueueType: runtime.QuorumQueue,
 			Exchange: "orders", ExchangeType: runtime.DirectExchange, Bindings: []string{"order.placed", "order.cancelled"},
 		},
-		handler: runtime.Handler{MessageType: "job.v1", Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 90 * time.Second}},
+		handler: runtime.Handler{MessageType: "job.v1", Codec: runtime.CBOR{}, Policy: runtime.Policy{MaxAttempts: 5, DeadLetter: "jobs.dead", OutRetry: "self", Timeout: 90 * time.Second}},
 	}
 	if !reflect.DeepEqual(f, want) {
 		t.Errorf("fields %+v, want %+v", f, want)
@@ -97,6 +97,7 @@ func TestSetRefuses(t *testing.T) {
 		{"max_payload_bytes", "64KB", "64KiB"},
 		{"max_payload_bytes", "99999999MiB", "is not a size"},
 		{"exchange_type", "headers", "use exchange_type=topic (the default), direct or fanout"},
+		{"codec", "avro", "codec=avro is not a codec streamgen knows: use codec=json (the default), protobuf (for a protocol buffer message), msgpack or cbor"},
 		{"timeout", "2x", `bad timeout: "2x" is not a duration`},
 		{"timeout", "-1s", "timeout=-1s: it must be a positive duration such as timeout=30s"},
 		{"timeout", "0s", "timeout=0s: it must be a positive duration"},

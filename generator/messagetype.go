@@ -11,7 +11,9 @@ import (
 
 // checkMessageType checks the message parameter type of handler: a named,
 // exported, non-generic type or a pointer to one, that encoding/json can
-// decode. It returns the named type and whether the handler takes a pointer.
+// decode; or a pointer to a protocol buffer message, which protobuf and
+// its JSON mapping decode; or runtime.Delivery, which is not decoded. It
+// returns the named type and whether the handler takes a pointer.
 func checkMessageType(handler string, t types.Type, pos token.Pos, pkg *types.Package, ds *diagnostics) (*types.Named, bool, bool) {
 	qual := qualifier(pkg)
 	written := t
@@ -31,6 +33,15 @@ func checkMessageType(handler string, t types.Type, pos token.Pos, pkg *types.Pa
 	case !named.Obj().Exported():
 		ds.add(pos, "message type %s of %s is unexported: publishers in other packages send it, so export it (%s)", named.Obj().Name(), handler, exportedName(named.Obj().Name()))
 		return nil, false, false
+	}
+	switch {
+	case isDelivery(named):
+		return named, pointer, true // not decoded
+	case IsProtoMessage(named) && !pointer:
+		ds.add(pos, "%s takes the protocol buffer message %s by value, and a protocol buffer message must not be copied (it holds the state of its encoding): take *%s", handler, types.TypeString(named, qual), types.TypeString(named, qual))
+		return nil, false, false
+	case IsProtoMessage(named):
+		return named, pointer, true // protobuf and protojson read it
 	}
 	good := true
 	for _, problem := range undecodable(named, qual) {

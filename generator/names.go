@@ -97,9 +97,10 @@ func publisherCandidates(h *handler, base string) []string {
 // its subscription's queue by name: not when the subscription is bound to
 // an exchange, since a message published to the queue would go around the
 // exchange and the other queues bound to it; nor when a //stream:publisher
-// directive sends h's type, under h's wire type, to that queue already.
+// directive sends h's type, under h's wire type, to that queue already;
+// nor when h takes every message type (a runtime.Delivery).
 func (m *model) needsPublisher(h *handler, bound map[string]bool) bool {
-	if bound[h.ann.name] {
+	if bound[h.ann.name] || h.every() {
 		return false
 	}
 	for _, p := range m.usableDeclared() {

@@ -23,6 +23,7 @@ var publisherKeys = []struct{ name, example string }{
 	{"queue", "queue=jobs"},
 	{"broker", "broker=rabbitmq"},
 	{"type", "type=OrderPlaced"},
+	{"codec", "codec=msgpack"},
 }
 
 func publisherKeyNames() []string {
@@ -55,6 +56,9 @@ type declared struct {
 	to     runtime.Destination
 	wire   string
 	broker runtime.BrokerKind
+	// codec is what it encodes with: its codec=, Protobuf for a protocol
+	// buffer message (set by checkDeclared), nil for the publisher's own.
+	codec runtime.Codec
 	// name is the generated function's name: Publish<Type>.
 	name string
 	ok   bool
@@ -282,6 +286,14 @@ func (p *declared) checkKeys(ds *diagnostics) bool {
 	if t := p.arg("type"); t != nil {
 		p.wire = t.value
 	}
+	if c := p.arg("codec"); c != nil {
+		codec, msg := parseCodec(c.value)
+		if msg != "" {
+			ds.add(c.pos+token.Pos(len("codec=")), "%s", msg)
+			return false
+		}
+		p.codec = codec
+	}
 	return true
 }
 
@@ -314,9 +326,19 @@ func (m *model) checkDeclared(info *types.Info, ds *diagnostics) {
 		case named == nil:
 		default:
 			good := true
-			for _, problem := range undecodable(named, qualifier(m.pkg)) {
-				ds.add(p.spec.Name.Pos(), "message type %s cannot be sent as JSON a consumer decodes: %s", name, problem)
-				good = false
+			if !IsProtoMessage(named) {
+				for _, problem := range undecodable(named, qualifier(m.pkg)) {
+					ds.add(p.spec.Name.Pos(), "message type %s cannot be sent as JSON a consumer decodes: %s", name, problem)
+					good = false
+				}
+			}
+			if c := p.arg("codec"); c != nil {
+				if msg := codecProblem(p.codec, named, qualifier(m.pkg)); msg != "" {
+					ds.add(c.pos, "%s", msg)
+					good = false
+				}
+			} else if IsProtoMessage(named) {
+				p.codec = runtime.Protobuf{}
 			}
 			if good {
 				p.named = named

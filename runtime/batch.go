@@ -36,6 +36,7 @@ type BatchFunc[T any] interface {
 // Metadata whose Batch holds each message's Metadata.
 func HandleBatch[T any, F BatchFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
 	return Handler{
+		Codec:       codecOf[T](),
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf(decodeJSON),

@@ -55,6 +55,14 @@
 // acknowledges them all, any other error applies to each by its own
 // policy, and a BatchFailures fails only the messages it names, by index.
 //
+// Each delivery is read with the codec its content type names, among the
+// handler's own (Handler.Codec: Protobuf for a protocol buffer message,
+// or what the annotation's codec= names, given by WithCodec) and the
+// App's (WithCodec, JSON by default); see Codec. HandleEvery makes the
+// handler of every message type of its subscription, which takes each
+// message no other handler takes as a Delivery, its body undecoded.
+// PublishWith and PublishAsyncWith encode with a codec of the caller's.
+//
 // # Policies
 //
 // Policy.MaxAttempts counts deliveries, the first included: with 5, the fifth

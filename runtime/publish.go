@@ -88,7 +88,16 @@ type codecProvider interface {
 // The codec is the publisher's own when it has one (its Codec method),
 // else JSON. Generated typed publishers call it.
 func Publish(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) error {
-	m, err := newMessage(p, messageType, v, opts)
+	return PublishWith(ctx, p, nil, to, messageType, v, opts...)
+}
+
+// PublishWith is Publish encoding v with codec, and writing its content
+// type, whatever codec the publisher has; a nil codec is the publisher's,
+// as Publish encodes. Generated typed publishers call it for a message
+// type whose annotation names a codec (codec=msgpack), or that is a
+// protocol buffer message (Protobuf).
+func PublishWith(ctx context.Context, p Publisher, codec Codec, to Destination, messageType string, v any, opts ...PublishOption) error {
+	m, err := newMessage(p, codec, messageType, v, opts)
 	if err != nil {
 		return fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err)
 	}
@@ -96,12 +105,14 @@ func Publish(ctx context.Context, p Publisher, to Destination, messageType strin
 	return p.Publish(ctx, to.Key, m)
 }
 
-// newMessage encodes v with p's codec into a message of type messageType
-// with a fresh id, then applies opts.
-func newMessage(p Publisher, messageType string, v any, opts []PublishOption) (Message, error) {
-	var codec Codec = JSON{}
-	if cp, ok := p.(codecProvider); ok && cp.Codec() != nil {
-		codec = cp.Codec()
+// newMessage encodes v with codec, or when it is nil with p's codec, into
+// a message of type messageType with a fresh id, then applies opts.
+func newMessage(p Publisher, codec Codec, messageType string, v any, opts []PublishOption) (Message, error) {
+	if codec == nil {
+		codec = JSON{}
+		if cp, ok := p.(codecProvider); ok && cp.Codec() != nil {
+			codec = cp.Codec()
+		}
 	}
 	body, err := codec.Encode(v)
 	if err != nil {
@@ -212,8 +223,14 @@ func (c *Confirmation) settle(err error) {
 // without a PublishAsync method (see Publisher) publishes synchronously, and the Confirmation
 // it returns is done already. Generated typed publishers call it.
 func PublishAsync(ctx context.Context, p Publisher, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
+	return PublishAsyncWith(ctx, p, nil, to, messageType, v, opts...)
+}
+
+// PublishAsyncWith is PublishAsync encoding v with codec, as PublishWith
+// does.
+func PublishAsyncWith(ctx context.Context, p Publisher, codec Codec, to Destination, messageType string, v any, opts ...PublishOption) *Confirmation {
 	c := &Confirmation{}
-	m, err := newMessage(p, messageType, v, opts)
+	m, err := newMessage(p, codec, messageType, v, opts)
 	if err != nil {
 		c.settle(fmt.Errorf("runtime: publish %s to %s: %w", messageType, to, err))
 		return c

@@ -131,6 +131,11 @@ type Handler struct {
 	MessageType string
 	// Policy is the failure policy for this message type.
 	Policy Policy
+	// Codec is the codec its messages are written in, read besides the
+	// App's (see Codecs), and what a body without a content type is read
+	// with: the annotation's codec=, Protobuf for a protocol buffer
+	// message (Handle sets it), nil for the App's codec alone.
+	Codec Codec
 
 	decode func(Codec, []byte) (any, error)
 	// fn is the handler's function: a singleCall, called with one message
@@ -143,6 +148,7 @@ type Handler struct {
 // a handler of any shape.
 func Handle[T any](messageType string, policy Policy, fn func(ctx context.Context, msg *T, md Metadata) Outcome) Handler {
 	return Handler{
+		Codec:       codecOf[T](),
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf[T](nil),
@@ -152,8 +158,8 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 
 // HandleJSON is Handle for generated code: fn is a handler of any
 // HandlerFunc shape, and decodeJSON, when not nil, is the JSON decoder
-// streamgen wrote for T. While the App's codec is JSON, a body is first
-// decoded with decodeJSON, which either fills the value exactly as
+// streamgen wrote for T. A body read with JSON (the codec its content
+// type names, see Handler.Codecs) is first decoded with decodeJSON, which either fills the value exactly as
 // encoding/json would or reports false having met something it leaves to
 // encoding/json (an escaped key, a number out of range, a syntax error,
 // ...); then, and under any other codec, the body is decoded as Handle
@@ -161,6 +167,7 @@ func Handle[T any](messageType string, policy Policy, fn func(ctx context.Contex
 // encoding/json's.
 func HandleJSON[T any, F HandlerFunc[T]](messageType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
 	return Handler{
+		Codec:       codecOf[T](),
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf(decodeJSON),
@@ -401,6 +408,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 		add(-1, "max_payload_bytes", "max_payload_bytes is %d: it must be 0 (no limit) or more", s.MaxPayloadBytes)
 	}
 	s.validateBatch(add)
+	s.validateEvery(add)
 	switch s.QueueType {
 	case "", ClassicQueue, QuorumQueue:
 	default:

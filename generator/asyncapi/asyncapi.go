@@ -125,6 +125,11 @@ func Generate(ctx context.Context, pkgs []*generator.Package, opts Options) ([]b
 	for _, ns := range d.schemas.named {
 		paths = append(paths, ns.typ.Origin().Obj().Pkg().Path())
 	}
+	for _, m := range d.messages {
+		if m.payload == nil { // a protocol buffer message: its doc comment describes it
+			paths = append(paths, m.goType.Obj().Pkg().Path())
+		}
+	}
 	docs, err := loadDocs(ctx, annotated[0].Config, annotated, paths)
 	if err != nil {
 		return nil, err
@@ -153,10 +158,12 @@ type channelID struct {
 	exchange bool
 }
 
-// messageID identifies a message: a wire type name carrying a Go type.
+// messageID identifies a message: a wire type name carrying a Go type,
+// in a content type.
 type messageID struct {
-	wire   string
-	goType string
+	wire        string
+	goType      string
+	contentType string
 }
 
 // apiChannel is a queue and what it is for; one queue may be several
@@ -218,8 +225,11 @@ type deadLetterRole struct {
 // apiMessage is a message type.
 type apiMessage struct {
 	messageID
-	goType  *types.Named
-	key     string
+	goType *types.Named
+	key    string
+	// payload is the JSON Schema of the Go type; nil for a protocol
+	// buffer message, whose payload is its definition in the protocol
+	// buffer language (protoSchema).
 	payload *jsonSchema
 	// zeromq is set when the message travels on ZeroMQ (or on a
 	// subscription for any broker), amqp when on RabbitMQ (or any).
@@ -254,6 +264,10 @@ type apiOperation struct {
 	handler generator.Handler
 	// index is the handler's index in sub.rs.Handlers (receive only).
 	index int
+	// others are the messages the other handlers of the subscription
+	// take, for a handler of every message type, which receives the
+	// channel's messages but those.
+	others []*apiMessage
 	// pub is the publisher of a publish operation.
 	pub *apiPublisher
 	// wait is the wait queue of a retry operation on RabbitMQ.
@@ -298,12 +312,19 @@ func (d *apiDoc) exchangeChannel(name string) *apiChannel {
 }
 
 // message returns the message of the Go type t, whose message type on the
-// wire is wire, making it first if needed.
-func (d *apiDoc) message(t *types.Named, wire string, broker runtime.BrokerKind) *apiMessage {
-	id := messageID{wire, types.TypeString(t, nil)}
+// wire is wire, written with codec (nil: the App's, JSON by default),
+// making it first if needed.
+func (d *apiDoc) message(t *types.Named, wire string, broker runtime.BrokerKind, codec runtime.Codec) *apiMessage {
+	if codec == nil {
+		codec = runtime.JSON{}
+	}
+	id := messageID{wire, types.TypeString(t, nil), codec.ContentType()}
 	m := d.messages[id]
 	if m == nil {
-		m = &apiMessage{messageID: id, goType: t, payload: d.schemas.ref(t)}
+		m = &apiMessage{messageID: id, goType: t}
+		if !generator.IsProtoMessage(t) {
+			m.payload = d.schemas.ref(t)
+		}
 		d.messages[id] = m
 	}
 	m.zeromq = m.zeromq || broker != runtime.RabbitMQ
@@ -327,15 +348,28 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 	main.consumers = append(main.consumers, as)
 	msgs := make([]*apiMessage, len(s.Handlers))
 	for i, h := range s.Handlers {
-		msgs[i] = d.message(h.Message, rs.Handlers[i].MessageType, broker)
+		if rs.Handlers[i].Every() {
+			continue // its messages are the others' (see others)
+		}
+		msgs[i] = d.message(h.Message, rs.Handlers[i].MessageType, broker, rs.Handlers[i].Codec)
 		main.addMessage(msgs[i])
-		d.operations = append(d.operations, &apiOperation{kind: opReceive, sub: as, handler: h, index: i, channel: main, messages: msgs[i : i+1]})
+	}
+	for i, h := range s.Handlers {
+		op := &apiOperation{kind: opReceive, sub: as, handler: h, index: i, channel: main}
+		if rs.Handlers[i].Every() {
+			op.others = slices.DeleteFunc(slices.Clone(msgs), func(m *apiMessage) bool { return m == nil })
+		} else {
+			op.messages = msgs[i : i+1]
+		}
+		d.operations = append(d.operations, op)
 	}
 	if rs.Exchange != "" {
 		x := d.exchangeChannel(rs.Exchange)
 		x.boundFrom = append(x.boundFrom, as)
 		for _, m := range msgs {
-			x.addMessage(m)
+			if m != nil {
+				x.addMessage(m)
+			}
 		}
 	}
 	if broker != runtime.ZeroMQ {
@@ -346,7 +380,7 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 			c.waitFor = append(c.waitFor, role)
 			var retried []*apiMessage
 			for j, h := range rs.Handlers {
-				if h.Policy.Attempts() > 1 {
+				if h.Policy.Attempts() > 1 && msgs[j] != nil {
 					c.addMessage(msgs[j])
 					retried = appendNew(retried, msgs[j])
 				}
@@ -363,9 +397,11 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 		var parked []*apiMessage
 		for j, h := range rs.Handlers {
 			if h.Policy.DeadLetter == dl {
-				role.types = append(role.types, h.MessageType)
-				c.addMessage(msgs[j])
-				parked = appendNew(parked, msgs[j])
+				role.types = append(role.types, typeName(h))
+				if msgs[j] != nil {
+					c.addMessage(msgs[j])
+					parked = appendNew(parked, msgs[j])
+				}
 			}
 		}
 		c.deadLetterFor = append(c.deadLetterFor, role)
@@ -386,7 +422,7 @@ func (d *apiDoc) addSubscription(p *generator.Package, s generator.Subscription)
 			c.retryFor = append(c.retryFor, as)
 			var retried []*apiMessage
 			for j, h := range rs.Handlers {
-				if h.Policy.OutRetry == t {
+				if h.Policy.OutRetry == t && msgs[j] != nil {
 					c.addMessage(msgs[j])
 					retried = appendNew(retried, msgs[j])
 				}
@@ -436,7 +472,7 @@ func (d *apiDoc) addPublisher(p *generator.Package, pub generator.Publisher) {
 	default:
 		c = d.channel(broker, pub.To.Key)
 	}
-	m := d.message(pub.Message, pub.MessageType, c.broker)
+	m := d.message(pub.Message, pub.MessageType, c.broker, pub.Codec)
 	c.addMessage(m)
 	c.publishers = append(c.publishers, ap)
 	d.operations = append(d.operations, &apiOperation{kind: opPublish, pub: ap, channel: c, messages: []*apiMessage{m}})
@@ -485,7 +521,7 @@ func (d *apiDoc) sortedMessages() []*apiMessage {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b *apiMessage) int {
-		return cmp.Or(strings.Compare(a.wire, b.wire), strings.Compare(a.goType.String(), b.goType.String()))
+		return cmp.Or(strings.Compare(a.wire, b.wire), strings.Compare(a.goType.String(), b.goType.String()), strings.Compare(a.contentType, b.contentType))
 	})
 	return out
 }
@@ -494,10 +530,15 @@ func (d *apiDoc) sortedMessages() []*apiMessage {
 // name is unique in its map and made of letters, digits, '.', '-' and '_'.
 func (d *apiDoc) assignKeys() {
 	assignSchemaKeys(d.schemas.named)
-	assignUnique(d.sortedMessages(), func(m *apiMessage) string { return m.wire + "\x00" + m.messageID.goType },
+	assignUnique(d.sortedMessages(), func(m *apiMessage) string {
+		return m.wire + "\x00" + m.messageID.goType + "\x00" + m.contentType
+	},
 		func(m *apiMessage, k string) { m.key = k },
 		func(m *apiMessage) string { return documentKey(m.wire, ".-_") },
-		func(m *apiMessage) string { return documentKey(m.wire, ".-_") + "." + m.payload.ref.key })
+		func(m *apiMessage) string { return documentKey(m.wire, ".-_") + "." + m.typeKey() },
+		func(m *apiMessage) string {
+			return documentKey(m.wire, ".-_") + "." + m.typeKey() + "." + documentKey(m.contentType, ".-_")
+		})
 	// An exchange and a queue may share a name: the queue keeps it, and
 	// the exchange's key says it is one.
 	queues := map[string]bool{}
@@ -931,7 +972,7 @@ func (c *apiChannel) description() string {
 	for _, as := range c.consumers {
 		var hs []string
 		for i, h := range as.sub.Handlers {
-			hs = append(hs, fmt.Sprintf("%s (%s)", h.Name, as.rs.Handlers[i].MessageType))
+			hs = append(hs, fmt.Sprintf("%s (%s)", h.Name, typeName(as.rs.Handlers[i])))
 		}
 		where := "A subscription of package " + as.pkg.Path
 		switch c.broker {
@@ -1036,10 +1077,12 @@ func (o *apiOperation) node() *object {
 	n.set("action", action)
 	n.set("channel", newObject().set("$ref", "#/channels/"+o.channel.key))
 	var msgs []node
-	for _, m := range sortedByKey(o.messages, func(m *apiMessage) string { return m.key }) {
+	for _, m := range sortedByKey(o.received(), func(m *apiMessage) string { return m.key }) {
 		msgs = append(msgs, newObject().set("$ref", "#/channels/"+o.channel.key+"/messages/"+m.key))
 	}
-	n.set("messages", msgs)
+	if len(msgs) > 0 {
+		n.set("messages", msgs)
+	}
 	switch o.kind {
 	case opReceive:
 		o.receiveNode(n)
@@ -1115,7 +1158,7 @@ func (o *apiOperation) copyNode(n *object) {
 func (o *apiOperation) receiveNode(n *object) {
 	h, rs := o.handler, o.sub.rs
 	broker := rs.Broker
-	n.set("summary", fmt.Sprintf("%s handles %s from %s.", h.Name, rs.Handlers[o.index].MessageType, rs.Name))
+	n.set("summary", fmt.Sprintf("%s handles %s from %s.", h.Name, typeName(rs.Handlers[o.index]), rs.Name))
 	n.setNonEmpty("description", strings.TrimSpace(h.Doc))
 	if broker != runtime.ZeroMQ {
 		n.set("bindings", newObject().set("amqp", newObject().
@@ -1124,6 +1167,11 @@ func (o *apiOperation) receiveNode(n *object) {
 	}
 	policy := rs.Handlers[o.index].Policy
 	n.set("x-streamgen-handler", o.sub.pkg.Path+"."+h.Name)
+	if rs.Handlers[o.index].Every() {
+		// It takes the channel's messages no other handler of its
+		// subscription takes, which its messages name, and any other type.
+		n.set("x-streamgen-every-message-type", true)
+	}
 	n.set("x-streamgen-broker", brokerName(broker))
 	n.set("x-streamgen-max-attempts", policy.Attempts())
 	if broker != runtime.ZeroMQ && policy.Attempts() > 1 {
@@ -1166,9 +1214,13 @@ func (m *apiMessage) node(docs docIndex) *object {
 	o.set("name", m.wire)
 	o.set("title", m.goType.Obj().Name())
 	o.setNonEmpty("description", docs[typeDocKey(m.goType)])
-	o.set("contentType", runtime.JSON{}.ContentType())
+	o.set("contentType", m.contentType)
 	o.set("headers", m.headers())
-	o.set("payload", m.payload.toNode(docs))
+	if m.payload == nil {
+		o.set("payload", newObject().set("schemaFormat", protobufSchemaFormat).set("schema", protoSchema(docs, m.goType)))
+	} else {
+		o.set("payload", m.payload.toNode(docs))
+	}
 	if m.amqp {
 		o.set("bindings", newObject().set("amqp", newObject().
 			set("messageType", m.wire).
@@ -1189,7 +1241,7 @@ func (m *apiMessage) headers() *object {
 		set("pattern", "^[0-9]+$"))
 	if m.zeromq {
 		props.set("type", str("ZeroMQ: the message type, which selects the handler (on RabbitMQ, the AMQP type property).").set("const", m.wire))
-		props.set("content-type", str("ZeroMQ: the codec's content type (on RabbitMQ, the AMQP content_type property).").set("const", runtime.JSON{}.ContentType()))
+		props.set("content-type", str("ZeroMQ: the codec's content type (on RabbitMQ, the AMQP content_type property).").set("const", m.contentType))
 		props.set("message-id", str("ZeroMQ: the message id (on RabbitMQ, the AMQP message_id property)."))
 	}
 	if m.parked {
@@ -1208,4 +1260,41 @@ func orList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// typeName names the message type of h for a person: its type on the
+// wire, or "every other message type" for a handler of every message
+// type.
+func typeName(h runtime.Handler) string {
+	if h.Every() {
+		return "every other message type"
+	}
+	return h.MessageType
+}
+
+// typeKey is the part of a message's key that names its Go type: its
+// schema's key, or for a protocol buffer message (which has none) its
+// type's.
+func (m *apiMessage) typeKey() string {
+	if m.payload != nil {
+		return m.payload.ref.key
+	}
+	return componentKey(m.messageID.goType)
+}
+
+// received returns the messages a receive operation takes: its handler's,
+// or for a handler of every message type, those of its channel the other
+// handlers of its subscription do not take (none known: the operation
+// names no message, and takes any).
+func (o *apiOperation) received() []*apiMessage {
+	if o.kind != opReceive || !o.sub.rs.Handlers[o.index].Every() {
+		return o.messages
+	}
+	var out []*apiMessage
+	for _, m := range o.channel.messages {
+		if !slices.Contains(o.others, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

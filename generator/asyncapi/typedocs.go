@@ -13,7 +13,8 @@ import (
 	"github.com/streamgen/streamgen/generator"
 )
 
-// docIndex holds the doc comments of types and of their fields.
+// docIndex holds the doc comments of types and of their fields, and the
+// file descriptors of protocol buffer messages (indexDescriptors).
 type docIndex map[docKey]string
 
 // indexDocs adds the doc comments of the types declared in files, and of
@@ -21,6 +22,7 @@ type docIndex map[docKey]string
 // spec, or on its declaration when that declares only it; a field's is the
 // comment above it, or else the one after it on its line.
 func (ix docIndex) indexDocs(pkg string, files []*ast.File) {
+	ix.indexDescriptors(pkg, files)
 	for _, f := range files {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)

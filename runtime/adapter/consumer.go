@@ -77,6 +77,12 @@ type Consumer struct {
 	// one message per call.
 	batches *batcher
 
+	// codecs are the codecs each handler reads (runtime.Handler.Codecs),
+	// by index; every is the index of the handler of every message type,
+	// -1 when there is none.
+	codecs [][]runtime.Codec
+	every  int
+
 	stopping chan struct{} // closed by Stop
 	stopOnce sync.Once
 	// draining is closed by Drain (and Stop): batches no longer wait.
@@ -119,6 +125,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		stopping:    make(chan struct{}),
 		draining:    make(chan struct{}),
 	}
+	c.codecs, c.every = readers(sub, env.Codec)
 	if rules.acks() {
 		a, ok := tr.(Acknowledger)
 		if !ok {
@@ -259,7 +266,7 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 		}
 		return c.poison(d, d.Type, fmt.Sprintf("no handler for message type %q (this subscription handles %s)", d.Type, c.typeList()))
 	}
-	h := &c.sub.Handlers[i]
+	h := c.handler(i, d)
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
 	if c.deliveryLimit > 0 && d.Returned >= c.deliveryLimit {
 		return c.unsettled(d, h)
@@ -267,12 +274,9 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 	if d.MessageID == "" && h.Transactional() {
 		return c.poisonFor(d, h, runtime.ErrNoMessageID.Error())
 	}
-	if !codecReads(c.codec, d.ContentType) {
-		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
-	}
-	v, err := c.decode(h, d)
-	if err != nil {
-		return c.poisonFor(d, h, fmt.Sprintf("body does not decode into %s: %v", h.MessageType, err))
+	v, reason := c.read(i, h, d)
+	if reason != "" {
+		return c.poisonFor(d, h, reason)
 	}
 	md := runtime.Metadata{
 		Subscription: c.sub.Name,
@@ -285,13 +289,17 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 		Raw:          d.Raw,
 		Properties:   d.Properties,
 	}
+	if h.Every() {
+		v = runtime.NewDelivery(d.Body, d.ContentType, md, c.codec)
+	}
 	if c.batches != nil && h.Batched() {
 		return c.batchCall(base, ctx, d, i, h, v, md)
 	}
 	return c.decide(d, h, c.call(ctx, d, i, h, v, md))
 }
 
-// handlerIndex returns the index of the handler of messageType, or -1.
+// handlerIndex returns the index of the handler of messageType, else
+// that of the handler of every message type, else -1.
 func (c *Consumer) handlerIndex(messageType string) int {
 	if messageType == "" {
 		// ZeroMQ senders in other languages may omit the type header; a
@@ -299,14 +307,14 @@ func (c *Consumer) handlerIndex(messageType string) int {
 		if c.rules.Kind == runtime.ZeroMQ && len(c.sub.Handlers) == 1 {
 			return 0
 		}
-		return -1
+		return c.every
 	}
 	for i := range c.sub.Handlers {
 		if c.sub.Handlers[i].MessageType == messageType {
 			return i
 		}
 	}
-	return -1
+	return c.every
 }
 
 func (c *Consumer) handlerFor(messageType string) *runtime.Handler {
@@ -328,12 +336,12 @@ func (c *Consumer) typeList() string {
 // shows, from where it panicked; the whole stack is logged at debug.
 const panicFrames = 5
 
-// decode decodes d's body for h. A panic while decoding (in a type's own
+// decode decodes d's body for h with codec. A panic while decoding (in a type's own
 // UnmarshalJSON or UnmarshalText, in encoding/json, in a codec) is an error,
 // so that the message is poison like any other body that does not decode,
 // and the worker goes on. Its stack is logged at debug level; the parked
 // message's reason names the panic.
-func (c *Consumer) decode(h *runtime.Handler, d *Delivery) (v any, err error) {
+func (c *Consumer) decode(h *runtime.Handler, codec runtime.Codec, d *Delivery) (v any, err error) {
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -343,7 +351,7 @@ func (c *Consumer) decode(h *runtime.Handler, d *Delivery) (v any, err error) {
 			"message_id", d.MessageID, "message_type", h.MessageType, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		v, err = nil, fmt.Errorf("decoding panicked: %v", r)
 	}()
-	return h.Decode(c.codec, d.Body)
+	return h.Decode(codec, d.Body)
 }
 
 // poison is the verdict for a delivery that cannot reach any handler.
@@ -545,6 +553,8 @@ func (c *Consumer) unstarted(d *Delivery, v *Verdict) {
 	v.MessageType = d.Type
 	if h := c.handlerFor(d.Type); h != nil {
 		v.MaxAttempts = h.Policy.Attempts()
-		v.MessageType = h.MessageType
+		if !h.Every() {
+			v.MessageType = h.MessageType
+		}
 	}
 }

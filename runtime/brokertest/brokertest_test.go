@@ -167,6 +167,9 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"MiddlewarePanicIsRecoveredAndRetried",
 		"HandlerTimeoutIsAFailure",
 		"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies",
+		"EachCodecRoundTripsOnOneQueue",
+		"CorruptBodyOfEachCodecIsParkedWithItsReason",
+		"HandlerOfEveryTypeTakesTheOthersWithRetriesAndDeadLetters",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {

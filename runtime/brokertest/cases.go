@@ -55,6 +55,10 @@ var cases = []testCase{
 	{"HandlerTimeoutIsAFailure", handlerTimeoutIsAFailure},
 	{"LateResultCountsAsThatResult", lateResultCounts},
 	{"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies", observerHeadersTravelOnCopies},
+	// The codecs and the handler of every message type: codecs.go.
+	{"EachCodecRoundTripsOnOneQueue", eachCodecRoundTrips},
+	{"CorruptBodyOfEachCodecIsParkedWithItsReason", corruptBodiesAreParked},
+	{"HandlerOfEveryTypeTakesTheOthersWithRetriesAndDeadLetters", everyTypeHandlerTakesTheOthers},
 }
 
 var errFailed = errors.New("brokertest: the handler failed on purpose")

@@ -140,6 +140,18 @@
 //     its own, by its own attempt count. Poison never enters a batch, and
 //     a shutdown handles the batch in hand at once.
 //
+//   - Each codec carries its messages through the broker, all on one
+//     queue: protobuf and its JSON mapping, MessagePack, CBOR and JSON, each
+//     delivery read by its content type, a retry copy keeping it. A body
+//     that does not decode in its codec, or of a content type its handler
+//     does not read, is poison, parked with a reason that says which, its
+//     content type and body kept.
+//
+//   - A handler of every message type (runtime.HandleEvery) takes what no
+//     other handler of its subscription takes, undecoded, with the
+//     message's type, content type, headers and properties; it is retried
+//     and parked by its policy, naming the message's type.
+//
 // All of it follows when an adapter hands each delivery to an
 // adapter.Consumer and does what its Transport is told — the suite checks
 // the counters and log lines the Consumer produces, so a transport that

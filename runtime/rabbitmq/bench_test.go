@@ -310,7 +310,8 @@ func (c *rawConsumer) stop() {
 // acks: the Broker running a Subscription as generated code builds it
 // (deliver, decode, call the handler, ack), with concurrency handler slots,
 // against a raw consumer with as many goroutines that decodes the same
-// JSON into the same type and coalesces its acks (rawAcker).
+// JSON into the same type and coalesces its acks (rawAcker); and the same
+// for an order in protobuf.
 func BenchmarkConsume(b *testing.B) {
 	for _, prefetch := range []int{50, 250} {
 		for _, concurrency := range []int{1, 4} {
@@ -326,6 +327,11 @@ func BenchmarkConsume(b *testing.B) {
 	// client, without the generated decoder's head start.
 	b.Run(fmt.Sprintf("payload=%s/prefetch=50/concurrency=1/decoder=encoding_json", benchpair.SizeName(benchpair.Small)), func(b *testing.B) {
 		benchConsume(b, benchpair.Small, 50, 1, withoutGeneratedDecoder)
+	})
+	// The same order in protobuf (smaller on the wire), both sides
+	// decoding it with proto.Unmarshal (codec_bench_test.go).
+	b.Run(fmt.Sprintf("payload=%s/prefetch=50/concurrency=1/codec=protobuf", benchpair.SizeName(benchpair.Small)), func(b *testing.B) {
+		benchConsumeProtobuf(b, benchpair.Small, 50, 1)
 	})
 }
 

@@ -2,91 +2,85 @@ package zeromq_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
+	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/streamgen/streamgen/internal/testsupport/foreigncodec"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 	"github.com/streamgen/streamgen/runtime/zeromq"
 )
 
-// jobText is a codec that is not JSON: a Job is "job <id>".
-type jobText struct{}
-
-func (jobText) ContentType() string { return "text/x-job" }
-
-func (jobText) Encode(v any) ([]byte, error) {
-	j, ok := v.(Job)
-	if !ok {
-		return nil, fmt.Errorf("jobText encodes a Job, not %T", v)
-	}
-	return []byte("job " + strconv.Itoa(j.ID)), nil
-}
-
-func (jobText) Decode(body []byte, v any) error {
-	j, ok := v.(*Job)
-	id, found := strings.CutPrefix(string(body), "job ")
-	if !ok || !found {
-		return errors.New("jobText: not a job")
-	}
-	n, err := strconv.Atoi(id)
-	j.ID = n
-	return err
-}
-
-// TestPublishEncodesWithTheAppCodec: runtime.Publish through a started
-// Broker encodes with the App's codec, the one its subscriptions decode
-// with, and says so in the content-type header.
-func TestPublishEncodesWithTheAppCodec(t *testing.T) {
+// A producer in Python pushes, with pyzmq (libzmq), a protocol buffer
+// message in protobuf and in its JSON mapping, and a struct in
+// MessagePack and in CBOR, as Python's own libraries encode them, each
+// with its content-type header: the Go handlers decode each, and a
+// corrupt CBOR body is parked with its reason.
+func TestForeignProducerOfEachCodec(t *testing.T) {
 	testkit.NoLeaks(t)
-	rec := newRecorder()
-	app := runtime.NewApp("codec", runtime.WithCodec(jobText{}))
-	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))))
-	var contentType string
-	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{
-		runtime.Handle("job", runtime.Policy{}, func(_ context.Context, j *Job, md runtime.Metadata) runtime.Outcome {
-			contentType, _ = md.Raw.(*zeromq.Envelope).Header(zeromq.HeaderContentType)
-			rec.add(fmt.Sprint(j.ID), md)
-			return runtime.Ack()
-		})}})
+	foreigncodec.RequirePython(t, "zmq")
+	codecsEP, deadEP := freeEndpoint(t), freeEndpoint(t)
+	var got foreigncodec.Received
+	var dead deliveries
+	app := runtime.NewApp("codecs")
+	zq := zeromq.New(zeromq.Queue("codecs", zeromq.Bind(codecsEP)), zeromq.Queue("codecs.dead", zeromq.Bind(deadEP)))
+	app.Mount(zq,
+		&runtime.Subscription{Name: "codecs", Handlers: foreigncodec.Handlers(&got, "codecs.dead")},
+		&runtime.Subscription{Name: "codecs.dead", Handlers: []runtime.Handler{dead.handler()}})
 	streamtest.RunApp(t, app)
-	if c := zq.Codec(); c != (jobText{}) {
-		t.Fatalf("Codec() = %T once started, want the App's", c)
+	script := foreigncodec.Script(`
+import zmq
+ctx = zmq.Context()
+push = ctx.socket(zmq.PUSH)
+push.connect(sys.argv[2])
+for typ, content_type, message_id, body in messages(sys.argv[1]):
+    headers = "type: %s\ncontent-type: %s\nmessage-id: %s" % (typ, content_type, message_id)
+    push.send_multipart([b"codecs", headers.encode(), body])
+push.close(linger=5000)
+ctx.term()
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, foreigncodec.Python, "-c", script, foreigncodec.Descriptors(t), codecsEP).CombinedOutput(); err != nil {
+		t.Fatalf("the python producer failed: %v\n%s", err, out)
 	}
-	publishJob(t, zq, "jobs", Job{ID: 7})
-	if got := rec.waitFor(t, "jobs", 1); got[0].Body != "7" {
-		t.Fatalf("handled %+v, want job 7", got)
-	}
-	if contentType != "text/x-job" {
-		t.Errorf("content-type %q, want the codec's", contentType)
+	testkit.Eventually(t, "the messages were handled and the corrupt one parked", func() bool { return got.Len() == foreigncodec.Sent-1 && dead.len() == 1 })
+	got.Check(t)
+	d := dead.all()[0]
+	if d.MessageID != "py-cbor-corrupt" || d.ContentType != "application/cbor" ||
+		!strings.HasPrefix(d.Headers[runtime.HeaderDeadLetterReason], "body does not decode into CBORReading: runtime: decode: cbor: ") {
+		t.Errorf("parked %s (%s) with headers %v, want py-cbor-corrupt, with the CBOR error", d.MessageID, d.ContentType, d.Headers)
 	}
 }
 
-// TestWithCodecSetsThePublishCodec: a Broker used only to publish encodes
-// with WithCodec's codec, JSON without it; WithCodec wins over the App's.
-func TestWithCodecSetsThePublishCodec(t *testing.T) {
-	testkit.NoLeaks(t)
-	plain := zeromq.New()
-	defer shutdown(t, plain)
-	if c := plain.Codec(); c != (runtime.JSON{}) {
-		t.Errorf("Codec() without WithCodec = %T, want runtime.JSON", c)
-	}
-	text := zeromq.New(zeromq.WithCodec(jobText{}))
-	defer shutdown(t, text)
-	if c := text.Codec(); c != (jobText{}) {
-		t.Errorf("Codec() with WithCodec = %T, want jobText", c)
-	}
+// deliveries records what a handler of every message type takes: how a
+// test reads a dead-letter queue whatever its bodies.
+type deliveries struct {
+	mu sync.Mutex
+	ms []runtime.Delivery
+}
 
-	app := runtime.NewApp("codec")
-	zq := zeromq.New(zeromq.Queue("jobs", zeromq.Bind(freeEndpoint(t))), zeromq.WithCodec(jobText{}))
-	rec := newRecorder()
-	app.Mount(zq, &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{jobHandler(rec, runtime.Policy{}, nil)}})
-	streamtest.RunApp(t, app)
-	if c := zq.Codec(); c != (jobText{}) {
-		t.Errorf("Codec() with WithCodec on an App using JSON = %T, want jobText", c)
-	}
+func (c *deliveries) handler() runtime.Handler {
+	return runtime.HandleEvery(runtime.Policy{}, func(_ context.Context, m runtime.Delivery) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.ms = append(c.ms, m)
+		return nil
+	})
+}
+
+func (c *deliveries) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ms)
+}
+
+func (c *deliveries) all() []runtime.Delivery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ms)
 }

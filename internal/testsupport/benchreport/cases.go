@@ -63,6 +63,7 @@ var CPUTargets = map[string]float64{
 	"BenchmarkConsume/payload=16KiB/prefetch=50/concurrency=1": 1.1,
 
 	"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/decoder=encoding_json": 1.1,
+	"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/codec=protobuf":        1.1,
 }
 
 // AllocBaselines names, by benchmark name, the benchmark whose allocs/op
@@ -81,6 +82,7 @@ var Cases = []Case{
 	{"BenchmarkConsume/payload=256B/prefetch=250/concurrency=4", "RabbitMQ consume vs coalescing raw consumer, prefetch 250, concurrency 4, 256 B", Throughput, 0.95},
 	{"BenchmarkConsume/payload=16KiB/prefetch=50/concurrency=1", "RabbitMQ consume vs coalescing raw consumer, prefetch 50, concurrency 1, 16 KiB", Throughput, 0.95},
 	{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/decoder=encoding_json", "RabbitMQ consume, both decoding with encoding/json, vs coalescing raw consumer, prefetch 50, concurrency 1, 256 B", Throughput, 0.95},
+	{"BenchmarkConsume/payload=256B/prefetch=50/concurrency=1/codec=protobuf", "RabbitMQ consume of protobuf (the 256 B JSON order), both decoding with proto.Unmarshal, vs coalescing raw consumer, prefetch 50, concurrency 1", Throughput, 0.95},
 	{"BenchmarkRetry/prefetch=50/concurrency=1", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 1", Throughput, 0.85},
 	{"BenchmarkRetry/prefetch=50/concurrency=4", "RabbitMQ retry path vs pipelined raw loop: fail once, 50 ms wait queue, concurrency 4", Throughput, 0.85},
 	{"BenchmarkBatch/baseline=raw", "RabbitMQ batch handler (batch_size=100, 2 ms a call, 20,000 persistent msgs) vs a raw consumer batching by hand, prefetch 200", Throughput, 0.95},
