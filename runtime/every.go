@@ -105,15 +105,34 @@ func ContentTypes(codecs []Codec) string {
 }
 
 // everyCall is the function of a handler of every message type: it takes
-// the *Delivery the Consumer makes of each message (NewDelivery).
-type everyCall func(ctx context.Context, m *Delivery, md Metadata) Outcome
+// the *Delivery the Consumer makes of each message (NewDelivery) and calls
+// the handler's own function (a singleCall, or a txCall for one that
+// takes a *sql.Tx).
+type everyCall struct{ inner handlerFunc }
 
 func (f everyCall) call(ctx context.Context, v any, md Metadata) Outcome {
 	m, ok := v.(*Delivery)
 	if !ok {
 		return Retry().Because(fmt.Errorf("runtime: the handler of every message type was given a %T, not a *runtime.Delivery", v))
 	}
-	return f(ctx, m, md)
+	return f.inner.call(ctx, m, md)
+}
+
+// everyTxCall is an everyCall whose handler takes a *sql.Tx: the App
+// binds its Transactor as for any other such handler.
+type everyTxCall struct{ everyCall }
+
+func (f everyTxCall) bind(tr Transactor) handlerFunc {
+	return everyTxCall{everyCall{f.inner.(transactional).bind(tr)}}
+}
+
+// everyOf is the function of a handler of every message type around
+// inner.
+func everyOf(inner handlerFunc) handlerFunc {
+	if _, ok := inner.(transactional); ok {
+		return everyTxCall{everyCall{inner}}
+	}
+	return everyCall{inner}
 }
 
 // errEveryDecodes is what Decode returns for a handler of every message
@@ -133,7 +152,7 @@ func HandleEvery[F HandlerFunc[Delivery]](policy Policy, fn F) Handler {
 		MessageType: EveryMessageType,
 		Policy:      policy,
 		decode:      func(Codec, []byte) (any, error) { return nil, errEveryDecodes },
-		fn:          everyCall(callOf[Delivery](fn)),
+		fn:          everyOf(handlerFuncOf[Delivery](EveryMessageType, fn)),
 	}
 }
 
@@ -141,8 +160,11 @@ func HandleEvery[F HandlerFunc[Delivery]](policy Policy, fn F) Handler {
 // (HandleEvery): the Consumer hands it each message no other handler
 // takes as a *Delivery (NewDelivery), and reads no body for it.
 func (h *Handler) Every() bool {
-	_, ok := h.fn.(everyCall)
-	return ok
+	switch h.fn.(type) {
+	case everyCall, everyTxCall:
+		return true
+	}
+	return false
 }
 
 // validateEvery checks that a handler of EveryMessageType was made by

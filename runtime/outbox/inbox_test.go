@@ -660,3 +660,36 @@ func TestAppCleansTheInboxAgainWhileItRuns(t *testing.T) {
 		return len(lines) > 0 && lines[len(lines)-1].Attr("removed") == "1"
 	})
 }
+
+// A handler of every message type may take a *sql.Tx too: each message,
+// of whatever type, is handled once per id.
+func TestAHandlerOfEveryTypeRunsInATransaction(t *testing.T) {
+	db := openSQLite(t, dbtest.SQLitePath(t))
+	ob, err := outbox.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE audit (id TEXT, type TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	h := inboxHarness(t, ob)
+	calls := 0
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "audit", Handlers: []runtime.Handler{
+		runtime.HandleEvery(runtime.Policy{}, func(ctx context.Context, tx *sql.Tx, d runtime.Delivery) error {
+			calls++
+			_, err := tx.ExecContext(ctx, "INSERT INTO audit VALUES (?, ?)", d.MessageID, d.MessageType)
+			return err
+		}),
+	}})
+	h.Start()
+	for _, m := range []struct{ id, typ string }{{"m-1", "OrderPlaced"}, {"m-2", "OrderCancelled"}, {"m-1", "OrderPlaced"}} {
+		h.Publish("audit", m.typ, order{ID: 1}, runtime.WithMessageID(m.id))
+	}
+	h.Wait()
+	if n := count(t, db, "SELECT count(*) FROM audit"); n != 2 || calls != 2 {
+		t.Fatalf("%d audit rows, %d calls; want 2 of each, the repeated m-1 acknowledged as a duplicate", n, calls)
+	}
+	if st := stats(t, h.App(), "audit"); st.Duplicates != 1 {
+		t.Fatalf("stats %+v, want one duplicate", st)
+	}
+}
