@@ -61,9 +61,20 @@ type Consumer struct {
 	waitQueues  []WaitQueue
 	isWait      map[string]bool
 	delayed     *delayedCopies
-	// deliveryLimit is the subscription's delivery limit in force
-	// (RabbitMQ quorum queues), 0 for none.
-	deliveryLimit int
+	// crashLimit is how many times a message may come back unsettled
+	// before it is parked (runtime.Subscription.CrashLimit), 0 where
+	// nothing comes back (ZeroMQ, ack=auto); suspectQueue is where those
+	// that come back are set aside, each to be handled alone; quorum
+	// reports a quorum queue, whose broker counts the returns.
+	crashLimit   int
+	suspectQueue string
+	quorum       bool
+	// alone keeps a suspect's handler the only one running: a suspect
+	// holds it, every other delivery shares it (see Handle). Only with a
+	// crashLimit.
+	alone sync.RWMutex
+	// flusher sends the acks the transport holds back, or nil.
+	flusher AckFlusher
 	// queueDeadLetters reports a RabbitMQ queue that dead-letters what it
 	// rejects into the subscription's dead-letter queue.
 	queueDeadLetters bool
@@ -144,7 +155,12 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		c.obsStop = env.Observer.StartConsumer(observe.ConsumerInfo{Broker: string(rules.Kind), Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
-		c.deliveryLimit = sub.DeliveryLimitInForce()
+		if c.acks != nil && !c.auto {
+			c.crashLimit = sub.CrashLimit()
+			c.suspectQueue = sub.SuspectQueue()
+			c.quorum = sub.QueueType == runtime.QuorumQueue
+			c.flusher, _ = tr.(AckFlusher)
+		}
 		c.queueDeadLetters = sub.QueueDeadLetter() != ""
 		c.waitQueues = WaitQueues(sub)
 		c.isWait = make(map[string]bool, len(c.waitQueues))
@@ -175,8 +191,26 @@ func (c *Consumer) RetryCountHeader() string { return c.countHeader }
 
 // Handle runs one delivery: it decides what becomes of d and carries it
 // out through the Transport, then logs and counts the outcome. It never
-// panics because of a handler, and blocks only for the handler and the
-// sending of a copy. ctx is the handlers' context: once it has ended, d is
+// panics because of a handler, and blocks only for the handler, the
+// sending of a copy and, on RabbitMQ, a suspect's run (below).
+//
+// On RabbitMQ (ack=manual) a message that comes back unsettled (its
+// worker crashed or lost its connection while holding it) is a suspect:
+// it may be what killed the worker, or it may merely have been held with
+// it. The Consumer does not run it among others, where a crash would
+// count against them all. It sets it aside instead (VerdictIsolate): a
+// copy with its count of crashes (HeaderCrashes, see crashes) goes to the
+// subscription's suspect queue, whose deliveries (Delivery.Suspect) the
+// adapter hands over one at a time, and each runs alone: Handle waits
+// until no other handler of the subscription runs, and holds the others
+// back until it is settled. Should the worker die while a suspect runs,
+// only the suspect comes back, and its count grows by one. A message that
+// came back as often as the subscription's crash limit
+// (runtime.Subscription.CrashLimit) is parked (or dropped, without a
+// dead-letter queue) without running again, with a reason that says so.
+// A suspect copy goes to the back of the suspect queue: suspects are
+// handled in the order they came back, apart from the messages of the
+// subscription's queue. ctx is the handlers' context: once it has ended, d is
 // no longer settled but left to the broker (or, where nothing can take it
 // back, reported lost). It returns the verdict and the error it was
 // settled with, for an adapter or harness that records them; a ZeroMQ
@@ -194,6 +228,46 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
 	}
 	c.metrics.Delivered.Add(1)
+	if c.crashLimit > 0 {
+		if d.Suspect {
+			return c.handleAlone(ctx, d)
+		}
+		c.alone.RLock()
+		defer c.alone.RUnlock()
+	}
+	return c.handle(ctx, d)
+}
+
+// handleAlone handles d, a delivery of the suspect queue, with no other
+// handler of the subscription running: it waits for those running to
+// return, and holds back those that would start until d is settled. The
+// acks the transport holds are sent first, so that a crash while d runs
+// brings none of the messages handled before it back; and once d is
+// carried out, its own settlement (and its copy, if it sent one) is sent
+// before another handler starts.
+func (c *Consumer) handleAlone(ctx context.Context, d *Delivery) (Verdict, error) {
+	c.alone.Lock()
+	defer c.alone.Unlock()
+	c.flushAll(ctx)
+	v, err := c.handle(ctx, d)
+	c.flushAll(ctx)
+	return v, err
+}
+
+// flushAll waits for the copies being sent (their originals are settled
+// once the broker took them), then has the transport send the acks it
+// holds. It gives up when ctx ends.
+func (c *Consumer) flushAll(ctx context.Context) {
+	if err := wait.Group(ctx, &c.copies); err != nil {
+		return
+	}
+	if c.flusher != nil {
+		_ = c.flusher.FlushAcks(ctx) // a lost channel: what it held comes back anyway
+	}
+}
+
+// handle is Handle once d is counted as delivered.
+func (c *Consumer) handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	count, countErr := c.number(d)
 	hctx := ctx
 	if c.obs != nil {
@@ -261,8 +335,13 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 	}
 	h := &c.sub.Handlers[i]
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
-	if c.deliveryLimit > 0 && d.Returned >= c.deliveryLimit {
-		return c.unsettled(d, h)
+	if c.crashLimit > 0 {
+		switch n := c.crashes(d); {
+		case n >= c.crashLimit:
+			return c.crashed(d, h, n)
+		case n > 0 && (!d.Suspect || d.Redelivered):
+			return c.isolate(d, h, n)
+		}
 	}
 	if !codecReads(c.codec, d.ContentType) {
 		return c.poisonFor(d, h, fmt.Sprintf("content type %q cannot be read by the codec, which reads %s", d.ContentType, c.codec.ContentType()))
@@ -499,10 +578,13 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 // (RabbitMQ: basic.nack with requeue, which RabbitMQ 4.3 does not count
 // toward a delivery limit: the message did not fail); with ack=auto it is
 // lost, since the broker counted it as delivered when it sent it (a drop
-// that failed). Either way it counts as delivered, and as Released when
+// that failed). A delivery of the suspect queue (Delivery.Suspect) goes
+// back there as a copy with its count of crashes instead (VerdictIsolate),
+// since one handed back would come back redelivered, which counts as one
+// more crash. Either way it counts as delivered, and as Released when
 // handed back (Failed when the broker refused it), the Observer sees it
 // end with its verdict, and it is logged. It returns the verdict it
-// settled.
+// settled (a copy's original is settled once the broker took the copy).
 func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if c.acks == nil || c.auto {
 		return c.Discard(d, "not started before shutdown", errLostUnstarted)
@@ -513,6 +595,14 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	c.unstarted(d, &v)
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
+	}
+	if d.Suspect && c.crashLimit > 0 {
+		// Handed back, it would come back redelivered, which counts as a
+		// crash of its run alone: it goes back as a copy with its count.
+		v.Kind, v.Queue = VerdictIsolate, c.suspectQueue
+		v.Reason = "not started before shutdown: back to " + c.suspectQueue + " with its count of crashes"
+		_ = c.sendCopy(ctx, d, c.rules.suspectCopy(d, v.Queue, c.crashes(d)), v)
+		return v
 	}
 	var err error
 	if rerr := c.acks.Release(ctx, d); rerr != nil {

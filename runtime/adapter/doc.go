@@ -21,6 +21,11 @@
 //     header rules (Rules);
 //   - how the original is settled once its copy is sent or not, and the
 //     in-memory delay of a ZeroMQ retry copy, on the App's clock;
+//   - on RabbitMQ, what becomes of a message that comes back after its
+//     worker crashed or lost its connection: it is set aside on the
+//     subscription's suspect queue with its count of crashes, runs there
+//     alone, and is parked once it crashed its worker as often as the
+//     crash limit allows (see Consumer.Handle);
 //   - the log line and the counters of every outcome.
 //
 // An adapter only moves bytes and settles deliveries. Its Start is given
@@ -51,9 +56,14 @@
 // still waiting are lost, and logged) and Consumer.WaitCopies.
 //
 // A RabbitMQ adapter declares what WaitQueues, QueueArguments,
-// WaitQueueArguments and DeadLetterQueueArguments give for each
-// subscription: the wait queues the Consumer sends retry copies to, and
-// the arguments of every queue.
+// WaitQueueArguments, SuspectQueueArguments and DeadLetterQueueArguments
+// give for each subscription: the wait queues the Consumer sends retry
+// copies to, its suspect queue (runtime.Subscription.SuspectQueue, with
+// ack=manual), and the arguments of every queue. It consumes the suspect
+// queue beside the subscription's own, one delivery at a time (a prefetch
+// of 1), marks those deliveries Delivery.Suspect, and hands each to Handle,
+// which runs it alone; should its Acknowledger hold acks back, it is an
+// AckFlusher too.
 //
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.

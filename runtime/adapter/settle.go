@@ -44,6 +44,10 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		cp := c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now())
 		c.observedHeaders(d, cp)
 		return c.sendCopy(ctx, d, cp, *v)
+	case VerdictIsolate:
+		cp := c.rules.suspectCopy(d, v.Queue, c.crashes(d))
+		c.observedHeaders(d, cp)
+		return c.sendCopy(ctx, d, cp, *v)
 	default:
 		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
 	}
@@ -264,6 +268,10 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	case VerdictRelease:
 		c.metrics.Released.Add(1)
 		c.logSettled(slog.LevelInfo, "message handed back at shutdown", d, v)
+	case VerdictIsolate:
+		// Handed back to be delivered again, as a release is.
+		c.metrics.Released.Add(1)
+		c.logSettled(slog.LevelInfo, "message set aside to be handled alone", d, v, "suspect_queue", v.Queue, "reason", v.Reason)
 	}
 }
 
