@@ -143,8 +143,9 @@ func callAttrs(md runtime.Metadata) []any {
 //     redelivered.
 //
 // On the subscription's queue a count of 1 cannot tell the message that
-// crashed its worker from the others the worker held: each is set aside
-// alone, so that from then on only its own crashes count.
+// crashed its worker from the others the worker held: each then runs
+// alone (a classic queue's set aside on the suspect queue first), so that
+// from then on only its own crashes count.
 func (c *Consumer) crashes(d *Delivery) int {
 	n := 0
 	switch {
@@ -177,10 +178,10 @@ func (c *Consumer) isolate(d *Delivery, h *runtime.Handler, n int) Verdict {
 
 // crashed is the verdict for d, which came back unsettled n times, as
 // often as the crash limit allows: the message is parked (or dropped,
-// with no dead-letter queue) without its handler running again. It was
-// handled alone each time but the first, so its own runs killed the
-// worker. The broker would park or drop a quorum queue's message itself
-// were it handed back once more.
+// with no dead-letter queue) without its handler running again. It ran
+// alone each time but the first, so its own runs killed the worker. The
+// broker would park or drop a quorum queue's message itself were it
+// handed back once more.
 func (c *Consumer) crashed(d *Delivery, h *runtime.Handler, n int) Verdict {
 	v := Verdict{
 		Reason:      fmt.Sprintf("crashed the worker (or lost its connection) %s while being handled: parked without running it again", times(n)),

@@ -16,12 +16,13 @@ func crashReason(n int) string {
 	return "crashed the worker (or lost its connection) " + strconv.Itoa(n) + " times while being handled: parked without running it again"
 }
 
-// A message that comes back unsettled is set aside on the suspect queue
-// with its count of crashes, without running; a suspect runs; a suspect
-// that comes back counts one more crash, and at the crash limit the
-// message is parked without running again. On the subscription's queue a
-// classic queue's redelivery counts one, a quorum queue's count is the
-// broker's (a release, which RabbitMQ 4.3 does not count, is no crash).
+// A message that comes back unsettled counts a crash, and at the crash
+// limit it is parked without running again. On a classic queue a
+// redelivery counts one, and the message is set aside on the suspect
+// queue with its count, without running; a suspect runs; a suspect that
+// comes back counts one more. On a quorum queue the count is the
+// broker's (a release, which RabbitMQ 4.3 does not count, is no crash),
+// and a message it counted runs (alone: see TestASuspectRunsAlone).
 func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 	policy := runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}
 	classic := func(p *probe) *runtime.Subscription {
@@ -81,17 +82,15 @@ func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 		{"with its attempt", classic, runtime.RabbitMQ, back(2, true, 0, false, ""), isolated(1, 2), "send jobs.suspect, ack", "1"},
 		{"a crash count on the subscription's queue is not the runtime's", classic, runtime.RabbitMQ, back(1, false, 0, false, "2"), handled(1), "ack", ""},
 		{"a quorum queue's release is no crash", quorum(0), runtime.RabbitMQ, back(1, true, 0, false, ""), handled(1), "ack", ""},
-		{"a quorum queue's return is set aside", quorum(0), runtime.RabbitMQ, back(1, true, 1, false, ""), isolated(1, 1), "send jobs.suspect, ack", "1"},
-		{"with the broker's count", quorum(0), runtime.RabbitMQ, back(1, true, 2, false, ""), isolated(2, 1), "send jobs.suspect, ack", "2"},
+		{"a quorum queue's return runs, alone", quorum(0), runtime.RabbitMQ, back(1, true, 1, false, ""), handled(1), "ack", ""},
+		{"below the broker's count at the limit", quorum(0), runtime.RabbitMQ, back(1, true, 2, false, ""), handled(1), "ack", ""},
 		{"at the limit it is parked unrun", quorum(0), runtime.RabbitMQ, back(2, true, 3, false, ""), parked(3, 2), "send jobs.dead, ack", ""},
-		{"an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 4, false, ""),
-			adapter.Verdict{Kind: adapter.VerdictIsolate, Queue: "jobs.suspect", Attempt: 1, MaxAttempts: 3, MessageType: "Job",
-				Reason: "came back unsettled 4 times (its worker crashed or lost its connection while holding it), of 5 allowed: it is handled alone from jobs.suspect"},
-			"send jobs.suspect, ack", "4"},
+		{"an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 4, false, ""), handled(1), "ack", ""},
+		{"at it", quorum(5), runtime.RabbitMQ, back(1, true, 5, false, ""),
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: crashReason(5), Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, "send jobs.dead, ack", ""},
 		{"a suspect runs", classic, runtime.RabbitMQ, back(1, false, 0, true, "1"), handled(1), "ack", ""},
-		{"on a quorum queue too", quorum(0), runtime.RabbitMQ, back(1, false, 0, true, "2"), handled(1), "ack", ""},
+		{"with any count below the limit", classic, runtime.RabbitMQ, back(1, false, 0, true, "2"), handled(1), "ack", ""},
 		{"a suspect that comes back counts one more", classic, runtime.RabbitMQ, back(1, true, 0, true, "1"), isolated(2, 1), "send jobs.suspect, ack", "2"},
-		{"whatever the broker counts", quorum(0), runtime.RabbitMQ, back(1, true, 7, true, "1"), isolated(2, 1), "send jobs.suspect, ack", "2"},
 		{"at the limit it is parked", classic, runtime.RabbitMQ, back(1, true, 0, true, "2"), parked(3, 1), "send jobs.dead, ack", ""},
 		{"an unreadable count counts from 0", classic, runtime.RabbitMQ, back(1, true, 0, true, "many"), isolated(1, 1), "send jobs.suspect, ack", "1"},
 		{"without a dead-letter queue it is dropped", noDeadLetter, runtime.RabbitMQ, back(1, true, 0, true, "2"),
@@ -239,6 +238,44 @@ func TestASuspectRunsAlone(t *testing.T) {
 	// it, then job 2's ack.
 	if got, want := tr.actions(), "ack, flush, ack, flush, ack"; got != want {
 		t.Errorf("did %q, want %q", got, want)
+	}
+}
+
+// Who runs alone, and who starts cautiously: a classic queue's suspect
+// queue's deliveries and a quorum queue's counted returns run alone; a
+// quorum subscription's consumers start one delivery at a time; nothing
+// of the kind with ack=auto or on ZeroMQ.
+func TestWhoRunsAlone(t *testing.T) {
+	quorum := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
+	classic := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
+	auto := &runtime.Subscription{Name: "jobs", AutoAck: true, QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
+	for _, tc := range []struct {
+		name     string
+		sub      *runtime.Subscription
+		kind     runtime.BrokerKind
+		d        adapter.Delivery
+		alone    bool
+		cautious bool
+		suspects string
+	}{
+		{"quorum, counted", quorum, runtime.RabbitMQ, adapter.Delivery{Redelivered: true, Returned: 1}, true, true, ""},
+		{"quorum, released on RabbitMQ 4.3", quorum, runtime.RabbitMQ, adapter.Delivery{Redelivered: true}, false, true, ""},
+		{"quorum, first delivery", quorum, runtime.RabbitMQ, adapter.Delivery{}, false, true, ""},
+		{"classic, redelivered", classic, runtime.RabbitMQ, adapter.Delivery{Redelivered: true}, false, false, "jobs.suspect"},
+		{"classic, a suspect", classic, runtime.RabbitMQ, adapter.Delivery{Suspect: true}, true, false, "jobs.suspect"},
+		{"ack=auto", auto, runtime.RabbitMQ, adapter.Delivery{Redelivered: true, Returned: 1}, false, false, ""},
+		{"zeromq", classic, runtime.ZeroMQ, adapter.Delivery{Suspect: true}, false, false, ""},
+	} {
+		c, _ := newConsumer(tc.sub, tc.kind)
+		if got := c.RunsAlone(&tc.d); got != tc.alone {
+			t.Errorf("%s: RunsAlone() = %v, want %v", tc.name, got, tc.alone)
+		}
+		if got := c.CautiousStart(); got != tc.cautious {
+			t.Errorf("%s: CautiousStart() = %v, want %v", tc.name, got, tc.cautious)
+		}
+		if got := c.SuspectQueue(); got != tc.suspects {
+			t.Errorf("%s: SuspectQueue() = %q, want %q", tc.name, got, tc.suspects)
+		}
 	}
 }
 

@@ -90,11 +90,12 @@ func TestQuorumQueueArguments(t *testing.T) {
 	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0])["x-queue-type"]; ok {
 		t.Error("a classic subscription's wait queue has an x-queue-type")
 	}
-	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(jobs)), "map[x-queue-type:quorum x-single-active-consumer:true]"; got != want {
-		t.Errorf("SuspectQueueArguments() = %s, want %s: a quorum queue, with one active consumer as the subscription's", got, want)
-	}
 	if args := adapter.SuspectQueueArguments(classic); args != nil {
-		t.Errorf("a classic subscription's SuspectQueueArguments() = %v, want nil", args)
+		t.Errorf("SuspectQueueArguments() = %v, want nil", args)
+	}
+	single := &runtime.Subscription{Name: "jobs", SingleActiveConsumer: true, Handlers: jobs.Handlers}
+	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(single)), "map[x-single-active-consumer:true]"; got != want {
+		t.Errorf("SuspectQueueArguments() = %s, want %s: one active consumer, as the subscription's queue", got, want)
 	}
 	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
 	if got, want := fmt.Sprint(adapter.QueueArguments(named)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {

@@ -22,6 +22,7 @@ func TestConformance(t *testing.T) {
 				for _, q := range queues {
 					adm.delete(q)
 					adm.delete(q + ".retry")
+					adm.delete(q + runtime.SuspectQueueSuffix)
 				}
 			})
 			return brokertest.Instance{Broker: newTestBroker()}

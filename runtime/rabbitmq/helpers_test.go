@@ -66,13 +66,15 @@ func randomHex(n int) string {
 
 // queue returns a queue name unique to this test, and deletes it after
 // the test together with the queues named by it plus each suffix (the
-// default: its wait queue and dead-letter queue).
+// default: its wait queue and dead-letter queue) and its suspect queue,
+// which a Broker declares for every subscription with ack=manual.
 func (a *admin) queue(label string, suffixes ...string) string {
 	a.t.Helper()
 	name := "streamgen-test." + label + "." + randomHex(4)
 	if len(suffixes) == 0 {
 		suffixes = []string{".retry", ".dl"}
 	}
+	suffixes = append(suffixes, runtime.SuspectQueueSuffix)
 	names := []string{name}
 	for _, s := range suffixes {
 		names = append(names, name+s)

@@ -25,6 +25,7 @@ const (
 	consumedQueue   queueRole = iota // a subscription's queue
 	waitQueue                        // retry copies wait out a TTL here
 	deadLetterQueue                  // parked messages
+	suspectQueue                     // messages that came back after a crash, each handled alone
 )
 
 func (r queueRole) String() string {
@@ -33,6 +34,8 @@ func (r queueRole) String() string {
 		return "wait queue"
 	case deadLetterQueue:
 		return "dead-letter queue"
+	case suspectQueue:
+		return "suspect queue"
 	}
 	return "queue"
 }
@@ -86,9 +89,9 @@ func without(args amqp.Table, names []string) amqp.Table {
 }
 
 // topology lists the queues subs need, each once: the consumed queues
-// first, then the wait queues, then the dead-letter queues (a dead-letter
-// queue that another subscription consumes is declared as that one's
-// queue).
+// first, then the wait queues, then the suspect queues, then the
+// dead-letter queues (a dead-letter queue that another subscription
+// consumes is declared as that one's queue).
 func topology(subs []*runtime.Subscription) []queueSpec {
 	var out []queueSpec
 	seen := map[string]bool{}
@@ -118,6 +121,11 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 		}
 	}
 	for _, sub := range subs {
+		if q := sub.SuspectQueue(); q != "" {
+			add(queueSpec{name: q, role: suspectQueue, subscription: sub.Name, args: amqp.Table(adapter.SuspectQueueArguments(sub))})
+		}
+	}
+	for _, sub := range subs {
 		for _, dl := range sub.DeadLetters() {
 			add(queueSpec{name: dl, role: deadLetterQueue, subscription: sub.Name, args: amqp.Table(adapter.DeadLetterQueueArguments(sub)),
 				quorum: sub.QueueType == runtime.QuorumQueue})
@@ -128,7 +136,8 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 
 // QueueNames returns the names of the queues a Broker declares for subs,
 // each once, in the order it declares them: the subscriptions' queues, then
-// their wait queues, then their dead-letter queues. Tools that create,
+// their wait queues, then their suspect queues, then their dead-letter
+// queues. Tools that create,
 // inspect or delete those queues use it.
 func QueueNames(subs ...*runtime.Subscription) []string {
 	specs := topology(subs)
@@ -336,6 +345,8 @@ func fixFor(s queueSpec, m mismatch) string {
 			return "a dead-letter queue is a quorum queue when the subscription's is: move its messages elsewhere and " + deleteIt + ", or name another dead_letter"
 		}
 		return deleteIt + " so that it is declared as a plain durable queue, or name another dead_letter"
+	case suspectQueue:
+		return "a suspect queue is a classic queue with the subscription's single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
 	}
 	switch m.argument {
 	case "x-queue-type":
