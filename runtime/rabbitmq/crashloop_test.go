@@ -1,13 +1,18 @@
 package rabbitmq
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,40 +24,57 @@ import (
 	"github.com/streamgen/streamgen/runtime"
 )
 
-// crashWorkerEnv names the queue that the test binary, run again with it
-// set, works on as a worker whose handler exits the process on job 1 (see
-// TestMain and runCrashWorker).
+// crashWorkerEnv holds the crashWorker that the test binary, run again
+// with it set, runs as a worker until SIGTERM (see TestMain).
 const crashWorkerEnv = "STREAMGEN_TEST_CRASH_WORKER"
 
-// crashExit is the exit status of a worker that crashed on job 1.
+// crashExit is the exit status of a worker that crashed on the bad job.
 const crashExit = 3
 
-// crashAttempts is the crash-loop subscription's max_attempts, and so its
-// delivery limit.
+// crashAttempts is the crash-loop subscriptions' max_attempts, and so
+// their crash limit.
 const crashAttempts = 3
 
-// crashSubscription is a quorum subscription on queue with a dead-letter
-// queue and no delivery_limit, whose handler exits the process on job 1
-// and acknowledges any other.
-func crashSubscription(queue string) *runtime.Subscription {
-	s := sub(queue, 50*time.Millisecond, runtime.Handle("Job", runtime.Policy{MaxAttempts: crashAttempts, DeadLetter: queue + ".dl"},
+// handledLine starts the line a crash worker writes to its standard
+// output for each job it handled, before its handler returns.
+const handledLine = "handled job "
+
+// crashWorker is what a crash worker runs: a subscription on Queue of
+// QueueType with Prefetch, whose handler exits the process on job Bad and
+// acknowledges any other.
+type crashWorker struct {
+	Queue     string
+	QueueType runtime.QueueType
+	Prefetch  int
+	Bad       int
+}
+
+// subscription is the worker's subscription, with a dead-letter queue.
+func (w crashWorker) subscription() *runtime.Subscription {
+	s := sub(w.Queue, 50*time.Millisecond, runtime.Handle("Job", runtime.Policy{MaxAttempts: crashAttempts, DeadLetter: w.Queue + ".dl"},
 		func(_ context.Context, j *job, _ runtime.Metadata) runtime.Outcome {
-			if j.ID == 1 {
+			if j.ID == w.Bad {
 				os.Exit(crashExit)
 			}
+			fmt.Printf("%s%d\n", handledLine, j.ID)
 			return runtime.Ack()
 		}))
-	s.QueueType = runtime.QuorumQueue
+	s.QueueType, s.Prefetch = w.QueueType, w.Prefetch
 	return s
 }
 
-// runCrashWorker runs crashSubscription(queue) until SIGTERM and returns
-// the process's exit status.
-func runCrashWorker(queue string) int {
+// runCrashWorker runs the crashWorker described by spec (JSON) until
+// SIGTERM and returns the process's exit status.
+func runCrashWorker(spec string) int {
+	var w crashWorker
+	if err := json.Unmarshal([]byte(spec), &w); err != nil {
+		fmt.Fprintln(os.Stderr, "crash worker:", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	app := runtime.NewApp("crash-worker", runtime.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
-	app.Mount(New(brokerURL(), WithConnectionName("streamgen-test-crash-worker")), crashSubscription(queue))
+	app.Mount(New(brokerURL(), WithConnectionName("streamgen-test-crash-worker")), w.subscription())
 	if err := app.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "crash worker:", err)
 		return 1
@@ -60,85 +82,201 @@ func runCrashWorker(queue string) int {
 	return 0
 }
 
-// A message whose handler crashes the worker, on a quorum queue with no
-// delivery_limit, is parked once, with the reason, after max_attempts
-// crashes of a worker restarted after each: never dropped by the broker
-// (RabbitMQ 4 drops it after 20 deliveries unless the queue dead-letters)
-// and never retried forever (RabbitMQ 3 has no default limit).
-func TestACrashLoopingMessageIsParkedOnceAndNeverDropped(t *testing.T) {
-	adm := newAdmin(t)
-	q := adm.queue("crash")
-	crashes, published := 0, false
-	var letter amqp.Delivery
-	for letter.Body == nil {
-		if crashes > crashAttempts+2 {
-			t.Fatalf("%d crashes and the message is not parked", crashes)
+// crashRun is what the workers of a crash loop did, each restarted after
+// it crashed until the queues were empty.
+type crashRun struct {
+	crashes int
+	// handled counts the handler calls that returned, by job.
+	handled map[int]int
+	// letters are the dead letters.
+	letters []amqp.Delivery
+	// out is every worker's output.
+	out string
+}
+
+// runCrashLoop declares w's queues, publishes jobs 1 to n, and runs
+// workers of w, each restarted after it crashed, until every job is
+// handled or parked and the queues are empty.
+func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n int) crashRun {
+	t.Helper()
+	if err := declareTopology(adm.conn, topology([]*runtime.Subscription{w.subscription()}), adm.version(), slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= n; id++ {
+		publishJob(t, adm, w.Queue, "Job", job{ID: id}, runtime.WithMessageID("job-"+strconv.Itoa(id)))
+	}
+	spec, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := crashRun{handled: map[int]int{}}
+	var out strings.Builder
+	// done reports whether every job was handled or parked, counting
+	// what the worker running wrote so far, and the queues are empty.
+	done := func(running string) bool {
+		handled := maps.Clone(run.handled)
+		countHandled(handled, running)
+		healthy := 0
+		for id := range handled {
+			if id != w.Bad {
+				healthy++
+			}
 		}
-		out := &testkit.SyncBuffer{}
+		for _, q := range []string{w.Queue, w.Queue + runtime.SuspectQueueSuffix} {
+			if adm.exists(q) && (adm.ready(q) > 0 || adm.unacked(q) > 0) {
+				return false
+			}
+		}
+		return healthy+adm.ready(w.Queue+".dl") >= n
+	}
+	for worker := 1; ; worker++ {
+		if run.crashes > crashAttempts+2 {
+			t.Fatalf("%d crashes and the queues are not empty; the workers wrote:\n%s", run.crashes, out.String())
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashWorkerEnv+"="+q)
-		cmd.Stdout, cmd.Stderr = out, out
+		cmd.Env = append(os.Environ(), crashWorkerEnv+"="+string(spec))
+		stdout := &testkit.SyncBuffer{}
+		stderr := &testkit.SyncBuffer{}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		if !published {
-			testkit.Eventually(t, "the worker to declare its queues", func() bool { return adm.exists(q) && adm.exists(q+".dl") })
-			publishJob(t, adm, q, "Job", job{ID: 2})
-			publishJob(t, adm, q, "Job", job{ID: 1})
-			published = true
+		collect := func() {
+			countHandled(run.handled, stdout.String())
+			fmt.Fprintf(&out, "--- worker %d\n%s%s", worker, stdout, stderr)
 		}
 		deadline := time.After(patience)
+		finished := false
 	wait:
 		for {
 			select {
 			case err := <-exited:
 				var ee *exec.ExitError
 				if !errors.As(err, &ee) || ee.ExitCode() != crashExit {
-					t.Fatalf("the worker ended with %v, want exit status %d from the crash:\n%s", err, crashExit, out)
+					collect()
+					t.Fatalf("worker %d ended with %v, want exit status %d from a crash; the workers wrote:\n%s", worker, err, crashExit, out.String())
 				}
-				crashes++
+				run.crashes++
+				collect()
 				break wait
 			case <-time.After(50 * time.Millisecond):
-				if d, ok := adm.get(q + ".dl"); ok {
-					letter = d
-					_ = cmd.Process.Signal(syscall.SIGTERM)
-					if err := <-exited; err != nil {
-						t.Fatalf("the worker did not stop cleanly after parking: %v\n%s", err, out)
-					}
-					if !strings.Contains(out.String(), "message parked") {
-						t.Errorf("the worker did not log the parking:\n%s", out)
-					}
-					break wait
+				if !done(stdout.String()) {
+					continue
 				}
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				if err := <-exited; err != nil {
+					collect()
+					t.Fatalf("worker %d did not stop cleanly: %v; the workers wrote:\n%s", worker, err, out.String())
+				}
+				collect()
+				finished = true
+				break wait
 			case <-deadline:
 				_ = cmd.Process.Kill()
-				t.Fatalf("the worker neither crashed nor parked the message in %v:\n%s", patience, out)
+				<-exited
+				collect()
+				t.Fatalf("worker %d neither crashed nor finished in %v; the workers wrote:\n%s", worker, patience, out.String())
+			}
+		}
+		if finished {
+			break
+		}
+	}
+	for {
+		d, ok := adm.get(w.Queue + ".dl")
+		if !ok {
+			break
+		}
+		run.letters = append(run.letters, d)
+	}
+	run.out = out.String()
+	return run
+}
+
+// The crash isolation test of the issue: one message among 50 makes the
+// worker exit, with a prefetch of 50 and max_attempts 3, and workers are
+// restarted until the queues are empty. The message is parked after it
+// crashed the worker 3 times, with a reason that says so, and every other
+// message is handled, none parked: a crash counts only against the
+// message that caused it. Before, on a quorum queue (RabbitMQ 4.3) 19 of
+// 20 healthy messages prefetched with it were parked with it, since each
+// crash counted against every message the worker held; on a classic
+// queue nothing counted the crashes, and the loop never ended.
+//
+// Run it on RabbitMQ 4.3 too: STREAMGEN_RABBITMQ4_PORT=5676 .ci/rabbitmq4
+// run go test -race -count=1 -run TestACrashCountsOnlyAgainstTheMessageThatCausedIt ./runtime/rabbitmq/
+func TestACrashCountsOnlyAgainstTheMessageThatCausedIt(t *testing.T) {
+	testkit.NoLeaks(t)
+	for _, qt := range []runtime.QueueType{runtime.QuorumQueue, runtime.ClassicQueue} {
+		t.Run(string(qt), func(t *testing.T) {
+			adm := newAdmin(t)
+			const n, bad = 50, 20
+			w := crashWorker{Queue: adm.queue("crash-" + string(qt)), QueueType: qt, Prefetch: 50, Bad: bad}
+			run := runCrashLoop(t, adm, w, n)
+			t.Logf("RabbitMQ %v, %s queue: %d crashes, %d jobs handled (%d handler calls), %d parked",
+				adm.version(), qt, run.crashes, len(run.handled), sum(run.handled), len(run.letters))
+			if run.crashes != crashAttempts {
+				t.Errorf("the workers crashed %d times, want %d: the bad message runs max_attempts times, then it is parked", run.crashes, crashAttempts)
+			}
+			var missing []int
+			for id := 1; id <= n; id++ {
+				if id != bad && run.handled[id] == 0 {
+					missing = append(missing, id)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("healthy jobs %v were never handled", missing)
+			}
+			var parked []string
+			for _, l := range run.letters {
+				parked = append(parked, l.MessageId)
+			}
+			if !slices.Equal(parked, []string{"job-" + strconv.Itoa(bad)}) {
+				t.Fatalf("parked %v, want job-%d alone; the workers wrote:\n%s", parked, bad, run.out)
+			}
+			want := map[string]string{
+				runtime.HeaderDeadLetterReason:   fmt.Sprintf("crashed the worker (or lost its connection) %d times while being handled: parked without running it again", crashAttempts),
+				runtime.HeaderDeadLetterSource:   w.Queue,
+				runtime.HeaderDeadLetterAttempts: "1",
+				runtime.HeaderDeadLetterPoison:   "false",
+			}
+			for k, v := range want {
+				if got := fmt.Sprint(run.letters[0].Headers[k]); got != v {
+					t.Errorf("dead letter %s = %q, want %q", k, got, v)
+				}
+			}
+			if !strings.Contains(run.out, "message parked") {
+				t.Errorf("no worker logged the parking:\n%s", run.out)
+			}
+			for _, q := range []string{w.Queue, w.Queue + runtime.SuspectQueueSuffix, w.Queue + ".dl"} {
+				if adm.exists(q) && adm.ready(q) != 0 {
+					t.Errorf("%d messages left in %s, want none", adm.ready(q), q)
+				}
+			}
+		})
+	}
+}
+
+// countHandled counts in handled the jobs a worker's output says it
+// handled.
+func countHandled(handled map[int]int, output string) {
+	sc := bufio.NewScanner(strings.NewReader(output))
+	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), handledLine); ok {
+			if n, err := strconv.Atoi(id); err == nil {
+				handled[n]++
 			}
 		}
 	}
-	if crashes != crashAttempts {
-		t.Errorf("the worker crashed %d times, want %d: the handler runs max_attempts times, then the message is parked", crashes, crashAttempts)
+}
+
+// sum adds up the counts of m.
+func sum(m map[int]int) int {
+	total := 0
+	for _, k := range m {
+		total += k
 	}
-	want := map[string]string{
-		runtime.HeaderDeadLetterReason:   fmt.Sprintf("delivered %d times without being settled: the worker crashed or lost its connection each time, or could not send the retry copy", crashAttempts),
-		runtime.HeaderDeadLetterSource:   q,
-		runtime.HeaderDeadLetterAttempts: "1",
-		runtime.HeaderDeadLetterPoison:   "false",
-	}
-	for k, v := range want {
-		if got := fmt.Sprint(letter.Headers[k]); got != v {
-			t.Errorf("dead letter %s = %q, want %q", k, got, v)
-		}
-	}
-	if !strings.Contains(string(letter.Body), `"id":1`) {
-		t.Errorf("the dead letter is %s, want job 1", letter.Body)
-	}
-	if n := adm.ready(q + ".dl"); n != 0 {
-		t.Errorf("%d more dead letters; want exactly one", n)
-	}
-	if n := adm.ready(q); n != 0 {
-		t.Errorf("%d messages left in %s, want none", n, q)
-	}
+	return total
 }

@@ -76,7 +76,9 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.name+":"+s.role.String())
 	}
-	want := []string{"jobs:queue", "parked:queue", "jobs.retry.1s:wait queue", "jobs.retry.1m:wait queue", "jobs.dl:dead-letter queue"}
+	// A classic queue's subscription has a suspect queue; a quorum
+	// queue's counts the returns itself.
+	want := []string{"jobs:queue", "parked:queue", "jobs.retry.1s:wait queue", "jobs.retry.1m:wait queue", "parked.suspect:suspect queue", "jobs.dl:dead-letter queue"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("topology = %v, want %v", names, want)
 	}
@@ -90,7 +92,10 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	if fmt.Sprint(w) != fmt.Sprint(adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])) {
 		t.Errorf("wait queue args = %v, want the subscription's WaitQueueArguments", w)
 	}
-	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if specs[4].args != nil {
+		t.Errorf("suspect queue args = %v, want none", specs[4].args)
+	}
+	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "parked.suspect", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("QueueNames = %v, want %v", got, want)
 	}
 	if got := QueueNames(); len(got) != 0 {
