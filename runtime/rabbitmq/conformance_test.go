@@ -27,5 +27,15 @@ func TestConformance(t *testing.T) {
 			})
 			return brokertest.Instance{Broker: newTestBroker()}
 		},
+		Redeliver: func(t testing.TB, _ brokertest.Instance, queue string, msgs []runtime.Message) {
+			adm := newAdmin(t)
+			adm.declare(queue, nil)
+			for _, m := range msgs {
+				if err := adm.Publish(t.Context(), queue, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			adm.handBack(queue, len(msgs))
+		},
 	})
 }

@@ -190,6 +190,36 @@ func (a *admin) Publish(_ context.Context, queue string, m runtime.Message) erro
 	return nil
 }
 
+// handBack takes the first n messages of queue on a channel of its own
+// and closes it without settling them, as a worker that dies does: the
+// broker requeues them, marked redelivered (and counted, on a quorum
+// queue). It returns once they are back.
+func (a *admin) handBack(queue string, n int) {
+	a.t.Helper()
+	ch, err := a.conn.Channel()
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := ch.Qos(n, 0, false); err != nil {
+		a.t.Fatal(err)
+	}
+	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for i := range n {
+		select {
+		case <-deliveries:
+		case <-time.After(patience):
+			a.t.Fatalf("took %d messages of %s in %v, want %d", i, queue, patience, n)
+		}
+	}
+	if err := ch.Close(); err != nil {
+		a.t.Fatal(err)
+	}
+	testkit.Eventually(a.t, "the messages to be back in "+queue, func() bool { return a.ready(queue) >= n })
+}
+
 // get takes one message from queue (basic.get, auto-ack).
 func (a *admin) get(queue string) (amqp.Delivery, bool) {
 	a.t.Helper()
