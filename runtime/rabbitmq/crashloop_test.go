@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 )
 
 // crashWorkerEnv holds the crashWorker that the test binary, run again
@@ -279,4 +281,132 @@ func sum(m map[int]int) int {
 		total += k
 	}
 	return total
+}
+
+// Messages that came back after their worker died (held by a consumer
+// whose channel closed unsettled) each run alone, never beside another
+// handler call, and the subscription runs its concurrency's worth of calls
+// at once otherwise. On a quorum queue the returns run from the queue
+// itself, first, taken one at a time (a cautious start), and the
+// subscription takes its full prefetch at the first fresh message; on a
+// classic queue they run from the suspect queue, set aside with one crash
+// counted, apart from the others.
+func TestMessagesThatCameBackRunAloneAndTheRestAtFullSpeed(t *testing.T) {
+	testkit.NoLeaks(t)
+	for _, qt := range []runtime.QueueType{runtime.QuorumQueue, runtime.ClassicQueue} {
+		t.Run(string(qt), func(t *testing.T) {
+			adm := newAdmin(t)
+			q := adm.queue("alone-" + string(qt))
+			const back, fresh, concurrency = 5, 8, 4
+			var (
+				mu              sync.Mutex
+				running, inFlow int
+				reached         bool
+				held            = -1 // deliveries the worker held of the queue the first return ran from, while it ran
+				order           []int
+				beside          []int
+				crashCounts     []string
+			)
+			together := make(chan struct{})
+			var closeTogether sync.Once
+			h := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3}, func(_ context.Context, j *job, md runtime.Metadata) runtime.Outcome {
+				mu.Lock()
+				running++
+				order = append(order, j.ID)
+				if j.ID <= back {
+					crashCounts = append(crashCounts, md.Headers[adapter.HeaderCrashes])
+					if running > 1 {
+						beside = append(beside, j.ID)
+					}
+				} else {
+					inFlow++
+					if inFlow == concurrency {
+						reached = true
+						closeTogether.Do(func() { close(together) })
+					}
+				}
+				mu.Unlock()
+				if j.ID <= back && held < 0 {
+					// A quorum queue's count of unacknowledged messages
+					// lags; that of those ready does not.
+					var n int
+					if qt == runtime.QuorumQueue {
+						n = back + fresh - adm.ready(q)
+					} else {
+						n = adm.unacked(q + runtime.SuspectQueueSuffix)
+					}
+					mu.Lock()
+					held = n
+					mu.Unlock()
+				}
+				if j.ID > back {
+					// Wait until the subscription runs its concurrency's
+					// worth of calls at once: it does only with its full
+					// prefetch.
+					select {
+					case <-together:
+					case <-time.After(10 * time.Second):
+						closeTogether.Do(func() { close(together) })
+					}
+				} else {
+					time.Sleep(20 * time.Millisecond)
+				}
+				mu.Lock()
+				if j.ID <= back && running > 1 {
+					beside = append(beside, j.ID)
+				}
+				running--
+				if j.ID > back {
+					inFlow--
+				}
+				mu.Unlock()
+				return runtime.Ack()
+			})
+			s := sub(q, 0, h)
+			s.QueueType, s.Concurrency, s.Prefetch = qt, concurrency, 20
+			if err := declareTopology(adm.conn, topology([]*runtime.Subscription{s}), adm.version(), slog.New(slog.DiscardHandler)); err != nil {
+				t.Fatal(err)
+			}
+			for id := 1; id <= back; id++ {
+				publishJob(t, adm, q, "Job", job{ID: id})
+			}
+			adm.handBack(q, back)
+			for id := back + 1; id <= back+fresh; id++ {
+				publishJob(t, adm, q, "Job", job{ID: id})
+			}
+			a := runApp(t, newTestBroker(), s)
+			testkit.Eventually(t, "every job to be handled", func() bool { return a.stats(q).Acked == back+fresh })
+
+			mu.Lock()
+			defer mu.Unlock()
+			if len(beside) > 0 {
+				t.Errorf("jobs that came back ran beside another call: %v", beside)
+			}
+			for i, id := range order[:back] {
+				if qt == runtime.QuorumQueue && id > back {
+					t.Errorf("call %d was job %d, in order %v: a quorum queue delivers the returns first, and they run first", i+1, id, order)
+					break
+				}
+			}
+			if held != 1 {
+				t.Errorf("while a job that came back ran, its worker held %d deliveries of the queue it came from, want it alone", held)
+			}
+			if !reached {
+				t.Errorf("the subscription never ran %d calls at once (order %v): it did not take its full prefetch again", concurrency, order)
+			}
+			if inFlow != 0 {
+				t.Errorf("%d calls still counted", inFlow)
+			}
+			want := ""
+			if qt == runtime.ClassicQueue {
+				want = "1"
+			}
+			for _, c := range crashCounts {
+				if c != want {
+					t.Errorf("the jobs that came back ran with crash counts %q, want %q each", crashCounts, want)
+					break
+				}
+			}
+		})
+	}
 }
