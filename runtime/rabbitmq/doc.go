@@ -48,9 +48,10 @@
 // retry delay ("<queue>.retry", or "<queue>.retry.<delay>" for each step
 // of a ladder such as retry_delay=1s,10s,1m: durable, x-message-ttl the
 // delay, x-dead-letter-exchange "" and x-dead-letter-routing-key the
-// queue, as adapter.WaitQueueArguments gives them), and each
-// dead-letter queue (durable; adapter.DeadLetterQueueArguments);
-// QueueNames lists them all. A queue that already
+// queue, as adapter.WaitQueueArguments gives them), on a classic queue
+// with ack=manual its suspect queue ("<queue>.suspect", durable;
+// adapter.SuspectQueueArguments; see below), and each dead-letter queue
+// (durable; adapter.DeadLetterQueueArguments); QueueNames lists them all. A queue that already
 // exists with other arguments makes Start fail with a TopologyError naming
 // the queue, the argument, both values and the fix. One exception: a
 // subscription's own queue may carry arguments the subscription does not
@@ -95,6 +96,49 @@
 // refuses messages does not turn into a busy loop. A delivery is never
 // left unsettled on a live channel: that would hold a prefetch slot until
 // the consumer stalls.
+//
+// # A message that crashes its worker
+//
+// A handler that kills the process (os.Exit, a crash in C code, an
+// out-of-memory kill) never returns, so max_attempts cannot count it: the
+// broker sees the worker's deliveries end unsettled and hands them back,
+// and the next worker runs the message again. The adapter.Consumer
+// counts such returns, and parks a message that came back as often as
+// the subscription's crash limit (runtime.Subscription.CrashLimit:
+// delivery_limit, else the largest max_attempts, at least 2) without
+// running it again, with the reason "crashed the worker (or lost its
+// connection) 3 times while being handled: parked without running it
+// again". A crash counts against the message being handled alone, never
+// against the others the worker held: every message that came back runs
+// alone, with no other handler of its subscription running and no other
+// delivery of its queue held by the worker.
+//
+//   - A quorum queue counts the returns itself (x-delivery-count) and
+//     delivers them before its other messages. Each consumer starts with
+//     a prefetch of 1, so it holds the message that came back and nothing
+//     else while it runs; the first delivery the broker counted no return
+//     for starts a consumer with the full prefetch in its place (RabbitMQ
+//     applies a basic.qos only to the consumers started after it) and
+//     the first is cancelled. The queue's x-delivery-limit is the crash
+//     limit, as it always was: the Consumer parks a message at the limit,
+//     the broker only past it, should the worker die even while parking.
+//   - A classic queue counts nothing. A message that came back is set
+//     aside: a copy with its count of crashes (adapter.HeaderCrashes, 1
+//     the first time) goes to the subscription's suspect queue, and the
+//     original is acked. The Broker consumes the suspect queue on a
+//     channel of its own with a prefetch of 1, and each suspect runs
+//     alone; one that comes back again is set aside once more with its
+//     count raised by one. Suspects are handled in the order they came
+//     back, apart from the messages of the queue.
+//
+// A message that merely was held when the worker died counts one return,
+// and is then handled alone; only a message whose own runs end with the
+// worker gone reaches the limit. A message that comes back to a worker
+// that is past its cautious start (another worker died) still runs alone,
+// but the deliveries that worker holds are counted with it should it
+// crash; each then runs alone in turn. A lost connection counts as a
+// crash. On a classic queue a message handed back at shutdown comes back
+// redelivered, so it is set aside too, counted once.
 //
 // # Concurrency, prefetch, reconnects, shutdown
 //
@@ -206,10 +250,9 @@
 // and this package's attempt number are independent. Retries are new
 // copies published through the wait queue, so they never raise
 // x-delivery-count and are capped by max_attempts alone; a redelivery
-// does not raise the attempt number, and only x-delivery-limit stops a
-// message that keeps crashing its worker. Set both when both matter, and
-// remember that requeues after failed copy publishes count toward the
-// delivery limit.
+// does not raise the attempt number. A message that keeps crashing its
+// worker is parked at the crash limit (see above). Requeues after failed
+// copy publishes count toward the limit too.
 //
 // # Testing against a broker
 //
