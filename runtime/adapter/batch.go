@@ -146,13 +146,13 @@ func (bt *batcher) changed(delta int) {
 // own context, with its observation, is linked to the batch's by a
 // BatchObserver).
 //
-// A suspect (Delivery.Suspect) joins no batch: it runs alone, in a batch
-// of its own, at once.
+// A suspect (RunsAlone) joins no batch: it runs alone, in a batch of its
+// own, at once.
 func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) Verdict {
 	bt := c.batches
 	it := batchItem{ctx: ctx, d: d, v: v, md: md}
 	var b *batch
-	if d.Suspect {
+	if c.RunsAlone(d) {
 		b = &batch{items: []batchItem{it}, done: make(chan struct{})}
 	} else {
 		var n int

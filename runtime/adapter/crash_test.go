@@ -280,26 +280,33 @@ func TestWhoRunsAlone(t *testing.T) {
 }
 
 // A suspect of a batch subscription joins no batch: its handler gets it
-// alone, at once, however long the batch's wait.
+// alone, at once, however long the batch's wait; on a classic queue (from
+// the suspect queue) and on a quorum queue (a counted return).
 func TestASuspectOfABatchSubscriptionIsABatchOfItsOwn(t *testing.T) {
-	var got [][]job
-	h := runtime.HandleBatch[job]("Job", runtime.Policy{}, nil, func(_ context.Context, jobs []job) error {
-		got = append(got, jobs)
-		return nil
-	})
-	sub := &runtime.Subscription{Name: "jobs", BatchSize: 10, BatchWait: time.Hour, Handlers: []runtime.Handler{h}}
-	c, _, tr := newRecorded(sub, runtime.RabbitMQ)
-	d := delivery(1)
-	d.Suspect, d.Headers[adapter.HeaderCrashes] = true, "1"
-	done := make(chan adapter.Verdict, 1)
-	go func() { v, _ := c.Handle(context.Background(), d); done <- v }()
-	select {
-	case v := <-done:
-		if v.Kind != adapter.VerdictAck || len(got) != 1 || len(got[0]) != 1 || got[0][0].ID != 7 || tr.actions() != "ack" {
-			t.Errorf("verdict %v, batches %v, did %q; want job 7 alone, acked", v.Kind, got, tr.actions())
+	for _, q := range []runtime.QueueType{runtime.ClassicQueue, runtime.QuorumQueue} {
+		var got [][]job
+		h := runtime.HandleBatch[job]("Job", runtime.Policy{}, nil, func(_ context.Context, jobs []job) error {
+			got = append(got, jobs)
+			return nil
+		})
+		sub := &runtime.Subscription{Name: "jobs", QueueType: q, BatchSize: 10, BatchWait: time.Hour, Handlers: []runtime.Handler{h}}
+		c, _, tr := newRecorded(sub, runtime.RabbitMQ)
+		d := delivery(1)
+		if q == runtime.QuorumQueue {
+			d.Redelivered, d.Returned = true, 1
+		} else {
+			d.Suspect, d.Headers[adapter.HeaderCrashes] = true, "1"
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the suspect waited for its batch to fill")
+		done := make(chan adapter.Verdict, 1)
+		go func() { v, _ := c.Handle(context.Background(), d); done <- v }()
+		select {
+		case v := <-done:
+			if v.Kind != adapter.VerdictAck || len(got) != 1 || len(got[0]) != 1 || got[0][0].ID != 7 || tr.actions() != "ack" {
+				t.Errorf("%s: verdict %v, batches %v, did %q; want job 7 alone, acked", q, v.Kind, got, tr.actions())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the suspect waited for its batch to fill", q)
+		}
 	}
 }
 
