@@ -52,6 +52,13 @@ func TestTopologyErrorText(t *testing.T) {
 		t.Errorf("dead-letter queue error:\n got %s\nwant %s", e, want)
 	}
 
+	suspects := queueSpec{name: "jobs.suspect", role: suspectQueue, subscription: "jobs"}
+	e = newTopologyError(suspects, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-single-active-consumer' for queue 'jobs.suspect' in vhost '/': received none but current is the value 'true' of type 'bool'"), &amqp.Error{Code: 406})
+	want = "rabbitmq: suspect queue jobs.suspect exists with x-single-active-consumer true but subscription jobs declares it with x-single-active-consumer not set: a suspect queue is a classic queue with the subscription's single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and delete it when empty (rabbitmqctl delete_queue jobs.suspect) so that it is declared again"
+	if e.Error() != want {
+		t.Errorf("suspect queue error:\n got %s\nwant %s", e, want)
+	}
+
 	q := queueSpec{name: "jobs", role: consumedQueue, subscription: "jobs", args: amqp.Table{"x-queue-type": "quorum"}}
 	e = newTopologyError(q, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received the value 'quorum' of type 'longstr' but current is none"), &amqp.Error{Code: 406})
 	want = "rabbitmq: queue jobs exists with x-queue-type not set but subscription jobs declares it with x-queue-type quorum: a queue's type never changes: move its messages elsewhere and delete it when empty (rabbitmqctl delete_queue jobs), or set queue_type to match"
