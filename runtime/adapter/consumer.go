@@ -97,8 +97,10 @@ type Consumer struct {
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
 	// copies counts the copies whose outcome the transport has yet to
-	// report.
+	// report; unsent counts them too, for a suspect to wait on while
+	// others may start (a WaitGroup must not be waited on then).
 	copies     sync.WaitGroup
+	unsent     copyCount
 	poisonLogs logLimiter
 
 	// ackWarned and rejectWarned are set once the warnings that this
@@ -294,7 +296,7 @@ func (c *Consumer) handleAlone(ctx context.Context, d *Delivery) (Verdict, error
 // once the broker took them), then has the transport send the acks it
 // holds. It gives up when ctx ends.
 func (c *Consumer) flushAll(ctx context.Context) {
-	if err := wait.Group(ctx, &c.copies); err != nil {
+	if err := c.unsent.wait(ctx); err != nil {
 		return
 	}
 	if c.flusher != nil {
@@ -670,5 +672,49 @@ func (c *Consumer) unstarted(d *Delivery, v *Verdict) {
 	if h := c.handlerFor(d.Type); h != nil {
 		v.MaxAttempts = h.Policy.Attempts()
 		v.MessageType = h.MessageType
+	}
+}
+
+// copyCount counts the copies being sent, and lets a caller wait until
+// there are none, while more may start.
+type copyCount struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed once n drops to 0; nil while n is 0
+}
+
+func (cc *copyCount) add() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.n == 0 {
+		cc.none = make(chan struct{})
+	}
+	cc.n++
+}
+
+func (cc *copyCount) done() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.n--
+	if cc.n == 0 {
+		close(cc.none)
+		cc.none = nil
+	}
+}
+
+// wait waits until no copy is being sent, or ctx ends and then returns
+// ctx.Err().
+func (cc *copyCount) wait(ctx context.Context) error {
+	cc.mu.Lock()
+	none := cc.none
+	cc.mu.Unlock()
+	if none == nil {
+		return nil
+	}
+	select {
+	case <-none:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -335,3 +335,55 @@ func TestASuspectReleasedAtShutdownKeepsItsCount(t *testing.T) {
 		t.Errorf("verdict %v, did %q; want a release", v.Kind, tr.actions())
 	}
 }
+
+// heldTransport is a recorder whose copies' outcomes wait until the test
+// reports them.
+type heldTransport struct {
+	gateRecorder
+	pending chan func(error)
+}
+
+func (h *heldTransport) Send(_ context.Context, _ *adapter.Delivery, cp *adapter.Copy, done func(error)) {
+	_ = h.record("send " + cp.Queue)
+	h.pending <- done
+}
+
+// A suspect runs once the copies being sent are settled: a crash while it
+// runs must not bring back a message whose retry copy the broker already
+// holds.
+func TestASuspectWaitsForTheCopiesBeingSent(t *testing.T) {
+	started := make(chan uint64, 2)
+	h := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3}, func(_ context.Context, j *job, _ runtime.Metadata) runtime.Outcome {
+		started <- j.ID
+		if j.ID == 1 {
+			return runtime.Retry().Because(errBoom)
+		}
+		return runtime.Ack()
+	})
+	sub := &runtime.Subscription{Name: "jobs", Concurrency: 2, RetryDelays: []time.Duration{time.Second}, Handlers: []runtime.Handler{h}}
+	tr := &heldTransport{pending: make(chan func(error), 1)}
+	c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
+	first := &adapter.Delivery{MessageID: "1", Type: "Job", Body: []byte(`{"id":1}`), Headers: map[string]string{}}
+	if v, _ := c.Handle(t.Context(), first); v.Kind != adapter.VerdictRetry || <-started != 1 {
+		t.Fatalf("job 1: %v", v.Kind)
+	}
+	suspect := &adapter.Delivery{MessageID: "2", Type: "Job", Body: []byte(`{"id":2}`), Headers: map[string]string{adapter.HeaderCrashes: "1"}, Suspect: true}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.Handle(context.Background(), suspect)
+	}()
+	select {
+	case id := <-started:
+		t.Fatalf("job %d ran while job 1's retry copy was being sent", id)
+	case <-time.After(100 * time.Millisecond):
+	}
+	(<-tr.pending)(nil)
+	if id := <-started; id != 2 {
+		t.Fatalf("job %d ran, want the suspect", id)
+	}
+	<-done
+	if got, want := tr.actions(), "send jobs.retry, ack, flush, ack, flush"; got != want {
+		t.Errorf("did %q, want %q", got, want)
+	}
+}

@@ -130,6 +130,7 @@ func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy, v Verdic
 func (c *Consumer) sendLogged(ctx context.Context, d *Delivery, cp *Copy, v Verdict, logged bool) error {
 	s := &sending{c: c, ctx: ctx, d: d, cp: cp, v: v, logged: logged}
 	c.copies.Add(1)
+	c.unsent.add()
 	c.send.Send(ctx, d, cp, s.done)
 	if s.state.CompareAndSwap(copySending, copyReturned) {
 		return nil // settled later, by done
@@ -162,6 +163,7 @@ func (s *sending) done(err error) {
 	s.err = s.c.settleCopy(s.ctx, s.d, s.cp, err)
 	s.c.settle(s.d, s.v, s.err, s.logged)
 	s.state.CompareAndSwap(copySending, copySettled)
+	s.c.unsent.done()
 	s.c.copies.Done()
 }
 
