@@ -297,11 +297,10 @@ func (s *Subscription) DeliveryLimitInForce() int {
 // lost connection never parks a message); 0 with ack=auto, where a crash
 // loses what the worker held and nothing comes back.
 //
-// A message that comes back is handled alone, so that a crash while it
-// runs counts against it and against no other message: on a classic
-// queue from the subscription's suspect queue (SuspectQueue), on a quorum
-// queue, whose broker counts the returns and delivers them first, from
-// the queue itself, taken one at a time; see runtime/adapter.
+// A message that comes back is set aside on the subscription's suspect
+// queue (SuspectQueue) and handled alone from there, so that a crash while
+// it runs counts against it and against no other message; see
+// runtime/adapter.
 func (s *Subscription) CrashLimit() int {
 	if s.AutoAck {
 		return 0
@@ -324,14 +323,12 @@ func (s *Subscription) deliveryLimit() int {
 const SuspectQueueSuffix = ".suspect"
 
 // SuspectQueue returns the name of the queue where a RabbitMQ subscription
-// on a classic queue (ack=manual) keeps the messages that came back after
-// their worker died, each with its count of crashes, to be handled alone:
-// the subscription's name and SuspectQueueSuffix, "jobs.suspect" for
-// "jobs". A classic queue counts no returns, so the count travels with a
-// copy there. It is "" with ack=auto, and on a quorum queue, whose broker
-// counts the returns itself.
+// (ack=manual) keeps the messages that came back after their worker died,
+// each with its count of crashes, to be handled alone: the subscription's
+// name and SuspectQueueSuffix, "jobs.suspect" for "jobs". It is "" with
+// ack=auto, where nothing comes back.
 func (s *Subscription) SuspectQueue() string {
-	if s.AutoAck || s.Name == "" || s.QueueType == QuorumQueue {
+	if s.AutoAck || s.Name == "" {
 		return ""
 	}
 	return s.Name + SuspectQueueSuffix

@@ -106,7 +106,8 @@ func TestValidate(t *testing.T) {
 		{"dead letter on the suspect queue", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}},
 			[]problem{{0, "dead_letter", `dead_letter "jobs.suspect" is the subscription's suspect queue, where messages that came back after a crash wait to be handled alone`}}},
 		{"ack=auto has no suspect queue", rabbit, runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}}, nil},
-		{"nor has a quorum queue", rabbit, runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}}, nil},
+		{"a quorum queue's too", rabbit, runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs.suspect" is the subscription's suspect queue`}}},
 		{"zeromq has no suspect queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}}, nil},
 
 		{"delivery_limit on a classic queue", rabbit, runtime.Subscription{Name: "jobs", DeliveryLimit: 3, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
@@ -296,7 +297,7 @@ func TestCrashLimit(t *testing.T) {
 	if got := sub("", 0, true, 1).SuspectQueue(); got != "" {
 		t.Errorf("SuspectQueue() with ack=auto = %q, want none", got)
 	}
-	if got := sub(runtime.QuorumQueue, 0, false, 3).SuspectQueue(); got != "" {
-		t.Errorf("SuspectQueue() of a quorum queue = %q, want none: its broker counts the returns", got)
+	if got := sub(runtime.QuorumQueue, 0, false, 3).SuspectQueue(); got != "jobs.suspect" {
+		t.Errorf("SuspectQueue() of a quorum queue = %q, want jobs.suspect", got)
 	}
 }

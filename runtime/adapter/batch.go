@@ -146,13 +146,13 @@ func (bt *batcher) changed(delta int) {
 // own context, with its observation, is linked to the batch's by a
 // BatchObserver).
 //
-// A suspect (RunsAlone) joins no batch: it runs alone, in a batch of its
-// own, at once.
+// A suspect (a delivery of the suspect queue) joins no batch: it runs
+// alone, in a batch of its own, at once.
 func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) Verdict {
 	bt := c.batches
 	it := batchItem{ctx: ctx, d: d, v: v, md: md}
 	var b *batch
-	if c.RunsAlone(d) {
+	if d.Suspect {
 		b = &batch{items: []batchItem{it}, done: make(chan struct{})}
 	} else {
 		var n int

@@ -137,15 +137,17 @@ func callAttrs(md runtime.Metadata) []any {
 //     and one more when it is redelivered: a suspect is the one delivery
 //     its worker holds of the suspect queue, and runs alone, so the
 //     worker died while it ran;
-//   - on a quorum subscription's queue, the broker's count
-//     (Delivery.Returned, x-delivery-count);
-//   - on a classic queue, which counts nothing, one when it is
-//     redelivered.
+//   - on the subscription's queue, one when it came back: redelivered on
+//     a classic queue, which counts nothing; counted by the broker on a
+//     quorum queue (Delivery.Returned, x-delivery-count), which tells a
+//     message released at shutdown (RabbitMQ 4.3 does not count that)
+//     from one that came back after a crash. It counts one however often
+//     the broker counted it: it runs no handler on that queue, and each
+//     time it came back it may merely have been held.
 //
 // On the subscription's queue a count of 1 cannot tell the message that
-// crashed its worker from the others the worker held: each then runs
-// alone (a classic queue's set aside on the suspect queue first), so that
-// from then on only its own crashes count.
+// crashed its worker from the others the worker held: each is set aside
+// to run alone, so that from then on only its own crashes count.
 func (c *Consumer) crashes(d *Delivery) int {
 	n := 0
 	switch {
@@ -154,9 +156,7 @@ func (c *Consumer) crashes(d *Delivery) int {
 		if d.Redelivered {
 			n++
 		}
-	case c.quorum:
-		n = d.Returned
-	case d.Redelivered:
+	case c.quorum && d.Returned > 0, !c.quorum && d.Redelivered:
 		n = 1
 	}
 	return min(max(n, 0), retrycount.Max)
@@ -179,9 +179,7 @@ func (c *Consumer) isolate(d *Delivery, h *runtime.Handler, n int) Verdict {
 // crashed is the verdict for d, which came back unsettled n times, as
 // often as the crash limit allows: the message is parked (or dropped,
 // with no dead-letter queue) without its handler running again. It ran
-// alone each time but the first, so its own runs killed the worker. The
-// broker would park or drop a quorum queue's message itself were it
-// handed back once more.
+// alone each time but the first, so its own runs killed the worker.
 func (c *Consumer) crashed(d *Delivery, h *runtime.Handler, n int) Verdict {
 	v := Verdict{
 		Reason:      fmt.Sprintf("crashed the worker (or lost its connection) %s while being handled: parked without running it again", times(n)),

@@ -63,10 +63,9 @@ type Consumer struct {
 	delayed     *delayedCopies
 	// crashLimit is how many times a message may come back unsettled
 	// before it is parked (runtime.Subscription.CrashLimit), 0 where
-	// nothing comes back (ZeroMQ, ack=auto); quorum reports a quorum
-	// queue, whose broker counts the returns; suspectQueue is where a
-	// classic queue's messages that come back are set aside, each to be
-	// handled alone.
+	// nothing comes back (ZeroMQ, ack=auto); suspectQueue is where the
+	// messages that come back are set aside, each to be handled alone;
+	// quorum reports a quorum queue, whose broker counts the returns.
 	crashLimit   int
 	quorum       bool
 	suspectQueue string
@@ -190,9 +189,9 @@ func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 
 // SuspectQueue returns the queue the adapter consumes beside the
 // subscription's own, one delivery at a time, marking its deliveries
-// Delivery.Suspect: where the Consumer sets aside the messages of a
-// classic queue that come back after their worker died. It is "" where
-// none is needed (ZeroMQ, ack=auto, a quorum queue).
+// Delivery.Suspect: where the Consumer sets aside the messages that come
+// back after their worker died. It is "" where none is needed (ZeroMQ,
+// ack=auto).
 func (c *Consumer) SuspectQueue() string { return c.suspectQueue }
 
 // RetryCountHeader returns the name of the retry count header, as the
@@ -208,26 +207,18 @@ func (c *Consumer) RetryCountHeader() string { return c.countHeader }
 // worker crashed or lost its connection while holding it) is a suspect:
 // it may be what killed the worker, or it may merely have been held with
 // it. The Consumer never runs it among others, where a crash would count
-// against them all: a suspect runs alone (RunsAlone), Handle waiting
-// until no other handler of the subscription runs and holding the others
-// back until it is settled; and the adapter hands it over as the only
-// delivery it holds of its queue, so that should the worker die while it
-// runs, it alone comes back, with its count of crashes one higher.
-//
-//   - A quorum queue counts the returns itself (x-delivery-count,
-//     Delivery.Returned) and delivers them before its other messages: the
-//     adapter starts each consumer cautiously (CautiousStart), one
-//     delivery at a time, and a suspect runs from the queue itself.
-//   - A classic queue counts nothing: a message that comes back is set
-//     aside (VerdictIsolate) as a copy with its count (HeaderCrashes, see
-//     crashes) on the subscription's suspect queue, which the adapter
-//     consumes one delivery at a time (Delivery.Suspect); the copy runs
-//     there alone. Suspects are so handled in the order they came back,
-//     apart from the messages of the subscription's queue.
-//
-// A message that came back as often as the subscription's crash limit
-// (runtime.Subscription.CrashLimit) is parked (or dropped, without a
-// dead-letter queue) without running again, with a reason that says so. ctx is the handlers' context: once it has ended, d is
+// against them all. It sets it aside instead (VerdictIsolate), without
+// running it: a copy with its count of crashes (HeaderCrashes, 1; see
+// crashes) goes to the subscription's suspect queue, which the adapter
+// consumes one delivery at a time (Delivery.Suspect), and each runs
+// alone there: Handle waits until no other handler of the subscription
+// runs, and holds the others back until it is settled. Should the worker
+// die while a suspect runs, only the suspect comes back, and it is set
+// aside again with its count one higher. A message that came back as
+// often as the subscription's crash limit (runtime.Subscription.CrashLimit)
+// is parked (or dropped, without a dead-letter queue) without running
+// again, with a reason that says so. Suspects are handled in the order
+// they came back, apart from the messages of the subscription's queue. ctx is the handlers' context: once it has ended, d is
 // no longer settled but left to the broker (or, where nothing can take it
 // back, reported lost). It returns the verdict and the error it was
 // settled with, for an adapter or harness that records them; a ZeroMQ
@@ -245,39 +236,23 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
 	}
 	c.metrics.Delivered.Add(1)
-	if c.crashLimit > 0 {
-		if c.RunsAlone(d) {
-			return c.handleAlone(ctx, d)
-		}
+	switch {
+	case c.crashLimit == 0:
+	case d.Suspect:
+		return c.handleAlone(ctx, d)
+	case c.crashes(d) > 0:
+		// It came back: it is set aside (or parked) and runs no handler,
+		// so it waits for no suspect; held back, it would be counted
+		// with the suspect's crash.
+	default:
 		c.alone.RLock()
 		defer c.alone.RUnlock()
 	}
 	return c.handle(ctx, d)
 }
 
-// RunsAlone reports whether d is a suspect, which Handle runs with no
-// other handler of the subscription running: a delivery of the suspect
-// queue (classic queues), or one the broker counted a return for (quorum
-// queues, Delivery.Returned). A broker adapter that starts cautiously
-// (CautiousStart) takes its full prefetch at the first delivery that is
-// not one.
-func (c *Consumer) RunsAlone(d *Delivery) bool {
-	return c.crashLimit > 0 && (d.Suspect || c.quorum && d.Returned > 0)
-}
-
-// CautiousStart reports whether a broker adapter must consume the
-// subscription's queue cautiously (RabbitMQ quorum queues, ack=manual):
-// each consumer it starts takes one delivery at a time (a prefetch of 1)
-// until the first delivery that does not run alone (RunsAlone) arrives,
-// then the subscription's prefetch. A quorum queue delivers the messages
-// that came back before any other, and counts a return for every message
-// a dying worker held: taken one at a time, each suspect is the one
-// message its worker holds while it runs, so that should it crash the
-// worker again, the broker counts that against it alone.
-func (c *Consumer) CautiousStart() bool { return c.crashLimit > 0 && c.quorum }
-
-// handleAlone handles d, a suspect (RunsAlone), with no other handler of
-// the subscription running: it waits for those running to
+// handleAlone handles d, a delivery of the suspect queue, with no other
+// handler of the subscription running: it waits for those running to
 // return, and holds back those that would start until d is settled. The
 // acks the transport holds are sent first, so that a crash while d runs
 // brings none of the messages handled before it back; and once d is
@@ -377,9 +352,9 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 		switch n := c.crashes(d); {
 		case n >= c.crashLimit:
 			return c.crashed(d, h, n)
-		case n > 0 && c.suspectQueue != "" && (!d.Suspect || d.Redelivered):
-			// A classic queue's message that came back, or a suspect that
-			// came back again: counted, and set aside to run alone.
+		case n > 0 && (!d.Suspect || d.Redelivered):
+			// A message that came back, or a suspect that came back
+			// again: counted, and set aside to run alone.
 			return c.isolate(d, h, n)
 		}
 	}
@@ -636,7 +611,7 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
 	}
-	if d.Suspect && c.suspectQueue != "" {
+	if d.Suspect && c.crashLimit > 0 {
 		// Handed back, it would come back redelivered, which counts as a
 		// crash of its run alone: it goes back as a copy with its count.
 		v.Kind, v.Queue = VerdictIsolate, c.suspectQueue

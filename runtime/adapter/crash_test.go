@@ -16,13 +16,13 @@ func crashReason(n int) string {
 	return "crashed the worker (or lost its connection) " + strconv.Itoa(n) + " times while being handled: parked without running it again"
 }
 
-// A message that comes back unsettled counts a crash, and at the crash
-// limit it is parked without running again. On a classic queue a
-// redelivery counts one, and the message is set aside on the suspect
-// queue with its count, without running; a suspect runs; a suspect that
-// comes back counts one more. On a quorum queue the count is the
-// broker's (a release, which RabbitMQ 4.3 does not count, is no crash),
-// and a message it counted runs (alone: see TestASuspectRunsAlone).
+// A message that comes back unsettled counts one crash, and is set aside
+// on the suspect queue with its count, without running: on a classic
+// queue when it is redelivered, on a quorum queue when the broker counted
+// it (a release, which RabbitMQ 4.3 does not count, is no crash). A
+// suspect runs (alone: see TestASuspectRunsAlone); a suspect that comes
+// back counts one more, and at the crash limit it is parked without
+// running again.
 func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 	policy := runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"}
 	classic := func(p *probe) *runtime.Subscription {
@@ -82,16 +82,20 @@ func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 		{"with its attempt", classic, runtime.RabbitMQ, back(2, true, 0, false, ""), isolated(1, 2), "send jobs.suspect, ack", "1"},
 		{"a crash count on the subscription's queue is not the runtime's", classic, runtime.RabbitMQ, back(1, false, 0, false, "2"), handled(1), "ack", ""},
 		{"a quorum queue's release is no crash", quorum(0), runtime.RabbitMQ, back(1, true, 0, false, ""), handled(1), "ack", ""},
-		{"a quorum queue's return runs, alone", quorum(0), runtime.RabbitMQ, back(1, true, 1, false, ""), handled(1), "ack", ""},
-		{"below the broker's count at the limit", quorum(0), runtime.RabbitMQ, back(1, true, 2, false, ""), handled(1), "ack", ""},
-		{"at the limit it is parked unrun", quorum(0), runtime.RabbitMQ, back(2, true, 3, false, ""), parked(3, 2), "send jobs.dead, ack", ""},
-		{"an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 4, false, ""), handled(1), "ack", ""},
-		{"at it", quorum(5), runtime.RabbitMQ, back(1, true, 5, false, ""),
-			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: crashReason(5), Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, "send jobs.dead, ack", ""},
+		{"a quorum queue's counted return is set aside", quorum(0), runtime.RabbitMQ, back(1, true, 1, false, ""), isolated(1, 1), "send jobs.suspect, ack", "1"},
+		{"counted once, however often it came back unset aside", quorum(0), runtime.RabbitMQ, back(2, true, 3, false, ""), isolated(1, 2), "send jobs.suspect, ack", "1"},
+		{"an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 4, false, ""),
+			adapter.Verdict{Kind: adapter.VerdictIsolate, Queue: "jobs.suspect", Attempt: 1, MaxAttempts: 3, MessageType: "Job",
+				Reason: "came back unsettled once (its worker crashed or lost its connection while holding it), of 5 allowed: it is handled alone from jobs.suspect"},
+			"send jobs.suspect, ack", "1"},
 		{"a suspect runs", classic, runtime.RabbitMQ, back(1, false, 0, true, "1"), handled(1), "ack", ""},
 		{"with any count below the limit", classic, runtime.RabbitMQ, back(1, false, 0, true, "2"), handled(1), "ack", ""},
 		{"a suspect that comes back counts one more", classic, runtime.RabbitMQ, back(1, true, 0, true, "1"), isolated(2, 1), "send jobs.suspect, ack", "2"},
+		{"whatever a quorum queue counts", quorum(0), runtime.RabbitMQ, back(1, true, 7, true, "1"), isolated(2, 1), "send jobs.suspect, ack", "2"},
 		{"at the limit it is parked", classic, runtime.RabbitMQ, back(1, true, 0, true, "2"), parked(3, 1), "send jobs.dead, ack", ""},
+		{"on a quorum queue too", quorum(0), runtime.RabbitMQ, back(2, true, 1, true, "2"), parked(3, 2), "send jobs.dead, ack", ""},
+		{"at an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 0, true, "4"),
+			adapter.Verdict{Kind: adapter.VerdictPark, Queue: "jobs.dead", Reason: crashReason(5), Attempt: 1, MaxAttempts: 3, MessageType: "Job"}, "send jobs.dead, ack", ""},
 		{"an unreadable count counts from 0", classic, runtime.RabbitMQ, back(1, true, 0, true, "many"), isolated(1, 1), "send jobs.suspect, ack", "1"},
 		{"without a dead-letter queue it is dropped", noDeadLetter, runtime.RabbitMQ, back(1, true, 0, true, "2"),
 			adapter.Verdict{Kind: adapter.VerdictDrop, Attempt: 1, MaxAttempts: 3, MessageType: "Job",
@@ -241,47 +245,28 @@ func TestASuspectRunsAlone(t *testing.T) {
 	}
 }
 
-// Who runs alone, and who starts cautiously: a classic queue's suspect
-// queue's deliveries and a quorum queue's counted returns run alone; a
-// quorum subscription's consumers start one delivery at a time; nothing
-// of the kind with ack=auto or on ZeroMQ.
-func TestWhoRunsAlone(t *testing.T) {
-	quorum := &runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
-	classic := &runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
-	auto := &runtime.Subscription{Name: "jobs", AutoAck: true, QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}
+// Every RabbitMQ subscription with ack=manual has a suspect queue, of
+// either queue type; nothing comes back with ack=auto or on ZeroMQ.
+func TestWhoHasASuspectQueue(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		sub      *runtime.Subscription
-		kind     runtime.BrokerKind
-		d        adapter.Delivery
-		alone    bool
-		cautious bool
-		suspects string
+		sub  *runtime.Subscription
+		kind runtime.BrokerKind
+		want string
 	}{
-		{"quorum, counted", quorum, runtime.RabbitMQ, adapter.Delivery{Redelivered: true, Returned: 1}, true, true, ""},
-		{"quorum, released on RabbitMQ 4.3", quorum, runtime.RabbitMQ, adapter.Delivery{Redelivered: true}, false, true, ""},
-		{"quorum, first delivery", quorum, runtime.RabbitMQ, adapter.Delivery{}, false, true, ""},
-		{"classic, redelivered", classic, runtime.RabbitMQ, adapter.Delivery{Redelivered: true}, false, false, "jobs.suspect"},
-		{"classic, a suspect", classic, runtime.RabbitMQ, adapter.Delivery{Suspect: true}, true, false, "jobs.suspect"},
-		{"ack=auto", auto, runtime.RabbitMQ, adapter.Delivery{Redelivered: true, Returned: 1}, false, false, ""},
-		{"zeromq", classic, runtime.ZeroMQ, adapter.Delivery{Suspect: true}, false, false, ""},
+		{&runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, runtime.RabbitMQ, "jobs.suspect"},
+		{&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, runtime.RabbitMQ, "jobs.suspect"},
+		{&runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, runtime.RabbitMQ, ""},
+		{&runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}}, runtime.ZeroMQ, ""},
 	} {
 		c, _ := newConsumer(tc.sub, tc.kind)
-		if got := c.RunsAlone(&tc.d); got != tc.alone {
-			t.Errorf("%s: RunsAlone() = %v, want %v", tc.name, got, tc.alone)
-		}
-		if got := c.CautiousStart(); got != tc.cautious {
-			t.Errorf("%s: CautiousStart() = %v, want %v", tc.name, got, tc.cautious)
-		}
-		if got := c.SuspectQueue(); got != tc.suspects {
-			t.Errorf("%s: SuspectQueue() = %q, want %q", tc.name, got, tc.suspects)
+		if got := c.SuspectQueue(); got != tc.want {
+			t.Errorf("%s %q queue, ack=auto %v: SuspectQueue() = %q, want %q", tc.kind, tc.sub.QueueType, tc.sub.AutoAck, got, tc.want)
 		}
 	}
 }
 
 // A suspect of a batch subscription joins no batch: its handler gets it
-// alone, at once, however long the batch's wait; on a classic queue (from
-// the suspect queue) and on a quorum queue (a counted return).
+// alone, at once, however long the batch's wait.
 func TestASuspectOfABatchSubscriptionIsABatchOfItsOwn(t *testing.T) {
 	for _, q := range []runtime.QueueType{runtime.ClassicQueue, runtime.QuorumQueue} {
 		var got [][]job
@@ -292,11 +277,7 @@ func TestASuspectOfABatchSubscriptionIsABatchOfItsOwn(t *testing.T) {
 		sub := &runtime.Subscription{Name: "jobs", QueueType: q, BatchSize: 10, BatchWait: time.Hour, Handlers: []runtime.Handler{h}}
 		c, _, tr := newRecorded(sub, runtime.RabbitMQ)
 		d := delivery(1)
-		if q == runtime.QuorumQueue {
-			d.Redelivered, d.Returned = true, 1
-		} else {
-			d.Suspect, d.Headers[adapter.HeaderCrashes] = true, "1"
-		}
+		d.Suspect, d.Headers[adapter.HeaderCrashes] = true, "1"
 		done := make(chan adapter.Verdict, 1)
 		go func() { v, _ := c.Handle(context.Background(), d); done <- v }()
 		select {
@@ -385,5 +366,46 @@ func TestASuspectWaitsForTheCopiesBeingSent(t *testing.T) {
 	<-done
 	if got, want := tr.actions(), "send jobs.retry, ack, flush, ack, flush"; got != want {
 		t.Errorf("did %q, want %q", got, want)
+	}
+}
+
+// A message that came back is set aside while a suspect runs: it runs no
+// handler, and held back it would be counted with the suspect's crash.
+func TestAMessageThatCameBackIsSetAsideWhileASuspectRuns(t *testing.T) {
+	release := make(chan struct{})
+	running := make(chan struct{})
+	h := runtime.Handle("Job", runtime.Policy{MaxAttempts: 3}, func(_ context.Context, j *job, _ runtime.Metadata) runtime.Outcome {
+		if j.ID == 1 {
+			close(running)
+			<-release
+		}
+		return runtime.Ack()
+	})
+	for _, q := range []runtime.QueueType{runtime.ClassicQueue, runtime.QuorumQueue} {
+		release, running = make(chan struct{}), make(chan struct{})
+		c, _, tr := newRecorded(&runtime.Subscription{Name: "jobs", QueueType: q, Handlers: []runtime.Handler{h}}, runtime.RabbitMQ)
+		suspect := &adapter.Delivery{MessageID: "1", Type: "Job", Body: []byte(`{"id":1}`), Headers: map[string]string{adapter.HeaderCrashes: "1"}, Suspect: true}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = c.Handle(context.Background(), suspect)
+		}()
+		<-running
+		back := &adapter.Delivery{MessageID: "2", Type: "Job", Body: []byte(`{"id":2}`), Headers: map[string]string{}, Redelivered: true, Returned: 1}
+		set := make(chan adapter.Verdict, 1)
+		go func() { v, _ := c.Handle(context.Background(), back); set <- v }()
+		select {
+		case v := <-set:
+			if v.Kind != adapter.VerdictIsolate {
+				t.Errorf("%s: verdict %v, want isolate", q, v.Kind)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the message that came back waited for the suspect", q)
+		}
+		close(release)
+		<-done
+		if got, want := tr.actions(), "send jobs.suspect, ack, ack"; got != want {
+			t.Errorf("%s: did %q, want %q", q, got, want)
+		}
 	}
 }

@@ -57,12 +57,24 @@ func DeadLetterQueueArguments(s *runtime.Subscription) map[string]any {
 }
 
 // SuspectQueueArguments returns the RabbitMQ arguments the suspect queue
-// of subscription s (runtime.Subscription.SuspectQueue, on a classic
-// queue) is declared with, nil when none: x-single-active-consumer when
-// the subscription's queue has it.
+// of subscription s (runtime.Subscription.SuspectQueue) is declared with,
+// nil when none: x-queue-type quorum for a quorum subscription, so that
+// what it holds is replicated as its own messages are, and
+// x-single-active-consumer when the subscription's queue has it. (On
+// RabbitMQ 4.0 and later runtime/rabbitmq adds x-delivery-limit -1 to a
+// quorum suspect queue: the Consumer counts a suspect's crashes itself,
+// and the broker's default limit of 20 would drop one whose worker died
+// that often while setting it aside again.)
 func SuspectQueueArguments(s *runtime.Subscription) map[string]any {
-	if s.SingleActiveConsumer {
-		return map[string]any{"x-single-active-consumer": true}
+	var args map[string]any
+	if s.QueueType == runtime.QuorumQueue {
+		args = map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
 	}
-	return nil
+	if s.SingleActiveConsumer {
+		if args == nil {
+			args = map[string]any{}
+		}
+		args["x-single-active-consumer"] = true
+	}
+	return args
 }

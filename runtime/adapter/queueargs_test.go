@@ -90,6 +90,9 @@ func TestQuorumQueueArguments(t *testing.T) {
 	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0])["x-queue-type"]; ok {
 		t.Error("a classic subscription's wait queue has an x-queue-type")
 	}
+	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(jobs)), "map[x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+		t.Errorf("a quorum subscription's SuspectQueueArguments() = %s, want %s", got, want)
+	}
 	if args := adapter.SuspectQueueArguments(classic); args != nil {
 		t.Errorf("SuspectQueueArguments() = %v, want nil", args)
 	}

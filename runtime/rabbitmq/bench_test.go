@@ -169,7 +169,7 @@ func (s consumerSwitch) consumers() (*session, []*sessionConsumer) {
 func (s consumerSwitch) stop() {
 	_, cs := s.consumers()
 	for _, c := range cs {
-		if err := c.ch.Cancel(c.current().tag, false); err != nil {
+		if err := c.ch.Cancel(c.tag, false); err != nil {
 			s.b.Fatal(err)
 		}
 	}
@@ -180,14 +180,11 @@ func (s consumerSwitch) stop() {
 func (s consumerSwitch) start() {
 	sess, cs := s.consumers()
 	for _, c := range cs {
-		tag := c.current().tag
-		deliveries, err := c.ch.Consume(c.queue, tag, false, false, false, false, nil)
+		deliveries, err := c.ch.Consume(c.queue, c.tag, false, false, false, false, nil)
 		if err != nil {
 			s.b.Fatal(err)
 		}
-		c.mu.Lock()
-		c.feed = &feed{tag: tag, deliveries: deliveries, turned: make(chan struct{})}
-		c.mu.Unlock()
+		c.deliveries = deliveries
 		c.runner.startPumps(sess, c)
 	}
 }

@@ -32,7 +32,7 @@ func BenchmarkHandleDelivery(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d.DeliveryTag++
-		r.handle(c, nil, &d)
+		r.handle(c, &d)
 	}
 	c.acks.close()
 }
@@ -62,7 +62,7 @@ func BenchmarkPumpDelivery(b *testing.B) {
 		s := orderSubscription("q", 1, runtime.Policy{}, nil, func(context.Context, *benchpair.Order, runtime.Metadata) error { return nil })
 		r := newRunner(br, s, runtime.Env{})
 		deliveries := make(chan amqp.Delivery)
-		c := &sessionConsumer{feed: &feed{deliveries: deliveries, turned: make(chan struct{})}, acks: newAcker(nopAcknowledger{}, r.prefetch, slog.New(slog.DiscardHandler))}
+		c := &sessionConsumer{deliveries: deliveries, acks: newAcker(nopAcknowledger{}, r.prefetch, slog.New(slog.DiscardHandler))}
 		r.startPumps(&session{lost: make(chan struct{})}, c)
 		b.ReportAllocs()
 		for b.Loop() {

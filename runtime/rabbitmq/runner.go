@@ -136,15 +136,8 @@ func (r *runner) waitPumps() {
 // (ack=manual), or still run (ack=auto, where the broker already counts
 // them as delivered).
 func (r *runner) pump(s *session, c *sessionConsumer) {
-	for f := c.current(); f != nil; f = c.after(f) {
-		r.pumpFeed(s, c, f)
-	}
-}
-
-// pumpFeed is pump for the deliveries of one feed of c.
-func (r *runner) pumpFeed(s *session, c *sessionConsumer, f *feed) {
 	stopping := r.stopping()
-	for d := range f.deliveries {
+	for d := range c.deliveries {
 		select {
 		case r.slots <- struct{}{}:
 			// A free slot: the delivery is checked against stopping
@@ -166,7 +159,7 @@ func (r *runner) pumpFeed(s *session, c *sessionConsumer, f *feed) {
 		if r.stopped() {
 			r.release(c, &d)
 		} else {
-			r.handle(c, f, &d)
+			r.handle(c, &d)
 		}
 		<-r.slots
 	}
@@ -180,8 +173,7 @@ func (r *runner) pumpFeed(s *session, c *sessionConsumer, f *feed) {
 // a slot that the other pumps keep taking could wait long. Once Shutdown
 // begins, deliveries go back (see Consumer.Release).
 func (r *runner) pumpSuspects(s *session, c *sessionConsumer) {
-	f := c.current()
-	for d := range f.deliveries {
+	for d := range c.deliveries {
 		select {
 		case <-s.lost:
 			continue // the broker requeues it with the channel
@@ -190,7 +182,7 @@ func (r *runner) pumpSuspects(s *session, c *sessionConsumer) {
 		if r.stopped() {
 			r.release(c, &d)
 		} else {
-			r.handle(c, f, &d)
+			r.handle(c, &d)
 		}
 	}
 }
@@ -214,11 +206,9 @@ type inbound struct {
 	acks *acker
 }
 
-// handle runs one delivery of c, from its feed f (nil in a test), through
-// the subscription's Consumer, which decides what becomes of it and has
-// the runner carry that out. The first delivery of a cautious feed that
-// does not run alone makes way for a feed with the full prefetch.
-func (r *runner) handle(c *sessionConsumer, f *feed, d *amqp.Delivery) {
+// handle runs one delivery of c through the subscription's Consumer, which
+// decides what becomes of it and has the runner carry that out.
+func (r *runner) handle(c *sessionConsumer, d *amqp.Delivery) {
 	if r.waits != nil {
 		if q := cameBackFrom(d.Headers, r.c.IsWaitQueue); q != "" {
 			r.waits.cameBack(q, r.clock.Now())
@@ -227,9 +217,6 @@ func (r *runner) handle(c *sessionConsumer, f *feed, d *amqp.Delivery) {
 	in := &inbound{amqp: *d, acks: c.acks}
 	fillDelivery(&in.d, &in.amqp, r.c)
 	in.d.Source, in.d.Suspect = in, c.suspects
-	if f != nil && f.cautious && !r.c.RunsAlone(&in.d) {
-		c.widen(f)
-	}
 	r.c.Handle(r.b.handlerCtx, &in.d)
 }
 

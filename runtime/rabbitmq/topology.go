@@ -62,9 +62,11 @@ type queueSpec struct {
 // argsFor returns the arguments s is declared with on a broker of version
 // v: s.args, and on RabbitMQ 4.0 and later x-delivery-limit -1 (no limit)
 // for a quorum dead-letter queue, which would otherwise drop a letter read
-// and handed back 20 times. It returns the defaulted arguments with them.
+// and handed back 20 times, and for a quorum suspect queue, whose
+// messages' crashes the runtime counts itself. It returns the defaulted
+// arguments with them.
 func (s queueSpec) argsFor(v serverVersion) (amqp.Table, []string) {
-	if s.role != deadLetterQueue || !s.quorum || !v.defaultDeliveryLimit() {
+	if s.role != deadLetterQueue && s.role != suspectQueue || !s.quorum || !v.defaultDeliveryLimit() {
 		return s.args, s.defaulted
 	}
 	args := amqp.Table{"x-delivery-limit": int64(-1)}
@@ -122,7 +124,8 @@ func topology(subs []*runtime.Subscription) []queueSpec {
 	}
 	for _, sub := range subs {
 		if q := sub.SuspectQueue(); q != "" {
-			add(queueSpec{name: q, role: suspectQueue, subscription: sub.Name, args: amqp.Table(adapter.SuspectQueueArguments(sub))})
+			add(queueSpec{name: q, role: suspectQueue, subscription: sub.Name, args: amqp.Table(adapter.SuspectQueueArguments(sub)),
+				quorum: sub.QueueType == runtime.QuorumQueue})
 		}
 	}
 	for _, sub := range subs {
@@ -226,8 +229,11 @@ func declareTopology(conn channelOpener, specs []queueSpec, v serverVersion, log
 // lackingCost says what a queue declared without its defaulted arguments
 // costs.
 func lackingCost(s queueSpec) string {
-	if s.role == deadLetterQueue {
+	switch s.role {
+	case deadLetterQueue:
 		return "RabbitMQ 4 gives it a delivery limit of 20: a letter read and handed back 20 times is dropped"
+	case suspectQueue:
+		return "RabbitMQ 4 gives it a delivery limit of 20: a message whose worker dies 20 times while setting it aside again is dropped"
 	}
 	return "a message the broker gives up on is dropped, not parked: the worker still parks a message handed back as often as the delivery limit, but should it crash even then, or should the message expire, the broker drops it"
 }
@@ -242,7 +248,7 @@ func lackingFix(s queueSpec, lacks []string) string {
 			continue // only with a length limit; the strategy needs it
 		}
 		def[key] = s.args[name]
-		if s.role == deadLetterQueue && name == "x-delivery-limit" {
+		if (s.role == deadLetterQueue || s.role == suspectQueue) && name == "x-delivery-limit" {
 			def[key] = -1
 		}
 	}
@@ -346,7 +352,10 @@ func fixFor(s queueSpec, m mismatch) string {
 		}
 		return deleteIt + " so that it is declared as a plain durable queue, or name another dead_letter"
 	case suspectQueue:
-		return "a suspect queue is a classic queue with the subscription's single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
+		if m.argument == "x-queue-type" {
+			return "a suspect queue is a quorum queue when the subscription's is: move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
+		}
+		return "a suspect queue has the subscription's queue type and single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
 	}
 	switch m.argument {
 	case "x-queue-type":

@@ -54,7 +54,7 @@ func TestTopologyErrorText(t *testing.T) {
 
 	suspects := queueSpec{name: "jobs.suspect", role: suspectQueue, subscription: "jobs"}
 	e = newTopologyError(suspects, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-single-active-consumer' for queue 'jobs.suspect' in vhost '/': received none but current is the value 'true' of type 'bool'"), &amqp.Error{Code: 406})
-	want = "rabbitmq: suspect queue jobs.suspect exists with x-single-active-consumer true but subscription jobs declares it with x-single-active-consumer not set: a suspect queue is a classic queue with the subscription's single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and delete it when empty (rabbitmqctl delete_queue jobs.suspect) so that it is declared again"
+	want = "rabbitmq: suspect queue jobs.suspect exists with x-single-active-consumer true but subscription jobs declares it with x-single-active-consumer not set: a suspect queue has the subscription's queue type and single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and delete it when empty (rabbitmqctl delete_queue jobs.suspect) so that it is declared again"
 	if e.Error() != want {
 		t.Errorf("suspect queue error:\n got %s\nwant %s", e, want)
 	}
@@ -83,9 +83,7 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	for _, s := range specs {
 		names = append(names, s.name+":"+s.role.String())
 	}
-	// A classic queue's subscription has a suspect queue; a quorum
-	// queue's counts the returns itself.
-	want := []string{"jobs:queue", "parked:queue", "jobs.retry.1s:wait queue", "jobs.retry.1m:wait queue", "parked.suspect:suspect queue", "jobs.dl:dead-letter queue"}
+	want := []string{"jobs:queue", "parked:queue", "jobs.retry.1s:wait queue", "jobs.retry.1m:wait queue", "jobs.suspect:suspect queue", "parked.suspect:suspect queue", "jobs.dl:dead-letter queue"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("topology = %v, want %v", names, want)
 	}
@@ -99,10 +97,13 @@ func TestTopologyOfSubscriptions(t *testing.T) {
 	if fmt.Sprint(w) != fmt.Sprint(adapter.WaitQueueArguments(jobs, adapter.WaitQueues(jobs)[0])) {
 		t.Errorf("wait queue args = %v, want the subscription's WaitQueueArguments", w)
 	}
-	if specs[4].args != nil {
-		t.Errorf("suspect queue args = %v, want none", specs[4].args)
+	if fmt.Sprint(specs[4].args) != "map[x-queue-type:quorum]" || specs[5].args != nil {
+		t.Errorf("suspect queue args = %v, %v; want a quorum queue for jobs, none for parked", specs[4].args, specs[5].args)
 	}
-	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "parked.suspect", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if args, defaulted := specs[4].argsFor(serverVersion{major: 4}); fmt.Sprint(args) != "map[x-delivery-limit:-1 x-queue-type:quorum]" || fmt.Sprint(defaulted) != "[x-delivery-limit]" {
+		t.Errorf("on RabbitMQ 4 a quorum suspect queue is declared with %v (defaulted %v), want no delivery limit", args, defaulted)
+	}
+	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.suspect", "parked.suspect", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("QueueNames = %v, want %v", got, want)
 	}
 	if got := QueueNames(); len(got) != 0 {
