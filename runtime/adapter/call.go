@@ -169,7 +169,7 @@ func (c *Consumer) isolate(d *Delivery, h *runtime.Handler, n int) Verdict {
 	return Verdict{
 		Kind:        VerdictIsolate,
 		Queue:       c.suspectQueue,
-		Reason:      fmt.Sprintf("came back unsettled %s (its worker crashed or lost its connection while holding it), of %d allowed: it is handled alone from %s", times(n), c.crashLimit, c.suspectQueue),
+		Reason:      fmt.Sprintf("came back unsettled %s (its worker crashed or lost its connection while holding it, or could not send its copy), of %d allowed: it is handled alone from %s", times(n), c.crashLimit, c.suspectQueue),
 		Attempt:     d.attempt,
 		MaxAttempts: h.Policy.Attempts(),
 		MessageType: h.MessageType,
@@ -182,7 +182,7 @@ func (c *Consumer) isolate(d *Delivery, h *runtime.Handler, n int) Verdict {
 // alone each time but the first, so its own runs killed the worker.
 func (c *Consumer) crashed(d *Delivery, h *runtime.Handler, n int) Verdict {
 	v := Verdict{
-		Reason:      fmt.Sprintf("crashed the worker (or lost its connection) %s while being handled: parked without running it again", times(n)),
+		Reason:      fmt.Sprintf("crashed the worker (or lost its connection, or could not send its copy) %s while being handled: parked without running it again", times(n)),
 		Attempt:     d.attempt,
 		MaxAttempts: h.Policy.Attempts(),
 		MessageType: h.MessageType,

@@ -13,7 +13,7 @@ import (
 
 // crashReason is the reason of a message parked after n crashes.
 func crashReason(n int) string {
-	return "crashed the worker (or lost its connection) " + strconv.Itoa(n) + " times while being handled: parked without running it again"
+	return "crashed the worker (or lost its connection, or could not send its copy) " + strconv.Itoa(n) + " times while being handled: parked without running it again"
 }
 
 // A message that comes back unsettled counts one crash, and is set aside
@@ -60,7 +60,7 @@ func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 			s = "once"
 		}
 		return adapter.Verdict{Kind: adapter.VerdictIsolate, Queue: "jobs.suspect", Attempt: attempt, MaxAttempts: 3, MessageType: "Job",
-			Reason: "came back unsettled " + s + " (its worker crashed or lost its connection while holding it), of 3 allowed: it is handled alone from jobs.suspect"}
+			Reason: "came back unsettled " + s + " (its worker crashed or lost its connection while holding it, or could not send its copy), of 3 allowed: it is handled alone from jobs.suspect"}
 	}
 	handled := func(attempt int) adapter.Verdict {
 		return adapter.Verdict{Kind: adapter.VerdictAck, Attempt: attempt, MaxAttempts: 3, MessageType: "Job"}
@@ -86,7 +86,7 @@ func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 		{"counted once, however often it came back unset aside", quorum(0), runtime.RabbitMQ, back(2, true, 3, false, ""), isolated(1, 2), "send jobs.suspect, ack", "1"},
 		{"an explicit delivery_limit", quorum(5), runtime.RabbitMQ, back(1, true, 4, false, ""),
 			adapter.Verdict{Kind: adapter.VerdictIsolate, Queue: "jobs.suspect", Attempt: 1, MaxAttempts: 3, MessageType: "Job",
-				Reason: "came back unsettled once (its worker crashed or lost its connection while holding it), of 5 allowed: it is handled alone from jobs.suspect"},
+				Reason: "came back unsettled once (its worker crashed or lost its connection while holding it, or could not send its copy), of 5 allowed: it is handled alone from jobs.suspect"},
 			"send jobs.suspect, ack", "1"},
 		{"a suspect runs", classic, runtime.RabbitMQ, back(1, false, 0, true, "1"), handled(1), "ack", ""},
 		{"with any count below the limit", classic, runtime.RabbitMQ, back(1, false, 0, true, "2"), handled(1), "ack", ""},
@@ -99,7 +99,7 @@ func TestACrashCountsOnlyWhereTheMessageRanAlone(t *testing.T) {
 		{"an unreadable count counts from 0", classic, runtime.RabbitMQ, back(1, true, 0, true, "many"), isolated(1, 1), "send jobs.suspect, ack", "1"},
 		{"without a dead-letter queue it is dropped", noDeadLetter, runtime.RabbitMQ, back(1, true, 0, true, "2"),
 			adapter.Verdict{Kind: adapter.VerdictDrop, Attempt: 1, MaxAttempts: 3, MessageType: "Job",
-				Reason: "crashed the worker (or lost its connection) 3 times while being handled: dropped (no dead_letter) without running it again"}, "ack", ""},
+				Reason: "crashed the worker (or lost its connection, or could not send its copy) 3 times while being handled: dropped (no dead_letter) without running it again"}, "ack", ""},
 		{"ack=auto brings nothing back", auto, runtime.RabbitMQ, back(1, true, 0, false, ""),
 			adapter.Verdict{Kind: adapter.VerdictAck, Attempt: 1, MaxAttempts: 1, MessageType: "Job"}, "", ""},
 		{"nor does ZeroMQ", classic, runtime.ZeroMQ, back(1, true, 0, false, ""), handled(1), "", ""},

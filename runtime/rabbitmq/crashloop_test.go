@@ -239,7 +239,7 @@ func TestACrashCountsOnlyAgainstTheMessageThatCausedIt(t *testing.T) {
 				t.Fatalf("parked %v, want job-%d alone; the workers wrote:\n%s", parked, bad, run.out)
 			}
 			want := map[string]string{
-				runtime.HeaderDeadLetterReason:   fmt.Sprintf("crashed the worker (or lost its connection) %d times while being handled: parked without running it again", crashAttempts),
+				runtime.HeaderDeadLetterReason:   fmt.Sprintf("crashed the worker (or lost its connection, or could not send its copy) %d times while being handled: parked without running it again", crashAttempts),
 				runtime.HeaderDeadLetterSource:   w.Queue,
 				runtime.HeaderDeadLetterAttempts: "1",
 				runtime.HeaderDeadLetterPoison:   "false",

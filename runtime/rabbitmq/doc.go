@@ -107,8 +107,8 @@
 // the subscription's crash limit (runtime.Subscription.CrashLimit:
 // delivery_limit, else the largest max_attempts, at least 2) without
 // running it again, with the reason "crashed the worker (or lost its
-// connection) 3 times while being handled: parked without running it
-// again". A crash counts against the message being handled alone, never
+// connection, or could not send its copy) 3 times while being handled:
+// parked without running it again". A crash counts against the message being handled alone, never
 // against the others the worker held: every message that came back runs
 // alone, with no other handler of its subscription running and no other
 // delivery of its queue held by the worker.

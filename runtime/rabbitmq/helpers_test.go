@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -351,6 +352,16 @@ func handler(typ string, p runtime.Policy, c *calls, outcome func(j *job, md run
 		c.add(j, md)
 		return outcome(j, md)
 	})
+}
+
+// cameBack reports a delivery of a message that came back after its
+// worker died, lost its connection or handed it back: set aside on the
+// suspect queue, it carries its count of crashes (a delivery of the
+// subscription's own queue that the broker redelivered is set aside
+// without running; on a quorum queue, one released at shutdown runs,
+// redelivered).
+func cameBack(md runtime.Metadata) bool {
+	return md.Redelivered || md.Headers[adapter.HeaderCrashes] != ""
 }
 
 func alwaysFail(*job, runtime.Metadata) runtime.Outcome { return runtime.Retry().Because(errFailed) }

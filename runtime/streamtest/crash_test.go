@@ -119,7 +119,7 @@ func TestASuspectThatKeepsComingBackIsParked(t *testing.T) {
 	}
 	dead := h.Queue("jobs.dead")
 	if len(dead) != 1 || dead[0].ID != "job-2" ||
-		dead[0].Headers[runtime.HeaderDeadLetterReason] != "crashed the worker (or lost its connection) 3 times while being handled: parked without running it again" {
+		dead[0].Headers[runtime.HeaderDeadLetterReason] != "crashed the worker (or lost its connection, or could not send its copy) 3 times while being handled: parked without running it again" {
 		t.Fatalf("jobs.dead holds %v, want job-2 parked for its 3 crashes", dead)
 	}
 	var again []string
