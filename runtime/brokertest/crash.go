@@ -55,11 +55,11 @@ func (a *aloneCalls) handler(f *fixture, back func(*Job) bool) runtime.Handler {
 // Messages that came back after their worker died (Transport.Redeliver)
 // each run alone, never beside another handler call, however many calls
 // the subscription may make at once: one of them may be what killed the
-// worker, and a crash while it runs must count against it alone. On a
-// classic queue (the suite's) a message that came back is set aside on
-// the subscription's suspect queue first, with its count of crashes
-// (adapter.HeaderCrashes "1"), and runs from there; the set-aside counts
-// as Released. The other messages are handled as ever.
+// worker, and a crash while it runs must count against it alone. A
+// message that came back is set aside on the subscription's suspect queue
+// first, with its count of crashes (adapter.HeaderCrashes "1"), and runs
+// from there; the set-aside counts as Released. The other messages are
+// handled as ever.
 func messagesThatCameBackRunAlone(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	f := newFixture(t, tr, q)

@@ -143,11 +143,11 @@
 //     headers it sets on a delivery's copies reach the next delivery: a
 //     transport sends each copy with Copy.Set.
 //
-//   - RabbitMQ: messages that came back after their worker died each run
-//     alone, never beside another handler call, whatever the
-//     subscription's concurrency; on a classic queue each is first set
+//   - RabbitMQ: messages that came back after their worker died are set
 //     aside on the subscription's suspect queue with one crash counted
-//     (adapter.HeaderCrashes), which counts as Released.
+//     (adapter.HeaderCrashes), which counts as Released, and each runs
+//     alone from there, never beside another handler call, whatever the
+//     subscription's concurrency.
 //
 //   - A batch subscription's handler gets a full batch in one call, each
 //     message with its own Metadata, and a batch that is not full once its

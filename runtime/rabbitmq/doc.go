@@ -108,37 +108,40 @@
 // delivery_limit, else the largest max_attempts, at least 2) without
 // running it again, with the reason "crashed the worker (or lost its
 // connection, or could not send its copy) 3 times while being handled:
-// parked without running it again". A crash counts against the message being handled alone, never
-// against the others the worker held: every message that came back runs
-// alone, with no other handler of its subscription running and no other
-// delivery of its queue held by the worker.
+// parked without running it again". A crash counts against the message
+// being handled alone, never against the others the worker held:
 //
-//   - A quorum queue counts the returns itself (x-delivery-count) and
-//     delivers them before its other messages. Each consumer starts with
-//     a prefetch of 1, so it holds the message that came back and nothing
-//     else while it runs; the first delivery the broker counted no return
-//     for starts a consumer with the full prefetch in its place (RabbitMQ
-//     applies a basic.qos only to the consumers started after it) and
-//     the first is cancelled. The queue's x-delivery-limit is the crash
-//     limit, as it always was: the Consumer parks a message at the limit,
-//     the broker only past it, should the worker die even while parking.
-//   - A classic queue counts nothing. A message that came back is set
-//     aside: a copy with its count of crashes (adapter.HeaderCrashes, 1
-//     the first time) goes to the subscription's suspect queue, and the
-//     original is acked. The Broker consumes the suspect queue on a
-//     channel of its own with a prefetch of 1, and each suspect runs
-//     alone; one that comes back again is set aside once more with its
-//     count raised by one. Suspects are handled in the order they came
-//     back, apart from the messages of the queue.
+//   - A message of the subscription's queue that came back (redelivered
+//     on a classic queue; counted by the broker, x-delivery-count, on a
+//     quorum queue, so that a message RabbitMQ 4.3 hands back uncounted at
+//     shutdown is none) is set aside without running: a copy with its
+//     count of crashes (adapter.HeaderCrashes, 1) goes to the
+//     subscription's suspect queue ("<queue>.suspect"), then the original
+//     is acked. It waits for no handler: held back, it would be counted
+//     with a crash.
+//   - The Broker consumes the suspect queue on a channel of its own with
+//     a prefetch of 1, and each suspect runs alone: once the handlers
+//     running return, with the acks held back sent, and holding every
+//     other handler of the subscription back until it is settled. Should
+//     the worker die while it runs, it alone comes back, from the suspect
+//     queue, and is set aside again with its count raised by one.
 //
-// A message that merely was held when the worker died counts one return,
-// and is then handled alone; only a message whose own runs end with the
-// worker gone reaches the limit. A message that comes back to a worker
-// that is past its cautious start (another worker died) still runs alone,
-// but the deliveries that worker holds are counted with it should it
-// crash; each then runs alone in turn. A lost connection counts as a
-// crash. On a classic queue a message handed back at shutdown comes back
-// redelivered, so it is set aside too, counted once.
+// A message that merely was held when the worker died counts one, and is
+// then handled alone; only a message whose own runs end with the worker
+// gone reaches the limit. Suspects are handled in the order they came
+// back, apart from the other messages. A quorum queue's x-delivery-limit
+// keeps its value (the crash limit): a message of the queue comes back
+// once and is set aside, so the broker's count reaches the limit only
+// for one held through that many crashes before it could be set aside. A
+// quorum suspect queue is a quorum queue, declared on RabbitMQ 4 with no
+// delivery limit (x-delivery-limit -1).
+//
+// What is left: a suspect waiting for the handlers running to return is
+// counted should one of them crash the worker; a crash counts against
+// what the worker holds of its other subscriptions too; a lost connection
+// counts as a crash; and on a classic queue a message handed back at
+// shutdown comes back redelivered, so it is set aside too, counted once
+// (on RabbitMQ 3.x a quorum queue counts such a release as well).
 //
 // # Concurrency, prefetch, reconnects, shutdown
 //
