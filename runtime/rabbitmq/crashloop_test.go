@@ -96,10 +96,32 @@ type crashRun struct {
 	out string
 }
 
+// crashProcess is one worker process of a crash loop.
+type crashProcess struct {
+	id             int
+	cmd            *exec.Cmd
+	stdout, stderr *testkit.SyncBuffer
+	exited         chan error
+}
+
+// startCrashWorker starts worker id, running spec.
+func startCrashWorker(t *testing.T, id int, spec []byte) *crashProcess {
+	t.Helper()
+	p := &crashProcess{id: id, stdout: &testkit.SyncBuffer{}, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	p.cmd.Env = append(os.Environ(), crashWorkerEnv+"="+string(spec))
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	return p
+}
+
 // runCrashLoop declares w's queues, publishes jobs 1 to n, and runs
-// workers of w, each restarted after it crashed, until every job is
-// handled or parked and the queues are empty.
-func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n int) crashRun {
+// workers of w, that many at once, each restarted after it crashed,
+// until every job is handled or parked and the queues are empty.
+func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n, workers int) crashRun {
 	t.Helper()
 	if err := declareTopology(adm.conn, topology([]*runtime.Subscription{w.subscription()}), adm.version(), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
@@ -113,77 +135,85 @@ func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n int) crashRun {
 	}
 	run := crashRun{handled: map[int]int{}}
 	var out strings.Builder
-	// done reports whether every job was handled or parked, counting
-	// what the worker running wrote so far, and the queues are empty.
-	done := func(running string) bool {
+	// collect counts what p handled, and keeps what it wrote.
+	collect := func(p *crashProcess) {
+		countHandled(run.handled, p.stdout.String())
+		fmt.Fprintf(&out, "--- worker %d\n%s%s", p.id, p.stdout, p.stderr)
+	}
+	// done reports whether every job was handled or parked, counting what
+	// the workers running wrote so far, and the queues are empty.
+	done := func(running []*crashProcess) bool {
 		handled := maps.Clone(run.handled)
-		countHandled(handled, running)
+		for _, p := range running {
+			countHandled(handled, p.stdout.String())
+		}
 		healthy := 0
 		for id := range handled {
 			if id != w.Bad {
 				healthy++
 			}
 		}
+		if healthy+adm.ready(w.Queue+".dl") < n {
+			return false
+		}
 		for _, q := range []string{w.Queue, w.Queue + runtime.SuspectQueueSuffix} {
-			if adm.exists(q) && (adm.ready(q) > 0 || adm.unacked(q) > 0) {
+			if adm.ready(q) > 0 || adm.unacked(q) > 0 {
 				return false
 			}
 		}
-		return healthy+adm.ready(w.Queue+".dl") >= n
+		return true
 	}
-	for worker := 1; ; worker++ {
-		if run.crashes > crashAttempts+2 {
-			t.Fatalf("%d crashes and the queues are not empty; the workers wrote:\n%s", run.crashes, out.String())
-		}
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashWorkerEnv+"="+string(spec))
-		stdout := &testkit.SyncBuffer{}
-		stderr := &testkit.SyncBuffer{}
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		collect := func() {
-			countHandled(run.handled, stdout.String())
-			fmt.Fprintf(&out, "--- worker %d\n%s%s", worker, stdout, stderr)
-		}
-		deadline := time.After(patience)
-		finished := false
-	wait:
-		for {
-			select {
-			case err := <-exited:
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != crashExit {
-					collect()
-					t.Fatalf("worker %d ended with %v, want exit status %d from a crash; the workers wrote:\n%s", worker, err, crashExit, out.String())
-				}
-				run.crashes++
-				collect()
-				break wait
-			case <-time.After(50 * time.Millisecond):
-				if !done(stdout.String()) {
-					continue
-				}
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				if err := <-exited; err != nil {
-					collect()
-					t.Fatalf("worker %d did not stop cleanly: %v; the workers wrote:\n%s", worker, err, out.String())
-				}
-				collect()
-				finished = true
-				break wait
-			case <-deadline:
-				_ = cmd.Process.Kill()
-				<-exited
-				collect()
-				t.Fatalf("worker %d neither crashed nor finished in %v; the workers wrote:\n%s", worker, patience, out.String())
+	procs := make([]*crashProcess, workers)
+	started := 0
+	for i := range procs {
+		started++
+		procs[i] = startCrashWorker(t, started, spec)
+	}
+	// fail stops the workers still running (those not nil) and fails t.
+	fail := func(format string, args ...any) {
+		t.Helper()
+		for _, p := range procs {
+			if p != nil {
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+				collect(p)
 			}
 		}
-		if finished {
-			break
+		t.Fatalf(format+"; the workers wrote:\n%s", append(args, out.String())...)
+	}
+	deadline := time.Now().Add(patience * time.Duration(crashAttempts+2))
+	for !done(procs) {
+		if time.Now().After(deadline) {
+			fail("the workers did not empty the queues in %v", patience*time.Duration(crashAttempts+2))
+		}
+		time.Sleep(50 * time.Millisecond)
+		for i, p := range procs {
+			select {
+			case err := <-p.exited:
+				collect(p)
+				procs[i] = nil
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != crashExit {
+					fail("worker %d ended with %v, want exit status %d from a crash", p.id, err, crashExit)
+				}
+				run.crashes++
+				if run.crashes > crashAttempts+2 {
+					fail("%d crashes and the queues are not empty", run.crashes)
+				}
+				started++
+				procs[i] = startCrashWorker(t, started, spec)
+			default:
+			}
+		}
+	}
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range procs {
+		err := <-p.exited
+		collect(p)
+		if err != nil {
+			t.Errorf("worker %d did not stop cleanly: %v", p.id, err)
 		}
 	}
 	for {
@@ -211,14 +241,26 @@ func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n int) crashRun {
 // run go test -race -count=1 -run TestACrashCountsOnlyAgainstTheMessageThatCausedIt ./runtime/rabbitmq/
 func TestACrashCountsOnlyAgainstTheMessageThatCausedIt(t *testing.T) {
 	testkit.NoLeaks(t)
-	for _, qt := range []runtime.QueueType{runtime.QuorumQueue, runtime.ClassicQueue} {
-		t.Run(string(qt), func(t *testing.T) {
+	for _, tc := range []struct {
+		qt         runtime.QueueType
+		n, workers int
+	}{
+		{runtime.QuorumQueue, 50, 1},
+		{runtime.ClassicQueue, 50, 1},
+		// Three workers at once, with more jobs than they hold: what one
+		// worker's crash brings back goes to the others, which hold
+		// healthy jobs of their own.
+		{runtime.QuorumQueue, 300, 3},
+		{runtime.ClassicQueue, 300, 3},
+	} {
+		t.Run(fmt.Sprintf("%s/%d workers", tc.qt, tc.workers), func(t *testing.T) {
 			adm := newAdmin(t)
-			const n, bad = 50, 20
+			qt, n := tc.qt, tc.n
+			const bad = 20
 			w := crashWorker{Queue: adm.queue("crash-" + string(qt)), QueueType: qt, Prefetch: 50, Bad: bad}
-			run := runCrashLoop(t, adm, w, n)
-			t.Logf("RabbitMQ %v, %s queue: %d crashes, %d jobs handled (%d handler calls), %d parked",
-				adm.version(), qt, run.crashes, len(run.handled), sum(run.handled), len(run.letters))
+			run := runCrashLoop(t, adm, w, n, tc.workers)
+			t.Logf("RabbitMQ %v, %s queue, %d workers: %d crashes, %d jobs handled (%d handler calls), %d parked",
+				adm.version(), qt, tc.workers, run.crashes, len(run.handled), sum(run.handled), len(run.letters))
 			if run.crashes != crashAttempts {
 				t.Errorf("the workers crashed %d times, want %d: the bad message runs max_attempts times, then it is parked", run.crashes, crashAttempts)
 			}
