@@ -218,13 +218,15 @@ func (c *Consumer) RetryCountHeader() string { return c.countHeader }
 // often as the subscription's crash limit (runtime.Subscription.CrashLimit)
 // is parked (or dropped, without a dead-letter queue) without running
 // again, with a reason that says so. Suspects are handled in the order
-// they came back, apart from the messages of the subscription's queue. ctx is the handlers' context: once it has ended, d is
-// no longer settled but left to the broker (or, where nothing can take it
-// back, reported lost). It returns the verdict and the error it was
-// settled with, for an adapter or harness that records them; a ZeroMQ
-// retry copy that waits for its delay is settled later, and so is a copy
-// whose outcome the Transport reports after Send returned (RabbitMQ: once
-// the broker confirmed it). Then the error returned is nil.
+// they came back, apart from the messages of the subscription's queue.
+//
+// ctx is the handlers' context: once it has ended, d is no longer settled
+// but left to the broker (or, where nothing can take it back, reported
+// lost). It returns the verdict and the error it was settled with, for an
+// adapter or harness that records them; a ZeroMQ retry copy that waits
+// for its delay is settled later, and so is a copy whose outcome the
+// Transport reports after Send returned (RabbitMQ: once the broker
+// confirmed it). Then the error returned is nil.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	if ctx.Err() != nil {
 		if c.acks != nil && !c.auto {
