@@ -35,9 +35,9 @@ type Delivery struct {
 	// Returned is how many earlier deliveries of the message ended without
 	// its being settled: its worker crashed or lost its connection, or
 	// handed it back (RabbitMQ quorum queues: x-delivery-count). 0 where
-	// the broker does not count them. On the subscription's own queue of
-	// a quorum subscription, the Consumer takes it as the message's count
-	// of crashes (see Consumer.Handle).
+	// the broker does not count them. On a quorum subscription's queue,
+	// the Consumer takes a message it counts as one that came back after
+	// its worker died (see Consumer.Handle).
 	Returned int
 	// Suspect reports that the adapter took the delivery from the
 	// subscription's suspect queue (runtime.Subscription.SuspectQueue),
