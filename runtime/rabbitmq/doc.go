@@ -36,8 +36,8 @@
 // first that answers, and on each reconnect starts at the address after
 // the one it was on. The consuming and the publishing connection fail over
 // each on its own. With queue_type=quorum the subscription's queue, its
-// wait queues and its dead-letter queues are quorum queues, replicated
-// over the cluster, so losing a node loses no message.
+// wait queues, its suspect queue and its dead-letter queues are quorum
+// queues, replicated over the cluster, so losing a node loses no message.
 //
 // # What Start declares
 //
@@ -237,10 +237,11 @@
 //
 // # Quorum queues
 //
-// queue_type=quorum declares the subscription's queue, its wait queues and
-// its dead-letter queues as quorum queues, replicated over a cluster's
-// nodes, so that a message survives the loss of a node wherever it is:
-// waiting for a worker, waiting out a retry delay, or parked. The wait
+// queue_type=quorum declares the subscription's queue, its wait queues,
+// its suspect queue and its dead-letter queues as quorum queues,
+// replicated over a cluster's nodes, so that a message survives the loss
+// of a node wherever it is: waiting for a worker, waiting out a retry
+// delay, waiting to run alone after a crash, or parked. The wait
 // queues move expired copies back with x-dead-letter-strategy
 // at-least-once (and the x-overflow reject-publish it needs), so a copy
 // whose way back is cut by a node loss is moved once the queue is back,
