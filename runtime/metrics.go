@@ -15,8 +15,10 @@ type SubscriptionStats struct {
 	Rejected   int64
 	Dropped    int64
 	Failed     int64
-	// Released counts deliveries handed back at shutdown before any
-	// handler took them (RabbitMQ), to be delivered again.
+	// Released counts deliveries handed back before any handler took
+	// them (RabbitMQ), to be delivered again: at shutdown, and, on a
+	// classic queue, a message that came back after its worker died,
+	// set aside on the suspect queue to run alone.
 	Released int64
 }
 

@@ -85,10 +85,10 @@ type Subscription struct {
 	// A quorum subscription's wait queues and dead-letter queues are
 	// quorum queues too.
 	QueueType QueueType
-	// DeliveryLimit (RabbitMQ, quorum queues) is the queue's
-	// x-delivery-limit: how many deliveries of one attempt may end
-	// unsettled (the worker crashed or lost its connection while it ran)
-	// before the message is parked. 0 means the default; see
+	// DeliveryLimit (RabbitMQ, quorum queues) is how many times a message
+	// of one attempt may come back unsettled (its worker crashed or lost
+	// its connection while holding it) before it is parked, and the
+	// queue's x-delivery-limit. 0 means the default; see CrashLimit and
 	// DeliveryLimitInForce.
 	DeliveryLimit int
 	// SingleActiveConsumer (RabbitMQ) declares the queue with
@@ -274,27 +274,48 @@ func (s *Subscription) DeadLetters() []string {
 func (s *Subscription) QueueDeadLetter() string { return s.PoisonDeadLetter() }
 
 // minDeliveryLimit is the least delivery limit a quorum subscription gets
-// by default, so that one lost connection does not park a message.
+// by default, and the least crash limit of any subscription, so that one
+// lost connection does not park a message.
 const minDeliveryLimit = 2
 
 // DeliveryLimitInForce returns the delivery limit of a quorum
-// subscription's queue: DeliveryLimit when set, else the largest
-// max_attempts of its handlers, at least minDeliveryLimit; 0 for a classic
-// queue, which counts no redeliveries.
+// subscription's queue, x-delivery-limit: CrashLimit's value (DeliveryLimit
+// when set, else the largest max_attempts of its handlers, at least
+// minDeliveryLimit); 0 for a classic queue, which counts no redeliveries
+// and refuses the argument.
 //
-// The limit bounds the deliveries of one attempt that end unsettled: the
-// worker crashed, lost its connection, or could not send the attempt's
-// retry copy and handed the message back. A message handed back that many
-// times is parked on its next delivery, without its handler running again
-// (see the Consumer), so a message that crashes its worker runs the
-// handler at most DeliveryLimitInForce times. The queue is declared with
-// the limit too (x-delivery-limit), so that the broker parks such a
-// message itself should the worker crash even then. A retry copy is a new
-// message, so each attempt has the whole limit.
+// The broker parks (dead-letters) a message returned more often than the
+// limit. The Consumer parks a message at the limit, one delivery earlier,
+// so the broker's limit acts only should the worker die even while it
+// parks one. A queue's arguments never change once it is declared; the
+// value has stayed the same since queues were first declared with it.
 func (s *Subscription) DeliveryLimitInForce() int {
 	if s.QueueType != QuorumQueue {
 		return 0
 	}
+	return s.deliveryLimit()
+}
+
+// CrashLimit returns how many times a message of a RabbitMQ subscription
+// (ack=manual) may come back unsettled (its worker crashed, or lost its
+// connection, while it held it) before the Consumer parks it without
+// running its handler again: DeliveryLimit when set, else the largest
+// max_attempts of its handlers, at least minDeliveryLimit (so that one
+// lost connection never parks a message); 0 with ack=auto, where a crash
+// loses what the worker held and nothing comes back.
+//
+// A message that comes back is set aside on the subscription's suspect
+// queue (SuspectQueue) and handled alone from there, so that a crash while
+// it runs counts against it and against no other message; see
+// runtime/adapter.
+func (s *Subscription) CrashLimit() int {
+	if s.AutoAck {
+		return 0
+	}
+	return s.deliveryLimit()
+}
+
+func (s *Subscription) deliveryLimit() int {
 	if s.DeliveryLimit > 0 {
 		return s.DeliveryLimit
 	}
@@ -303,6 +324,21 @@ func (s *Subscription) DeliveryLimitInForce() int {
 		limit = max(limit, h.Policy.Attempts())
 	}
 	return limit
+}
+
+// SuspectQueueSuffix ends the name of a subscription's suspect queue.
+const SuspectQueueSuffix = ".suspect"
+
+// SuspectQueue returns the name of the queue where a RabbitMQ subscription
+// (ack=manual) keeps the messages that came back after their worker died,
+// each with its count of crashes, to be handled alone: the subscription's
+// name and SuspectQueueSuffix, "jobs.suspect" for "jobs". It is "" with
+// ack=auto, where nothing comes back.
+func (s *Subscription) SuspectQueue() string {
+	if s.AutoAck || s.Name == "" {
+		return ""
+	}
+	return s.Name + SuspectQueueSuffix
 }
 
 // ValidationError is one rule a subscription breaks. Key names the
@@ -512,6 +548,13 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 		for i, h := range s.Handlers {
 			if h.Policy.DeadLetter == q.Name {
 				add(i, "dead_letter", "dead_letter %q is the subscription's wait queue: name another queue", q.Name)
+			}
+		}
+	}
+	if sq := s.SuspectQueue(); sq != "" {
+		for i, h := range s.Handlers {
+			if h.Policy.DeadLetter == sq {
+				add(i, "dead_letter", "dead_letter %q is the subscription's suspect queue, where messages that came back after a crash wait to be handled alone: name another queue", sq)
 			}
 		}
 	}

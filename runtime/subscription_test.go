@@ -103,6 +103,12 @@ func TestValidate(t *testing.T) {
 		{"dead letter on a ladder step", rabbit, runtime.Subscription{Name: "jobs", RetryDelays: []time.Duration{time.Second, time.Minute},
 			Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{MaxAttempts: 2}), okHandler("Invoice", runtime.Policy{DeadLetter: "jobs.retry.1m"})}},
 			[]problem{{1, "dead_letter", `dead_letter "jobs.retry.1m" is the subscription's wait queue`}}},
+		{"dead letter on the suspect queue", rabbit, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs.suspect" is the subscription's suspect queue, where messages that came back after a crash wait to be handled alone`}}},
+		{"ack=auto has no suspect queue", rabbit, runtime.Subscription{Name: "jobs", AutoAck: true, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}}, nil},
+		{"a quorum queue's too", rabbit, runtime.Subscription{Name: "jobs", QueueType: runtime.QuorumQueue, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}},
+			[]problem{{0, "dead_letter", `dead_letter "jobs.suspect" is the subscription's suspect queue`}}},
+		{"zeromq has no suspect queue", zero, runtime.Subscription{Name: "jobs", Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{DeadLetter: "jobs.suspect"})}}, nil},
 
 		{"delivery_limit on a classic queue", rabbit, runtime.Subscription{Name: "jobs", DeliveryLimit: 3, Handlers: []runtime.Handler{okHandler("Job", runtime.Policy{})}},
 			[]problem{{-1, "delivery_limit", "delivery_limit is for quorum queues (RabbitMQ refuses x-delivery-limit on a classic queue): add queue_type=quorum"}}},
@@ -249,5 +255,49 @@ func TestPolicyAttempts(t *testing.T) {
 		if got := (runtime.Policy{MaxAttempts: max}).Attempts(); got != want {
 			t.Errorf("Attempts() with MaxAttempts %d = %d, want %d", max, got, want)
 		}
+	}
+}
+
+// The crash limit is the quorum delivery limit's rule, on every queue
+// type: delivery_limit when set, else the largest max_attempts, at least
+// 2, so that one lost connection never parks a message; with ack=auto
+// nothing comes back, so there is none. Only a quorum queue is declared
+// with it (x-delivery-limit): RabbitMQ refuses it on a classic queue.
+func TestCrashLimit(t *testing.T) {
+	sub := func(q runtime.QueueType, limit int, auto bool, attempts ...int) *runtime.Subscription {
+		s := &runtime.Subscription{Name: "jobs", QueueType: q, DeliveryLimit: limit, AutoAck: auto}
+		for i, n := range attempts {
+			s.Handlers = append(s.Handlers, okHandler(fmt.Sprint("T", i), runtime.Policy{MaxAttempts: n}))
+		}
+		return s
+	}
+	for _, c := range []struct {
+		sub          *runtime.Subscription
+		crash, queue int
+	}{
+		{sub("", 0, false, 3), 3, 0},
+		{sub(runtime.ClassicQueue, 0, false, 3, 5), 5, 0},
+		{sub("", 0, false, 1), 2, 0},
+		{sub("", 0, false, 0), 2, 0},
+		{sub(runtime.QuorumQueue, 0, false, 3), 3, 3},
+		{sub(runtime.QuorumQueue, 7, false, 3), 7, 7},
+		{sub(runtime.QuorumQueue, 0, true, 1), 0, 2},
+		{sub("", 0, true, 1), 0, 0},
+	} {
+		if got := c.sub.CrashLimit(); got != c.crash {
+			t.Errorf("CrashLimit() of %q queue, delivery_limit=%d, ack=auto %v, handlers %v = %d, want %d", c.sub.QueueType, c.sub.DeliveryLimit, c.sub.AutoAck, c.sub.Handlers, got, c.crash)
+		}
+		if got := c.sub.DeliveryLimitInForce(); got != c.queue {
+			t.Errorf("DeliveryLimitInForce() of %q queue, delivery_limit=%d, ack=auto %v, handlers %v = %d, want %d", c.sub.QueueType, c.sub.DeliveryLimit, c.sub.AutoAck, c.sub.Handlers, got, c.queue)
+		}
+	}
+	if got := sub("", 0, false, 3).SuspectQueue(); got != "jobs.suspect" {
+		t.Errorf("SuspectQueue() = %q, want jobs.suspect", got)
+	}
+	if got := sub("", 0, true, 1).SuspectQueue(); got != "" {
+		t.Errorf("SuspectQueue() with ack=auto = %q, want none", got)
+	}
+	if got := sub(runtime.QuorumQueue, 0, false, 3).SuspectQueue(); got != "jobs.suspect" {
+		t.Errorf("SuspectQueue() of a quorum queue = %q, want jobs.suspect", got)
 	}
 }

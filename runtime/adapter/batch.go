@@ -145,15 +145,26 @@ func (bt *batcher) changed(delta int) {
 // the handlers' context, which the batch call runs in (each delivery's
 // own context, with its observation, is linked to the batch's by a
 // BatchObserver).
+//
+// A suspect (a delivery of the suspect queue) joins no batch: it runs
+// alone, in a batch of its own, at once.
 func (c *Consumer) batchCall(base, ctx context.Context, d *Delivery, i int, h *runtime.Handler, v any, md runtime.Metadata) Verdict {
 	bt := c.batches
-	b, n, lead := bt.join(batchItem{ctx: ctx, d: d, v: v, md: md})
-	if !lead {
-		<-b.done
-		d.batched = &b.results[n]
-		return b.results[n].v
+	it := batchItem{ctx: ctx, d: d, v: v, md: md}
+	var b *batch
+	if d.Suspect {
+		b = &batch{items: []batchItem{it}, done: make(chan struct{})}
+	} else {
+		var n int
+		var lead bool
+		b, n, lead = bt.join(it)
+		if !lead {
+			<-b.done
+			d.batched = &b.results[n]
+			return b.results[n].v
+		}
+		c.fill(base, b)
 	}
-	c.fill(base, b)
 	var outs []runtime.Outcome
 	if c.acquire(base) {
 		outs = c.runBatch(base, i, h, b.items)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/internal/retrycount"
 )
 
 // call calls handler i, h, with v through its middleware, and times the
@@ -128,24 +129,78 @@ func callAttrs(md runtime.Metadata) []any {
 	return []any{"message_ids", ids, "message_type", md.MessageType, "attempts", attempts}
 }
 
-// unsettled is the verdict for a delivery whose earlier deliveries ended
-// unsettled as often as the delivery limit allows: the message is parked
-// (or dropped, with no dead-letter queue) without its handler running
-// again, since each run so far crashed the worker, lost its connection or
-// could not send its retry copy. The broker would park or drop it itself
-// were it handed back once more.
-func (c *Consumer) unsettled(d *Delivery, h *runtime.Handler) Verdict {
+// crashes returns how many times d came back unsettled (its worker
+// crashed or lost its connection while holding it, or handed it back),
+// this delivery included when it is such a return:
+//
+//   - on the suspect queue, the count its copy carries (HeaderCrashes),
+//     and one more when it is redelivered: a suspect is the one delivery
+//     its worker holds of the suspect queue, and runs alone, so the
+//     worker died while it ran;
+//   - on the subscription's queue, one when it came back: redelivered on
+//     a classic queue, which counts nothing; counted by the broker on a
+//     quorum queue (Delivery.Returned, x-delivery-count), which tells a
+//     message released at shutdown (RabbitMQ 4.3 does not count that)
+//     from one that came back after a crash. It counts one however often
+//     the broker counted it: it runs no handler on that queue, and each
+//     time it came back it may merely have been held.
+//
+// On the subscription's queue a count of 1 cannot tell the message that
+// crashed its worker from the others the worker held: each is set aside
+// to run alone, so that from then on only its own crashes count.
+func (c *Consumer) crashes(d *Delivery) int {
+	n := 0
+	switch {
+	case d.Suspect:
+		n, _ = retrycount.Parse(d.Headers[c.rules.headerName(HeaderCrashes)]) // unreadable: 0, and the copy sets it anew
+		if d.Redelivered {
+			n++
+		}
+	case c.quorum && d.Returned > 0, !c.quorum && d.Redelivered:
+		n = 1
+	}
+	return min(max(n, 0), retrycount.Max)
+}
+
+// isolate is the verdict for d, which came back unsettled n times and
+// has not reached the crash limit: a copy goes to the suspect queue, with
+// n, to be handled alone. Its handler does not run now.
+func (c *Consumer) isolate(d *Delivery, h *runtime.Handler, n int) Verdict {
+	return Verdict{
+		Kind:        VerdictIsolate,
+		Queue:       c.suspectQueue,
+		Reason:      fmt.Sprintf("came back unsettled %s (its worker crashed or lost its connection while holding it, or could not send its copy), of %d allowed: it is handled alone from %s", times(n), c.crashLimit, c.suspectQueue),
+		Attempt:     d.attempt,
+		MaxAttempts: h.Policy.Attempts(),
+		MessageType: h.MessageType,
+	}
+}
+
+// crashed is the verdict for d, which came back unsettled n times, as
+// often as the crash limit allows: the message is parked (or dropped,
+// with no dead-letter queue) without its handler running again. It ran
+// alone each time but the first, so its own runs killed the worker.
+func (c *Consumer) crashed(d *Delivery, h *runtime.Handler, n int) Verdict {
 	v := Verdict{
-		Reason:      fmt.Sprintf("delivered %d times without being settled: the worker crashed or lost its connection each time, or could not send the retry copy", d.Returned),
+		Reason:      fmt.Sprintf("crashed the worker (or lost its connection, or could not send its copy) %s while being handled: parked without running it again", times(n)),
 		Attempt:     d.attempt,
 		MaxAttempts: h.Policy.Attempts(),
 		MessageType: h.MessageType,
 	}
 	if h.Policy.DeadLetter == "" {
 		v.Kind = VerdictDrop
+		v.Reason = strings.Replace(v.Reason, "parked", "dropped (no dead_letter)", 1)
 		return v
 	}
 	return c.park(v, h.Policy.DeadLetter)
+}
+
+// times writes n times.
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // panicStack, called by a deferred function that recovered a panic,

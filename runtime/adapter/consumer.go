@@ -61,9 +61,20 @@ type Consumer struct {
 	waitQueues  []WaitQueue
 	isWait      map[string]bool
 	delayed     *delayedCopies
-	// deliveryLimit is the subscription's delivery limit in force
-	// (RabbitMQ quorum queues), 0 for none.
-	deliveryLimit int
+	// crashLimit is how many times a message may come back unsettled
+	// before it is parked (runtime.Subscription.CrashLimit), 0 where
+	// nothing comes back (ZeroMQ, ack=auto); suspectQueue is where the
+	// messages that come back are set aside, each to be handled alone;
+	// quorum reports a quorum queue, whose broker counts the returns.
+	crashLimit   int
+	quorum       bool
+	suspectQueue string
+	// alone keeps a suspect's handler the only one running: a suspect
+	// holds it, every other delivery shares it (see Handle). Only with a
+	// crashLimit.
+	alone sync.RWMutex
+	// flusher sends the acks the transport holds back, or nil.
+	flusher AckFlusher
 	// queueDeadLetters reports a RabbitMQ queue that dead-letters what it
 	// rejects into the subscription's dead-letter queue.
 	queueDeadLetters bool
@@ -91,8 +102,10 @@ type Consumer struct {
 	// sendFailures counts copies in a row that could not be sent.
 	sendFailures atomic.Int64
 	// copies counts the copies whose outcome the transport has yet to
-	// report.
+	// report; unsent counts them too, for a suspect to wait on while
+	// others may start (a WaitGroup must not be waited on then).
 	copies     sync.WaitGroup
+	unsent     copyCount
 	poisonLogs logLimiter
 
 	// ackWarned and rejectWarned are set once the warnings that this
@@ -151,7 +164,12 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 		c.obsStop = env.Observer.StartConsumer(observe.ConsumerInfo{Broker: string(rules.Kind), Subscription: sub.Name, MessageTypes: types, WaitingCopies: c.WaitingCopies})
 	}
 	if rules.Kind == runtime.RabbitMQ {
-		c.deliveryLimit = sub.DeliveryLimitInForce()
+		if c.acks != nil && !c.auto {
+			c.crashLimit = sub.CrashLimit()
+			c.suspectQueue = sub.SuspectQueue()
+			c.quorum = sub.QueueType == runtime.QuorumQueue
+			c.flusher, _ = tr.(AckFlusher)
+		}
 		c.queueDeadLetters = sub.QueueDeadLetter() != ""
 		c.waitQueues = WaitQueues(sub)
 		c.isWait = make(map[string]bool, len(c.waitQueues))
@@ -176,20 +194,46 @@ func (c *Consumer) Logger() *slog.Logger { return c.log }
 // recorded (Delivery.RetryCycles).
 func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 
+// SuspectQueue returns the queue the adapter consumes beside the
+// subscription's own, one delivery at a time, marking its deliveries
+// Delivery.Suspect: where the Consumer sets aside the messages that come
+// back after their worker died. It is "" where none is needed (ZeroMQ,
+// ack=auto).
+func (c *Consumer) SuspectQueue() string { return c.suspectQueue }
+
 // RetryCountHeader returns the name of the retry count header, as the
 // broker writes it.
 func (c *Consumer) RetryCountHeader() string { return c.countHeader }
 
 // Handle runs one delivery: it decides what becomes of d and carries it
 // out through the Transport, then logs and counts the outcome. It never
-// panics because of a handler, and blocks only for the handler and the
-// sending of a copy. ctx is the handlers' context: once it has ended, d is
-// no longer settled but left to the broker (or, where nothing can take it
-// back, reported lost). It returns the verdict and the error it was
-// settled with, for an adapter or harness that records them; a ZeroMQ
-// retry copy that waits for its delay is settled later, and so is a copy
-// whose outcome the Transport reports after Send returned (RabbitMQ: once
-// the broker confirmed it). Then the error returned is nil.
+// panics because of a handler, and blocks only for the handler, the
+// sending of a copy and, on RabbitMQ, a suspect's run (below).
+//
+// On RabbitMQ (ack=manual) a message that comes back unsettled (its
+// worker crashed or lost its connection while holding it) is a suspect:
+// it may be what killed the worker, or it may merely have been held with
+// it. The Consumer never runs it among others, where a crash would count
+// against them all. It sets it aside instead (VerdictIsolate), without
+// running it: a copy with its count of crashes (HeaderCrashes, 1; see
+// crashes) goes to the subscription's suspect queue, which the adapter
+// consumes one delivery at a time (Delivery.Suspect), and each runs
+// alone there: Handle waits until no other handler of the subscription
+// runs, and holds the others back until it is settled. Should the worker
+// die while a suspect runs, only the suspect comes back, and it is set
+// aside again with its count one higher. A message that came back as
+// often as the subscription's crash limit (runtime.Subscription.CrashLimit)
+// is parked (or dropped, without a dead-letter queue) without running
+// again, with a reason that says so. Suspects are handled in the order
+// they came back, apart from the messages of the subscription's queue.
+//
+// ctx is the handlers' context: once it has ended, d is no longer settled
+// but left to the broker (or, where nothing can take it back, reported
+// lost). It returns the verdict and the error it was settled with, for an
+// adapter or harness that records them; a ZeroMQ retry copy that waits
+// for its delay is settled later, and so is a copy whose outcome the
+// Transport reports after Send returned (RabbitMQ: once the broker
+// confirmed it). Then the error returned is nil.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	if ctx.Err() != nil {
 		if c.acks != nil && !c.auto {
@@ -201,6 +245,51 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Verdict, error) {
 		return c.Discard(d, "not handled before the shutdown deadline", ErrNotHandled), ErrNotHandled
 	}
 	c.metrics.Delivered.Add(1)
+	switch {
+	case c.crashLimit == 0:
+	case d.Suspect:
+		return c.handleAlone(ctx, d)
+	case c.crashes(d) > 0:
+		// It came back: it is set aside (or parked) and runs no handler,
+		// so it waits for no suspect; held back, it would be counted
+		// with the suspect's crash.
+	default:
+		c.alone.RLock()
+		defer c.alone.RUnlock()
+	}
+	return c.handle(ctx, d)
+}
+
+// handleAlone handles d, a delivery of the suspect queue, with no other
+// handler of the subscription running: it waits for those running to
+// return, and holds back those that would start until d is settled. The
+// acks the transport holds are sent first, so that a crash while d runs
+// brings none of the messages handled before it back; and once d is
+// carried out, its own settlement (and its copy, if it sent one) is sent
+// before another handler starts.
+func (c *Consumer) handleAlone(ctx context.Context, d *Delivery) (Verdict, error) {
+	c.alone.Lock()
+	defer c.alone.Unlock()
+	c.flushAll(ctx)
+	v, err := c.handle(ctx, d)
+	c.flushAll(ctx)
+	return v, err
+}
+
+// flushAll waits for the copies being sent (their originals are settled
+// once the broker took them), then has the transport send the acks it
+// holds. It gives up when ctx ends.
+func (c *Consumer) flushAll(ctx context.Context) {
+	if err := c.unsent.wait(ctx); err != nil {
+		return
+	}
+	if c.flusher != nil {
+		_ = c.flusher.FlushAcks(ctx) // a lost channel: what it held comes back anyway
+	}
+}
+
+// handle is Handle once d is counted as delivered.
+func (c *Consumer) handle(ctx context.Context, d *Delivery) (Verdict, error) {
 	count, countErr := c.number(d)
 	hctx := ctx
 	if c.obs != nil {
@@ -268,8 +357,15 @@ func (c *Consumer) process(base, ctx context.Context, d *Delivery, countErr erro
 	}
 	h := c.handler(i, d)
 	d.attempt = min(d.attempt, h.Policy.Attempts()) // a forged count makes this the last attempt
-	if c.deliveryLimit > 0 && d.Returned >= c.deliveryLimit {
-		return c.unsettled(d, h)
+	if c.crashLimit > 0 {
+		switch n := c.crashes(d); {
+		case n >= c.crashLimit:
+			return c.crashed(d, h, n)
+		case n > 0 && (!d.Suspect || d.Redelivered):
+			// A message that came back, or a suspect that came back
+			// again: counted, and set aside to run alone.
+			return c.isolate(d, h, n)
+		}
 	}
 	if d.MessageID == "" && h.Transactional() {
 		return c.poisonFor(d, h, runtime.ErrNoMessageID.Error())
@@ -511,10 +607,13 @@ func (c *Consumer) Discard(d *Delivery, reason string, err error) Verdict {
 // (RabbitMQ: basic.nack with requeue, which RabbitMQ 4.3 does not count
 // toward a delivery limit: the message did not fail); with ack=auto it is
 // lost, since the broker counted it as delivered when it sent it (a drop
-// that failed). Either way it counts as delivered, and as Released when
+// that failed). A delivery of the suspect queue (Delivery.Suspect) goes
+// back there as a copy with its count of crashes instead (VerdictIsolate),
+// since one handed back would come back redelivered, which counts as one
+// more crash. Either way it counts as delivered, and as Released when
 // handed back (Failed when the broker refused it), the Observer sees it
 // end with its verdict, and it is logged. It returns the verdict it
-// settled.
+// settled (a copy's original is settled once the broker took the copy).
 func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if c.acks == nil || c.auto {
 		return c.Discard(d, "not started before shutdown", errLostUnstarted)
@@ -525,6 +624,14 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	c.unstarted(d, &v)
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
+	}
+	if d.Suspect && c.crashLimit > 0 {
+		// Handed back, it would come back redelivered, which counts as a
+		// crash of its run alone: it goes back as a copy with its count.
+		v.Kind, v.Queue = VerdictIsolate, c.suspectQueue
+		v.Reason = "not started before shutdown: back to " + c.suspectQueue + " with its count of crashes"
+		_ = c.sendCopy(ctx, d, c.rules.suspectCopy(d, v.Queue, c.crashes(d)), v)
+		return v
 	}
 	var err error
 	if rerr := c.acks.Release(ctx, d); rerr != nil {
@@ -556,5 +663,49 @@ func (c *Consumer) unstarted(d *Delivery, v *Verdict) {
 		if !h.Every() {
 			v.MessageType = h.MessageType
 		}
+	}
+}
+
+// copyCount counts the copies being sent, and lets a caller wait until
+// there are none, while more may start.
+type copyCount struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed once n drops to 0; nil while n is 0
+}
+
+func (cc *copyCount) add() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.n == 0 {
+		cc.none = make(chan struct{})
+	}
+	cc.n++
+}
+
+func (cc *copyCount) done() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.n--
+	if cc.n == 0 {
+		close(cc.none)
+		cc.none = nil
+	}
+}
+
+// wait waits until no copy is being sent, or ctx ends and then returns
+// ctx.Err().
+func (cc *copyCount) wait(ctx context.Context) error {
+	cc.mu.Lock()
+	none := cc.none
+	cc.mu.Unlock()
+	if none == nil {
+		return nil
+	}
+	select {
+	case <-none:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -22,6 +22,10 @@ const (
 	RetryCopy CopyKind = iota + 1
 	// DeadLetterCopy is a message parked on a dead-letter queue.
 	DeadLetterCopy
+	// SuspectCopy is a message that came back after its worker died, set
+	// aside on the subscription's suspect queue with its count of crashes
+	// (HeaderCrashes), to be handled alone.
+	SuspectCopy
 )
 
 func (k CopyKind) String() string {
@@ -30,9 +34,19 @@ func (k CopyKind) String() string {
 		return "retry copy"
 	case DeadLetterCopy:
 		return "dead letter"
+	case SuspectCopy:
+		return "suspect copy"
 	}
 	return "copy"
 }
+
+// HeaderCrashes is the header in which a suspect copy carries how many
+// times the message came back unsettled: its worker crashed, or lost its
+// connection, while holding it (see Consumer.Handle). The value is decimal
+// text. Like every x-streamgen- header it describes the message's past,
+// so no other copy carries it: a retry starts the count again, and a dead
+// letter says it in its reason.
+const HeaderCrashes = "x-streamgen-crashes"
 
 // Header is one header of a copy.
 type Header struct {
@@ -133,6 +147,27 @@ func (r Rules) retryCopy(d *Delivery, queue string) *Copy {
 		rules:       r,
 		countHeader: name,
 	}
+}
+
+// suspectCopy is the copy of d set aside on queue, the subscription's
+// suspect queue, after it came back unsettled crashes times in all. It is
+// the same attempt: it carries d's retry count (its attempt number less
+// one) as the retry count header, so that the count the broker kept in
+// x-death, which a copy leaves behind, is not lost.
+func (r Rules) suspectCopy(d *Delivery, queue string, crashes int) *Copy {
+	name := r.RetryCountHeaderName()
+	cp := &Copy{
+		Kind:        SuspectCopy,
+		Queue:       queue,
+		MessageID:   copyID(d),
+		rules:       r,
+		countHeader: name,
+	}
+	cp.set(r.headerName(HeaderCrashes), strconv.Itoa(crashes))
+	if n := d.attempt - 1; n > 0 {
+		cp.set(name, strconv.Itoa(n))
+	}
+	return cp
 }
 
 // deadLetterCopy is the copy of d parked on v.Queue by subscription at

@@ -35,9 +35,15 @@ type Delivery struct {
 	// Returned is how many earlier deliveries of the message ended without
 	// its being settled: its worker crashed or lost its connection, or
 	// handed it back (RabbitMQ quorum queues: x-delivery-count). 0 where
-	// the broker does not count them. The Consumer parks a message
-	// returned as often as the subscription's delivery limit.
+	// the broker does not count them. On a quorum subscription's queue,
+	// the Consumer takes a message it counts as one that came back after
+	// its worker died (see Consumer.Handle).
 	Returned int
+	// Suspect reports that the adapter took the delivery from the
+	// subscription's suspect queue (runtime.Subscription.SuspectQueue),
+	// where the Consumer sends the messages that came back after their
+	// worker died, so that each is handled alone.
+	Suspect bool
 	// Raw is the adapter's own delivery value (*amqp091.Delivery for
 	// RabbitMQ). Handlers see it as runtime.Metadata.Raw, and the adapter
 	// builds copies from it.

@@ -21,6 +21,11 @@
 //     header rules (Rules);
 //   - how the original is settled once its copy is sent or not, and the
 //     in-memory delay of a ZeroMQ retry copy, on the App's clock;
+//   - on RabbitMQ, what becomes of a message that comes back after its
+//     worker crashed or lost its connection: it is set aside on the
+//     subscription's suspect queue with its count of crashes, runs there
+//     alone, and is parked once it crashed its worker as often as the
+//     crash limit allows (see Consumer.Handle);
 //   - the log line and the counters of every outcome.
 //
 // An adapter only moves bytes and settles deliveries. Its Start is given
@@ -52,10 +57,15 @@
 //
 // A RabbitMQ adapter declares the queues Topology gives for its
 // subscriptions and the version of the broker it reached, each with its
-// arguments (QueueArguments, WaitQueueArguments, DeadLetterQueueArguments):
-// the subscriptions' queues, the wait queues the Consumer sends retry
-// copies to (WaitQueues), and the dead-letter queues. It decides none of
-// them itself.
+// arguments (QueueArguments, WaitQueueArguments, SuspectQueueArguments,
+// DeadLetterQueueArguments): the subscriptions' queues, the wait queues
+// the Consumer sends retry copies to (WaitQueues), each subscription's
+// suspect queue (runtime.Subscription.SuspectQueue, with ack=manual), and
+// the dead-letter queues. It decides none of them itself. It consumes the
+// suspect queue beside the subscription's own, one delivery at a time (a
+// prefetch of 1), marks those deliveries Delivery.Suspect, and hands each
+// to Handle, which runs it alone; should its Acknowledger hold acks back,
+// it is an AckFlusher too.
 //
 // The conformance suite runtime/brokertest checks a transport against all
 // of this.

@@ -42,12 +42,18 @@ const (
 	WaitRole
 	// DeadLetterRole is a dead-letter queue: parked messages.
 	DeadLetterRole
+	// SuspectRole is a subscription's suspect queue: messages that came
+	// back after their worker died, each handled alone
+	// (runtime.Subscription.SuspectQueue).
+	SuspectRole
 )
 
 func (r QueueRole) String() string {
 	switch r {
 	case WaitRole:
 		return "wait queue"
+	case SuspectRole:
+		return "suspect queue"
 	case DeadLetterRole:
 		return "dead-letter queue"
 	}
@@ -104,6 +110,16 @@ func Topology(subs []*runtime.Subscription, v RabbitMQVersion) []Queue {
 	for _, s := range subs {
 		for _, wq := range WaitQueues(s) {
 			add(Queue{Name: wq.Name, Role: WaitRole, Subscription: s.Name, TTL: wq.TTL, Arguments: WaitQueueArguments(s, wq, v)})
+		}
+	}
+	for _, s := range subs {
+		if name := s.SuspectQueue(); name != "" {
+			args := SuspectQueueArguments(s, v)
+			var defaulted []string
+			if _, ok := args["x-delivery-limit"]; ok {
+				defaulted = []string{"x-delivery-limit"}
+			}
+			add(Queue{Name: name, Role: SuspectRole, Subscription: s.Name, Arguments: args, Defaulted: defaulted})
 		}
 	}
 	for _, s := range subs {
@@ -177,6 +193,32 @@ func DeadLetterQueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[st
 	args := map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
 	if v.DefaultDeliveryLimit() {
 		args["x-delivery-limit"] = int64(-1)
+	}
+	return args
+}
+
+// SuspectQueueArguments returns the RabbitMQ arguments the suspect queue
+// of subscription s (runtime.Subscription.SuspectQueue) is declared with
+// on a broker of version v, nil when none: x-queue-type quorum for a
+// quorum subscription, so that what it holds is replicated as its own
+// messages are, and on RabbitMQ 4.0 and later x-delivery-limit -1 (the
+// Consumer counts a suspect's crashes itself, and the broker's default
+// limit of 20 would drop one whose worker died that often while setting
+// it aside again); x-single-active-consumer when the subscription's queue
+// has it.
+func SuspectQueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[string]any {
+	var args map[string]any
+	if s.QueueType == runtime.QuorumQueue {
+		args = map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
+		if v.DefaultDeliveryLimit() {
+			args["x-delivery-limit"] = int64(-1)
+		}
+	}
+	if s.SingleActiveConsumer {
+		if args == nil {
+			args = map[string]any{}
+		}
+		args["x-single-active-consumer"] = true
 	}
 	return args
 }

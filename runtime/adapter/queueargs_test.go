@@ -92,6 +92,19 @@ func TestQuorumQueueArguments(t *testing.T) {
 	if _, ok := adapter.WaitQueueArguments(classic, adapter.WaitQueues(classic)[0], v3)["x-queue-type"]; ok {
 		t.Error("a classic subscription's wait queue has an x-queue-type")
 	}
+	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(jobs, v3)), "map[x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+		t.Errorf("a quorum subscription's SuspectQueueArguments() = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(jobs, adapter.RabbitMQVersion{Major: 4})), "map[x-delivery-limit:-1 x-queue-type:quorum x-single-active-consumer:true]"; got != want {
+		t.Errorf("on RabbitMQ 4 a quorum subscription's SuspectQueueArguments() = %s, want %s", got, want)
+	}
+	if args := adapter.SuspectQueueArguments(classic, v3); args != nil {
+		t.Errorf("SuspectQueueArguments() = %v, want nil", args)
+	}
+	single := &runtime.Subscription{Name: "jobs", SingleActiveConsumer: true, Handlers: jobs.Handlers}
+	if got, want := fmt.Sprint(adapter.SuspectQueueArguments(single, v3)), "map[x-single-active-consumer:true]"; got != want {
+		t.Errorf("SuspectQueueArguments() = %s, want %s: one active consumer, as the subscription's queue", got, want)
+	}
 	named := &runtime.Subscription{Name: "jobs", QueueType: runtime.ClassicQueue, Handlers: jobs.Handlers}
 	if got, want := fmt.Sprint(adapter.QueueArguments(named, v3)), "map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs.dead x-queue-type:classic]"; got != want {
 		t.Errorf("QueueArguments() with queue_type=classic = %s, want %s", got, want)
@@ -139,8 +152,8 @@ func TestDeliveryLimitInForce(t *testing.T) {
 
 // Topology lists every queue once, consumed queues first, and gives each
 // the arguments of its role for the broker's version: on RabbitMQ 4.0 and
-// later a quorum dead-letter queue has no delivery limit (-1), which
-// streamgen adds of its own accord.
+// later a quorum dead-letter or suspect queue has no delivery limit (-1),
+// which streamgen adds of its own accord.
 func TestTopology(t *testing.T) {
 	noop := func(context.Context, *struct{}, runtime.Metadata) runtime.Outcome { return runtime.Ack() }
 	jobs := &runtime.Subscription{
@@ -164,10 +177,13 @@ func TestTopology(t *testing.T) {
 		"parked queue of parked 0s map[] lacking []",
 		"jobs.retry.1s wait queue of jobs 1s map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:1000 x-overflow:reject-publish x-queue-type:quorum] lacking []",
 		"jobs.retry.1m wait queue of jobs 1m0s map[x-dead-letter-exchange: x-dead-letter-routing-key:jobs x-dead-letter-strategy:at-least-once x-message-ttl:60000 x-overflow:reject-publish x-queue-type:quorum] lacking []",
+		"jobs.suspect suspect queue of jobs 0s map[x-queue-type:quorum] lacking []",
+		"parked.suspect suspect queue of parked 0s map[] lacking []",
 		"jobs.dl dead-letter queue of jobs 0s map[x-queue-type:quorum] lacking []",
 	}
 	v4 := slices.Clone(v3)
-	v4[4] = "jobs.dl dead-letter queue of jobs 0s map[x-delivery-limit:-1 x-queue-type:quorum] lacking [x-delivery-limit]"
+	v4[4] = "jobs.suspect suspect queue of jobs 0s map[x-delivery-limit:-1 x-queue-type:quorum] lacking [x-delivery-limit]"
+	v4[6] = "jobs.dl dead-letter queue of jobs 0s map[x-delivery-limit:-1 x-queue-type:quorum] lacking [x-delivery-limit]"
 	for _, c := range []struct {
 		v    adapter.RabbitMQVersion
 		want []string
@@ -182,7 +198,7 @@ func TestTopology(t *testing.T) {
 			t.Errorf("Topology on %d.%d:\n got %q\nwant %q", c.v.Major, c.v.Minor, got, c.want)
 		}
 	}
-	if dl := adapter.Topology(subs, adapter.RabbitMQVersion{Major: 4})[4]; dl.Arguments["x-delivery-limit"] != int64(-1) {
+	if dl := adapter.Topology(subs, adapter.RabbitMQVersion{Major: 4})[6]; dl.Arguments["x-delivery-limit"] != int64(-1) {
 		t.Errorf("x-delivery-limit = %#v, want int64(-1)", dl.Arguments["x-delivery-limit"])
 	}
 	// The dead-letter queue another subscription consumes is declared as

@@ -44,6 +44,10 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 		cp := c.rules.deadLetterCopy(d, c.sub.Name, *v, c.clock.Now())
 		c.observedHeaders(d, cp)
 		return c.sendCopy(ctx, d, cp, *v)
+	case VerdictIsolate:
+		cp := c.rules.suspectCopy(d, v.Queue, c.crashes(d))
+		c.observedHeaders(d, cp)
+		return c.sendCopy(ctx, d, cp, *v)
 	default:
 		err = fmt.Errorf("adapter: unknown verdict %v", v.Kind)
 	}
@@ -126,6 +130,7 @@ func (c *Consumer) sendCopy(ctx context.Context, d *Delivery, cp *Copy, v Verdic
 func (c *Consumer) sendLogged(ctx context.Context, d *Delivery, cp *Copy, v Verdict, logged bool) error {
 	s := &sending{c: c, ctx: ctx, d: d, cp: cp, v: v, logged: logged}
 	c.copies.Add(1)
+	c.unsent.add()
 	c.send.Send(ctx, d, cp, s.done)
 	if s.state.CompareAndSwap(copySending, copyReturned) {
 		return nil // settled later, by done
@@ -158,6 +163,7 @@ func (s *sending) done(err error) {
 	s.err = s.c.settleCopy(s.ctx, s.d, s.cp, err)
 	s.c.settle(s.d, s.v, s.err, s.logged)
 	s.state.CompareAndSwap(copySending, copySettled)
+	s.c.unsent.done()
 	s.c.copies.Done()
 }
 
@@ -269,6 +275,10 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 	case VerdictRelease:
 		c.metrics.Released.Add(1)
 		c.logSettled(slog.LevelInfo, "message handed back at shutdown", d, v)
+	case VerdictIsolate:
+		// Handed back to be delivered again, as a release is.
+		c.metrics.Released.Add(1)
+		c.logSettled(slog.LevelInfo, "message set aside to be handled alone", d, v, "suspect_queue", v.Queue, "reason", v.Reason)
 	}
 }
 

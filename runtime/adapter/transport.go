@@ -46,6 +46,16 @@ type Acknowledger interface {
 	Release(ctx context.Context, d *Delivery) error
 }
 
+// AckFlusher is what an Acknowledger that holds acks back, to send many
+// in one frame (RabbitMQ), also is: FlushAcks sends every ack it holds, of
+// the subscription's deliveries, at once. The Consumer calls it before and
+// after it runs a suspect alone, so that the messages handled before it
+// are not delivered again should it crash the worker, and its own ack is
+// not lost should the next one.
+type AckFlusher interface {
+	FlushAcks(ctx context.Context) error
+}
+
 // ErrUnroutable is what a Transport's Send wraps when the destination does
 // not exist or cannot take the copy: trying again cannot help, so the
 // original is rejected rather than requeued. Its text names no cause: the

@@ -27,6 +27,11 @@ const (
 	// VerdictRelease: hand the message back to be delivered again, at
 	// shutdown, before any handler took it (Consumer.Release).
 	VerdictRelease
+	// VerdictIsolate: the message came back after its worker died (or
+	// shutdown began before it ran alone): send a copy with its count of
+	// crashes to the subscription's suspect queue (Verdict.Queue), where
+	// it is handled alone, then acknowledge. No handler runs now.
+	VerdictIsolate
 )
 
 func (k VerdictKind) String() string {
@@ -43,6 +48,8 @@ func (k VerdictKind) String() string {
 		return "drop"
 	case VerdictRelease:
 		return "release"
+	case VerdictIsolate:
+		return "isolate"
 	}
 	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
 }
@@ -55,7 +62,8 @@ type Verdict struct {
 	// RabbitMQ, the time the copy waits in memory on ZeroMQ.
 	Delay time.Duration
 	// Queue is where the copy went: the wait queue (RabbitMQ retry), the
-	// out_retry destination (ZeroMQ retry) or the dead-letter queue (park).
+	// out_retry destination (ZeroMQ retry), the dead-letter queue (park)
+	// or the suspect queue (isolate).
 	Queue string
 	// Reason says why the message was retried, parked, rejected or dropped:
 	// the handler's error text or the poison cause.

@@ -41,6 +41,14 @@ type Transport struct {
 	// the retry count (zeromq.WithRetryCountHeader, say); "" means
 	// runtime.RetryCountHeader.
 	RetryCountHeader string
+	// Redeliver (RabbitMQ; required) puts msgs in the named queue of inst
+	// as the messages a worker held when it died come back: redelivered,
+	// and counted as returned once where the queue counts returns. The
+	// suite calls it before it starts the App, for a queue whose
+	// subscription has no dead-letter queue and no queue type, so a
+	// queue that does not exist yet is declared durable, with no
+	// arguments. It fails t when it cannot.
+	Redeliver func(t testing.TB, inst Instance, queue string, msgs []runtime.Message)
 }
 
 // retryCountHeader is the retry count header as a handler sees it.
@@ -66,7 +74,11 @@ func Run(t *testing.T, tr Transport) {
 	t.Helper()
 	checkTransport(t, tr)
 	tr = tr.withDefaults()
-	for _, c := range slices.Concat(cases, batchCases) {
+	all := slices.Concat(cases, batchCases)
+	if tr.Kind == runtime.RabbitMQ {
+		all = append(all, rabbitCases...)
+	}
+	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) { c.run(t, tr) })
 	}
 }
@@ -78,6 +90,9 @@ func checkTransport(t testing.TB, tr Transport) {
 	}
 	if tr.Kind != runtime.RabbitMQ && tr.Kind != runtime.ZeroMQ {
 		t.Fatalf("brokertest: Transport.Kind is %q: use runtime.RabbitMQ or runtime.ZeroMQ", tr.Kind)
+	}
+	if tr.Kind == runtime.RabbitMQ && tr.Redeliver == nil {
+		t.Fatal("brokertest: Transport.Redeliver is nil: a RabbitMQ transport must hand messages back as a worker that died leaves them, for the suite to check that each runs alone")
 	}
 }
 

@@ -83,6 +83,8 @@ func runCase(t *testing.T, c testCase, tr Transport) []string {
 // contexts derive from Start's context, which ends when the App stops.
 type naiveBroker struct {
 	cancelOnStop bool
+	// early are messages put in a queue before Start, run once it is.
+	early []runtime.Message
 
 	mu        sync.Mutex
 	consumers map[string]*adapter.Consumer
@@ -104,6 +106,13 @@ func (b *naiveBroker) Start(ctx context.Context, env runtime.Env, subs []*runtim
 		b.ctx, b.cancel = context.WithCancel(ctx)
 	} else {
 		b.ctx, b.cancel = context.WithCancel(context.Background())
+	}
+	for _, m := range b.early {
+		for _, c := range b.consumers {
+			b.inflight.Go(func() {
+				c.Handle(b.ctx, &adapter.Delivery{MessageID: m.ID, Type: m.Type, ContentType: m.ContentType, Headers: m.Headers, Body: m.Body})
+			})
+		}
 	}
 	return nil
 }
@@ -183,6 +192,26 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 	}
 }
 
+// A transport that hands messages back as new ones, not as a worker that
+// died leaves them, fails the case of messages that came back: they run
+// among the others, uncounted.
+func TestSuiteFailsATransportThatForgetsRedeliveries(t *testing.T) {
+	tr := naiveTransport(false)
+	tr.Redeliver = func(t testing.TB, inst Instance, queue string, msgs []runtime.Message) {
+		b := inst.Broker.(*naiveBroker)
+		b.mu.Lock()
+		b.early = append(b.early, msgs...)
+		b.mu.Unlock()
+	}
+	failures := runCase(t, rabbitCases[0], tr.withDefaults())
+	if len(failures) == 0 {
+		t.Fatal("the case passed a transport that forgets redeliveries")
+	}
+	if got := strings.Join(failures, "\n"); !strings.Contains(got, "want \"1\": set aside with one crash counted") {
+		t.Errorf("failures do not say why: %v", failures)
+	}
+}
+
 // A transport whose handlers' contexts end when the App starts to stop
 // fails the graceful shutdown case.
 func TestSuiteFailsATransportThatCancelsHandlersAtStop(t *testing.T) {
@@ -217,6 +246,7 @@ func TestRunRefusesAnIncompleteTransport(t *testing.T) {
 	}{
 		{"no constructor", Transport{Kind: runtime.ZeroMQ}, "Transport.New is nil"},
 		{"no kind", Transport{New: func(testing.TB, []string) Instance { return Instance{} }}, "Transport.Kind"},
+		{"rabbitmq without redeliveries", Transport{Kind: runtime.RabbitMQ, New: func(testing.TB, []string) Instance { return Instance{} }}, "Transport.Redeliver is nil"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &recordingTB{TB: t, name: tc.name}

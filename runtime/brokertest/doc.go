@@ -70,6 +70,16 @@
 // for a dead letter. It is also the App's shutdown timeout, so the App's
 // start and Run's return after a stop are each given twice as long.
 //
+// Redeliver is required of a RabbitMQ transport: it puts messages in a
+// queue as a worker that died leaves those it held, redelivered (and
+// counted as returned where the queue counts returns). The suite calls it
+// before it starts the App; the queue's subscription has no dead-letter
+// queue and no queue type, so a queue that does not exist yet is declared
+// durable with no arguments. Against a real broker: publish the messages,
+// take them on a channel of its own without settling them, and close it
+// (the RabbitMQ adapter's test does so); the in-process broker has
+// streamtest.Broker.Redeliver.
+//
 // # What every transport must do
 //
 // Each case states its rule; together:
@@ -132,6 +142,12 @@
 //   - The App's Observer hears of every delivery and how it ended, and the
 //     headers it sets on a delivery's copies reach the next delivery: a
 //     transport sends each copy with Copy.Set.
+//
+//   - RabbitMQ: messages that came back after their worker died are set
+//     aside on the subscription's suspect queue with one crash counted
+//     (adapter.HeaderCrashes), which counts as Released, and each runs
+//     alone from there, never beside another handler call, whatever the
+//     subscription's concurrency.
 //
 //   - A batch subscription's handler gets a full batch in one call, each
 //     message with its own Metadata, and a batch that is not full once its

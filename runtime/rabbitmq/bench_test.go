@@ -149,40 +149,44 @@ func benchBroker(b *testing.B, sub *runtime.Subscription) consumerSwitch {
 	return sw
 }
 
-// consumerSwitch stops and starts the consumer of a running Broker's only
-// subscription on its channel, so that a round's queue can fill while
-// nothing consumes it. The deliveries run through the Broker's own pumps,
-// handler slots and settling, as they do when the Broker consumes by
-// itself.
+// consumerSwitch stops and starts the consumers of a running Broker's only
+// subscription (of its queue, and of its suspect queue) on their channels,
+// so that a round's queue can fill while nothing consumes it. The
+// deliveries run through the Broker's own pumps, handler slots and
+// settling, as they do when the Broker consumes by itself.
 type consumerSwitch struct {
 	b  *testing.B
 	br *Broker
 }
 
-func (s consumerSwitch) consumer() (*session, *sessionConsumer) {
+func (s consumerSwitch) consumers() (*session, []*sessionConsumer) {
 	s.br.mu.Lock()
 	defer s.br.mu.Unlock()
-	return s.br.sess, s.br.sess.consumers[0]
+	return s.br.sess, s.br.sess.consumers
 }
 
-// stop cancels the consumer and waits until its handlers are done.
+// stop cancels the consumers and waits until their handlers are done.
 func (s consumerSwitch) stop() {
-	_, c := s.consumer()
-	if err := c.ch.Cancel(c.tag, false); err != nil {
-		s.b.Fatal(err)
+	_, cs := s.consumers()
+	for _, c := range cs {
+		if err := c.ch.Cancel(c.tag, false); err != nil {
+			s.b.Fatal(err)
+		}
 	}
-	c.runner.waitPumps()
+	cs[0].runner.waitPumps()
 }
 
 // start consumes again, with the Broker's pumps.
 func (s consumerSwitch) start() {
-	sess, c := s.consumer()
-	deliveries, err := c.ch.Consume(c.runner.sub.Name, c.tag, false, false, false, false, nil)
-	if err != nil {
-		s.b.Fatal(err)
+	sess, cs := s.consumers()
+	for _, c := range cs {
+		deliveries, err := c.ch.Consume(c.queue, c.tag, false, false, false, false, nil)
+		if err != nil {
+			s.b.Fatal(err)
+		}
+		c.deliveries = deliveries
+		c.runner.startPumps(sess, c)
 	}
-	c.deliveries = deliveries
-	c.runner.startPumps(sess, c)
 }
 
 // rawAcker is the acknowledger a careful amqp091-go consumer writes: it

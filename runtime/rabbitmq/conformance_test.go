@@ -22,9 +22,20 @@ func TestConformance(t *testing.T) {
 				for _, q := range queues {
 					adm.delete(q)
 					adm.delete(q + ".retry")
+					adm.delete(q + runtime.SuspectQueueSuffix)
 				}
 			})
 			return brokertest.Instance{Broker: newTestBroker()}
+		},
+		Redeliver: func(t testing.TB, _ brokertest.Instance, queue string, msgs []runtime.Message) {
+			adm := newAdmin(t)
+			adm.declare(queue, nil)
+			for _, m := range msgs {
+				if err := adm.Publish(t.Context(), queue, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			adm.handBack(queue, len(msgs))
 		},
 	})
 }

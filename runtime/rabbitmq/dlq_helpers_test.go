@@ -45,7 +45,7 @@ func (e *env) name(label string) string {
 	_, _ = rand.Read(b)
 	n := "streamgen-test.dlq." + label + "." + hex.EncodeToString(b)
 	e.t.Cleanup(func() {
-		for _, q := range []string{n, n + ".retry", n + ".dl"} {
+		for _, q := range []string{n, n + ".retry", n + ".dl", n + runtime.SuspectQueueSuffix} {
 			e.channel(func(ch *amqp.Channel) error { _, err := ch.QueueDelete(q, false, false, false); return err })
 		}
 	})

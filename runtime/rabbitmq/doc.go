@@ -36,8 +36,8 @@
 // first that answers, and on each reconnect starts at the address after
 // the one it was on. The consuming and the publishing connection fail over
 // each on its own. With queue_type=quorum the subscription's queue, its
-// wait queues and its dead-letter queues are quorum queues, replicated
-// over the cluster, so losing a node loses no message.
+// wait queues, its suspect queue and its dead-letter queues are quorum
+// queues, replicated over the cluster, so losing a node loses no message.
 //
 // # What Start declares
 //
@@ -49,9 +49,11 @@
 // retry delay ("<queue>.retry", or "<queue>.retry.<delay>" for each step
 // of a ladder such as retry_delay=1s,10s,1m: durable, x-message-ttl the
 // delay, x-dead-letter-exchange "" and x-dead-letter-routing-key the
-// queue: adapter.WaitQueueArguments), and each dead-letter queue
-// (durable; adapter.DeadLetterQueueArguments, which on RabbitMQ 4.0 and
-// later gives a quorum one x-delivery-limit -1); QueueNames lists them all. A queue that already
+// queue: adapter.WaitQueueArguments), on a queue with ack=manual its
+// suspect queue ("<queue>.suspect", durable; adapter.SuspectQueueArguments;
+// see below), and each dead-letter queue (durable;
+// adapter.DeadLetterQueueArguments, which on RabbitMQ 4.0 and later gives
+// a quorum one x-delivery-limit -1); QueueNames lists them all. A queue that already
 // exists with other arguments makes Start fail with a TopologyError naming
 // the queue, the argument, both values and the fix. One exception: a
 // subscription's own queue may carry arguments the subscription does not
@@ -96,6 +98,52 @@
 // refuses messages does not turn into a busy loop. A delivery is never
 // left unsettled on a live channel: that would hold a prefetch slot until
 // the consumer stalls.
+//
+// # A message that crashes its worker
+//
+// A handler that kills the process (os.Exit, a crash in C code, an
+// out-of-memory kill) never returns, so max_attempts cannot count it: the
+// broker sees the worker's deliveries end unsettled and hands them back,
+// and the next worker runs the message again. The adapter.Consumer
+// counts such returns, and parks a message that came back as often as
+// the subscription's crash limit (runtime.Subscription.CrashLimit:
+// delivery_limit, else the largest max_attempts, at least 2) without
+// running it again, with the reason "crashed the worker (or lost its
+// connection, or could not send its copy) 3 times while being handled:
+// parked without running it again". A crash counts against the message
+// being handled alone, never against the others the worker held:
+//
+//   - A message of the subscription's queue that came back (redelivered
+//     on a classic queue; counted by the broker, x-delivery-count, on a
+//     quorum queue, so that a message RabbitMQ 4.3 hands back uncounted at
+//     shutdown is none) is set aside without running: a copy with its
+//     count of crashes (adapter.HeaderCrashes, 1) goes to the
+//     subscription's suspect queue ("<queue>.suspect"), then the original
+//     is acked. It waits for no handler: held back, it would be counted
+//     with a crash.
+//   - The Broker consumes the suspect queue on a channel of its own with
+//     a prefetch of 1, and each suspect runs alone: once the handlers
+//     running return, with the acks held back sent, and holding every
+//     other handler of the subscription back until it is settled. Should
+//     the worker die while it runs, it alone comes back, from the suspect
+//     queue, and is set aside again with its count raised by one.
+//
+// A message that merely was held when the worker died counts one, and is
+// then handled alone; only a message whose own runs end with the worker
+// gone reaches the limit. Suspects are handled in the order they came
+// back, apart from the other messages. A quorum queue's x-delivery-limit
+// keeps its value (the crash limit): a message of the queue comes back
+// once and is set aside, so the broker's count reaches the limit only
+// for one held through that many crashes before it could be set aside. A
+// quorum suspect queue is a quorum queue, declared on RabbitMQ 4 with no
+// delivery limit (x-delivery-limit -1).
+//
+// What is left: a suspect waiting for the handlers running to return is
+// counted should one of them crash the worker; a crash counts against
+// what the worker holds of its other subscriptions too; a lost connection
+// counts as a crash; and on a classic queue a message handed back at
+// shutdown comes back redelivered, so it is set aside too, counted once
+// (on RabbitMQ 3.x a quorum queue counts such a release as well).
 //
 // # Concurrency, prefetch, reconnects, shutdown
 //
@@ -191,10 +239,11 @@
 //
 // # Quorum queues
 //
-// queue_type=quorum declares the subscription's queue, its wait queues and
-// its dead-letter queues as quorum queues, replicated over a cluster's
-// nodes, so that a message survives the loss of a node wherever it is:
-// waiting for a worker, waiting out a retry delay, or parked. The wait
+// queue_type=quorum declares the subscription's queue, its wait queues,
+// its suspect queue and its dead-letter queues as quorum queues,
+// replicated over a cluster's nodes, so that a message survives the loss
+// of a node wherever it is: waiting for a worker, waiting out a retry
+// delay, waiting to run alone after a crash, or parked. The wait
 // queues move expired copies back with x-dead-letter-strategy
 // at-least-once (and the x-overflow reject-publish it needs), so a copy
 // whose way back is cut by a node loss is moved once the queue is back,
@@ -207,10 +256,9 @@
 // and this package's attempt number are independent. Retries are new
 // copies published through the wait queue, so they never raise
 // x-delivery-count and are capped by max_attempts alone; a redelivery
-// does not raise the attempt number, and only x-delivery-limit stops a
-// message that keeps crashing its worker. Set both when both matter, and
-// remember that requeues after failed copy publishes count toward the
-// delivery limit.
+// does not raise the attempt number. A message that keeps crashing its
+// worker is parked at the crash limit (see above). Requeues after failed
+// copy publishes count toward the limit too.
 //
 // # Testing against a broker
 //

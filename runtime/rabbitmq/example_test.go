@@ -82,6 +82,7 @@ func ExampleQueueNames() {
 	// orders.placed
 	// orders.placed.retry.1s
 	// orders.placed.retry.1m
+	// orders.placed.suspect
 	// orders.parked
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/adapter"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -66,13 +67,15 @@ func randomHex(n int) string {
 
 // queue returns a queue name unique to this test, and deletes it after
 // the test together with the queues named by it plus each suffix (the
-// default: its wait queue and dead-letter queue).
+// default: its wait queue and dead-letter queue) and its suspect queue,
+// which a Broker declares for every subscription with ack=manual.
 func (a *admin) queue(label string, suffixes ...string) string {
 	a.t.Helper()
 	name := "streamgen-test." + label + "." + randomHex(4)
 	if len(suffixes) == 0 {
 		suffixes = []string{".retry", ".dl"}
 	}
+	suffixes = append(suffixes, runtime.SuspectQueueSuffix)
 	names := []string{name}
 	for _, s := range suffixes {
 		names = append(names, name+s)
@@ -186,6 +189,36 @@ func (a *admin) purge(queue string) {
 func (a *admin) Publish(_ context.Context, queue string, m runtime.Message) error {
 	a.publish(queue, publishingOf(m, time.Now()))
 	return nil
+}
+
+// handBack takes the first n messages of queue on a channel of its own
+// and closes it without settling them, as a worker that dies does: the
+// broker requeues them, marked redelivered (and counted, on a quorum
+// queue). It returns once they are back.
+func (a *admin) handBack(queue string, n int) {
+	a.t.Helper()
+	ch, err := a.conn.Channel()
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := ch.Qos(n, 0, false); err != nil {
+		a.t.Fatal(err)
+	}
+	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for i := range n {
+		select {
+		case <-deliveries:
+		case <-time.After(patience):
+			a.t.Fatalf("took %d messages of %s in %v, want %d", i, queue, patience, n)
+		}
+	}
+	if err := ch.Close(); err != nil {
+		a.t.Fatal(err)
+	}
+	testkit.Eventually(a.t, "the messages to be back in "+queue, func() bool { return a.ready(queue) >= n })
 }
 
 // get takes one message from queue (basic.get, auto-ack).
@@ -319,6 +352,16 @@ func handler(typ string, p runtime.Policy, c *calls, outcome func(j *job, md run
 		c.add(j, md)
 		return outcome(j, md)
 	})
+}
+
+// cameBack reports a delivery of a message that came back after its
+// worker died, lost its connection or handed it back: set aside on the
+// suspect queue, it carries its count of crashes (a delivery of the
+// subscription's own queue that the broker redelivered is set aside
+// without running; on a quorum queue, one released at shutdown runs,
+// redelivered).
+func cameBack(md runtime.Metadata) bool {
+	return md.Redelivered || md.Headers[adapter.HeaderCrashes] != ""
 }
 
 func alwaysFail(*job, runtime.Metadata) runtime.Outcome { return runtime.Retry().Because(errFailed) }

@@ -38,6 +38,11 @@ type runner struct {
 	// without retries.
 	waits *waitWatch
 	clock clock.Clock
+
+	// ackers are the ackers of the current session's channels of this
+	// subscription (its queue's, its suspect queue's), for FlushAcks.
+	mu     sync.Mutex
+	ackers []*acker
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
@@ -61,12 +66,30 @@ func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
 	return r
 }
 
-// startPumps starts the pumps of a session's consumer c.
+// startPumps starts the pumps of a session's consumer c: Workers() of
+// them, or one for the suspect queue, whose deliveries run one at a time.
 func (r *runner) startPumps(s *session, c *sessionConsumer) {
+	if c.suspects {
+		r.pumps.Go(func() { r.pumpSuspects(s, c) })
+		return
+	}
 	for range r.sub.Workers() {
 		r.pumps.Go(func() { r.pump(s, c) })
 	}
 }
+
+// pumpOf runs c's deliveries with the pump its queue needs.
+func (r *runner) pumpOf(s *session, c *sessionConsumer) {
+	if c.suspects {
+		r.pumpSuspects(s, c)
+		return
+	}
+	r.pump(s, c)
+}
+
+// suspectQueue is the subscription's suspect queue, which the session
+// consumes beside its queue; "" when it has none (ack=auto).
+func (r *runner) suspectQueue() string { return r.c.SuspectQueue() }
 
 // stopping is closed when deliveries must no longer start: when Shutdown
 // begins (ack=manual: they go back to the broker), or when its deadline
@@ -142,13 +165,35 @@ func (r *runner) pump(s *session, c *sessionConsumer) {
 	}
 }
 
+// pumpSuspects runs the deliveries of a session's consumer c of the
+// suspect queue until it ends, one at a time. It takes no handler slot:
+// the Consumer runs a suspect once no other handler of the subscription
+// runs, and holds every other back meanwhile, so the subscription never
+// runs more handlers at once than its concurrency; and a pump waiting for
+// a slot that the other pumps keep taking could wait long. Once Shutdown
+// begins, deliveries go back (see Consumer.Release).
+func (r *runner) pumpSuspects(s *session, c *sessionConsumer) {
+	for d := range c.deliveries {
+		select {
+		case <-s.lost:
+			continue // the broker requeues it with the channel
+		default:
+		}
+		if r.stopped() {
+			r.release(c, &d)
+		} else {
+			r.handle(c, &d)
+		}
+	}
+}
+
 // release has the Consumer settle a delivery that was never started: it
 // goes back to the broker with a nack with requeue (Release), or, with
 // ack=auto, is lost; either way it is counted, observed and logged.
 func (r *runner) release(c *sessionConsumer, d *amqp.Delivery) {
 	in := &inbound{amqp: *d, acks: c.acks}
 	fillDelivery(&in.d, &in.amqp, r.c)
-	in.d.Source = in
+	in.d.Source, in.d.Suspect = in, c.suspects
 	r.c.Release(context.Background(), &in.d)
 }
 
@@ -171,13 +216,34 @@ func (r *runner) handle(c *sessionConsumer, d *amqp.Delivery) {
 	}
 	in := &inbound{amqp: *d, acks: c.acks}
 	fillDelivery(&in.d, &in.amqp, r.c)
-	in.d.Source = in
-	if in.d.Returned > 0 && c.acks != nil {
-		// It was held when a worker crashed or lost its connection, and
-		// may be why: send the acks waiting, so that should it crash this
-		// worker too, the messages handled before it are not delivered
-		// again and counted toward the delivery limit with it.
-		_ = c.acks.flush()
-	}
+	in.d.Source, in.d.Suspect = in, c.suspects
 	r.c.Handle(r.b.handlerCtx, &in.d)
+}
+
+// useAckers makes acks the ackers of the subscription's channels in the
+// current session.
+func (r *runner) useAckers(acks []*acker) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ackers = acks
+}
+
+// FlushAcks sends the acks waiting on the subscription's channels of the
+// current session (adapter.AckFlusher): the Consumer calls it around a
+// suspect's run alone. An acker whose channel is gone has none to send;
+// its error is the first returned.
+func (r *runner) FlushAcks(context.Context) error {
+	r.mu.Lock()
+	acks := r.ackers
+	r.mu.Unlock()
+	var first error
+	for _, a := range acks {
+		if a == nil {
+			continue
+		}
+		if err := a.flush(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -30,13 +30,18 @@ type session struct {
 	watchers  sync.WaitGroup
 }
 
-// sessionConsumer is a subscription's consumer in a session.
+// sessionConsumer is a subscription's consumer in a session, of its
+// queue or of its suspect queue, on a channel of its own.
 type sessionConsumer struct {
 	runner     *runner
 	ch         *amqp.Channel
+	queue      string
 	tag        string
 	deliveries <-chan amqp.Delivery
 	acks       *acker // settles the channel's deliveries; nil with ack=auto
+	// suspects: the consumer of the subscription's suspect queue, whose
+	// deliveries the Consumer runs alone, one at a time.
+	suspects bool
 }
 
 // openSession connects, declares the topology of every subscription and
@@ -69,12 +74,26 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	for _, r := range b.runners {
-		c, err := s.consume(r)
+		c, err := s.consume(r, r.sub.Name, r.prefetch, false)
 		if err != nil {
 			_ = s.close(ctx)
 			return nil, err
 		}
 		s.consumers = append(s.consumers, c)
+		ackers := []*acker{c.acks}
+		if q := r.suspectQueue(); q != "" {
+			// One suspect at a time: each runs alone, and one that the
+			// worker holds while it waits to run would be counted with a
+			// crash of the one running.
+			sc, err := s.consume(r, q, 1, true)
+			if err != nil {
+				_ = s.close(ctx)
+				return nil, err
+			}
+			s.consumers = append(s.consumers, sc)
+			ackers = append(ackers, sc.acks)
+		}
+		r.useAckers(ackers)
 	}
 	return s, nil
 }
@@ -88,34 +107,35 @@ func (b *Broker) noteVersion(v serverVersion, addr string) {
 	b.logger().Info("rabbitmq: connected to RabbitMQ "+v.String(), "address", addr)
 }
 
-// consume opens r's channel, sets its prefetch and starts its consumer.
-func (s *session) consume(r *runner) (*sessionConsumer, error) {
+// consume opens a channel for r, sets its prefetch and starts a consumer
+// of queue on it: r's queue, or its suspect queue (suspects).
+func (s *session) consume(r *runner, queue string, prefetch int, suspects bool) (*sessionConsumer, error) {
 	ch, err := s.conn.Channel()
 	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: open channel for %q: %w", r.sub.Name, err)
+		return nil, fmt.Errorf("rabbitmq: open channel for %q: %w", queue, err)
 	}
-	s.watchErrors(ch.NotifyClose(make(chan *amqp.Error, 1)), "channel of "+r.sub.Name+" closed")
+	s.watchErrors(ch.NotifyClose(make(chan *amqp.Error, 1)), "channel of "+queue+" closed")
 	cancels := ch.NotifyCancel(make(chan string, 1))
 	s.watchers.Go(func() {
 		for tag := range cancels {
-			s.markLost(fmt.Errorf("rabbitmq: the broker cancelled consumer %s of queue %q (was the queue deleted?)", tag, r.sub.Name))
+			s.markLost(fmt.Errorf("rabbitmq: the broker cancelled consumer %s of queue %q (was the queue deleted?)", tag, queue))
 		}
 	})
 	if !r.auto {
-		if err := ch.Qos(r.prefetch, 0, false); err != nil {
-			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", r.prefetch, r.sub.Name, err)
+		if err := ch.Qos(prefetch, 0, false); err != nil {
+			return nil, fmt.Errorf("rabbitmq: set prefetch %d on %q: %w", prefetch, queue, err)
 		}
 	}
-	tag := consumerTag(r.b.dialer.connectionName(), r.sub.Name)
-	deliveries, err := ch.Consume(r.sub.Name, tag, r.auto, false, false, false, nil)
+	tag := consumerTag(r.b.dialer.connectionName(), queue)
+	deliveries, err := ch.Consume(queue, tag, r.auto, false, false, false, nil)
 	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: consume %q: %w", r.sub.Name, err)
+		return nil, fmt.Errorf("rabbitmq: consume %q: %w", queue, err)
 	}
-	c := &sessionConsumer{runner: r, ch: ch, tag: tag, deliveries: deliveries}
+	c := &sessionConsumer{runner: r, ch: ch, queue: queue, tag: tag, deliveries: deliveries, suspects: suspects}
 	if !r.auto {
-		c.acks = newAcker(ch, r.prefetch, r.c.Logger())
+		c.acks = newAcker(ch, prefetch, r.c.Logger())
 		c.acks.idle = r.b.opts.ackIdle
-		c.acks.holdGaps = r.sub.BatchSize > 0
+		c.acks.holdGaps = r.sub.BatchSize > 0 && !suspects
 	}
 	return c, nil
 }
@@ -172,9 +192,9 @@ func (s *session) start() {
 func (s *session) cancelConsumers(log *slog.Logger) {
 	for _, c := range s.consumers {
 		if err := c.ch.Cancel(c.tag, false); err != nil {
-			log.Debug("rabbitmq: cancel consumer", "queue", c.runner.sub.Name, "err", err)
+			log.Debug("rabbitmq: cancel consumer", "queue", c.queue, "err", err)
 		}
-		c.runner.pumps.Go(func() { c.runner.pump(s, c) })
+		c.runner.pumps.Go(func() { c.runner.pumpOf(s, c) })
 	}
 }
 

@@ -124,8 +124,11 @@ func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverV
 // lackingCost says what a queue declared without its defaulted arguments
 // costs.
 func lackingCost(s adapter.Queue) string {
-	if s.Role == adapter.DeadLetterRole {
+	switch s.Role {
+	case adapter.DeadLetterRole:
 		return "RabbitMQ 4 gives it a delivery limit of 20: a letter read and handed back 20 times is dropped"
+	case adapter.SuspectRole:
+		return "RabbitMQ 4 gives it a delivery limit of 20: a message whose worker dies 20 times while setting it aside again is dropped"
 	}
 	return "a message the broker gives up on is dropped, not parked: the worker still parks a message handed back as often as the delivery limit, but should it crash even then, or should the message expire, the broker drops it"
 }
@@ -239,6 +242,11 @@ func fixFor(s adapter.Queue, m mismatch) string {
 			return "a dead-letter queue is a quorum queue when the subscription's is: move its messages elsewhere and " + deleteIt + ", or name another dead_letter"
 		}
 		return deleteIt + " so that it is declared as a plain durable queue, or name another dead_letter"
+	case adapter.SuspectRole:
+		if m.argument == "x-queue-type" {
+			return "a suspect queue is a quorum queue when the subscription's is: move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
+		}
+		return "a suspect queue has the subscription's queue type and single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and " + deleteIt + " so that it is declared again"
 	}
 	switch m.argument {
 	case "x-queue-type":

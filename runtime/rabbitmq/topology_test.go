@@ -53,6 +53,13 @@ func TestTopologyErrorText(t *testing.T) {
 		t.Errorf("dead-letter queue error:\n got %s\nwant %s", e, want)
 	}
 
+	suspects := adapter.Queue{Name: "jobs.suspect", Role: adapter.SuspectRole, Subscription: "jobs"}
+	e = newTopologyError(suspects, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-single-active-consumer' for queue 'jobs.suspect' in vhost '/': received none but current is the value 'true' of type 'bool'"), &amqp.Error{Code: 406})
+	want = "rabbitmq: suspect queue jobs.suspect exists with x-single-active-consumer true but subscription jobs declares it with x-single-active-consumer not set: a suspect queue has the subscription's queue type and single_active_consumer and nothing else: make single_active_consumer match, or move its messages to the subscription's queue and delete it when empty (rabbitmqctl delete_queue jobs.suspect) so that it is declared again"
+	if e.Error() != want {
+		t.Errorf("suspect queue error:\n got %s\nwant %s", e, want)
+	}
+
 	q := adapter.Queue{Name: "jobs", Role: adapter.ConsumedRole, Subscription: "jobs", Arguments: map[string]any{"x-queue-type": "quorum"}}
 	e = newTopologyError(q, parseMismatch("PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'jobs' in vhost '/': received the value 'quorum' of type 'longstr' but current is none"), &amqp.Error{Code: 406})
 	want = "rabbitmq: queue jobs exists with x-queue-type not set but subscription jobs declares it with x-queue-type quorum: a queue's type never changes: move its messages elsewhere and delete it when empty (rabbitmqctl delete_queue jobs), or set queue_type to match"
@@ -72,7 +79,7 @@ func TestQueueNames(t *testing.T) {
 		},
 	}
 	parked := &runtime.Subscription{Name: "parked", Handlers: []runtime.Handler{runtime.Handle("A", runtime.Policy{}, noop)}}
-	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := QueueNames(jobs, parked), []string{"jobs", "parked", "jobs.retry.1s", "jobs.retry.1m", "jobs.suspect", "parked.suspect", "jobs.dl"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("QueueNames = %v, want %v", got, want)
 	}
 	if got := QueueNames(); len(got) != 0 {

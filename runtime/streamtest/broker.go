@@ -68,10 +68,14 @@ const (
 
 // queued is a message in a queue. Its sequence number tells it from an
 // equal copy. The broker never changes a queued message: it owns its
-// headers and body, and hands out copies.
+// headers and body, and hands out copies. A message handed back
+// (RabbitMQ) is redelivered, and returned counts the returns a quorum
+// queue would count (x-delivery-count).
 type queued struct {
-	seq uint64
-	msg runtime.Message
+	seq         uint64
+	msg         runtime.Message
+	redelivered bool
+	returned    int
 }
 
 // waitQueue is a RabbitMQ wait queue: a copy in it returns to target
@@ -179,7 +183,12 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	b.state = brokerRunning
 	for _, c := range consumers {
 		for range c.Subscription().Workers() {
-			b.workers.Go(func() { b.work(c) })
+			b.workers.Go(func() { b.work(c, c.Name(), false) })
+		}
+		if q := c.SuspectQueue(); q != "" {
+			// A RabbitMQ adapter takes the suspect queue's messages one at
+			// a time, beside the subscription's.
+			b.workers.Go(func() { b.work(c, q, true) })
 		}
 	}
 	b.notifyLocked()
@@ -282,6 +291,36 @@ func (b *Broker) Deliveries(subscription string) []Delivery {
 	return out
 }
 
+// Redeliver puts msgs back at the head of the named queue, in order, as
+// RabbitMQ hands back the messages a worker held when it died (crashed,
+// or lost its connection): marked redelivered, each counted returned
+// times (at least once) as a quorum queue counts returns
+// (x-delivery-count). A test sees with it what a subscription does with
+// the messages a crash brought back: each runs alone, none beside
+// another handler; on a classic queue it is first set aside on the
+// subscription's suspect queue, and a suspect that comes back (Redeliver
+// to the suspect queue) counts one more crash; at the subscription's
+// crash limit the message is parked without running (see
+// runtime/adapter). RabbitMQ only: ZeroMQ never hands a message back.
+func (b *Broker) Redeliver(queue string, returned int, msgs ...runtime.Message) error {
+	if b.kind != runtime.RabbitMQ {
+		return fmt.Errorf("streamtest: redeliver to %q: a %s broker never hands a message back; Redeliver is for RabbitMQ", queue, b.kind)
+	}
+	if queue == "" {
+		return errors.New("streamtest: redeliver: the queue name is empty")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	head := make([]queued, 0, len(msgs)+len(b.queues[queue]))
+	for _, m := range msgs {
+		b.seq++
+		head = append(head, queued{seq: b.seq, msg: cloneMessage(m), redelivered: true, returned: max(returned, 1)})
+	}
+	b.queues[queue] = append(head, b.queues[queue]...)
+	b.notifyLocked()
+	return nil
+}
+
 // Rejected returns a copy of the messages the named RabbitMQ subscription
 // rejected without requeue (poison with no dead-letter queue, or
 // DeadLetterNow with none): a broker-level dead-letter exchange would
@@ -380,8 +419,8 @@ func (b *Broker) idleLocked() bool {
 		return false
 	}
 	if b.state == brokerRunning {
-		for name := range b.consumers {
-			if len(b.queues[name]) > 0 {
+		for name, c := range b.consumers {
+			if len(b.queues[name]) > 0 || len(b.queues[c.SuspectQueue()]) > 0 {
 				return false
 			}
 		}
@@ -401,8 +440,10 @@ func (b *Broker) describeBusy() string {
 	}
 	names := slices.Sorted(maps.Keys(b.consumers))
 	for _, name := range names {
-		if n := len(b.queues[name]); n > 0 && b.state == brokerRunning {
-			parts = append(parts, fmt.Sprintf("%d messages queued for %s", n, name))
+		for _, q := range []string{name, b.consumers[name].SuspectQueue()} {
+			if n := len(b.queues[q]); n > 0 && b.state == brokerRunning {
+				parts = append(parts, fmt.Sprintf("%d messages queued for %s", n, q))
+			}
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -429,15 +470,16 @@ func (b *Broker) enqueueLocked(queue string, m runtime.Message) uint64 {
 	return b.seq
 }
 
-// work is one worker of consumer c: it takes the next message of c's queue
-// and settles it, until the broker stops.
-func (b *Broker) work(c *adapter.Consumer) {
+// work is one worker of consumer c: it takes the next message of queue,
+// c's queue or its suspect queue (suspect), and settles it, until the
+// broker stops.
+func (b *Broker) work(c *adapter.Consumer, queue string, suspect bool) {
 	for {
-		m, ok := b.take(c.Name())
+		m, ok := b.take(queue)
 		if !ok {
 			return
 		}
-		b.deliver(c, m)
+		b.deliver(c, m, queue, suspect)
 		b.mu.Lock()
 		b.busy--
 		b.notifyLocked()
@@ -447,17 +489,17 @@ func (b *Broker) work(c *adapter.Consumer) {
 
 // take removes the head of queue and counts it as busy; it waits for one,
 // and reports false once the broker stops.
-func (b *Broker) take(queue string) (runtime.Message, bool) {
+func (b *Broker) take(queue string) (queued, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
 		if b.state != brokerRunning {
-			return runtime.Message{}, false
+			return queued{}, false
 		}
 		if q := b.queues[queue]; len(q) > 0 {
 			b.queues[queue] = q[1:]
 			b.busy++
-			return q[0].msg, true
+			return q[0], true
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -466,10 +508,12 @@ func (b *Broker) take(queue string) (runtime.Message, bool) {
 	}
 }
 
-// deliver runs one message through c's Consumer, as a broker adapter does.
-// The handler gets a copy of m, which it may change; m itself, as it
-// arrived, is what the delivery record and the copies sent on are made of.
-func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
+// deliver runs one message of queue (c's, or its suspect queue: suspect)
+// through c's Consumer, as a broker adapter does. The handler gets a copy
+// of the message, which it may change; the message itself, as it arrived,
+// is what the delivery record and the copies sent on are made of.
+func (b *Broker) deliver(c *adapter.Consumer, q queued, queue string, suspect bool) {
+	m := q.msg
 	raw := cloneMessage(m)
 	d := &adapter.Delivery{
 		MessageID:   m.ID,
@@ -477,6 +521,9 @@ func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 		ContentType: m.ContentType,
 		Headers:     raw.Headers,
 		Body:        raw.Body,
+		Redelivered: q.redelivered,
+		Returned:    q.returned,
+		Suspect:     suspect,
 		Raw:         raw,
 		Source:      m,
 		Properties:  m.Properties,
@@ -486,6 +533,8 @@ func (b *Broker) deliver(c *adapter.Consumer, m runtime.Message) {
 	defer b.mu.Unlock()
 	b.deliveries[c.Name()] = append(b.deliveries[c.Name()], Delivery{
 		Subscription: c.Name(),
+		Queue:        queue,
+		Redelivered:  q.redelivered,
 		Attempt:      d.Attempt(),
 		MessageType:  m.Type,
 		MessageID:    m.ID,
@@ -567,21 +616,35 @@ func (t *memTransport) Reject(_ context.Context, d *adapter.Delivery) error {
 	return nil
 }
 
-// Release puts the delivery back at the head of its queue, as Requeue
-// does.
-func (t *memTransport) Release(ctx context.Context, d *adapter.Delivery) error {
-	return t.Requeue(ctx, d)
+// Release puts the delivery back at the head of its queue, redelivered,
+// as Requeue does, but not counted as returned: RabbitMQ 4.3 does not
+// count a basic.nack with requeue toward a quorum queue's delivery limit.
+func (t *memTransport) Release(_ context.Context, d *adapter.Delivery) error {
+	t.handBack(d, d.Returned)
+	return nil
 }
 
-// Requeue puts the delivery back at the head of its queue.
+// Requeue puts the delivery back at the head of its queue, redelivered
+// and counted as returned once more, as a quorum queue counts a
+// basic.reject with requeue.
 func (t *memTransport) Requeue(_ context.Context, d *adapter.Delivery) error {
+	t.handBack(d, d.Returned+1)
+	return nil
+}
+
+// handBack puts d back at the head of the queue it came from, redelivered,
+// counted returned times.
+func (t *memTransport) handBack(d *adapter.Delivery, returned int) {
+	queue := t.sub.Name
+	if d.Suspect {
+		queue = t.sub.SuspectQueue()
+	}
 	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	b.queues[t.sub.Name] = append([]queued{{seq: b.seq, msg: d.Source.(runtime.Message)}}, b.queues[t.sub.Name]...)
+	b.queues[queue] = append([]queued{{seq: b.seq, msg: d.Source.(runtime.Message), redelivered: true, returned: returned}}, b.queues[queue]...)
 	b.notifyLocked()
-	return nil
 }
 
 func (b *Broker) consumerList() []*adapter.Consumer {

@@ -16,6 +16,11 @@ func transport(kind runtime.BrokerKind, opts ...streamtest.BrokerOption) brokert
 	return brokertest.Transport{
 		Kind:       kind,
 		RetryDelay: 30 * time.Second, // a fake clock makes any delay instant
+		Redeliver: func(t testing.TB, inst brokertest.Instance, queue string, msgs []runtime.Message) {
+			if err := inst.Broker.(*streamtest.Broker).Redeliver(queue, 1, msgs...); err != nil {
+				t.Fatal(err)
+			}
+		},
 		New: func(t testing.TB, _ []string) brokertest.Instance {
 			clock := streamtest.NewClock(time.Time{})
 			b := streamtest.NewBroker(kind, clock, opts...)

@@ -13,6 +13,13 @@ import (
 type Delivery struct {
 	// Subscription is the subscription that received the message.
 	Subscription string
+	// Queue is the queue the message came from: the subscription's, or
+	// (RabbitMQ, classic queues) its suspect queue, where a message that
+	// came back after a crash is set aside to run alone.
+	Queue string
+	// Redelivered reports a message handed back to the broker before
+	// (RabbitMQ; see Broker.Redeliver).
+	Redelivered bool
 	// Attempt is the 1-based delivery number: 1 + the retry count header.
 	Attempt int
 	// MessageType, MessageID and ContentType are the message's, as sent.
@@ -64,4 +71,8 @@ const (
 	VerdictPark   = adapter.VerdictPark
 	VerdictReject = adapter.VerdictReject
 	VerdictDrop   = adapter.VerdictDrop
+	// VerdictIsolate: a message that came back after a crash was set
+	// aside on the subscription's suspect queue (RabbitMQ, classic
+	// queues), to run alone.
+	VerdictIsolate = adapter.VerdictIsolate
 )

@@ -87,7 +87,13 @@
 // records the message in Rejected (a broker-level dead-letter exchange
 // would get it), except under ack=auto, where the broker already considered
 // it delivered: the reject cannot be carried out, the message is lost, and
-// the Consumer reports it as failed, as on the real adapter.
+// the Consumer reports it as failed, as on the real adapter. Broker.Redeliver
+// puts messages back as a worker that died leaves them (redelivered, and
+// counted as a quorum queue counts returns), to see that each is set
+// aside on the subscription's suspect queue ("jobs.suspect"), which the
+// harness consumes one message at a time, runs alone from there, and is
+// parked at the subscription's crash limit. Deliveries records the queue
+// each delivery came from.
 //
 // Both: a retry count header that cannot be read makes the message poison
 // (parked, or rejected without a dead-letter queue), and a count beyond

@@ -30,8 +30,9 @@ type Subscription struct {
 	// Failed counts verdicts the adapter could not carry out (the broker
 	// then redelivers, or the message was nacked).
 	Failed atomic.Int64
-	// Released counts deliveries handed back at shutdown before any
-	// handler took them, to be delivered again.
+	// Released counts deliveries handed back before any handler took
+	// them, to be delivered again: at shutdown, or set aside on a
+	// suspect queue after their worker died.
 	Released atomic.Int64
 }
 

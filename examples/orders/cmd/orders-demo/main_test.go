@@ -25,7 +25,8 @@ func testSettings(t *testing.T) settings {
 	s.prefix = "test-orders-demo-" + rand.Text()[:10] + "."
 	s.timeout = time.Minute
 	t.Cleanup(func() {
-		queues := []string{"orders.received", "orders.audit", "orders.received.retry.500ms", "orders.received.retry.1s", "orders.received.retry.2s", "orders.parked"}
+		queues := []string{"orders.received", "orders.audit", "orders.received.retry.500ms", "orders.received.retry.1s", "orders.received.retry.2s",
+			"orders.received.suspect", "orders.audit.suspect", "orders.parked"}
 		for i := range queues {
 			queues[i] = s.prefix + queues[i]
 		}
