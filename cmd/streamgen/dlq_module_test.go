@@ -110,7 +110,7 @@ func TestDLQFromAUserModule(t *testing.T) {
 	parked := queue + ".parked"
 	t.Cleanup(func() {
 		if ch, err := conn.Channel(); err == nil {
-			for _, q := range []string{queue, queue + ".retry", parked} {
+			for _, q := range []string{queue, queue + ".retry", queue + ".suspect", parked} {
 				_, _ = ch.QueueDelete(q, false, false, false)
 			}
 			_ = ch.Close()

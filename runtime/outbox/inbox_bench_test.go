@@ -130,6 +130,7 @@ func declareQueue(b *testing.B, conn *amqp.Connection, queue string) {
 	b.Cleanup(func() {
 		if ch, err := conn.Channel(); err == nil {
 			_, _ = ch.QueueDelete(queue, false, false, false)
+			_, _ = ch.QueueDelete(queue+".suspect", false, false, false)
 			_ = ch.Close()
 		}
 	})

@@ -127,7 +127,9 @@ func crashLoop(t *testing.T, driver, dsn string, messages int) {
 	conn := testkit.DialRabbitMQ(t, testkit.RabbitMQURL())
 	t.Cleanup(func() {
 		if ch, err := conn.Channel(); err == nil {
-			_, _ = ch.QueueDelete(queue, false, false, false)
+			for _, q := range []string{queue, queue + ".suspect"} {
+				_, _ = ch.QueueDelete(q, false, false, false)
+			}
 			_ = ch.Close()
 		}
 	})

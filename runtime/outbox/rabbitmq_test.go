@@ -42,7 +42,9 @@ func (r *rabbit) name(label string) string {
 		}
 		defer conn.Close()
 		if ch, err := conn.Channel(); err == nil {
-			_, _ = ch.QueueDelete(q, false, false, false)
+			for _, name := range []string{q, q + ".suspect"} { // a subscription's suspect queue too
+				_, _ = ch.QueueDelete(name, false, false, false)
+			}
 		}
 	})
 	return q

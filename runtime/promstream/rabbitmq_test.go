@@ -30,7 +30,7 @@ func TestRabbitMQ(t *testing.T) {
 			return
 		}
 		defer ch.Close()
-		for _, name := range []string{q, q + ".retry", q + ".dead"} {
+		for _, name := range []string{q, q + ".retry", q + ".dead", q + ".suspect"} {
 			if _, err := ch.QueueDelete(name, false, false, false); err != nil {
 				t.Errorf("delete %s: %v", name, err)
 			}

@@ -122,7 +122,7 @@ func TestBrowserReplayAGroupToARealSubscriptionAndPurgeALetter(t *testing.T) {
 	conn := testkit.DialRabbitMQ(t, url)
 	source := testkit.UniqueName("streamgen-test.console.orders")
 	dlq := source + ".parked"
-	deleteQueues(t, conn, source, source+".retry", dlq)
+	deleteQueues(t, conn, source, source+".retry", source+".suspect", dlq)
 	svc := startOrderService(t, url, source, dlq)
 	const cards, refunds = 30, 4
 	for i := range cards {
