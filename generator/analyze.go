@@ -31,6 +31,9 @@ type handler struct {
 	wire string
 	// publisher is the name of the typed publisher for it.
 	publisher string
+	// requester is the name of its typed client, for a handler that
+	// replies (see nameRequesters).
+	requester string
 	// duplicate is set when an earlier handler of the subscription takes
 	// the same message type (reported).
 	duplicate bool
@@ -488,6 +491,11 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 			wire = fmt.Sprintf("\x00handler %d", i)
 		}
 		if rs.Handler(wire) != nil {
+			continue
+		}
+		if h.shape.reply != nil {
+			rs.Handlers = append(rs.Handlers, replyPlaceholder(wire, h))
+			index = append(index, h)
 			continue
 		}
 		if h.shape.batch {
