@@ -78,10 +78,10 @@ func (e *RemoteError) Is(target error) bool { return target == ErrParked && e.De
 // (RequestQuote(ctx, client, req)) call it. The codec is r's own when it
 // has one (its Codec method), else JSON, for the request and its reply.
 //
-// The request gets a fresh message id and a fresh correlation id (or the
-// one WithProperties sets, which must be unique among the requests r has
-// in flight); the Requester sets the ReplyTo. opts apply as they do to
-// Publish.
+// The request gets a fresh message id, which is its correlation id too
+// unless WithProperties sets one (which must then be unique among the
+// requests r has in flight); the Requester sets the ReplyTo. opts apply
+// as they do to Publish.
 //
 // It returns a *RemoteError when the handler failed for good (errors.Is
 // ErrParked when the request was parked), an error wrapping ctx's error
@@ -100,7 +100,7 @@ func Request[R any](ctx context.Context, r Requester, to Destination, messageTyp
 	}
 	m.Exchange = to.Exchange
 	if m.CorrelationID == "" {
-		m.CorrelationID = messageid.New()
+		m.CorrelationID = m.ID
 	}
 	reply, err := r.Request(ctx, to.Key, m)
 	if err != nil {
