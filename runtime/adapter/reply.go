@@ -40,13 +40,12 @@ func repliesOf(sub *runtime.Subscription) bool {
 }
 
 // answer sends the reply of d, a delivery of a subscription that answers
-// requests, whose verdict v is final, before v is carried out; it reports
-// whether it carried v out itself, and then the verdict and the error d
-// was settled with, as finish returns them. A retry sends nothing: the
-// next attempt answers. A handler's reply goes out and d is acknowledged
-// once the broker took it (see replying); an error reply (the request
-// was parked, dropped or rejected) goes out first, and v is carried out
-// as usual once the broker took it or refused it. A request without a
+// requests, whose verdict v is final; it reports whether it carried v
+// out itself, and then the verdict and the error d was settled with, as
+// finish returns them. A retry sends nothing: the next attempt answers. A
+// handler's reply goes out first, and d is acknowledged once the broker
+// took it (see replying); an error reply (the request was parked, dropped
+// or rejected) goes out once v is carried out. A request without a
 // reply_to is handled all the same, with a warning that no reply could
 // be sent.
 func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict, error, bool) {
@@ -71,24 +70,31 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 		return v, nil, false
 	}
 	msg := c.replyMessage(d, v, replyType)
+	to := d.ReplyTo
 	// The handler has run: its reply goes out even once shutdown cancels
 	// the handlers' context.
 	sendCtx := context.WithoutCancel(ctx)
 	if v.Kind == VerdictAck && msg.Headers[runtime.HeaderReplyError] == "" {
 		r := &replying{c: c, ctx: ctx, d: d, v: v}
 		c.copies.Add(1)
-		tr.Reply(sendCtx, d, d.ReplyTo, msg, r.done)
+		tr.Reply(sendCtx, d, to, msg, r.done)
 		if r.state.CompareAndSwap(copySending, copyReturned) {
 			return v, nil, true // settled later, by done
 		}
 		return v, r.err, true
 	}
-	sent := make(chan error, 1)
-	tr.Reply(sendCtx, d, d.ReplyTo, msg, func(err error) { sent <- err })
-	if err := <-sent; err != nil {
-		c.logSettled(slog.LevelWarn, "the error reply could not be sent; the caller waits until its deadline", d, v, "reply_to", d.ReplyTo, "err", err)
-	}
-	return v, nil, false
+	// An error reply follows the verdict: the caller told that its
+	// request was parked finds it parked (on RabbitMQ the dead letter
+	// and the reply leave on one channel, in that order).
+	err := c.carryOut(ctx, d, &v)
+	c.copies.Add(1)
+	tr.Reply(sendCtx, d, to, msg, func(err error) {
+		if err != nil {
+			c.logSettled(slog.LevelWarn, "the error reply could not be sent; the caller waits until its deadline", d, v, "reply_to", to, "err", err)
+		}
+		c.copies.Done()
+	})
+	return v, err, true
 }
 
 // replyMessage builds the reply to d, whose verdict v is final: for an

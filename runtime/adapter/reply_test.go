@@ -129,7 +129,7 @@ func TestConsumerAcksOnceTheReplyIsTaken(t *testing.T) {
 
 // A failure retries without a reply; the last attempt's failure sends
 // one error reply with the reason, and the dead-letter queue when the
-// request is parked, before the request is parked.
+// request is parked, once the request is parked.
 func TestConsumerErrorReplies(t *testing.T) {
 	c, _, tr := newReplying(quotes(runtime.Policy{MaxAttempts: 2, DeadLetter: "quotes.dl"}, pricing))
 	if v, _ := c.Handle(context.Background(), request("m-1", "c-1", "r", "bad", 1)); v.Kind != adapter.VerdictRetry {
@@ -141,7 +141,7 @@ func TestConsumerErrorReplies(t *testing.T) {
 	if v, _ := c.Handle(context.Background(), request("m-1", "c-1", "r", "bad", 2)); v.Kind != adapter.VerdictPark {
 		t.Fatalf("verdict %v, want a park", v.Kind)
 	}
-	if got := tr.actions(); got != "send quotes.retry, ack, reply r, send quotes.dl, ack" {
+	if got := tr.actions(); got != "send quotes.retry, ack, send quotes.dl, ack, reply r" {
 		t.Fatalf("the transport did %q", got)
 	}
 	m := tr.replies[0].msg
@@ -192,8 +192,8 @@ func TestConsumerReplyLostByMiddleware(t *testing.T) {
 	if m := tr.replies[0].msg; !strings.Contains(m.Headers[runtime.HeaderReplyError], "a middleware returned an Outcome of its own") {
 		t.Fatalf("reply %+v, want an error reply saying the middleware lost the reply", m)
 	}
-	if got := tr.actions(); got != "reply r, ack" {
-		t.Fatalf("the transport did %q", got)
+	if got := tr.actions(); got != "ack, reply r" {
+		t.Fatalf("the transport did %q, want the ack, then the error reply", got)
 	}
 }
 
