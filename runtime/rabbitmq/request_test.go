@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -279,5 +280,38 @@ func TestBrokerRequestsAndReconnects(t *testing.T) {
 	close(release)
 	if got, err := requestQuote(ctx, b, q, quoteRequest{N: 3}); err != nil || got.N != 3 {
 		t.Fatalf("the request after the loss: %+v, %v", got, err)
+	}
+}
+
+// A caller in another language (pika) reads a reply and an error reply
+// off the wire as the README says: the body, and the reason in
+// x-streamgen-error.
+func TestRequestFromPika(t *testing.T) {
+	adm := newAdmin(t)
+	q := adm.queue("quotes")
+	quietApp(t, quoteSubscription(q, runtime.Policy{}, quoteHandler(func(n int) bool { return n == 2 })))
+	out, err := exec.Command(pikaPython(t), "-c", `
+import sys, uuid
+import pika
+
+connection = pika.BlockingConnection(pika.URLParameters(sys.argv[1]))
+channel = connection.channel()
+replies = []
+channel.basic_consume("amq.rabbitmq.reply-to", lambda ch, method, props, body: replies.append((props, body)), auto_ack=True)
+for n in (1, 2):
+    channel.basic_publish("", sys.argv[2], b'{"n": %d, "sku": "A-1"}' % n, pika.BasicProperties(
+        type="QuoteRequest", content_type="application/json", reply_to="amq.rabbitmq.reply-to", correlation_id=str(uuid.uuid4())))
+    while len(replies) < n:
+        connection.process_data_events(time_limit=1)
+    props, body = replies[-1]
+    error = (props.headers or {}).get("x-streamgen-error")
+    print("failed: " + error if error else body.decode())
+`, brokerURL(), q).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pika: %v\n%s", err, out)
+	}
+	want := `{"n":1,"sku":"A-1","cents":3}` + "\n" + "failed: failed, and nothing brings it back (no max_attempts, no dead_letter): no price for request 2\n"
+	if string(out) != want {
+		t.Fatalf("pika printed\n%s\nwant\n%s", out, want)
 	}
 }
