@@ -167,6 +167,7 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"MiddlewarePanicIsRecoveredAndRetried",
 		"HandlerTimeoutIsAFailure",
 		"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies",
+		"RequestIsAnsweredAndAParkedOneToldWhere",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {

@@ -55,6 +55,7 @@ var cases = []testCase{
 	{"HandlerTimeoutIsAFailure", handlerTimeoutIsAFailure},
 	{"LateResultCountsAsThatResult", lateResultCounts},
 	{"ObserverFollowsDeliveriesAndItsHeadersTravelOnCopies", observerHeadersTravelOnCopies},
+	{"RequestIsAnsweredAndAParkedOneToldWhere", requestIsAnswered},
 }
 
 var errFailed = errors.New("brokertest: the handler failed on purpose")
