@@ -212,6 +212,23 @@
 // remember that requeues after failed copy publishes count toward the
 // delivery limit.
 //
+// # Request/reply
+//
+// The runner sends the replies of a handler that replies
+// (runtime.HandleReply) through the publishing channel: to the request's
+// reply_to, transient, not mandatory (RabbitMQ returns a mandatory
+// publish to a direct reply-to address whether it delivered it or not),
+// confirmed; the request is acked once the reply's confirm came, and
+// handed back when the reply could not be sent. An error reply follows
+// the request's dead letter on the same channel. A Requester (NewRequester,
+// and every Broker through Request) sends requests over direct reply-to:
+// one connection, one channel that publishes the requests (transient,
+// mandatory) and consumes DirectReplyTo with no-ack, and a map from
+// correlation id to the call waiting, so that any number of requests are
+// in flight on that channel. A reply no call waits for is dropped with a
+// log line; a lost connection fails the calls waiting (ErrReplyLost),
+// and the next request connects again.
+//
 // # Testing against a broker
 //
 // The tests of this package run against the broker at
