@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/streamgen/streamgen/runtime"
-	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
 // Replier is what the Transport of a broker that carries replies
@@ -20,12 +19,15 @@ type Replier interface {
 	// (RabbitMQ: a queue by name through the default exchange, or a
 	// direct reply-to address), without the mandatory flag (RabbitMQ
 	// returns every reply to a direct reply-to address that is published
-	// mandatory, delivered or not), and calls done once with the outcome
-	// as Transport.Send does: nil once the broker took it, or the error
-	// that stopped it. A reply to a caller that is gone is taken and
-	// dropped by the broker: nil. done(nil) must not block; done(err) may,
-	// so a transport calls it where that holds up no delivery and no
-	// other outcome.
+	// mandatory, delivered or not), and calls done once with the outcome:
+	// nil once the reply is sent (or, where the transport awaits the
+	// broker's confirm, once the broker took it), else the error that
+	// stopped it. A reply to a caller that is gone is dropped by the
+	// broker: nil. The Consumer acknowledges the request once done(nil)
+	// came. An error reply follows the request's dead letter: a transport
+	// that sends copies on one channel sends it after the copy, on that
+	// channel. done(nil) must not block; done(err) may, so a transport
+	// calls it where that holds up no delivery and no other outcome.
 	Reply(ctx context.Context, d *Delivery, to string, msg runtime.Message, done func(error))
 }
 
@@ -100,10 +102,12 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 // replyMessage builds the reply to d, whose verdict v is final: for an
 // acknowledged request, the reply its handler returned, of type
 // replyType, encoded with the codec; for any other verdict, an error
-// reply (runtime.HeaderReplyError). Either has a fresh message id and
-// d's correlation id, or d's message id when it has none.
+// reply (runtime.HeaderReplyError). Either carries d's correlation id,
+// or d's message id when it has none, and nothing else a caller does not
+// read: no message id (a reply is matched by its correlation id, and no
+// Consumer reads it), no timestamp.
 func (c *Consumer) replyMessage(d *Delivery, v Verdict, replyType string) runtime.Message {
-	m := runtime.Message{ID: messageid.New()}
+	var m runtime.Message
 	m.CorrelationID = cmp.Or(d.CorrelationID, d.MessageID)
 	fail := func(reason string) runtime.Message {
 		m.Headers = map[string]string{runtime.HeaderReplyError: shortReason(reason)}

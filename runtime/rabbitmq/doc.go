@@ -215,12 +215,16 @@
 // # Request/reply
 //
 // The runner sends the replies of a handler that replies
-// (runtime.HandleReply) through the publishing channel: to the request's
-// reply_to, transient, not mandatory (RabbitMQ returns a mandatory
-// publish to a direct reply-to address whether it delivered it or not),
-// confirmed; the request is acked once the reply's confirm came, and
-// handed back when the reply could not be sent. An error reply follows
-// the request's dead letter on the same channel. A Requester (NewRequester,
+// (runtime.HandleReply) to the request's reply_to, transient and not
+// mandatory (RabbitMQ returns a mandatory publish to a direct reply-to
+// address whether it delivered it or not), on a channel of the
+// publishing connection that is not in confirm mode: the request is
+// acked once its reply is sent, and handed back when it could not be. A
+// confirm would say only that the broker routed the reply, which no
+// queue keeps, at the cost of a frame a request; a reply lost with the
+// publishing connection after it was sent leaves its caller to its
+// deadline. An error reply follows the request's dead letter on the
+// confirm channel, confirmed. A Requester (NewRequester,
 // and every Broker through Request) sends requests over direct reply-to:
 // one connection, one channel that publishes the requests (transient,
 // mandatory) and consumes DirectReplyTo with no-ack, and a map from

@@ -315,3 +315,26 @@ for n in (1, 2):
 		t.Fatalf("pika printed\n%s\nwant\n%s", out, want)
 	}
 }
+
+// The replies' channel that closed is opened again for the next reply.
+func TestRepliesChannelReopens(t *testing.T) {
+	adm := newAdmin(t)
+	q := adm.queue("quotes")
+	b := newTestBroker()
+	runApp(t, b, quoteSubscription(q, runtime.Policy{}, quoteHandler(func(int) bool { return false })))
+	r := newTestRequester(t, streamtest.NewLogRecorder(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	for n := range 3 {
+		if got, err := requestQuote(ctx, r, q, quoteRequest{N: n}); err != nil || got.N != n {
+			t.Fatalf("request %d: %+v, %v", n, got, err)
+		}
+		b.pub.mu.Lock()
+		ch := b.pub.replies
+		b.pub.mu.Unlock()
+		if ch == nil {
+			t.Fatal("no replies' channel after a reply")
+		}
+		_ = ch.Close()
+	}
+}
