@@ -324,13 +324,18 @@ func (s *replySession) close() {
 	s.done.Wait()
 }
 
-// replyOf is the reply d as a runtime message.
+// replyOf is the reply d as a runtime message. A reply without headers
+// (a handler's) has none: no map.
 func replyOf(d *amqp.Delivery) runtime.Message {
+	var headers map[string]string
+	if len(d.Headers) > 0 {
+		headers = textHeaders(d.Headers)
+	}
 	return runtime.Message{
 		ID:          d.MessageId,
 		Type:        d.Type,
 		ContentType: d.ContentType,
-		Headers:     textHeaders(d.Headers),
+		Headers:     headers,
 		Body:        d.Body,
 		Properties: runtime.Properties{
 			CorrelationID: d.CorrelationId,
