@@ -269,10 +269,7 @@ func TestBrokerRequestsAndReconnects(t *testing.T) {
 		res <- err
 	}()
 	testkit.Eventually(t, "the request to be waiting", func() bool { return adm.unacked(q) == 1 })
-	b.req.mu.Lock()
-	conn := b.req.sess.conn
-	b.req.mu.Unlock()
-	conn.abort()
+	b.req.sess.Load().conn.abort()
 	if err := <-res; !errors.Is(err, ErrReplyLost) {
 		t.Fatalf("error %v, want ErrReplyLost", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -60,9 +61,11 @@ type Requester struct {
 	codec  func() runtime.Codec
 
 	opening sync.Mutex // held while a session opens, so that one does
-	mu      sync.Mutex
-	sess    *replySession
-	closed  bool
+	// sess is the current session, which every request reads: nil before
+	// the first and after Close.
+	sess   atomic.Pointer[replySession]
+	mu     sync.Mutex
+	closed bool
 }
 
 // NewRequester returns a Requester for the broker at url (a cluster's
@@ -115,11 +118,11 @@ func (r *Requester) Request(ctx context.Context, queue string, msg runtime.Messa
 	if err != nil {
 		return runtime.Message{}, fmt.Errorf("rabbitmq: request %s to %q: correlation id %q: %w", msg.Type, key, corr, err)
 	}
-	defer s.forget(corr, got)
 	pub := publishingOf(msg, time.Now())
 	pub.ReplyTo = DirectReplyTo
 	pub.DeliveryMode = amqp.Transient
 	if err := s.ch.PublishWithContext(ctx, msg.Exchange, key, !msg.AllowUnroutable, false, pub); err != nil {
+		s.forget(corr, got)
 		if errors.Is(err, amqp.ErrClosed) {
 			err = fmt.Errorf("%w: %v", ErrReplyLost, err)
 		}
@@ -132,6 +135,7 @@ func (r *Requester) Request(ctx context.Context, queue string, msg runtime.Messa
 		}
 		return rep.msg, nil
 	case <-ctx.Done():
+		s.forget(corr, got)
 		return runtime.Message{}, fmt.Errorf("rabbitmq: request %s to %q: no reply before the caller's deadline (a reply that comes later is dropped): %w", msg.Type, key, context.Cause(ctx))
 	}
 }
@@ -150,8 +154,7 @@ func requestError(msg runtime.Message, key string, err error) error {
 func (r *Requester) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	s := r.sess
-	r.sess = nil
+	s := r.sess.Swap(nil)
 	r.mu.Unlock()
 	if s != nil {
 		s.close()
@@ -180,8 +183,7 @@ func (r *Requester) session(ctx context.Context) (*replySession, error) {
 		s.close()
 		return nil, ErrClosed
 	}
-	old := r.sess
-	r.sess = s
+	old := r.sess.Swap(s)
 	if old != nil {
 		go old.close()
 	}
@@ -191,13 +193,13 @@ func (r *Requester) session(ctx context.Context) (*replySession, error) {
 // current returns the session when it is usable, ErrClosed after Close,
 // or neither.
 func (r *Requester) current() (*replySession, error) {
+	if s := r.sess.Load(); s != nil && !s.isLost() {
+		return s, nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, ErrClosed
-	}
-	if r.sess != nil && !r.sess.isLost() {
-		return r.sess, nil
 	}
 	return nil, nil
 }
@@ -210,9 +212,11 @@ type replySession struct {
 	log  *slog.Logger
 	done sync.WaitGroup // the goroutines reading the channel
 
+	// lost is set once the channel closed: no reply comes any more.
+	lost atomic.Bool
+
 	mu      sync.Mutex
 	waiting map[string]chan reply
-	lost    bool
 }
 
 // reply is what a waiting call gets: the reply, or why none comes.
@@ -248,7 +252,7 @@ func openReplySession(ctx context.Context, d *dialer, log *slog.Logger) (*replyS
 func (s *replySession) await(corr string) (chan reply, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.lost {
+	if s.lost.Load() {
 		return nil, ErrReplyLost
 	}
 	if _, dup := s.waiting[corr]; dup {
@@ -291,7 +295,7 @@ func (s *replySession) readReplies(deliveries <-chan amqp.Delivery) {
 		got <- reply{msg: replyOf(&d)}
 	}
 	s.mu.Lock()
-	s.lost = true
+	s.lost.Store(true)
 	waiting := s.waiting
 	s.waiting = map[string]chan reply{}
 	s.mu.Unlock()
@@ -311,9 +315,7 @@ func (s *replySession) readReturns(returns <-chan amqp.Return) {
 }
 
 func (s *replySession) isLost() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lost || s.ch.IsClosed()
+	return s.lost.Load() || s.ch.IsClosed()
 }
 
 // close closes the connection and waits until its goroutines return.
