@@ -121,6 +121,7 @@ bench: rabbitmq postgres
 	@: > $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark(Publish|PublishWindow|Retry)$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkRequestReply$$' -benchtime 15x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=raw$$' -benchtime 5x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkInbox$$' -benchtime 30x -timeout 30m ./runtime/outbox | tee -a $(BENCH_OUT)

@@ -6,6 +6,8 @@
 //   - examples/rows: a batch handler writing rows.
 //   - examples/shipping: a *sql.Tx handler, each message handled once,
 //     on PostgreSQL or SQLite.
+//   - examples/pricing: request/reply, a handler that returns its answer
+//     and the typed client that asks, on RabbitMQ.
 //   - examples/internal/demo: what the demos share to tell what happens.
 //
 // readme_test.go builds the README's quick start as a module of its own,

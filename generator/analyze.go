@@ -31,6 +31,9 @@ type handler struct {
 	wire string
 	// publisher is the name of the typed publisher for it.
 	publisher string
+	// requester is the name of its typed client, for a handler that
+	// replies (see nameRequesters).
+	requester string
 	// duplicate is set when an earlier handler of the subscription takes
 	// the same message type (reported).
 	duplicate bool
@@ -500,6 +503,11 @@ func (s *subscription) runtimeSubscription() (rs *runtime.Subscription, index []
 		}
 		if h.every() && !h.shape.batch {
 			rs.Handlers = append(rs.Handlers, runtime.HandleEvery(h.ann.fields.handler.Policy, func(context.Context, runtime.Delivery) error { return nil }))
+			index = append(index, h)
+			continue
+		}
+		if h.shape.reply != nil {
+			rs.Handlers = append(rs.Handlers, replyPlaceholder(wire, h))
 			index = append(index, h)
 			continue
 		}

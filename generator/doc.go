@@ -90,6 +90,20 @@
 // takes every message type of its subscription that no other handler
 // takes, its body undecoded; Mount mounts it with runtime.HandleEvery.
 //
+// A handler that answers requests returns its reply with an error:
+//
+//	func(ctx context.Context, req T) (R, error)
+//	func(ctx context.Context, req *T, md runtime.Metadata) (*R, error)
+//
+// and the other combinations of the request by value or pointer, with or
+// without the Metadata, and the reply by value or pointer, functions and
+// methods. R is a named message type as T is. Mount mounts it with
+// runtime.HandleReply[T, R]: the runtime sends the reply to the request's
+// reply_to and then acknowledges the request, and a request that fails for
+// good gets an error reply (see runtime.HandleReply). Request/reply needs
+// RabbitMQ: such a handler on a zeromq subscription is an error at the
+// annotation; so is one that takes a batch or a *sql.Tx.
+//
 // # What is generated
 //
 // One file per package, streamgen_gen.go, holding:
@@ -114,6 +128,13 @@
 //     exchange; nor does one whose type a directive sends to its queue
 //     already. Each has its Async twin, PublishJobAsync, which returns a
 //     *runtime.Confirmation instead of waiting for the broker.
+//   - A typed client per handler that replies, Request<Name> after the
+//     function or method (RequestQuote for Quote; RequestPricingQuote
+//     when methods of two types share the name): RequestQuote(ctx,
+//     client, req, opts...) (R, error) sends req to the handler's
+//     subscription through a runtime.Requester (rabbitmq.Requester, a
+//     rabbitmq.Broker, or the harness's streamtest.Broker) and returns the
+//     reply (see runtime.Request).
 //   - A JSON decoder per message type that is a struct,
 //     streamgen_decode_T, and one per struct type its fields reach: each
 //     decodes a body exactly as encoding/json would or reports false, and

@@ -16,8 +16,9 @@ import (
 // count 4, then dropped), every handler shape on RabbitMQ, handler
 // methods called on the values Mount was given (a nil pointer refused by
 // Run, naming its handlers), the publishers that //stream:publisher
-// declares routing through an exchange, and handlers that take a *sql.Tx,
-// each message handled once over SQLite.
+// declares routing through an exchange, handlers that take a *sql.Tx,
+// each message handled once over SQLite, and handlers that reply, each
+// answered through its typed client.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
@@ -26,6 +27,7 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	copyCase(t, "publisher_directive", dir, "publisher")
 	copyCase(t, "nil_receivers", dir, "jobs")
 	copyCase(t, "tx_handlers", dir, "txorders")
+	copyCase(t, "request_reply", dir, "pricing")
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -37,9 +39,10 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	write("publisher/publisher_test.go", publisherTest)
 	write("jobs/jobs_test.go", nilReceiversTest)
 	write("txorders/txorders_test.go", txTest)
+	write("pricing/pricing_test.go", pricingTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether", "TestTransactionalHandlersRunOnce"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether", "TestTransactionalHandlersRunOnce", "TestTypedClientsGetTheirReplies"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -389,6 +392,41 @@ func TestTransactionalHandlersRunOnce(t *testing.T) {
 	Mount(app, h.Broker(), &Service{})
 	if err := app.Run(ctx); err == nil {
 		t.Error("an App without a database ran *sql.Tx handlers")
+	}
+}
+`
+
+const pricingTest = `package pricing
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/streamtest"
+)
+
+func TestTypedClientsGetTheirReplies(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker(), &Service{Node: "n1"})
+	h.Start()
+	ctx := t.Context()
+	if p, err := RequestQuote(ctx, h.Broker(), QuoteRequest{SKU: "A", Quantity: 2}); err != nil || p != (Price{SKU: "A", Cents: 500}) {
+		t.Fatalf("RequestQuote = %+v, %v", p, err)
+	}
+	if s, err := RequestStockLeft(ctx, h.Broker(), &StockRequest{SKU: "A"}); err != nil || s.Left != 3 {
+		t.Fatalf("RequestStockLeft = %+v, %v", s, err)
+	}
+	if d, err := RequestDiscount(ctx, h.Broker(), Discount{Customer: "c"}); err != nil || d.Value != 5 {
+		t.Fatalf("RequestDiscount = %+v, %v", d, err)
+	}
+	if p, err := RequestPing(ctx, h.Broker(), &Ping{}); err != nil || p.Node != "n1" {
+		t.Fatalf("RequestPing = %+v, %v", p, err)
+	}
+	_, err := RequestQuote(ctx, h.Broker(), QuoteRequest{})
+	var re *runtime.RemoteError
+	if !errors.Is(err, runtime.ErrParked) || !errors.As(err, &re) || re.DeadLetter != "pricing.quotes.dl" {
+		t.Fatalf("RequestQuote of no SKU = %v, want it parked on pricing.quotes.dl", err)
 	}
 }
 `

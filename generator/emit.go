@@ -72,6 +72,7 @@ func emit(m *model) ([]byte, error) {
 	}
 	var body codeWriter
 	e.publishers(&body, m.handlers)
+	e.requesters(&body)
 	e.declaredPublishers(&body)
 	e.json.write(&body, e.decoderLocals, e.qual)
 	if e.err != nil {
@@ -186,6 +187,14 @@ func (e *emitter) nameImports() {
 			if _, ok := names[p.Path()]; !ok {
 				paths = append(paths, p.Path())
 				names[p.Path()] = p.Name()
+			}
+		}
+		if h.shape.reply != nil {
+			if p := h.shape.reply.Obj().Pkg(); p != e.m.pkg {
+				if _, ok := names[p.Path()]; !ok {
+					paths = append(paths, p.Path())
+					names[p.Path()] = p.Name()
+				}
 			}
 		}
 	}
@@ -308,6 +317,9 @@ func (e *emitter) signature(h *handler) *jen.Statement {
 }
 
 func (e *emitter) result(h *handler) jen.Code {
+	if h.shape.reply != nil {
+		return jen.Params(e.replyType(h), jen.Error())
+	}
 	if h.shape.outcome {
 		return jen.Qual(runtimePath, "Outcome")
 	}
@@ -553,6 +565,9 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	decoder := jen.Nil()
 	if fn := e.json.decoderFor(h.shape.msg); fn != "" {
 		decoder = jen.Id(fn)
+	}
+	if h.shape.reply != nil {
+		return e.handleReply(h, rh, decoder)
 	}
 	if h.shape.batch {
 		return jen.Qual(runtimePath, "HandleBatch").Index(e.typeName(h)).Call(

@@ -335,8 +335,12 @@ func checkPackage(lp *packages.Package, cfg Config, olds map[string]oldOutput) *
 	c.m.checkDeclaredQueues(ds)
 	c.m.namePublishers(ds)
 	c.m.checkCollisions(ds)
+	c.m.nameRequesters(ds)
 	p.Annotated = len(c.m.handlers) > 0 || len(c.m.declared) > 0
 	p.generated = c.m.generatedNames()
+	for _, name := range c.m.requesterNames() {
+		p.generated[name] = true
+	}
 	if hasOld && !old.ours {
 		ds.list = append(ds.list, Diagnostic{
 			Pos: token.Position{Filename: p.File, Line: 1, Column: 1},

@@ -40,6 +40,10 @@ type handlerShape struct {
 	// tx is set when the handler takes a *sql.Tx after the context: it
 	// runs in a transaction of the App's database (runtime.Transactor).
 	tx bool
+	// reply is the type R of a handler that replies, returning (R,
+	// error), or (*R, error) with replyPointer; nil for another handler.
+	reply        *types.Named
+	replyPointer bool
 }
 
 // checkShape checks the signature of an annotated function against the
@@ -129,9 +133,11 @@ func checkShape(fd *ast.FuncDecl, fn *types.Func, pkg *types.Package, ds *diagno
 	case results.Len() == 0:
 		ds.add(fd.Type.Params.Closing, "%s returns nothing: %s", name, acceptedShapes)
 		good = false
-	case results.Len() > 1:
+	case results.Len() > 2:
 		ds.add(fd.Type.Results.Pos(), "%s returns %d results: %s", name, results.Len(), acceptedShapes)
 		good = false
+	case results.Len() == 2:
+		good = checkReply(fd, sig, &shape, pkg, ds) && good
 	case shape.batch && isNamed(results.At(0).Type(), runtimePath, "Outcome"):
 		ds.add(fd.Type.Results.Pos(), "%s takes a batch and returns runtime.Outcome: a batch handler returns error, nil to acknowledge every message, or a runtime.BatchFailures naming the messages that failed", name)
 		good = false

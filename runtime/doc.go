@@ -42,6 +42,14 @@
 // runtime.HandleJSON[Job]("Job", policy, streamgen_decode_Job, Work) for
 // func(ctx, Job) error.
 //
+// A handler that returns a value answers requests (RabbitMQ): HandleReply
+// mounts func(ctx, QuoteRequest) (Price, error) and its other shapes
+// (ReplyFunc); the Consumer sends the reply to the request's reply_to
+// with its correlation id, then acknowledges the request, and a request
+// that fails for good gets one error reply (HeaderReplyError). Request,
+// which generated typed clients call, sends a request through a
+// Requester and decodes its reply, or returns a RemoteError.
+//
 // A handler that takes a *sql.Tx after its context, such as
 // func(ctx, tx *sql.Tx, o Order) error, handles each message once: it
 // runs in a transaction of the App's database that records the message

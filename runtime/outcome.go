@@ -52,6 +52,9 @@ type Outcome struct {
 	// duplicate marks the Ack of a message a *sql.Tx handler's inbox
 	// recorded already.
 	duplicate bool
+	// reply is what a handler that replies (HandleReply) returned with its
+	// Ack: a pointer to the reply value.
+	reply any
 }
 
 // Ack reports success: the message is acknowledged.
@@ -98,6 +101,12 @@ func (o Outcome) Action() Action { return o.action }
 // inbox recorded already: the message was handled, and its transaction
 // committed, on an earlier delivery. Middleware sees it as next's Outcome.
 func (o Outcome) Duplicate() bool { return o.duplicate }
+
+// Reply returns the reply a handler made by HandleReply returned with
+// its Ack, for the Consumer that sends it to the request's reply_to (a
+// pointer to the value); nil for any other outcome. Middleware that
+// passes next's Outcome on passes the reply on with it.
+func (o Outcome) Reply() any { return o.reply }
 
 // Delay returns the delay asked for by After, or 0.
 func (o Outcome) Delay() time.Duration { return o.delay }

@@ -561,6 +561,7 @@ func (s *Subscription) validateRabbitMQ(add func(int, string, string, ...any)) {
 }
 
 func (s *Subscription) validateZeroMQ(add func(int, string, string, ...any)) {
+	s.validateReplies(add)
 	if len(s.RetryDelays) > 0 {
 		add(-1, "retry_delay", "retry_delay is for rabbitmq: on zeromq return runtime.RetryAfter(d, err) from the handler; remove retry_delay")
 	}

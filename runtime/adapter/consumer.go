@@ -87,6 +87,9 @@ type Consumer struct {
 	// batches gathers the deliveries of a batch subscription; nil for
 	// one message per call.
 	batches *batcher
+	// replies: a handler of the subscription answers requests (see
+	// answer).
+	replies bool
 
 	// codecs are the codecs each handler reads (runtime.Handler.Codecs),
 	// by index; every is the index of the handler of every message type,
@@ -155,6 +158,7 @@ func NewConsumer(sub *runtime.Subscription, env runtime.Env, rules Rules, tr Tra
 	if sub.BatchSize > 0 {
 		c.batches = newBatcher(sub, env.Clock, tr)
 	}
+	c.replies = repliesOf(sub)
 	if env.Observer != nil {
 		c.obs = env.Observer
 		types := make([]string, len(sub.Handlers))
@@ -312,6 +316,11 @@ func (c *Consumer) finish(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 	if ctx.Err() != nil && c.acks != nil && !c.auto && v.Kind != VerdictAck {
 		c.settle(d, v, ErrLeftToBroker, false)
 		return v, ErrLeftToBroker
+	}
+	if c.replies {
+		if v, err, done := c.answer(ctx, d, v); done {
+			return v, err
+		}
 	}
 	err := c.carryOut(ctx, d, &v)
 	return v, err
@@ -491,6 +500,7 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 	case runtime.ActionAck:
 		v.Kind = VerdictAck
 		v.Duplicate = out.Duplicate()
+		d.reply = out.Reply()
 		return v
 	case runtime.ActionDrop:
 		v.Kind = VerdictDrop

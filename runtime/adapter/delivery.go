@@ -58,6 +58,9 @@ type Delivery struct {
 	// batched is set when the leader of the delivery's batch carried it
 	// out: its verdict and the error it was settled with.
 	batched *batchResult
+	// reply is what its handler replied (runtime.Outcome.Reply), for the
+	// Consumer to send.
+	reply any
 	// obs follows the delivery for the App's Observer until it ends; nil
 	// without an Observer (so that a Delivery stays as small), and once
 	// told.

@@ -179,6 +179,7 @@ func TestSuiteFailsATransportThatLosesCopies(t *testing.T) {
 		"EachCodecRoundTripsOnOneQueue",
 		"CorruptBodyOfEachCodecIsParkedWithItsReason",
 		"HandlerOfEveryTypeTakesTheOthersWithRetriesAndDeadLetters",
+		"RequestIsAnsweredAndAParkedOneToldWhere",
 	}
 	tr := naiveTransport(false).withDefaults()
 	for _, c := range cases {

@@ -59,6 +59,7 @@ var cases = []testCase{
 	{"EachCodecRoundTripsOnOneQueue", eachCodecRoundTrips},
 	{"CorruptBodyOfEachCodecIsParkedWithItsReason", corruptBodiesAreParked},
 	{"HandlerOfEveryTypeTakesTheOthersWithRetriesAndDeadLetters", everyTypeHandlerTakesTheOthers},
+	{"RequestIsAnsweredAndAParkedOneToldWhere", requestIsAnswered},
 }
 
 var errFailed = errors.New("brokertest: the handler failed on purpose")

@@ -48,7 +48,10 @@
 //     subscription mounted there;
 //   - publish to each name with Publish once App.Ready is closed (the suite
 //     publishes only then);
-//   - be new for every call: no state shared between cases.
+//   - be new for every call: no state shared between cases;
+//   - on RabbitMQ, be a runtime.Requester too, and carry the replies the
+//     Consumer builds (its Transport an adapter.Replier): the suite sends
+//     requests through it.
 //
 // New registers with t.Cleanup whatever must be undone: on RabbitMQ delete
 // every queue the names imply — each name, its wait queue "<name>.retry",
@@ -148,6 +151,10 @@
 //     (adapter.HeaderCrashes), which counts as Released, and each runs
 //     alone from there, never beside another handler call, whatever the
 //     subscription's concurrency.
+//   - A handler that replies (runtime.HandleReply) answers a request sent
+//     through the Broker; a request retried and then parked gets one error
+//     reply naming the dead-letter queue (runtime.ErrParked). On ZeroMQ
+//     App.Run refuses such a handler.
 //
 //   - A batch subscription's handler gets a full batch in one call, each
 //     message with its own Metadata, and a batch that is not full once its

@@ -35,6 +35,7 @@ type Broker struct {
 	blocks *blockState
 	user   string // the URLs' user name: copies keep a user-id property only if it is this one
 	pub    *publisher
+	req    *Requester // Request's, connected on first use
 	// version is the RabbitMQ version last connected to, as text.
 	version atomic.Value
 
@@ -112,6 +113,7 @@ func New(url string, opts ...Option) *Broker {
 	b.dialer.handshake = o.handshake
 	b.dialer.log = b.logger
 	b.pub = newPublisher(b.dial, o.confirmTimeout, o.publishWindow, b.blocks, log)
+	b.req = newRequester(b.dialer, b.logger, b.Codec)
 	return b
 }
 
@@ -475,6 +477,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	if state != stateRunning {
+		_ = b.req.Close()
 		if err := b.pub.close(ctx); err != nil {
 			return fmt.Errorf("rabbitmq: close: %w: %s", context.Cause(ctx), err)
 		}
@@ -508,6 +511,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = b.req.Close() // once the handlers, which may send requests, are done
 	if err := b.pub.close(ctx); err != nil {
 		errs = append(errs, err)
 	}

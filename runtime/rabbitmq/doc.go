@@ -260,6 +260,27 @@
 // worker is parked at the crash limit (see above). Requeues after failed
 // copy publishes count toward the limit too.
 //
+// # Request/reply
+//
+// The runner sends the replies of a handler that replies
+// (runtime.HandleReply) to the request's reply_to, transient and not
+// mandatory (RabbitMQ returns a mandatory publish to a direct reply-to
+// address whether it delivered it or not), on a channel of the
+// publishing connection that is not in confirm mode: the request is
+// acked once its reply is sent, and handed back when it could not be. A
+// confirm would say only that the broker routed the reply, which no
+// queue keeps, at the cost of a frame a request; a reply lost with the
+// publishing connection after it was sent leaves its caller to its
+// deadline. An error reply follows the request's dead letter on the
+// confirm channel, confirmed. A Requester (NewRequester,
+// and every Broker through Request) sends requests over direct reply-to:
+// one connection, one channel that publishes the requests (transient,
+// mandatory) and consumes DirectReplyTo with no-ack, and a map from
+// correlation id to the call waiting, so that any number of requests are
+// in flight on that channel. A reply no call waits for is dropped with a
+// log line; a lost connection fails the calls waiting (ErrReplyLost),
+// and the next request connects again.
+//
 // # Testing against a broker
 //
 // The tests of this package run against the broker at

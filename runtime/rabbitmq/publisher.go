@@ -26,14 +26,17 @@ type publisher struct {
 	// confirm.
 	window chan struct{}
 
-	mu     sync.Mutex
-	clock  clock.Clock
-	log    *slog.Logger
-	conn   *connection
-	ch     *confirmChannel
-	dialed bool // a connection was opened before: the next one is a reconnect
-	closed bool
-	drains sync.WaitGroup
+	mu    sync.Mutex
+	clock clock.Clock
+	log   *slog.Logger
+	conn  *connection
+	ch    *confirmChannel
+	// replies is the channel replies go out on, not in confirm mode (see
+	// replyChannel); nil until the first.
+	replies *amqp.Channel
+	dialed  bool // a connection was opened before: the next one is a reconnect
+	closed  bool
+	drains  sync.WaitGroup
 }
 
 func newPublisher(dial func(ctx context.Context, role string) (*connection, error), timeout time.Duration, window int, blocks *blockState, log *slog.Logger) *publisher {

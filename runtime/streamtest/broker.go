@@ -41,6 +41,7 @@ type Broker struct {
 	rejected   map[string][]runtime.Message
 	lost       int                     // ZeroMQ retry copies lost at shutdown
 	exchanges  map[string]*memExchange // RabbitMQ: by name, see Bind
+	replies    replyBox                // the requests waiting for their reply (Request)
 
 	retryCountHeader string
 	busy             int // messages taken by a worker and not yet settled

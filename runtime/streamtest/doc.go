@@ -57,6 +57,12 @@
 //   - Logs(): every log record, with its attributes, to assert on warnings.
 //   - App().Stats(): the counters of each subscription.
 //
+// The Broker answers requests in process (it is a runtime.Requester): a
+// generated typed client called with h.Broker() gets the reply of a
+// handler of runtime.HandleReply, or its error reply. A reply no request
+// waits for stays in the queue ReplyAddress, and a reply to a reply_to of
+// the test's own in that queue.
+//
 // # What is emulated
 //
 // Both kinds share the model: a queue per name, consumed by the

@@ -15,6 +15,9 @@ func None(ctx context.Context, j Job) {}
 //stream:subscriber "two"
 func Two(ctx context.Context, j Job) (runtime.Outcome, error) { return runtime.Ack(), nil }
 
+//stream:subscriber "three"
+func Three(ctx context.Context, j Job) (int, runtime.Outcome, error) { return 0, runtime.Ack(), nil }
+
 //stream:subscriber "bool"
 func Bool(ctx context.Context, j Job) bool { return true }
 

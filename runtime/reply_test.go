@@ -1,0 +1,211 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/streamgen/streamgen/runtime"
+)
+
+type ask struct {
+	N int `json:"n"`
+}
+
+type answer struct {
+	Double int `json:"double"`
+}
+
+// Each ReplyFunc shape is called with the request (and the Metadata when
+// it takes it), and its reply comes back in the Ack's Outcome.Reply, as a
+// pointer to the value.
+func TestHandleReplyShapes(t *testing.T) {
+	md := runtime.Metadata{MessageID: "m-1"}
+	double := func(a ask) answer { return answer{Double: 2 * a.N} }
+	sawMD := func(got runtime.Metadata) error {
+		if got.MessageID != "m-1" {
+			return fmt.Errorf("metadata %+v", got)
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name string
+		h    runtime.Handler
+	}{
+		{"value, value", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a ask) (answer, error) { return double(a), nil })},
+		{"pointer, value", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a *ask) (answer, error) { return double(*a), nil })},
+		{"value with metadata, value", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a ask, md runtime.Metadata) (answer, error) { return double(a), sawMD(md) })},
+		{"pointer with metadata, value", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a *ask, md runtime.Metadata) (answer, error) { return double(*a), sawMD(md) })},
+		{"value, pointer", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a ask) (*answer, error) { r := double(a); return &r, nil })},
+		{"pointer, pointer", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a *ask) (*answer, error) { r := double(*a); return &r, nil })},
+		{"value with metadata, pointer", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a ask, md runtime.Metadata) (*answer, error) {
+				r := double(a)
+				return &r, sawMD(md)
+			})},
+		{"pointer with metadata, pointer", runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil,
+			func(_ context.Context, a *ask, md runtime.Metadata) (*answer, error) {
+				r := double(*a)
+				return &r, sawMD(md)
+			})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if rt, ok := tc.h.Replies(); !ok || rt != "Answer" {
+				t.Fatalf("Replies() = %q, %v; want Answer, true", rt, ok)
+			}
+			v, err := tc.h.Decode(runtime.JSON{}, []byte(`{"n":21}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := tc.h.Call(context.Background(), v, md)
+			if out.Action() != runtime.ActionAck || out.Err() != nil {
+				t.Fatalf("outcome %v, want an ack", out)
+			}
+			if r, ok := out.Reply().(*answer); !ok || *r != (answer{Double: 42}) {
+				t.Fatalf("reply %#v, want &answer{42}", out.Reply())
+			}
+		})
+	}
+}
+
+// An error is the outcome OutcomeOf makes of it, with no reply; a nil
+// pointer with no error replies the zero value.
+func TestHandleReplyErrorsAndNil(t *testing.T) {
+	errGone := errors.New("gone")
+	h := runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil, func(_ context.Context, a ask) (*answer, error) {
+		switch a.N {
+		case 1:
+			return nil, errGone
+		case 2:
+			return &answer{Double: 9}, runtime.DeadLetter(errGone)
+		}
+		return nil, nil
+	})
+	call := func(n int) runtime.Outcome {
+		v, err := h.Decode(runtime.JSON{}, fmt.Appendf(nil, `{"n":%d}`, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Call(context.Background(), v, runtime.Metadata{})
+	}
+	if out := call(1); out.Action() != runtime.ActionRetry || !errors.Is(out.Err(), errGone) || out.Reply() != nil {
+		t.Fatalf("outcome %v with reply %v, want a retry because of errGone and no reply", out, out.Reply())
+	}
+	if out := call(2); out.Action() != runtime.ActionDeadLetter || out.Reply() != nil {
+		t.Fatalf("outcome %v with reply %v, want a dead-letter and no reply", out, out.Reply())
+	}
+	if out := call(3); out.Action() != runtime.ActionAck || *out.Reply().(*answer) != (answer{}) {
+		t.Fatalf("outcome %v with reply %#v, want an ack replying the zero answer", out, out.Reply())
+	}
+	plain := handle()
+	if _, ok := plain.Replies(); ok {
+		t.Fatal("a Handle handler says it replies")
+	}
+}
+
+// A handler that replies is refused on ZeroMQ, naming the reply, and
+// accepted on RabbitMQ.
+func TestValidateRefusesRepliesOnZeroMQ(t *testing.T) {
+	sub := &runtime.Subscription{Name: "asks", Handlers: []runtime.Handler{
+		runtime.HandleReply[ask, answer]("Ask", "Answer", runtime.Policy{}, nil, func(context.Context, ask) (answer, error) { return answer{}, nil }),
+	}}
+	if err := sub.Validate(runtime.RabbitMQ); err != nil {
+		t.Fatalf("on rabbitmq: %v", err)
+	}
+	err := sub.Validate(runtime.ZeroMQ)
+	ve, ok := errors.AsType[*runtime.ValidationError](err)
+	if !ok || ve.Handler != 0 || ve.Key != "broker" || !strings.Contains(ve.Msg, `the handler for "Ask" returns a reply of type Answer, and request/reply needs RabbitMQ`) {
+		t.Fatalf("on zeromq: %v, want the error that request/reply needs RabbitMQ at the handler's broker key", err)
+	}
+}
+
+// fakeRequester answers each request with reply, recording the request.
+type fakeRequester struct {
+	got   runtime.Message
+	queue string
+	reply func(req runtime.Message) (runtime.Message, error)
+	codec runtime.Codec
+}
+
+func (f *fakeRequester) Request(_ context.Context, queue string, msg runtime.Message) (runtime.Message, error) {
+	f.got, f.queue = msg, queue
+	return f.reply(msg)
+}
+
+type codecRequester struct{ *fakeRequester }
+
+func (c codecRequester) Codec() runtime.Codec { return c.codec }
+
+// Request builds the request (type, content type, body, fresh ids, a
+// correlation id) and decodes the reply; an error reply is a
+// *RemoteError, ErrParked when it names a dead-letter queue.
+func TestRequest(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeRequester{reply: func(req runtime.Message) (runtime.Message, error) {
+		return runtime.Message{Type: "Answer", ContentType: "application/json", Body: []byte(`{"double":4}`), Properties: runtime.Properties{CorrelationID: req.CorrelationID}}, nil
+	}}
+	got, err := runtime.Request[answer](ctx, f, runtime.Queue("asks"), "Ask", ask{N: 2}, runtime.WithHeader("k", "v"))
+	if err != nil || got != (answer{Double: 4}) {
+		t.Fatalf("Request = %+v, %v; want the decoded reply", got, err)
+	}
+	if f.queue != "asks" || f.got.Type != "Ask" || f.got.ContentType != "application/json" || string(f.got.Body) != `{"n":2}` ||
+		f.got.ID == "" || f.got.CorrelationID != f.got.ID || f.got.Headers["k"] != "v" {
+		t.Fatalf("request %+v to %q, want Ask in JSON to asks, with a fresh id as its correlation id and the header", f.got, f.queue)
+	}
+	first := f.got.CorrelationID
+	_, _ = runtime.Request[answer](ctx, f, runtime.Queue("asks"), "Ask", ask{N: 2})
+	if f.got.CorrelationID == first {
+		t.Fatal("two requests share a correlation id")
+	}
+	_, _ = runtime.Request[answer](ctx, f, runtime.Queue("asks"), "Ask", ask{N: 2}, runtime.WithProperties(runtime.Properties{CorrelationID: "mine"}))
+	if f.got.CorrelationID != "mine" {
+		t.Fatalf("correlation id %q, want the one WithProperties set", f.got.CorrelationID)
+	}
+
+	// The requester's codec encodes the request and decodes the reply.
+	c := codecRequester{&fakeRequester{codec: upperCodec{}, reply: func(runtime.Message) (runtime.Message, error) {
+		return runtime.Message{Body: []byte(`{"n":1,"s":"shout"}`)}, nil
+	}}}
+	it, err := runtime.Request[item](ctx, c, runtime.Queue("items"), "Item", item{S: "x"})
+	if err != nil || it.S != "SHOUT" {
+		t.Fatalf("Request = %+v, %v; want the reply decoded with the requester's codec", it, err)
+	}
+
+	errorReply := func(h map[string]string) *fakeRequester {
+		return &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) { return runtime.Message{Headers: h}, nil }}
+	}
+	_, err = runtime.Request[answer](ctx, errorReply(map[string]string{runtime.HeaderReplyError: "failed: no"}), runtime.Queue("asks"), "Ask", ask{})
+	re, ok := errors.AsType[*runtime.RemoteError](err)
+	if !ok || re.Reason != "failed: no" || re.MessageType != "Ask" || re.Queue != "asks" || errors.Is(err, runtime.ErrParked) {
+		t.Fatalf("error %v, want a RemoteError with the reason, not parked", err)
+	}
+	if want := `runtime: request Ask to "asks" failed: failed: no`; err.Error() != want {
+		t.Fatalf("error text %q, want %q", err, want)
+	}
+	_, err = runtime.Request[answer](ctx, errorReply(map[string]string{runtime.HeaderReplyError: "failed on attempt 3 of 3: no", runtime.HeaderReplyDeadLetter: "asks.dl"}), runtime.Queue("asks"), "Ask", ask{})
+	if !errors.Is(err, runtime.ErrParked) || !strings.Contains(err.Error(), `was parked on "asks.dl": failed on attempt 3 of 3: no`) {
+		t.Fatalf("error %v, want ErrParked naming asks.dl", err)
+	}
+
+	// What the requester returns is wrapped; a reply that does not decode
+	// says so.
+	errLost := errors.New("connection lost")
+	_, err = runtime.Request[answer](ctx, &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) { return runtime.Message{}, errLost }}, runtime.Queue("asks"), "Ask", ask{})
+	if !errors.Is(err, errLost) || !strings.HasPrefix(err.Error(), `runtime: request Ask to "asks": `) {
+		t.Fatalf("error %v, want the requester's, wrapped", err)
+	}
+	_, err = runtime.Request[answer](ctx, &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+		return runtime.Message{Type: "Answer", ContentType: "text/plain", Body: []byte("four")}, nil
+	}}, runtime.Queue("asks"), "Ask", ask{})
+	if err == nil || !strings.Contains(err.Error(), `the reply (type "Answer", content type "text/plain") does not decode with application/json`) {
+		t.Fatalf("error %v, want the decode error naming the content type", err)
+	}
+}

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/streamgen/streamgen/runtime/internal/messageid"
+)
+
+// The headers of an error reply: the reply to a request whose handler
+// failed for good (HandleReply). It has an empty body and no type; a
+// caller in another language reads the reason from HeaderReplyError.
+const (
+	// HeaderReplyError carries why the request failed: the reason the
+	// runtime logged and, for a parked request, wrote in the dead letter's
+	// HeaderDeadLetterReason ("failed on attempt 3 of 3: no price for
+	// XYZ"), cut to MaxReasonBytes.
+	HeaderReplyError = "x-streamgen-error"
+	// HeaderReplyDeadLetter names the dead-letter queue the request was
+	// parked on; absent when it was dropped or rejected instead.
+	HeaderReplyDeadLetter = "x-streamgen-error-dead-letter"
+)
+
+// Requester sends a request and waits for its reply: runtime/rabbitmq's
+// Requester over direct reply-to, and runtime/streamtest's Broker in
+// process. Request, which generated typed clients call, builds the
+// request; the Requester only carries it.
+//
+// Request sends msg to queue (through msg.Exchange when it names one,
+// with msg.RoutingKey when set), with its own reply address as the
+// message's ReplyTo, and returns the message that came back with msg's
+// CorrelationID, as it arrived. It returns an error wrapping ctx's when
+// ctx ends first: a reply that comes later is dropped, with a log line.
+//
+// A Requester may have a Codec() Codec method, as a Publisher may:
+// Request encodes with it, and decodes the reply with it, instead of
+// JSON.
+type Requester interface {
+	Request(ctx context.Context, queue string, msg Message) (Message, error)
+}
+
+// ErrParked is what a RemoteError of a request parked on a dead-letter
+// queue is (errors.Is).
+var ErrParked = errors.New("runtime: the request was parked on a dead-letter queue")
+
+// RemoteError is the error Request returns when the request's handler
+// failed for good: its retries, if any, ran out, or it asked to drop or
+// dead-letter the request, or the request could not be read. Reason is
+// why, in the words the handler's worker logged. errors.Is(err,
+// ErrParked) holds when the request was parked (DeadLetter names the
+// queue).
+type RemoteError struct {
+	// MessageType is the request's message type, and Queue where it was
+	// sent.
+	MessageType string
+	Queue       string
+	// Reason is the HeaderReplyError of the error reply.
+	Reason string
+	// DeadLetter is the dead-letter queue the request was parked on, ""
+	// when it was not parked.
+	DeadLetter string
+}
+
+func (e *RemoteError) Error() string {
+	if e.DeadLetter != "" {
+		return fmt.Sprintf("runtime: request %s to %q was parked on %q: %s", e.MessageType, e.Queue, e.DeadLetter, e.Reason)
+	}
+	return fmt.Sprintf("runtime: request %s to %q failed: %s", e.MessageType, e.Queue, e.Reason)
+}
+
+// Is reports whether target is ErrParked and the request was parked.
+func (e *RemoteError) Is(target error) bool { return target == ErrParked && e.DeadLetter != "" }
+
+// Request encodes v, sends it to to (a Queue, or an Exchange with a
+// routing key) as a request of type messageType through r, and returns
+// the reply decoded into an R. Generated typed clients
+// (RequestQuote(ctx, client, req)) call it. The codec is r's own when it
+// has one (its Codec method), else JSON, for the request and its reply.
+//
+// The request gets a fresh message id, which is its correlation id too
+// unless WithProperties sets one (which must then be unique among the
+// requests r has in flight); the Requester sets the ReplyTo. opts apply
+// as they do to Publish.
+//
+// It returns a *RemoteError when the handler failed for good (errors.Is
+// ErrParked when the request was parked), an error wrapping ctx's error
+// (context.DeadlineExceeded, say) when no reply came before ctx ended,
+// and the Requester's error when the request could not be sent.
+func Request[R any](ctx context.Context, r Requester, to Destination, messageType string, v any, opts ...PublishOption) (R, error) {
+	var zero R
+	codec := requesterCodec(r)
+	body, err := codec.Encode(v)
+	if err != nil {
+		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
+	}
+	m := Message{ID: messageid.New(), Type: messageType, ContentType: codec.ContentType(), Body: body}
+	if len(opts) > 0 {
+		m = withOptions(m, opts)
+	}
+	m.Exchange = to.Exchange
+	if m.CorrelationID == "" {
+		m.CorrelationID = m.ID
+	}
+	reply, err := r.Request(ctx, to.Key, m)
+	if err != nil {
+		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
+	}
+	var out R
+	if err := ReadReply(codec, reply, &out); err != nil {
+		if re, ok := errors.AsType[*RemoteError](err); ok {
+			re.MessageType, re.Queue = messageType, to.Key
+			return zero, re
+		}
+		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
+	}
+	return out, nil
+}
+
+// ReadReply reads reply, the answer to a request: an error reply is a
+// *RemoteError (whose MessageType and Queue the caller fills in), and any
+// other reply is decoded with codec into the value v points to.
+func ReadReply(codec Codec, reply Message, v any) error {
+	if reason, ok := reply.Headers[HeaderReplyError]; ok {
+		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
+	}
+	if err := codec.Decode(reply.Body, v); err != nil {
+		return fmt.Errorf("the reply (type %q, content type %q) does not decode with %s: %w", reply.Type, reply.ContentType, codec.ContentType(), err)
+	}
+	return nil
+}
+
+// requesterCodec is the codec Request encodes and decodes with: r's own
+// when it has one, else JSON.
+func requesterCodec(r Requester) Codec {
+	if cp, ok := r.(codecProvider); ok && cp.Codec() != nil {
+		return cp.Codec()
+	}
+	return JSON{}
+}
