@@ -51,7 +51,9 @@ func repliesOf(sub *runtime.Subscription) bool {
 // reply_to is handled all the same, with a warning that no reply could
 // be sent.
 func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict, error, bool) {
-	if v.Kind == VerdictRetry || v.Kind == VerdictRelease {
+	if v.Kind == VerdictRetry || v.Kind == VerdictRelease || v.Kind == VerdictIsolate {
+		// Not settled for good: a retry, a delivery handed back, or one
+		// set aside to run alone after a crash is answered when it is.
 		return v, nil, false
 	}
 	replyType, replies := "", true
