@@ -151,6 +151,7 @@
 //     (adapter.HeaderCrashes), which counts as Released, and each runs
 //     alone from there, never beside another handler call, whatever the
 //     subscription's concurrency.
+//
 //   - A handler that replies (runtime.HandleReply) answers a request sent
 //     through the Broker; a request retried and then parked gets one error
 //     reply naming the dead-letter queue (runtime.ErrParked). On ZeroMQ
