@@ -2,6 +2,7 @@ package deadletter
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -247,7 +248,7 @@ func encodeTable(t map[string]any) map[string]any {
 
 func decodeValue(raw json.RawMessage) (any, error) {
 	var v any
-	dec := json.NewDecoder(bytesReader(raw))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
@@ -386,7 +387,7 @@ func readLetters(r io.Reader, fn func(*Letter) error) error {
 	line := 0
 	for sc.Scan() {
 		line++
-		if len(trimSpace(sc.Bytes())) == 0 {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		var l Letter
