@@ -192,11 +192,17 @@ func (r *Relay) passSQLite(ctx, pctx context.Context, skip []routeKey) (passResu
 	}
 	q.WriteString(" ORDER BY id LIMIT ?")
 	args = append(args, r.cfg.batch)
-	rows, err := r.o.db.QueryContext(pctx, q.String(), args...)
-	if err != nil {
-		return passResult{}, fmt.Errorf("outbox: read messages: %w", err)
-	}
-	batch, err := scanRows(rows)
+	// Each statement waits out another connection's write (whileBusy):
+	// a removal that gave up would leave its rows to be published again.
+	var batch []row
+	err := r.o.whileBusy(pctx, func() error {
+		rows, err := r.o.db.QueryContext(pctx, q.String(), args...)
+		if err != nil {
+			return fmt.Errorf("outbox: read messages: %w", err)
+		}
+		batch, err = scanRows(rows)
+		return err
+	})
 	if err != nil {
 		return passResult{}, err
 	}
@@ -214,7 +220,11 @@ func (r *Relay) passSQLite(ctx, pctx context.Context, skip []routeKey) (passResu
 			args[i] = id
 		}
 		stmt := "DELETE FROM streamgen_outbox WHERE id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")"
-		if _, err := r.o.db.ExecContext(pctx, stmt, args...); err != nil {
+		err := r.o.whileBusy(pctx, func() error {
+			_, err := r.o.db.ExecContext(pctx, stmt, args...)
+			return err
+		})
+		if err != nil {
 			res.published = start
 			return res, fmt.Errorf("outbox: remove %d published messages (they will be published again): %w", len(confirmed)-start, err)
 		}

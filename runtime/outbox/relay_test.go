@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamgen/streamgen/internal/testsupport/dbtest"
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/observe"
@@ -281,4 +282,50 @@ func TestRelayStopsAWaitingPublish(t *testing.T) {
 			t.Errorf("%d rows left, want the message kept", n)
 		}
 	})
+}
+
+// On an SQLite database opened without a busy_timeout, a relay whose
+// removal meets another connection's write waits for it, instead of
+// leaving the published row to be published again.
+func TestRelayOnSQLiteWaitsForAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	db := dbtest.SQLite(t)
+	ob := open(t, db)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE other (n INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, db, ob, false, msgs("orders", "o", 1)...)
+	released := make(chan struct{})
+	b := &fakeBroker{}
+	b.setFail(func(string, runtime.Message) error {
+		// Another connection takes the write lock while the message is
+		// published, and keeps it for a moment after.
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO other (n) VALUES (1)"); err != nil {
+			t.Error(err)
+		}
+		go func() {
+			defer close(released)
+			time.Sleep(300 * time.Millisecond)
+			if err := tx.Commit(); err != nil {
+				t.Error(err)
+			}
+		}()
+		return nil
+	})
+	n, err := ob.Relay(b).Flush(ctx)
+	<-released
+	if n != 1 || err != nil {
+		t.Fatalf("Flush: %d, %v; want 1 published", n, err)
+	}
+	if left := rowsLeft(t, db); left != 0 {
+		t.Errorf("%d rows left, want the published one removed", left)
+	}
+	if got := len(b.published()); got != 1 {
+		t.Errorf("published %d times, want once", got)
+	}
 }

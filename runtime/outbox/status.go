@@ -40,6 +40,18 @@ FROM streamgen_outbox GROUP BY exchange, route ORDER BY min(id)`
 		q = `SELECT exchange, route, count(*), (julianday('now') - julianday(min(created_at))) * 86400.0
 FROM streamgen_outbox GROUP BY exchange, route ORDER BY min(id)`
 	}
+	// On SQLite a read can meet a commit in progress: it waits for it.
+	var s Status
+	err := o.whileBusy(ctx, func() error {
+		var err error
+		s, err = o.readStatus(ctx, q)
+		return err
+	})
+	return s, err
+}
+
+// readStatus runs Status's query q.
+func (o *Outbox) readStatus(ctx context.Context, q string) (Status, error) {
 	rows, err := o.db.QueryContext(ctx, q)
 	if err != nil {
 		return Status{}, fmt.Errorf("outbox: status: %w", err)
