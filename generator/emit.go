@@ -510,6 +510,9 @@ func (e *emitter) subscriptionFields(s *subscription) []keyed {
 		{"Name", jen.Lit(rs.Name)},
 		{"Broker", brokerKindCode(rs.Broker)},
 		{"RetryDelays", unlessZero(len(rs.RetryDelays) == 0, func() jen.Code { return durationsCode(rs.RetryDelays) })},
+		{"Retry", unlessZero(rs.Retry == runtime.RetryAuto, func() jen.Code {
+			return constantCode(e, rs.Retry, map[runtime.RetryPath]string{runtime.RetryBroker: "RetryBroker", runtime.RetryQueue: "RetryQueue"})
+		})},
 		{"AutoAck", unlessZero(!rs.AutoAck, func() jen.Code { return jen.True() })},
 		{"Prefetch", unlessZero(rs.Prefetch == 0, func() jen.Code { return jen.Lit(rs.Prefetch) })},
 		{"Concurrency", unlessZero(rs.Concurrency == 0, func() jen.Code { return jen.Lit(rs.Concurrency) })},

@@ -287,6 +287,7 @@ func TestLiteralWritesEveryFieldKeysSet(t *testing.T) {
 		"Timeout":              "30 * time.Second",
 		"BatchSize":            "100",
 		"BatchWait":            "50 * time.Millisecond",
+		"Retry":                "runtime.RetryBroker",
 	}
 	rs := f.sub
 	rs.Name = "jobs"

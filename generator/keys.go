@@ -77,6 +77,14 @@ func keySpecs() []keySpec {
 			sub.RetryDelays = ds
 			return ""
 		}, annotvalue.FormatDuration(runtime.DefaultRetryDelay)},
+		{"retry", queueLevel, runtime.RabbitMQ, "retry=broker", func(sub *runtime.Subscription, _ *runtime.Handler, v string) string {
+			switch p := runtime.RetryPath(v); p {
+			case runtime.RetryBroker, runtime.RetryQueue:
+				sub.Retry = p
+				return ""
+			}
+			return fmt.Sprintf("retry=%s is not a retry path: use retry=broker (the quorum queue waits out the delay, RabbitMQ 4.3 and later) or retry=queue (wait queues)", v)
+		}, "queue"},
 		{"dead_letter", typeLevel, runtime.AnyBroker, "dead_letter=jobs.dead", func(_ *runtime.Subscription, h *runtime.Handler, v string) string {
 			h.Policy.DeadLetter = v
 			return ""

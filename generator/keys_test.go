@@ -33,7 +33,7 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	wantNames := []string{"broker", "max_attempts", "retry_delay", "dead_letter", "out_retry", "type", "codec",
+	wantNames := []string{"broker", "max_attempts", "retry_delay", "retry", "dead_letter", "out_retry", "type", "codec",
 		"ack", "prefetch", "concurrency", "max_payload_bytes", "queue_type", "delivery_limit", "single_active_consumer",
 		"exchange", "exchange_type", "binding", "batch_size", "batch_wait", "timeout"}
 	if got := keyNames(); !slices.Equal(got, wantNames) {
@@ -43,7 +43,7 @@ func TestKeyTable(t *testing.T) {
 		t.Error("an unknown key was found")
 	}
 	// Keys that tell the broker, as the inference rules say.
-	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ,
+	only := map[string]runtime.BrokerKind{"out_retry": runtime.ZeroMQ, "retry_delay": runtime.RabbitMQ, "retry": runtime.RabbitMQ, "ack": runtime.RabbitMQ, "queue_type": runtime.RabbitMQ,
 		"delivery_limit": runtime.RabbitMQ, "single_active_consumer": runtime.RabbitMQ,
 		"exchange": runtime.RabbitMQ, "exchange_type": runtime.RabbitMQ, "binding": runtime.RabbitMQ}
 	for _, name := range keyNames() {

@@ -68,6 +68,10 @@ type Subscription struct {
 	// RetryDelays (RabbitMQ) is the wait-queue TTL, or a ladder of them: the
 	// n-th attempt waits RetryDelays[min(n, len)-1].
 	RetryDelays []time.Duration
+	// Retry (RabbitMQ) says who waits out RetryDelays: the quorum queue
+	// itself (RetryBroker), or wait queues (RetryQueue); the default,
+	// RetryAuto, is the queue itself where it can. See RetryPath.
+	Retry RetryPath
 	// AutoAck (RabbitMQ, the annotation's ack=auto) lets the broker
 	// consider a message acknowledged as soon as it is sent: at-most-once,
 	// no retries, and a crash loses what was in flight. By default a
@@ -462,6 +466,7 @@ func (s *Subscription) Validate(kind BrokerKind) error {
 	switch kind {
 	case RabbitMQ:
 		s.validateRabbitMQ(add)
+		s.validateRetry(add)
 	case ZeroMQ:
 		s.validateZeroMQ(add)
 	}

@@ -60,6 +60,9 @@ type Consumer struct {
 	auto        bool         // ack=auto
 	waitQueues  []WaitQueue
 	isWait      map[string]bool
+	// brokerDelay is how long the subscription's queue holds a message
+	// handed back to be retried (UseBrokerRetry); 0: retries are copies.
+	brokerDelay time.Duration
 	delayed     *delayedCopies
 	// crashLimit is how many times a message may come back unsettled
 	// before it is parked (runtime.Subscription.CrashLimit), 0 where
@@ -197,6 +200,23 @@ func (c *Consumer) Logger() *slog.Logger { return c.log }
 // wait queues, for an adapter that counts the retry cycles its broker
 // recorded (Delivery.RetryCycles).
 func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
+
+// UseBrokerRetry tells the Consumer that the subscription's queue holds a
+// message handed back to it (Acknowledger.Release) for delay before
+// delivering it again, and counts those returns apart from crashes: a
+// RabbitMQ 4.3 quorum queue declared with the delayed-retry arguments
+// QueueArguments gives (BrokerRetry). A retry is then a Release, with no
+// copy (Verdict.ByBroker), but for a delay the handler asks for that the
+// queue's is not (runtime.RetryAfter), and for a suspect's retry, which
+// take a wait queue; a message not started before shutdown goes back as
+// a copy (ReleaseCopy), since handed back it would count as a retry; and
+// the adapter reads each delivery's Delivery.BrokerRetries. Call it
+// before the first delivery.
+func (c *Consumer) UseBrokerRetry(delay time.Duration) { c.brokerDelay = delay }
+
+// BrokerRetry returns the delay the subscription's queue holds a retried
+// message for (UseBrokerRetry), 0 when retries are copies.
+func (c *Consumer) BrokerRetry() time.Duration { return c.brokerDelay }
 
 // SuspectQueue returns the queue the adapter consumes beside the
 // subscription's own, one delivery at a time, marking its deliveries
@@ -515,9 +535,15 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		v.Kind = VerdictRetry
 		v.Delay = out.Delay()
 		v.Reason = reason
-		if c.rules.delaysInMemory() {
+		switch {
+		case c.rules.delaysInMemory():
 			v.Queue = p.OutRetry
-		} else {
+		case c.brokerDelay > 0 && !d.Suspect && (v.Delay == 0 || v.Delay == c.brokerDelay):
+			// The queue waits out its delay itself. A suspect's retry
+			// takes a wait queue: handed back, it would come back
+			// redelivered to the suspect queue, which counts as a crash.
+			v.Delay, v.ByBroker = c.brokerDelay, true
+		default:
 			wq := WaitQueueFor(c.waitQueues, d.attempt, v.Delay)
 			v.Delay, v.Queue = wq.TTL, wq.Name
 		}
@@ -635,6 +661,12 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 	if c.obs != nil {
 		c.observe(context.Background(), d, count)
 	}
+	if c.brokerDelay > 0 && !d.Suspect {
+		// Handed back, it would count as a retry, and wait the queue's
+		// delay: it goes back to its queue as a copy of the same attempt.
+		_ = c.sendCopy(ctx, d, c.rules.releaseCopy(d, c.sub.Name), v)
+		return v
+	}
 	if d.Suspect && c.crashLimit > 0 {
 		// Handed back, it would come back redelivered, which counts as a
 		// crash of its run alone: it goes back as a copy with its count.
@@ -657,7 +689,7 @@ func (c *Consumer) Release(ctx context.Context, d *Delivery) Verdict {
 func (c *Consumer) number(d *Delivery) (count int, err error) {
 	d.Headers = c.rules.Headers(d.Headers)
 	count, err = retrycount.Parse(d.Headers[c.countHeader])
-	d.attempt = attemptOf(count, d.RetryCycles)
+	d.attempt = attemptOf(count, d.RetryCycles, d.BrokerRetries)
 	return count, err
 }
 

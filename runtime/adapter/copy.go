@@ -26,6 +26,11 @@ const (
 	// aside on the subscription's suspect queue with its count of crashes
 	// (HeaderCrashes), to be handled alone.
 	SuspectCopy
+	// ReleaseCopy is a message not started before shutdown, sent back to
+	// the subscription's own queue as the same attempt, on a queue that
+	// retries by itself (Consumer.UseBrokerRetry), where a message handed
+	// back would count as a retry.
+	ReleaseCopy
 )
 
 func (k CopyKind) String() string {
@@ -36,6 +41,8 @@ func (k CopyKind) String() string {
 		return "dead letter"
 	case SuspectCopy:
 		return "suspect copy"
+	case ReleaseCopy:
+		return "released copy"
 	}
 	return "copy"
 }
@@ -164,6 +171,18 @@ func (r Rules) suspectCopy(d *Delivery, queue string, crashes int) *Copy {
 		countHeader: name,
 	}
 	cp.set(r.headerName(HeaderCrashes), strconv.Itoa(crashes))
+	if n := d.attempt - 1; n > 0 {
+		cp.set(name, strconv.Itoa(n))
+	}
+	return cp
+}
+
+// releaseCopy is the copy of d sent back to queue, the subscription's own,
+// at shutdown: the same attempt, so it carries d's retry count (its
+// attempt number less one).
+func (r Rules) releaseCopy(d *Delivery, queue string) *Copy {
+	name := r.RetryCountHeaderName()
+	cp := &Copy{Kind: ReleaseCopy, Queue: queue, MessageID: copyID(d), rules: r, countHeader: name}
 	if n := d.attempt - 1; n > 0 {
 		cp.set(name, strconv.Itoa(n))
 	}

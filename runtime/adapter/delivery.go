@@ -32,6 +32,11 @@ type Delivery struct {
 	// the message (RabbitMQ: the x-death counts of the subscription's wait
 	// queues, see Consumer.IsWaitQueue), 0 where the broker records none.
 	RetryCycles int
+	// BrokerRetries is how many times the subscription's queue took the
+	// message back to retry it after its delay (Consumer.UseBrokerRetry;
+	// RabbitMQ 4.3: x-acquired-count less x-delivery-count), 0 where the
+	// queue does not retry by itself.
+	BrokerRetries int
 	// Returned is how many earlier deliveries of the message ended without
 	// its being settled: its worker crashed or lost its connection, or
 	// handed it back (RabbitMQ quorum queues: x-delivery-count). 0 where

@@ -23,13 +23,50 @@ func (v RabbitMQVersion) AtLeast(major, minor int) bool {
 // do (20).
 func (v RabbitMQVersion) DefaultDeliveryLimit() bool { return v.AtLeast(4, 0) }
 
+// DelayedRetry reports whether the broker's quorum queues can hold a
+// message handed back for a delay before delivering it again
+// (x-delayed-retry-*): RabbitMQ 4.3 and later.
+func (v RabbitMQVersion) DelayedRetry() bool { return v.AtLeast(4, 3) }
+
 // ArgumentVersions returns the RabbitMQ versions from which the arguments
 // Topology gives may differ, oldest first: the zero version (3.x), then
-// 4.0 (DefaultDeliveryLimit). Arguments on any version are those of the
-// latest of these it is at least; documents that describe the queues show
-// each.
+// 4.0 (DefaultDeliveryLimit), then 4.3 (DelayedRetry). Arguments on any
+// version are those of the latest of these it is at least; documents that
+// describe the queues show each.
 func ArgumentVersions() []RabbitMQVersion {
-	return []RabbitMQVersion{{}, {Major: 4}}
+	return []RabbitMQVersion{{}, {Major: 4}, {Major: 4, Minor: 3}}
+}
+
+// BrokerRetry returns the delay subscription s's queue holds a retried
+// message for on a broker of version v, when the queue retries by itself
+// there (runtime.RetryBroker, or RetryAuto where it can): a quorum queue
+// on a broker with DelayedRetry, a subscription that retries, with one
+// retry delay (runtime.Subscription.BrokerRetryDelay). ok is false when
+// its retries are copies through wait queues; why then says what stops
+// the queue's own retry, "" when the subscription chose wait queues or
+// does not retry.
+func BrokerRetry(s *runtime.Subscription, v RabbitMQVersion) (delay time.Duration, ok bool, why string) {
+	delay, ok = s.BrokerRetryDelay()
+	switch {
+	case s.Retry == runtime.RetryQueue || !s.Retries() || s.AutoAck:
+		return 0, false, ""
+	case s.QueueType != runtime.QuorumQueue:
+		return 0, false, "a classic queue cannot delay a message itself"
+	case !ok:
+		return 0, false, "a queue delays a message handed back by one delay, and retry_delay is a ladder"
+	case !v.DelayedRetry():
+		return 0, false, "the broker is older than RabbitMQ 4.3, whose quorum queues delay a message handed back"
+	}
+	return delay, true, ""
+}
+
+// DelayedRetryArguments returns the names of the queue arguments by which
+// a quorum queue retries by itself (see QueueArguments). A queue that
+// exists without them (declared before its subscription retried through
+// it) is used as it is, and its subscription retries through wait queues:
+// a queue's arguments never change.
+func DelayedRetryArguments() []string {
+	return []string{"x-delayed-retry-type", "x-delayed-retry-min", "x-delayed-retry-max"}
 }
 
 // QueueRole is what a RabbitMQ queue is for.
@@ -137,13 +174,20 @@ func Topology(subs []*runtime.Subscription, v RabbitMQVersion) []Queue {
 }
 
 // QueueArguments returns the RabbitMQ arguments subscription s's queue
-// is declared with on a broker of version v, nil when none (the same on
-// every version today):
+// is declared with on a broker of version v, nil when none:
 //
 //   - x-queue-type when QueueType is set;
 //   - x-delivery-limit (an int64) on a quorum queue, always:
 //     DeliveryLimitInForce;
 //   - x-single-active-consumer true when SingleActiveConsumer is;
+//   - where the queue retries by itself (BrokerRetry, RabbitMQ 4.3),
+//     x-delayed-retry-type "returned" with x-delayed-retry-min and
+//     x-delayed-retry-max the delay in milliseconds (int64): a message
+//     handed back with basic.nack is held that long, the same each time,
+//     and counted in x-acquired-count, not x-delivery-count, which goes on
+//     counting only the returns of a worker that died (so the Consumer
+//     tells a crash from a retry, and the delivery limit bounds crashes
+//     alone);
 //   - when the subscription has a dead-letter queue (QueueDeadLetter),
 //     x-dead-letter-exchange "" and x-dead-letter-routing-key that queue,
 //     so that a message the broker gives up on (past the delivery limit,
@@ -166,6 +210,12 @@ func QueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[string]any {
 	}
 	if s.SingleActiveConsumer {
 		set("x-single-active-consumer", true)
+	}
+	if delay, ok, _ := BrokerRetry(s, v); ok {
+		ms := max(int64((delay+time.Millisecond-1)/time.Millisecond), 1)
+		set("x-delayed-retry-type", "returned")
+		set("x-delayed-retry-min", ms)
+		set("x-delayed-retry-max", ms)
 	}
 	if dl := s.QueueDeadLetter(); dl != "" {
 		set("x-dead-letter-exchange", "")

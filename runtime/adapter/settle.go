@@ -24,6 +24,12 @@ func (c *Consumer) carryOut(ctx context.Context, d *Delivery, v *Verdict) error 
 	case VerdictReject:
 		err = c.reject(ctx, d)
 	case VerdictRetry:
+		if v.ByBroker {
+			if err = c.acks.Release(ctx, d); err != nil {
+				err = fmt.Errorf("nack with requeue failed: %w; the broker delivers the message again", err)
+			}
+			break
+		}
 		cp := c.rules.retryCopy(d, v.Queue)
 		c.observedHeaders(d, cp)
 		if c.rules.delaysInMemory() && v.Delay > 0 {
@@ -284,7 +290,11 @@ func (c *Consumer) settle(d *Delivery, v Verdict, err error, logged bool) {
 
 // logRetry logs msg about d and v, a retry, at level.
 func (c *Consumer) logRetry(level slog.Level, msg string, d *Delivery, v Verdict) {
-	c.logSettled(level, msg, d, v, "delay", v.Delay, "via", v.Queue, "reason", v.Reason)
+	via := v.Queue
+	if v.ByBroker {
+		via = "the queue's delayed retry"
+	}
+	c.logSettled(level, msg, d, v, "delay", v.Delay, "via", via, "reason", v.Reason)
 }
 
 // logSettled logs msg about d and v at level, followed by extra attributes.

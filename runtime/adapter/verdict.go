@@ -13,7 +13,9 @@ const (
 	VerdictAck VerdictKind = iota
 	// VerdictRetry: send a copy with the retry count + 1 (RabbitMQ: to a
 	// wait queue; ZeroMQ: to the out_retry destination after the delay),
-	// then acknowledge.
+	// then acknowledge; or, on a queue that retries by itself
+	// (Verdict.ByBroker), hand the message back for the queue to deliver
+	// again after its delay.
 	VerdictRetry
 	// VerdictPark: send a copy to the dead-letter queue Verdict.Queue, then
 	// acknowledge.
@@ -65,6 +67,10 @@ type Verdict struct {
 	// out_retry destination (ZeroMQ retry), the dead-letter queue (park)
 	// or the suspect queue (isolate).
 	Queue string
+	// ByBroker marks a retry the subscription's queue waits out itself
+	// (Consumer.UseBrokerRetry): no copy was sent, Queue is "", and Delay
+	// is the queue's.
+	ByBroker bool
 	// Reason says why the message was retried, parked, rejected or dropped:
 	// the handler's error text or the poison cause.
 	Reason string

@@ -45,6 +45,21 @@ func returned(d *amqp.Delivery) int {
 	return int(min(n, int64(retrycount.Max)))
 }
 
+// brokerRetries is how many times a quorum queue that retries by itself
+// (x-delayed-retry-type returned) took d back to retry it: the times it
+// was acquired (x-acquired-count) less those that ended with its worker's
+// death (returned, x-delivery-count); 0 for a first delivery.
+func brokerRetries(d *amqp.Delivery, returned int) int {
+	if !d.Redelivered {
+		return 0
+	}
+	n, ok := integer(d.Headers["x-acquired-count"])
+	if !ok || n <= int64(returned) {
+		return 0
+	}
+	return int(min(n-int64(returned), int64(retrycount.Max)))
+}
+
 // integer reads an AMQP integer.
 func integer(v any) (int64, bool) {
 	switch x := v.(type) {

@@ -326,7 +326,7 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 	// connects to node 1 and the test publishes through node 2.
 	const leader, worker, publisher = 0, 1, 2
 	adm := c.admin(leader)
-	if err := declareTopology(adm.conn, []*runtime.Subscription{s}, versionOf(adm.conn.Properties), slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := declareTopology(adm.conn, []*runtime.Subscription{s}, versionOf(adm.conn.Properties), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -123,7 +123,7 @@ func startCrashWorker(t *testing.T, id int, spec []byte) *crashProcess {
 // until every job is handled or parked and the queues are empty.
 func runCrashLoop(t *testing.T, adm *admin, w crashWorker, n, workers int) crashRun {
 	t.Helper()
-	if err := declareTopology(adm.conn, []*runtime.Subscription{w.subscription()}, adm.version(), slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := declareTopology(adm.conn, []*runtime.Subscription{w.subscription()}, adm.version(), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	for id := 1; id <= n; id++ {
@@ -388,7 +388,7 @@ func TestMessagesThatCameBackRunAloneAndTheRestAtFullSpeed(t *testing.T) {
 			})
 			s := sub(q, 0, h)
 			s.QueueType, s.Concurrency, s.Prefetch = qt, concurrency, 20
-			if err := declareTopology(adm.conn, []*runtime.Subscription{s}, adm.version(), slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := declareTopology(adm.conn, []*runtime.Subscription{s}, adm.version(), slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			for id := 1; id <= back; id++ {

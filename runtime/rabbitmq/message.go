@@ -51,6 +51,9 @@ func fillDelivery(out *adapter.Delivery, d *amqp.Delivery, c *adapter.Consumer) 
 			AppID:         d.AppId,
 		},
 	}
+	if c.BrokerRetry() > 0 {
+		out.BrokerRetries = brokerRetries(d, out.Returned)
+	}
 }
 
 // expirationOf reads the expiration property, a TTL in milliseconds as

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"cmp"
 	"context"
 	"sync"
 
@@ -43,6 +44,10 @@ type runner struct {
 	// subscription (its queue's, its suspect queue's), for FlushAcks.
 	mu     sync.Mutex
 	ackers []*acker
+
+	// retryOnce: how the subscription retries is chosen at its first
+	// session (chooseRetry).
+	retryOnce sync.Once
 }
 
 func newRunner(b *Broker, sub *runtime.Subscription, env runtime.Env) *runner {
@@ -246,4 +251,26 @@ func (r *runner) FlushAcks(context.Context) error {
 		}
 	}
 	return first
+}
+
+// chooseRetry sets, once, how the subscription retries, now that its queue
+// is declared on a broker of version v (lacksDelayedRetry: it exists
+// without the delayed-retry arguments): through the queue's own delayed
+// retry where adapter.BrokerRetry allows it and the queue has them, else
+// through wait queues. It says which at startup when the subscription
+// asked for the queue's own, or could have had it.
+func (r *runner) chooseRetry(v serverVersion, lacksDelayedRetry bool) {
+	r.retryOnce.Do(func() {
+		delay, ok, why := adapter.BrokerRetry(r.sub, v.queues())
+		log := r.c.Logger()
+		switch {
+		case ok && !lacksDelayedRetry:
+			r.c.UseBrokerRetry(delay)
+			log.Info("rabbitmq: retries wait in the subscription's quorum queue (RabbitMQ delayed retry): no copies, no wait queue", "delay", delay)
+		case ok:
+			log.Info("rabbitmq: retries go through wait queues: the queue exists without the delayed-retry arguments", "queue", r.sub.Name)
+		case why != "" && (r.sub.Retry == runtime.RetryBroker || v.queues().DelayedRetry()):
+			log.Info("rabbitmq: retries go through wait queues: "+why, "retry", cmp.Or(string(r.sub.Retry), "auto"))
+		}
+	})
 }

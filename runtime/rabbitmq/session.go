@@ -61,9 +61,13 @@ func (b *Broker) openSession(ctx context.Context) (*session, error) {
 	}
 	v := versionOf(conn.Properties)
 	b.noteVersion(v, conn.addr)
-	if err := declareTopology(conn, subs, v, b.log); err != nil {
+	lacksDelayedRetry, err := declareTopology(conn, subs, v, b.log)
+	if err != nil {
 		_ = s.close(ctx)
 		return nil, err
+	}
+	for _, r := range b.runners {
+		r.chooseRetry(v, lacksDelayedRetry[r.sub.Name])
 	}
 	xs, err := exchanges(subs)
 	if err == nil {

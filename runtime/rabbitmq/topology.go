@@ -62,17 +62,24 @@ type channelOpener interface {
 //     (adapter.Queue.Defaulted): declared by an earlier release, or by hand,
 //     it keeps working as before, and the warning says what it misses and
 //     how to add it.
-func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverVersion, log *slog.Logger) error {
+//
+// It returns the queues that exist without the delayed-retry arguments
+// they are declared with (adapter.DelayedRetryArguments): declared before
+// their subscription retried through them, they are used as they are, and
+// their subscriptions retry through wait queues.
+func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverVersion, log *slog.Logger) (lacksDelayedRetry map[string]bool, err error) {
 	ch, err := conn.Channel()
 	if err != nil {
-		return fmt.Errorf("rabbitmq: open a channel to declare queues: %w", err)
+		return nil, fmt.Errorf("rabbitmq: open a channel to declare queues: %w", err)
 	}
 	defer func() { _ = ch.Close() }()
 	var errs []error
+	delayedArgs := adapter.DelayedRetryArguments()
 	for _, s := range adapter.Topology(subs, v.queues()) {
 		args, defaulted := amqp.Table(s.Arguments), s.Defaulted
 		var lacks []string
-		own := false // the queue has values of its own for them
+		own := false     // the queue has values of its own for them
+		delayed := false // the queue lacks the delayed-retry arguments
 		for {
 			_, err := ch.QueueDeclare(s.Name, true, false, false, false, args)
 			if err == nil {
@@ -80,13 +87,20 @@ func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverV
 			}
 			var ae *amqp.Error
 			if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
-				return fmt.Errorf("rabbitmq: declare %s %q: %w", s.Role, s.Name, err)
+				return nil, fmt.Errorf("rabbitmq: declare %s %q: %w", s.Role, s.Name, err)
 			}
 			// A precondition failure closes the channel: reopen it.
 			if ch, err = conn.Channel(); err != nil {
-				return fmt.Errorf("rabbitmq: reopen the channel to declare queues: %w", err)
+				return nil, fmt.Errorf("rabbitmq: reopen the channel to declare queues: %w", err)
 			}
 			mismatch := parseMismatch(ae.Reason)
+			if !delayed && mismatch.wantSet && mismatch.have == "" && slices.Contains(delayedArgs, mismatch.argument) {
+				// Declared before its subscription retried through it:
+				// declare it again without them, which checks the rest.
+				delayed = true
+				args = without(args, delayedArgs)
+				continue
+			}
 			if lacks == nil && mismatch.wantSet && slices.Contains(defaulted, mismatch.argument) {
 				// Declared before streamgen added these, or by an operator
 				// with values of their own: declare it again without them,
@@ -99,7 +113,7 @@ func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverV
 				// The queue has an argument we do not set: make sure it exists
 				// and use it as the operator declared it.
 				if _, err := ch.QueueDeclarePassive(s.Name, true, false, false, false, nil); err != nil {
-					return fmt.Errorf("rabbitmq: declare queue %q: %w", s.Name, err)
+					return nil, fmt.Errorf("rabbitmq: declare queue %q: %w", s.Name, err)
 				}
 				log.Info("rabbitmq: queue exists with an argument the subscription does not set; using it as declared",
 					"queue", s.Name, "argument", mismatch.argument, "value", mismatch.have)
@@ -108,6 +122,15 @@ func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverV
 			errs = append(errs, newTopologyError(s, mismatch, ae))
 			lacks = nil
 			break
+		}
+		if delayed {
+			if lacksDelayedRetry == nil {
+				lacksDelayedRetry = map[string]bool{}
+			}
+			lacksDelayedRetry[s.Name] = true
+			log.Info("rabbitmq: queue exists without the delayed-retry arguments; its subscription retries through wait queues, as before", "queue", s.Name,
+				"lacks", strings.Join(delayedArgs, ","),
+				"fix", "a queue's arguments never change: to have the queue wait out retries itself, stop its workers, move its messages to another queue, delete it, start the workers (which declare it with them) and move the messages back; or set retry=queue")
 		}
 		switch {
 		case lacks != nil && own:
@@ -118,7 +141,7 @@ func declareTopology(conn channelOpener, subs []*runtime.Subscription, v serverV
 				"lacks", strings.Join(lacks, ","), "so", lackingCost(s), "fix", lackingFix(s, lacks))
 		}
 	}
-	return errors.Join(errs...)
+	return lacksDelayedRetry, errors.Join(errs...)
 }
 
 // lackingCost says what a queue declared without its defaulted arguments
@@ -258,6 +281,10 @@ func fixFor(s adapter.Queue, m mismatch) string {
 		return "a queue's arguments never change: remove delivery_limit, or move its messages elsewhere and " + deleteIt
 	case "x-single-active-consumer":
 		return "a queue's arguments never change: make single_active_consumer match, or move its messages elsewhere and " + deleteIt
+	case "x-delayed-retry-min", "x-delayed-retry-max":
+		if ms, err := strconv.ParseInt(m.have, 10, 64); err == nil {
+			return fmt.Sprintf("the queue waits out retries itself, for a delay fixed when it was declared: keep retry_delay=%s, or set retry=queue to retry through wait queues, or move its messages elsewhere and %s", annotvalue.FormatDuration(time.Duration(ms)*time.Millisecond), deleteIt)
+		}
 	case "durable":
 		return "subscriptions consume durable queues: " + deleteIt
 	}

@@ -44,9 +44,10 @@ type Broker struct {
 	replies    replyBox                // the requests waiting for their reply (Request)
 
 	retryCountHeader string
-	busy             int // messages taken by a worker and not yet settled
-	filling          int // of those, the ones waiting in a batch that is filling
-	callbacks        int // clock callbacks running
+	version          adapter.RabbitMQVersion // RabbitMQ: the version whose queues are emulated
+	busy             int                     // messages taken by a worker and not yet settled
+	filling          int                     // of those, the ones waiting in a batch that is filling
+	callbacks        int                     // clock callbacks running
 
 	handlerCtx     context.Context
 	cancelHandlers context.CancelFunc
@@ -77,6 +78,9 @@ type queued struct {
 	msg         runtime.Message
 	redelivered bool
 	returned    int
+	// retried counts the times a queue that retries by itself took the
+	// message back for a retry (x-acquired-count less x-delivery-count).
+	retried int
 }
 
 // waitQueue is a RabbitMQ wait queue: a copy in it returns to target
@@ -113,6 +117,16 @@ func NewBroker(kind runtime.BrokerKind, clock *Clock, opts ...BrokerOption) *Bro
 
 // BrokerOption configures a Broker.
 type BrokerOption func(*Broker)
+
+// RabbitMQVersion makes a RabbitMQ broker emulate the queues of RabbitMQ
+// major.minor; the default is 3.x. From 4.3 on, the quorum queue of a
+// subscription that can (adapter.BrokerRetry) waits out its retries
+// itself: a retried message is handed back and returns to the end of its
+// queue once its delay passed on the clock, with no copy and no wait
+// queue, as the real adapter runs it on RabbitMQ 4.3.
+func RabbitMQVersion(major, minor int) BrokerOption {
+	return func(b *Broker) { b.version = adapter.RabbitMQVersion{Major: major, Minor: minor} }
+}
 
 // RetryCountHeader makes the broker carry the retry count in the named
 // header, as zeromq.WithRetryCountHeader does for a real ZeroMQ broker.
@@ -162,7 +176,14 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 	rules := adapter.Rules{Kind: b.kind, RetryCountHeader: b.retryCountHeader}
 	consumers := make([]*adapter.Consumer, len(subs))
 	for i, sub := range subs {
-		c := adapter.NewConsumer(sub, env, rules, &memTransport{b: b, sub: sub})
+		tr := &memTransport{b: b, sub: sub}
+		c := adapter.NewConsumer(sub, env, rules, tr)
+		if b.kind == runtime.RabbitMQ {
+			if delay, ok, _ := adapter.BrokerRetry(sub, b.version); ok {
+				c.UseBrokerRetry(delay)
+				tr.retryDelay = delay
+			}
+		}
 		consumers[i] = c
 		b.consumers[sub.Name] = c
 		for _, q := range adapter.WaitQueues(sub) {
@@ -529,6 +550,9 @@ func (b *Broker) deliver(c *adapter.Consumer, q queued, queue string, suspect bo
 		Source:      m,
 		Properties:  m.Properties,
 	}
+	if c.BrokerRetry() > 0 {
+		d.BrokerRetries = q.retried // read where the queue retries by itself, as the adapter does
+	}
 	v, err := c.Handle(b.handlerCtx, d)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -556,6 +580,9 @@ func (b *Broker) deliver(c *adapter.Consumer, q queued, queue string, suspect bo
 type memTransport struct {
 	b   *Broker
 	sub *runtime.Subscription
+	// retryDelay is how long the subscription's queue holds a message
+	// handed back (RabbitMQ 4.3 delayed retry), 0 when it does not.
+	retryDelay time.Duration
 }
 
 // Send puts the copy in its queue, and reports the outcome before it
@@ -620,7 +647,23 @@ func (t *memTransport) Reject(_ context.Context, d *adapter.Delivery) error {
 // Release puts the delivery back at the head of its queue, redelivered,
 // as Requeue does, but not counted as returned: RabbitMQ 4.3 does not
 // count a basic.nack with requeue toward a quorum queue's delivery limit.
+// A queue that retries by itself holds it for its delay instead, then
+// puts it at the end, counted as retried once more.
 func (t *memTransport) Release(_ context.Context, d *adapter.Delivery) error {
+	if t.retryDelay > 0 && !d.Suspect {
+		b := t.b
+		m := d.Source.(runtime.Message)
+		q := queued{msg: m, redelivered: true, returned: d.Returned, retried: d.BrokerRetries + 1}
+		b.clock.AfterFunc(t.retryDelay, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.seq++
+			q.seq = b.seq
+			b.queues[t.sub.Name] = append(b.queues[t.sub.Name], q)
+			b.notifyLocked()
+		})
+		return nil
+	}
 	t.handBack(d, d.Returned)
 	return nil
 }
@@ -644,7 +687,7 @@ func (t *memTransport) handBack(d *adapter.Delivery, returned int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	b.queues[queue] = append([]queued{{seq: b.seq, msg: d.Source.(runtime.Message), redelivered: true, returned: returned}}, b.queues[queue]...)
+	b.queues[queue] = append([]queued{{seq: b.seq, msg: d.Source.(runtime.Message), redelivered: true, returned: returned, retried: d.BrokerRetries}}, b.queues[queue]...)
 	b.notifyLocked()
 }
 

@@ -79,6 +79,14 @@ func WithRetryCountHeader(name string) Option {
 	return func(c *config) { c.broker = append(c.broker, RetryCountHeader(name)) }
 }
 
+// WithRabbitMQVersion makes the broker emulate the queues of RabbitMQ
+// major.minor (RabbitMQVersion): WithRabbitMQVersion(4, 3) runs the
+// retries of a quorum subscription through its queue's own delayed retry,
+// as the real adapter does there.
+func WithRabbitMQVersion(major, minor int) Option {
+	return func(c *config) { c.broker = append(c.broker, RabbitMQVersion(major, minor)) }
+}
+
 // WithAppOptions gives the App more options, after the Harness's own:
 // runtime.WithMiddleware, runtime.WithObserver, runtime.OnStart and the
 // like, so that a test runs its handlers as the service does.
