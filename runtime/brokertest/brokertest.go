@@ -49,6 +49,11 @@ type Transport struct {
 	// queue that does not exist yet is declared durable, with no
 	// arguments. It fails t when it cannot.
 	Redeliver func(t testing.TB, inst Instance, queue string, msgs []runtime.Message)
+	// DelayedRetry (RabbitMQ) says that the broker's quorum queues wait
+	// out a retry themselves (RabbitMQ 4.3 and later, or the harness
+	// emulating it: streamtest.RabbitMQVersion), so that a quorum
+	// subscription retries through its queue rather than a wait queue.
+	DelayedRetry bool
 }
 
 // retryCountHeader is the retry count header as a handler sees it.

@@ -19,6 +19,7 @@ import (
 // messages a worker held when it died.
 var rabbitCases = []testCase{
 	{"MessagesThatCameBackAfterACrashRunAlone", messagesThatCameBackRunAlone},
+	{"QuorumQueueRetriesThroughItsOwnDelayOrAWaitQueue", quorumQueueRetries},
 }
 
 // aloneCalls records the calls of a handler of Jobs, and the calls of

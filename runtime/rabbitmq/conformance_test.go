@@ -14,8 +14,9 @@ import (
 func TestConformance(t *testing.T) {
 	testkit.NoLeaks(t)
 	brokertest.Run(t, brokertest.Transport{
-		Kind:       runtime.RabbitMQ,
-		RetryDelay: 100 * time.Millisecond,
+		Kind:         runtime.RabbitMQ,
+		RetryDelay:   100 * time.Millisecond,
+		DelayedRetry: newAdmin(t).version().queues().DelayedRetry(),
 		New: func(t testing.TB, queues []string) brokertest.Instance {
 			adm := newAdmin(t)
 			t.Cleanup(func() {

@@ -43,6 +43,14 @@ func TestConformanceZeroMQ(t *testing.T) { brokertest.Run(t, transport(runtime.Z
 
 func TestConformanceRabbitMQ(t *testing.T) { brokertest.Run(t, transport(runtime.RabbitMQ)) }
 
+// The emulated RabbitMQ 4.3, whose quorum queues wait out retries
+// themselves.
+func TestConformanceRabbitMQ43(t *testing.T) {
+	tr := transport(runtime.RabbitMQ, streamtest.RabbitMQVersion(4, 3))
+	tr.DelayedRetry = true
+	brokertest.Run(t, tr)
+}
+
 // The emulated ZeroMQ broker follows a renamed retry count header, as
 // zeromq.WithRetryCountHeader makes the real one do.
 func TestConformanceZeroMQRenamedRetryCountHeader(t *testing.T) {
