@@ -76,8 +76,9 @@ type acker struct {
 	// runs are the settled tags beyond contig+1: sorted, disjoint, and
 	// with a gap of at least one unsettled tag before each.
 	runs []tagRun
-	// pending are the tags acked here and not yet sent, sorted.
-	pending []uint64
+	// pending are the tags settled here and not yet sent, sorted: acked,
+	// or handed back (handBack).
+	pending []pendingTag
 	err     error // why the channel takes no more settlements
 	timer   *time.Timer
 	armed   bool // the timer is set
@@ -91,6 +92,13 @@ type acker struct {
 // tagRun is the settled delivery tags lo to hi.
 type tagRun struct{ lo, hi uint64 }
 
+// pendingTag is a settlement waiting to be sent: an ack, or with
+// handBack a basic.nack with requeue.
+type pendingTag struct {
+	tag      uint64
+	handBack bool
+}
+
 // newAcker returns the acker of a channel whose prefetch is prefetch.
 func newAcker(ch channelAcks, prefetch int, log *slog.Logger) *acker {
 	return &acker{ch: ch, every: max(prefetch/4, 1), idle: ackIdle, log: log}
@@ -103,10 +111,16 @@ func (a *acker) ack(tag uint64) error {
 	if a.err != nil {
 		return a.err
 	}
-	if !a.settle(tag) {
-		return fmt.Errorf("delivery tag %d is settled already", tag)
+	return a.holdLocked(pendingTag{tag: tag})
+}
+
+// holdLocked settles p.tag and holds its settlement, sent with the others
+// as ack describes.
+func (a *acker) holdLocked(p pendingTag) error {
+	if !a.settle(p.tag) {
+		return fmt.Errorf("delivery tag %d is settled already", p.tag)
 	}
-	a.pending = insertTag(a.pending, tag)
+	a.pending = insertTag(a.pending, p)
 	a.busy = true
 	if len(a.pending) >= a.every {
 		if err := a.sendLocked(false); err != nil {
@@ -123,6 +137,21 @@ func (a *acker) ack(tag uint64) error {
 // unstarted, which cost it no attempt.
 func (a *acker) nack(tag uint64, requeue bool) error {
 	return a.refuse(tag, func() error { return a.ch.Nack(tag, false, requeue) })
+}
+
+// handBack hands tag back to the queue (basic.nack with requeue), held
+// and coalesced as acks are: a delivery handed back for the queue to retry
+// after its delay (the queue's own delayed retry) is one of every two on a
+// busy subscription whose messages fail once, and a run of them in tag
+// order costs one basic.nack with multiple=true, one command of the
+// queue; or a delivery shutdown hands back unstarted.
+func (a *acker) handBack(tag uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	return a.holdLocked(pendingTag{tag: tag, handBack: true})
 }
 
 // reject sends every waiting ack, then a basic.reject of tag, with requeue
@@ -211,24 +240,46 @@ func (a *acker) settle(tag uint64) bool {
 	return true
 }
 
-// sendLocked sends the waiting acks up to contig in one basic.ack with
-// multiple=true, naming the highest of them (still outstanding on the
-// broker); with all, it then sends the others one by one.
+// sendLocked sends the waiting settlements up to contig, each run of one
+// kind (acks, or hand-backs) in one frame with multiple=true naming the
+// highest tag of the run: every delivery up to contig is settled here, and
+// those before the run were sent already, so what the broker still holds
+// up to that tag is the run. With all, it then sends the others one by
+// one.
 func (a *acker) sendLocked(all bool) error {
-	i := sort.Search(len(a.pending), func(i int) bool { return a.pending[i] > a.contig })
-	if i > 0 {
-		if err := a.ch.Ack(a.pending[i-1], true); err != nil {
-			return a.failLocked(err)
+	i := sort.Search(len(a.pending), func(i int) bool { return a.pending[i].tag > a.contig })
+	for start := 0; start < i; {
+		end := start + 1
+		for end < i && a.pending[end].handBack == a.pending[start].handBack {
+			end++
 		}
-		a.pending = a.pending[:copy(a.pending, a.pending[i:])]
+		if err := a.send(a.pending[end-1], true); err != nil {
+			return err
+		}
+		start = end
 	}
+	a.pending = a.pending[:copy(a.pending, a.pending[i:])]
 	if all {
 		for len(a.pending) > 0 {
-			if err := a.ch.Ack(a.pending[0], false); err != nil {
-				return a.failLocked(err)
+			if err := a.send(a.pending[0], false); err != nil {
+				return err
 			}
 			a.pending = a.pending[:copy(a.pending, a.pending[1:])]
 		}
+	}
+	return nil
+}
+
+// send sends p's settlement, for the deliveries up to it with multiple.
+func (a *acker) send(p pendingTag, multiple bool) error {
+	var err error
+	if p.handBack {
+		err = a.ch.Nack(p.tag, multiple, true)
+	} else {
+		err = a.ch.Ack(p.tag, multiple)
+	}
+	if err != nil {
+		return a.failLocked(err)
 	}
 	return nil
 }
@@ -291,12 +342,12 @@ func (a *acker) dropLocked(err error) {
 	a.runs = nil
 }
 
-// insertTag inserts tag into the sorted tags. Tags mostly come in order,
-// so it looks from the end.
-func insertTag(tags []uint64, tag uint64) []uint64 {
+// insertTag inserts p into the tags sorted by tag. Tags mostly come in
+// order, so it looks from the end.
+func insertTag(tags []pendingTag, p pendingTag) []pendingTag {
 	i := len(tags)
-	for i > 0 && tags[i-1] > tag {
+	for i > 0 && tags[i-1].tag > p.tag {
 		i--
 	}
-	return slices.Insert(tags, i, tag)
+	return slices.Insert(tags, i, p)
 }

@@ -25,12 +25,13 @@ type brokerAcks struct {
 	mu          sync.Mutex
 	outstanding map[uint64]bool
 	settled     map[uint64]bool // what the test had the acker settle
+	backs       map[uint64]bool // of those, what it had it hand back
 	frames      []string
 	fail        error
 }
 
 func newBrokerAcks(t *testing.T, delivered int) *brokerAcks {
-	b := &brokerAcks{t: t, outstanding: map[uint64]bool{}, settled: map[uint64]bool{}}
+	b := &brokerAcks{t: t, outstanding: map[uint64]bool{}, settled: map[uint64]bool{}, backs: map[uint64]bool{}}
 	for tag := range uint64(delivered) {
 		b.outstanding[tag+1] = true
 	}
@@ -42,6 +43,14 @@ func (b *brokerAcks) settle(tag uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.settled[tag] = true
+}
+
+// settleBack records that the handler of tag finished and handed it back.
+func (b *brokerAcks) settleBack(tag uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.settled[tag] = true
+	b.backs[tag] = true
 }
 
 func (b *brokerAcks) Ack(tag uint64, multiple bool) error {
@@ -56,8 +65,8 @@ func (b *brokerAcks) Ack(tag uint64, multiple bool) error {
 	}
 	for t := range b.outstanding {
 		if t == tag || multiple && t < tag {
-			if !b.settled[t] {
-				b.t.Errorf("ack %d multiple=%v acknowledges delivery %d, whose handler has not finished", tag, multiple, t)
+			if !b.settled[t] || b.backs[t] {
+				b.t.Errorf("ack %d multiple=%v acknowledges delivery %d, whose handler has not finished or handed it back", tag, multiple, t)
 			}
 			delete(b.outstanding, t)
 		}
@@ -71,11 +80,26 @@ func (b *brokerAcks) Nack(tag uint64, multiple, requeue bool) error {
 	if b.fail != nil {
 		return b.fail
 	}
-	b.frames = append(b.frames, fmt.Sprintf("nack %d requeue=%v", tag, requeue))
-	if multiple || !b.outstanding[tag] || !b.settled[tag] {
-		b.t.Errorf("nack %d multiple=%v: not one outstanding settled delivery", tag, multiple)
+	if !multiple {
+		b.frames = append(b.frames, fmt.Sprintf("nack %d requeue=%v", tag, requeue))
+		if !b.outstanding[tag] || !b.settled[tag] {
+			b.t.Errorf("nack %d: not one outstanding settled delivery", tag)
+		}
+		delete(b.outstanding, tag)
+		return nil
 	}
-	delete(b.outstanding, tag)
+	b.frames = append(b.frames, fmt.Sprintf("nack %d multiple=true requeue=%v", tag, requeue))
+	if !b.outstanding[tag] || !requeue {
+		b.t.Errorf("nack %d multiple=true requeue=%v: tag %d is not outstanding, or a multiple nack drops", tag, requeue, tag)
+	}
+	for t := range b.outstanding {
+		if t <= tag {
+			if !b.backs[t] {
+				b.t.Errorf("nack %d multiple=true hands back delivery %d, which its handler did not hand back", tag, t)
+			}
+			delete(b.outstanding, t)
+		}
+	}
 	return nil
 }
 
@@ -144,6 +168,37 @@ func TestAckerCoalescesAcksInOrder(t *testing.T) {
 	}
 	if b.left() != 0 {
 		t.Errorf("%d deliveries left outstanding", b.left())
+	}
+}
+
+// Deliveries handed back are held and coalesced as acks are: each run of
+// one kind in tag order is one frame with multiple=true.
+func TestAckerCoalescesHandBacks(t *testing.T) {
+	b := newBrokerAcks(t, 9)
+	a := testAcker(b)
+	ackAll(t, a, b, 1, 2)
+	for _, tag := range []uint64{3, 4, 5} {
+		b.settleBack(tag)
+		if err := a.handBack(tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ackAll(t, a, b, 6, 7)
+	b.settleBack(9) // 8 still runs
+	if err := a.handBack(9); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.sent(); got != "ack 2 multiple=true, nack 5 multiple=true requeue=true" {
+		t.Fatalf("sent %q, want the acks, then the hand-backs, each in one frame", got)
+	}
+	if err := a.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.sent(); got != "ack 2 multiple=true, nack 5 multiple=true requeue=true, ack 7 multiple=true, nack 9 requeue=true" {
+		t.Errorf("sent %q, want the rest on flush, 9 alone beyond the running 8", got)
+	}
+	if b.left() != 1 {
+		t.Errorf("%d deliveries left outstanding, want 8 alone", b.left())
 	}
 }
 
@@ -390,7 +445,10 @@ func TestAckerHoldsUnderRandomSettlement(t *testing.T) {
 						b.settle(tag)
 						var err error
 						switch r := rng.IntN(20); {
-						case r == 0:
+						case r < 4:
+							b.settleBack(tag)
+							err = a.handBack(tag)
+						case r == 4:
 							err = a.nack(tag, true)
 						case r == 1:
 							err = a.nack(tag, false)

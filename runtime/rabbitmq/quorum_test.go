@@ -51,7 +51,7 @@ func TestQuorumQueue(t *testing.T) {
 	a := runApp(t, b, s)
 	// Declaring it as a quorum queue again succeeds only if it is one, with
 	// the delivery limit of its max_attempts.
-	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3)})
+	adm.declare(q, withDelayedRetry(adm, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3)}, 200))
 
 	publishJob(t, adm, q, "Job", job{ID: 1})
 	testkit.Eventually(t, "job 1 to succeed on its second attempt", func() bool { return a.stats(q).Acked == 1 })
@@ -102,8 +102,8 @@ func TestQuorumSubscriptionDeclaresEveryQueueQuorum(t *testing.T) {
 	s.SingleActiveConsumer = true
 	a := runApp(t, newTestBroker(), s)
 	// Declaring a queue again succeeds only with the arguments it has.
-	adm.declare(q, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3), "x-single-active-consumer": true,
-		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q + ".dl", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
+	adm.declare(q, withDelayedRetry(adm, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(3), "x-single-active-consumer": true,
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q + ".dl", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}, 50))
 	adm.declare(q+".retry", amqp.Table{"x-queue-type": "quorum", "x-message-ttl": int64(50), "x-dead-letter-exchange": "",
 		"x-dead-letter-routing-key": q, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
 	dl := amqp.Table{"x-queue-type": "quorum"}
@@ -200,4 +200,17 @@ func TestSingleActiveConsumer(t *testing.T) {
 	if first.len() != n || second.len() != 0 {
 		t.Errorf("the workers handled %d and %d jobs, want %d and 0: the second only stands by", first.len(), second.len(), n)
 	}
+}
+
+// withDelayedRetry adds to args, the arguments of a quorum subscription's
+// queue, the delayed-retry arguments it has on a broker whose quorum queues
+// wait out a retry themselves (RabbitMQ 4.3 and later), for a retry delay
+// of ms milliseconds.
+func withDelayedRetry(adm *admin, args amqp.Table, ms int64) amqp.Table {
+	if adm.version().queues().DelayedRetry() {
+		args["x-delayed-retry-type"] = "returned"
+		args["x-delayed-retry-min"] = ms
+		args["x-delayed-retry-max"] = ms
+	}
+	return args
 }

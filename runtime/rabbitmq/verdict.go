@@ -93,12 +93,14 @@ func (r *runner) Reject(_ context.Context, d *adapter.Delivery) error {
 	return raw(d).Nack(false, false)
 }
 
-// Release nacks d with requeue, after the acks waiting on its channel: a
-// basic.nack, which RabbitMQ 4.3 does not count toward a delivery limit,
-// for a delivery shutdown hands back before any handler took it.
+// Release nacks d with requeue, at once (acker.handBack): a basic.nack,
+// which RabbitMQ 4.3 does not count toward a delivery limit, for a
+// delivery shutdown hands back before any handler took it, or that the
+// queue retries itself after its delay (the queue's own delayed retry,
+// where it counts the nack in x-acquired-count).
 func (r *runner) Release(_ context.Context, d *adapter.Delivery) error {
 	if a := acksOf(d); a != nil {
-		return a.nack(raw(d).DeliveryTag, true)
+		return a.handBack(raw(d).DeliveryTag)
 	}
 	return raw(d).Nack(false, true)
 }
