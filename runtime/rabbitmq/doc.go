@@ -64,7 +64,9 @@
 //
 // The attempt number is 1 + max(the retry count header
 // runtime.RetryCountHeader, the x-death count of expiries from this
-// subscription's wait queues), capped at the policy's max_attempts: a
+// subscription's wait queues) + the retries the queue waited out itself
+// (below: x-acquired-count less x-delivery-count), capped at the policy's
+// max_attempts: a
 // forged count makes a delivery the last attempt; a count that cannot be
 // read is poison. The runtime's adapter.Consumer decides everything and
 // builds every copy; the Broker sends the copies and settles deliveries as
@@ -73,7 +75,8 @@
 //   - handled: ack.
 //   - failed with attempts left: a copy, with the retry count raised, is
 //     published to the wait queue; when its TTL passes the broker moves it
-//     back to the queue. Then the original is acked.
+//     back to the queue. Then the original is acked. Where the queue waits
+//     out retries itself (below), the delivery is handed back instead.
 //   - exhausted, or poison (too large, no or unknown type, a body that
 //     does not decode): a copy is published to the dead-letter queue with
 //     headers that explain it (adapter.DeadLetterHeaders), then the
@@ -259,6 +262,41 @@
 // does not raise the attempt number. A message that keeps crashing its
 // worker is parked at the crash limit (see above). Requeues after failed
 // copy publishes count toward the limit too.
+//
+// # The queue's own retry (RabbitMQ 4.3)
+//
+// RabbitMQ 4.3's quorum queues can hold a message handed back for a delay
+// before delivering it again (x-delayed-retry-*). A quorum subscription
+// with one retry delay uses it on a 4.3 broker (runtime.RetryAuto, or
+// retry=broker; retry=queue keeps the wait queues): its queue is declared
+// with x-delayed-retry-type "returned" and x-delayed-retry-min and -max
+// its delay, and a failed attempt is a basic.nack with requeue (held and
+// sent with its neighbours in one frame, as acks are): no copy, no wait
+// queue write, and about half the broker's CPU a retry (BenchmarkBrokerRetry).
+// The queue counts those returns in x-acquired-count, not in
+// x-delivery-count, which goes on counting the returns of a worker that
+// died, so a crash still counts against the message in hand alone and
+// the delivery limit bounds crashes, not retries. A reject (which 4.3
+// delays too when the type is "failed") would count as a crash; and the
+// queue delays what is handed back by one delay, the same each time (a
+// "returned" message waits the minimum), so a ladder keeps the wait
+// queues. The wait queues are declared on either path: a handler's own
+// delay (runtime.RetryAfter) that is not the queue's, and the retry of a
+// suspect, take a wait queue, and a copy still waiting in one when a
+// subscription moves comes back and counts on. A delivery not started
+// before shutdown goes back to its queue as a copy of the same attempt,
+// since handed back it would count as a retry.
+//
+// A queue's arguments never change: a queue declared before (on an older
+// broker, or with retry=queue) is used as it is, and its subscription
+// retries through wait queues, said at startup. To move it: stop its
+// workers, move its messages elsewhere (a shovel), delete it, start the
+// workers, which declare it with the arguments, and move the messages
+// back; copies waiting in the wait queue come back by themselves. The
+// way back (retry=queue on a queue that has the arguments) needs no
+// move: the queue is used as declared, retries are copies again, and a
+// message the queue still holds for its delay comes back and runs, its
+// attempts counted from its retry count header alone.
 //
 // # Request/reply
 //
