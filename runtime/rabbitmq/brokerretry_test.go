@@ -156,3 +156,39 @@ func TestBrokerRetryMoveFromWaitQueues(t *testing.T) {
 		t.Errorf("attempts %v, want 1, 2, 3: nothing lost, none counted twice", got)
 	}
 }
+
+// A subscription that moves back from its queue's own retry to wait
+// queues loses nothing: the queue keeps its arguments and is used as
+// declared, and a message it held for its delay comes back and runs. Its
+// attempts are then counted from its retry count header alone (the
+// queue's own retries are read only where the subscription uses them), so
+// it runs as attempt 1 again.
+func TestBrokerRetryMoveBackToWaitQueues(t *testing.T) {
+	t.Parallel()
+	adm := newAdmin(t)
+	delayed := adm.version().queues().DelayedRetry()
+	q := adm.queue("broker-retry-back")
+	var c calls
+	outcome := func(_ *job, md runtime.Metadata) runtime.Outcome {
+		if md.Redelivered || md.Attempt > 1 {
+			return runtime.Ack()
+		}
+		return runtime.Retry().Because(errFailed)
+	}
+	first := startApp(t, newTestBroker(), 20*time.Second, quorumSub(q, runtime.RetryAuto, 2*time.Second, &c, outcome))
+	first.waitReady()
+	publishJob(t, adm, q, "Job", job{ID: 1}, runtime.WithMessageID("m-1"))
+	testkit.Eventually(t, "the first attempt", func() bool { return c.len() == 1 })
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	back := runApp(t, newTestBroker(), quorumSub(q, runtime.RetryQueue, 2*time.Second, &c, outcome))
+	testkit.Eventually(t, "the message handled", func() bool { return back.stats(q).Acked == 1 })
+	want := map[bool][]string{
+		true:  {"1/false", "1/true"},  // held by the queue, handed back: attempts restart
+		false: {"1/false", "2/false"}, // a copy through the wait queue
+	}[delayed]
+	if got := byID(&c)[1]; !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v (attempt/redelivered) on RabbitMQ %v", got, want, adm.version())
+	}
+}
