@@ -23,7 +23,7 @@ type ladderJob struct {
 	ID int `json:"id"`
 }
 
-// The README's caveat on RabbitMQ ladders, as it says: a service whose
+// The caveat on RabbitMQ ladders of docs/operating.md, as it says: a service whose
 // ladder's steps changed starts cleanly, the old step queue stays, the copy
 // waiting in it still drains back with its retry count, and
 // rabbitmqctl delete_queue removes the queue.
@@ -113,7 +113,7 @@ func TestReadmeChangedLadderLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The README's command.
+	// The command docs/operating.md gives.
 	testkit.Rabbitmqctl(t, "delete_queue", oldStep)
 	if queueExists(oldStep) {
 		t.Errorf("%s is still there after rabbitmqctl delete_queue", oldStep)

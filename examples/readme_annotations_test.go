@@ -11,10 +11,10 @@ import (
 	"github.com/streamgen/streamgen/generator"
 )
 
-// Every annotated Go block of the README generates, as written, without a
-// diagnostic; and the audit of the exchanges section, which takes a
-// runtime.Delivery, gets every order event its queue is bound for, run
-// through its generated Mount on the in-process broker.
+// Every annotated Go block of the README and the guide generates, as
+// written, without a diagnostic; and the audit of docs/exchanges.md, which
+// takes a runtime.Delivery, gets every order event its queue is bound for,
+// run through its generated Mount on the in-process broker.
 func TestReadmeAnnotatedBlocksGenerate(t *testing.T) {
 	_, blocks := quickStart(t)
 	mod := t.TempDir()
@@ -22,11 +22,11 @@ func TestReadmeAnnotatedBlocksGenerate(t *testing.T) {
 	mustGo(t, mod, "mod", "edit", "-replace", "github.com/streamgen/streamgen="+repoRoot(t), "-require", "github.com/streamgen/streamgen@v0.0.0")
 	dirs := map[string]codeBlock{}
 	audit := ""
-	for _, b := range blocks {
+	for i, b := range blocks {
 		if !strings.Contains(b.text, "//stream:") {
 			continue
 		}
-		dir := fmt.Sprintf("block%d", b.line)
+		dir := fmt.Sprintf("block%d", i)
 		dirs[dir] = b
 		if err := os.MkdirAll(filepath.Join(mod, dir), 0o755); err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ func TestReadmeAnnotatedBlocksGenerate(t *testing.T) {
 		}
 	}
 	if len(dirs) < 5 || audit == "" {
-		t.Fatalf("found %d annotated Go blocks in the README, and the audit in %q; the extraction is broken", len(dirs), audit)
+		t.Fatalf("found %d annotated Go blocks in the README and the guide, and the audit in %q; the extraction is broken", len(dirs), audit)
 	}
 	mustGo(t, mod, "mod", "tidy")
 	pkgs, err := generator.Generate(context.Background(), generator.Config{Dir: mod, Env: goEnv()}, "./...")
@@ -49,7 +49,7 @@ func TestReadmeAnnotatedBlocksGenerate(t *testing.T) {
 	for _, p := range pkgs {
 		b := dirs[filepath.Base(p.Dir)]
 		for _, d := range p.Diagnostics {
-			t.Errorf("the Go block at README.md:%d does not generate: %s", b.line, d.Format(p.Dir))
+			t.Errorf("the Go block at %s does not generate: %s", b.at(), d.Format(p.Dir))
 		}
 		if len(p.Diagnostics) == 0 {
 			if err := p.Write(); err != nil {
@@ -70,7 +70,7 @@ func TestReadmeAnnotatedBlocksGenerate(t *testing.T) {
 	}
 }
 
-// auditTest runs the README's shipping and audit handlers: the audit gets
+// auditTest runs the shipping and audit handlers of docs/exchanges.md: the audit gets
 // a copy of each order event, of both types, with the shipping queue's
 // handlers each taking its own.
 const auditTest = `package shipping

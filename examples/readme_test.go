@@ -1,21 +1,23 @@
-// Package examples_test checks that the code in README.md works as written.
+// Package examples_test checks that the code in README.md and in the
+// guide, docs/*.md, works as written (docs/development.md lists what each
+// test checks).
 //
-// The rule for the README's code blocks:
+// The rule for the code blocks of the README and the guide:
 //
 //   - Every ```go block is a complete Go file, starting with its package
 //     clause.
 //   - A block whose first line is "// file: <path>" belongs to the quick
 //     start. The quick start is followed as a reader would: a new module
-//     example.com/shop, the README's install commands for a local checkout
-//     (run as written, with this checkout's path), the files written
-//     without that line, then the README's commands (go mod tidy, go
-//     generate, go vet, go test) as written, and streamgen -check ./...;
-//     nothing else touches go.mod or go.sum. The README's sample error
-//     message is checked against what streamgen really prints for that
-//     module.
+//     example.com/shop, the install commands for a local checkout (run as
+//     written, with this checkout's path), the files written without that
+//     line, then the quick start's commands (go mod tidy, go generate, go
+//     vet, go test) as written, and streamgen -check ./...; nothing else
+//     touches go.mod or go.sum. The sample error message of the guide is
+//     checked against what streamgen really prints for that module.
 //   - Every other ```go block is type-checked on its own; one that is a
 //     test file (its package's name ends in _test) is also run with go
-//     test (readme_run_test.go).
+//     test, and one that is a program (package main with a func main) is
+//     built and run (readme_run_test.go).
 //   - Every ```python block must compile (python3 -m py_compile).
 //
 // A block that does not compile fails the test.
@@ -44,26 +46,56 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// readmePath is the README, relative to this package's directory.
-const readmePath = "../README.md"
+// docFiles are the README and the pages of the guide, relative to this
+// package's directory, the README first.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) < 10 {
+		t.Fatalf("found %d pages in docs/; the glob is broken", len(pages))
+	}
+	return append([]string{"../README.md"}, pages...)
+}
+
+// docName is how messages name a file of docFiles: README.md,
+// docs/retries.md.
+func docName(path string) string { return strings.TrimPrefix(filepath.ToSlash(path), "../") }
 
 // fileMarker starts a block that belongs to the quick-start module.
 const fileMarker = "// file: "
 
-// codeBlock is one fenced block of the README.
+// codeBlock is one fenced block of the README or a page of the guide.
 type codeBlock struct {
+	file string // as docName gives it
 	lang string
 	line int // of the opening fence, 1-based
 	text string
 }
 
-// readmeBlocks returns the README's fenced code blocks.
+// at names the block's place, file:line.
+func (b codeBlock) at() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// readmeBlocks returns the fenced code blocks of the README and the guide.
 func readmeBlocks(t *testing.T) []codeBlock {
 	t.Helper()
-	data, err := os.ReadFile(readmePath)
+	var blocks []codeBlock
+	for _, path := range docFiles(t) {
+		blocks = append(blocks, fileBlocks(t, path)...)
+	}
+	return blocks
+}
+
+// fileBlocks returns the fenced code blocks of one Markdown file.
+func fileBlocks(t *testing.T, path string) []codeBlock {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	name := docName(path)
 	var blocks []codeBlock
 	var cur *codeBlock
 	var body []string
@@ -71,11 +103,11 @@ func readmeBlocks(t *testing.T) []codeBlock {
 		fence := strings.HasPrefix(line, "```")
 		switch {
 		case cur == nil && fence:
-			cur = &codeBlock{lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: i + 1}
+			cur = &codeBlock{file: name, lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: i + 1}
 			body = nil
 		case cur != nil && fence:
 			if strings.TrimSpace(line) != "```" {
-				t.Fatalf("README.md:%d: a fence opens inside the block opened at line %d", i+1, cur.line)
+				t.Fatalf("%s:%d: a fence opens inside the block opened at line %d", name, i+1, cur.line)
 			}
 			cur.text = strings.Join(body, "\n") + "\n"
 			blocks = append(blocks, *cur)
@@ -85,7 +117,7 @@ func readmeBlocks(t *testing.T) []codeBlock {
 		}
 	}
 	if cur != nil {
-		t.Fatalf("README.md:%d: the block is never closed", cur.line)
+		t.Fatalf("%s: the block is never closed", cur.at())
 	}
 	return blocks
 }
@@ -102,14 +134,17 @@ func blocksOf(t *testing.T, lang string) []codeBlock {
 }
 
 // quickStart splits the go blocks into the quick-start files (path →
-// source, marker removed) and the others.
+// source, marker removed), which only the README holds, and the others.
 func quickStart(t *testing.T) (files map[string]string, others []codeBlock) {
 	t.Helper()
 	files = map[string]string{}
 	for _, b := range blocksOf(t, "go") {
 		if path, ok := strings.CutPrefix(strings.SplitN(b.text, "\n", 2)[0], fileMarker); ok {
+			if b.file != "README.md" {
+				t.Fatalf("%s: a quick-start file belongs in the README", b.at())
+			}
 			if _, dup := files[path]; dup {
-				t.Fatalf("README.md:%d: %s is written twice", b.line, path)
+				t.Fatalf("%s: %s is written twice", b.at(), path)
 			}
 			files[path] = strings.SplitN(b.text, "\n", 2)[1]
 			continue
@@ -144,7 +179,7 @@ func goCommand(t *testing.T, dir string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// runShell runs the commands of a README sh block in dir, as a reader
+// runShell runs the commands of an sh block in dir, as a reader
 // pasting them into a shell would, failing the test at the first that
 // fails. It returns their combined output.
 func runShell(t *testing.T, dir string, b codeBlock) string {
@@ -154,12 +189,13 @@ func runShell(t *testing.T, dir string, b codeBlock) string {
 	cmd.Env = goEnv()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the commands of README.md:%d failed (%v):\n%s", b.line, err, out)
+		t.Fatalf("the commands of %s failed (%v):\n%s", b.at(), err, out)
 	}
 	return string(out)
 }
 
-// shellBlock returns the one sh block of the README holding text.
+// shellBlock returns the one sh block of the README and the guide holding
+// text.
 func shellBlock(t *testing.T, text string) codeBlock {
 	t.Helper()
 	var found []codeBlock
@@ -169,7 +205,7 @@ func shellBlock(t *testing.T, text string) codeBlock {
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("the README has %d sh blocks holding %q, want 1", len(found), text)
+		t.Fatalf("the README and the guide have %d sh blocks holding %q, want 1", len(found), text)
 	}
 	return found[0]
 }
@@ -184,8 +220,8 @@ func mustGo(t *testing.T, dir string, args ...string) string {
 }
 
 // The quick start, as a reader follows it: a module with the README's
-// files, streamgen added as a tool of a local checkout, go generate, go vet,
-// and the README's test.
+// files, streamgen added as a tool of a local checkout as the guide's
+// install says, go generate, go vet, and the README's test.
 func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 	files, _ := quickStart(t)
 	want := []string{"billing/billing.go", "billing/billing_test.go", "cmd/billing/main.go"}
@@ -223,7 +259,7 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 	commands := shellBlock(t, "go generate ./...")
 	for _, want := range []string{"go mod tidy", "go generate ./...", "go vet ./...", "go test ./..."} {
 		if !strings.Contains(commands.text, want) {
-			t.Fatalf("README.md:%d: the quick start's commands do not run %s:\n%s", commands.line, want, commands.text)
+			t.Fatalf("%s: the quick start's commands do not run %s:\n%s", commands.at(), want, commands.text)
 		}
 	}
 	out := runShell(t, mod, commands)
@@ -236,7 +272,7 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 	mustGo(t, mod, "build", "./...")
 	mustGo(t, mod, "tool", "streamgen", "-check", "./...")
 
-	// The error the README shows, for retry_delay=1s added to the handler,
+	// The error the guide shows, for retry_delay=1s added to the handler,
 	// is what streamgen prints, and all it prints.
 	var shown string
 	for _, b := range blocksOf(t, "text") {
@@ -245,7 +281,7 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 		}
 	}
 	if shown == "" {
-		t.Fatal("the README shows no error message of streamgen")
+		t.Fatal("the guide shows no error message of streamgen")
 	}
 	billing := files["billing/billing.go"]
 	if !strings.Contains(billing, "out_retry=self") {
@@ -257,30 +293,31 @@ func TestReadmeQuickStartGeneratesBuildsAndPasses(t *testing.T) {
 		t.Fatalf("go generate accepted retry_delay on a zeromq handler:\n%s", out)
 	}
 	if first := strings.SplitN(out, "\n", 2)[0]; first != shown {
-		t.Fatalf("the README shows\n\t%s\nbut streamgen printed\n%s", shown, out)
+		t.Fatalf("the guide shows\n\t%s\nbut streamgen printed\n%s", shown, out)
 	}
 	if _, err := os.Stat(filepath.Join(mod, "billing", "streamgen_gen.go")); err != nil {
 		t.Fatalf("the generated file is gone after a failed run: %v", err)
 	}
 }
 
-// Every other Go block compiles on its own.
+// Every other Go block, of the README and of every page of the guide,
+// compiles on its own.
 func TestReadmeGoBlocksTypeCheck(t *testing.T) {
 	_, blocks := quickStart(t)
-	if len(blocks) < 3 {
-		t.Fatalf("found %d standalone Go blocks in the README; the extraction is broken", len(blocks))
+	if len(blocks) < 30 {
+		t.Fatalf("found %d standalone Go blocks in the README and the guide; the extraction is broken", len(blocks))
 	}
 	fset := token.NewFileSet()
 	files := make([]*ast.File, len(blocks))
 	imports := map[string]bool{}
 	for i, b := range blocks {
 		if !strings.HasPrefix(b.text, "package ") {
-			t.Errorf("README.md:%d: a Go block must be a complete file starting with its package clause, or a quick-start file marked %q", b.line, fileMarker)
+			t.Errorf("%s: a Go block must be a complete file starting with its package clause, or a quick-start file marked %q", b.at(), fileMarker)
 			continue
 		}
 		f, err := parser.ParseFile(fset, "block", b.text, parser.ParseComments)
 		if err != nil {
-			t.Errorf("the Go block at README.md:%d does not parse: %v", b.line, err)
+			t.Errorf("the Go block at %s does not parse: %v", b.at(), err)
 			continue
 		}
 		files[i] = f
@@ -306,7 +343,7 @@ func TestReadmeGoBlocksTypeCheck(t *testing.T) {
 	byPath := map[string]*types.Package{}
 	for _, p := range loaded {
 		for _, e := range p.Errors {
-			t.Errorf("the README imports %s: %v", p.PkgPath, e)
+			t.Errorf("the README or the guide imports %s: %v", p.PkgPath, e)
 		}
 		byPath[p.PkgPath] = p.Types
 	}
@@ -320,16 +357,16 @@ func TestReadmeGoBlocksTypeCheck(t *testing.T) {
 		var errs []string
 		conf := types.Config{Importer: importer, Error: func(err error) {
 			if te, ok := err.(types.Error); ok {
-				// Point at the README's line: the block starts after its fence.
+				// Point at the file's line: the block starts after its fence.
 				p := te.Fset.Position(te.Pos)
-				errs = append(errs, fmt.Sprintf("README.md:%d:%d: %s", blocks[i].line+p.Line, p.Column, te.Msg))
+				errs = append(errs, fmt.Sprintf("%s:%d:%d: %s", blocks[i].file, blocks[i].line+p.Line, p.Column, te.Msg))
 				return
 			}
 			errs = append(errs, err.Error())
 		}}
 		_, _ = conf.Check(f.Name.Name, fset, []*ast.File{f}, nil)
 		if len(errs) > 0 {
-			t.Errorf("the Go block at README.md:%d does not compile:\n\t%s", blocks[i].line, strings.Join(errs, "\n\t"))
+			t.Errorf("the Go block at %s does not compile:\n\t%s", blocks[i].at(), strings.Join(errs, "\n\t"))
 		}
 	}
 }
@@ -345,11 +382,11 @@ const python = "/usr/bin/python3"
 func TestReadmePythonBlocksCompile(t *testing.T) {
 	blocks := blocksOf(t, "python")
 	if len(blocks) == 0 {
-		t.Fatal("found no Python block in the README; the extraction is broken")
+		t.Fatal("found no Python block in the README and the guide; the extraction is broken")
 	}
 	dir := t.TempDir()
-	for _, b := range blocks {
-		path := filepath.Join(dir, "block_"+strconv.Itoa(b.line)+".py")
+	for i, b := range blocks {
+		path := filepath.Join(dir, "block_"+strconv.Itoa(i)+".py")
 		if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -357,12 +394,12 @@ func TestReadmePythonBlocksCompile(t *testing.T) {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			t.Errorf("the Python block at README.md:%d does not compile (%v):\n%s", b.line, err, out.String())
+			t.Errorf("the Python block at %s does not compile (%v):\n%s", b.at(), err, out.String())
 		}
 	}
 }
 
-// The README's orders main (the one that names its connection "orders",
+// The guide's orders main (the one that names its connection "orders",
 // as the command does) is configured as examples/orders/cmd/orders is: a
 // -url flag whose default is brokerurl.EnvVar, else the local broker.
 func TestReadmeOrdersMainReadsTheCommandsSettings(t *testing.T) {
@@ -373,7 +410,7 @@ func TestReadmeOrdersMainReadsTheCommandsSettings(t *testing.T) {
 		}
 	}
 	if len(mains) != 1 {
-		t.Fatalf("the README has %d orders main blocks, want 1", len(mains))
+		t.Fatalf("the README and the guide have %d orders main blocks, want 1", len(mains))
 	}
 	cmd, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "orders", "cmd", "orders", "main.go"))
 	if err != nil {

@@ -26,24 +26,31 @@
 // The first argument is the subscription name, quoted: the RabbitMQ queue
 // or the ZeroMQ subscription. Keys follow as key=value, all optional:
 //
-//	key                value                                   applies to
-//	broker             rabbitmq | zeromq                       subscription
-//	max_attempts       deliveries, the first included, ≥ 1     message type
-//	retry_delay        10s, or an increasing ladder 1s,10s,1m  subscription (rabbitmq)
-//	dead_letter        queue taking exhausted / poison ones     message type
-//	out_retry          self, or the queue retry copies go to   message type (zeromq)
-//	type               message type name on the wire           message type
-//	                   (default: the Go type's name)
-//	codec              json | protobuf | msgpack | cbor        message type
-//	                   (default: the App's; protobuf for a protocol buffer message)
-//	ack                manual | auto                           subscription (rabbitmq)
-//	prefetch           ≥ 1                                     subscription
-//	concurrency        ≥ 1                                     subscription
-//	max_payload_bytes  ≥ 1, optionally 64KiB or 2MiB           subscription
-//	queue_type         classic | quorum                        subscription (rabbitmq)
-//	batch_size         ≥ 1: most messages a batch call gets    subscription
-//	batch_wait         50ms: how long a partial batch waits    subscription
-//	timeout            30s: the handler call's budget          message type
+//	key                     applies to                    example
+//	broker                  subscription                  broker=rabbitmq
+//	max_attempts            message type                  max_attempts=5
+//	retry_delay             subscription (rabbitmq)       retry_delay=10s
+//	retry                   subscription (rabbitmq)       retry=broker
+//	dead_letter             message type                  dead_letter=jobs.dead
+//	out_retry               message type (zeromq)         out_retry=self
+//	type                    message type                  type=Job
+//	codec                   message type                  codec=msgpack
+//	ack                     subscription (rabbitmq)       ack=auto
+//	prefetch                subscription                  prefetch=10
+//	concurrency             subscription                  concurrency=4
+//	max_payload_bytes       subscription                  max_payload_bytes=64KiB
+//	queue_type              subscription (rabbitmq)       queue_type=quorum
+//	delivery_limit          subscription (rabbitmq)       delivery_limit=20
+//	single_active_consumer  subscription (rabbitmq)       single_active_consumer=true
+//	exchange                subscription (rabbitmq)       exchange=orders
+//	exchange_type           subscription (rabbitmq)       exchange_type=topic
+//	binding                 subscription (rabbitmq)       binding=order.placed
+//	batch_size              subscription                  batch_size=100
+//	batch_wait              subscription                  batch_wait=50ms
+//	timeout                 message type                  timeout=30s
+//
+// The list is written from the key table (keys.go) by make docs, as is
+// docs/annotations.md, which gives each key's values, default and more.
 //
 // Several handlers may name the same subscription with different message
 // types; the runtime dispatches on the message type. A subscription-level
@@ -53,7 +60,8 @@
 // The broker of a subscription is its broker= key; else the package's, when
 // every broker= in the package names the same; else the broker its
 // broker-specific keys exist for (out_retry: zeromq; retry_delay, ack,
-// queue_type: rabbitmq); else any broker. A package that mounts on both
+// queue_type and the others marked rabbitmq above: rabbitmq); else any
+// broker. A package that mounts on both
 // brokers must say broker= wherever that leaves a doubt. The rules that
 // span keys (max_attempts on zeromq needs out_retry, ack=auto cannot retry,
 // ...) are those of (*runtime.Subscription).Validate, run at generate time

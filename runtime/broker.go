@@ -102,7 +102,7 @@ type Message struct {
 	AllowUnroutable bool
 
 	// Properties are the message properties: carried as AMQP properties
-	// on RabbitMQ and as headers on ZeroMQ (see the README); handlers see
+	// on RabbitMQ and as headers on ZeroMQ (see docs/handlers.md); handlers see
 	// them in Metadata.
 	Properties
 }

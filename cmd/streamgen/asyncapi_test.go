@@ -152,22 +152,17 @@ func TestExampleDocumentsAreCurrent(t *testing.T) {
 	}
 }
 
-// TestReadmeAsyncAPIExcerpt: the YAML the README's AsyncAPI section shows
-// is a piece of the billing example's document, as it is.
-func TestReadmeAsyncAPIExcerpt(t *testing.T) {
+// TestDocsAsyncAPIExcerpt: the YAML docs/asyncapi.md shows is a piece of
+// the billing example's document, as it is.
+func TestDocsAsyncAPIExcerpt(t *testing.T) {
 	root := repoRoot(t)
-	readme := readFile(t, filepath.Join(root, "README.md"))
-	_, section, ok := strings.Cut(readme, "\n## AsyncAPI document\n")
+	page := readFile(t, filepath.Join(root, "docs", "asyncapi.md"))
+	_, block, ok := strings.Cut(page, "\n```yaml\n")
 	if !ok {
-		t.Fatal("the README has no section AsyncAPI document")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, block, ok := strings.Cut(section, "\n```yaml\n")
-	if !ok {
-		t.Fatal("the section has no yaml block")
+		t.Fatal("docs/asyncapi.md has no yaml block")
 	}
 	block, _, _ = strings.Cut(block, "```\n")
 	if len(block) < 100 || !strings.Contains(readFile(t, filepath.Join(root, "examples", "billing", "asyncapi.yaml")), block) {
-		t.Errorf("the README's excerpt is not in examples/billing/asyncapi.yaml:\n%s", block)
+		t.Errorf("the excerpt of docs/asyncapi.md is not in examples/billing/asyncapi.yaml:\n%s", block)
 	}
 }

@@ -98,7 +98,7 @@ func main() {
 }
 `
 
-// The README's way end to end, from a user module: a real subscription
+// The way docs/dead-letters.md tells, end to end, from a user module: a real subscription
 // parks three charges; streamgen dlq ls groups them, show shows one,
 // replay puts them back after the fix, where they are handled as attempt 1
 // with the replay counted; the dead-letter queue is then empty.

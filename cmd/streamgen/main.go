@@ -16,7 +16,7 @@
 //
 // streamgen dlq works with the dead letters of a RabbitMQ dead-letter
 // queue: ls, show, replay, purge, export and import (streamgen dlq -h; the
-// README's "Working with dead letters"; package runtime/deadletter).
+// guide's docs/dead-letters.md; package runtime/deadletter).
 // streamgen dlq serve serves the dead-letter console of the queues in the
 // browser (package runtime/deadletter/console).
 //
@@ -24,7 +24,7 @@
 // the transactional outbox in its database (DB: a postgres:// URL or
 // sqlite:PATH) to RabbitMQ, until interrupted; streamgen outbox status
 // prints how many wait and for how long (package runtime/outbox; the
-// README's "Publishing with your database").
+// guide's docs/outbox.md).
 //
 // Packages are patterns as the go command takes them; the default is the
 // package in the current directory. Mark a handler with a directive in its

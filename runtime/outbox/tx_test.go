@@ -20,7 +20,7 @@ func databases(t *testing.T, fn func(t *testing.T, db *sql.DB)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteDB(t)) })
 }
 
-// sqliteDB opens an SQLite file of the test's own as the README tells
+// sqliteDB opens an SQLite file of the test's own as docs/outbox.md tells
 // users to: in WAL mode, where readers do not block the writer, and
 // waiting up to 5 seconds for the write lock instead of failing at once.
 func sqliteDB(t testing.TB) *sql.DB {

@@ -22,7 +22,7 @@ import (
 	"github.com/streamgen/streamgen/runtime/rabbitmq"
 )
 
-var screenshot = flag.String("screenshot", "", "write a screenshot of the overview to this PNG `file` (the README's docs/console.png)")
+var screenshot = flag.String("screenshot", "", "write a screenshot of the overview to this PNG `file` (docs/console.png, which docs/dead-letters.md shows)")
 
 // orderService is a real subscription on RabbitMQ: its Card handler
 // fails ("order N: card declined") until fixed, its Refund handler
