@@ -64,6 +64,8 @@ func exampleDirective(k keySpec) string {
 		return "max_attempts=5 " + k.example
 	case "delivery_limit":
 		return "queue_type=quorum " + k.example
+	case "retry":
+		return "queue_type=quorum max_attempts=5 retry_delay=30s " + k.example
 	case "exchange", "exchange_type", "binding":
 		return "exchange=orders exchange_type=topic binding=order.placed"
 	case "batch_size", "batch_wait":
