@@ -69,17 +69,19 @@ func TestBrokerRetryArguments(t *testing.T) {
 // as a copy of the same attempt, since handed back it would count as a
 // retry; a suspect's retry takes the wait queue.
 func TestBrokerRetrySettles(t *testing.T) {
-	fails := func() (*runtime.Subscription, *probe) {
+	// consumer is the Consumer of a quorum subscription whose handler
+	// always fails, on a queue that retries by itself after 5s.
+	consumer := func() (*adapter.Consumer, *recorder) {
 		p := &probe{outcome: func(runtime.Metadata) runtime.Outcome { return runtime.Retry().Because(errors.New("the job failed")) }}
 		sub := quorumRetrying(runtime.RetryAuto)
 		sub.Handlers = []runtime.Handler{p.handler("Job", runtime.Policy{MaxAttempts: 3, DeadLetter: "jobs.dead"})}
-		return sub, p
-	}
-	t.Run("retry", func(t *testing.T) {
-		sub, _ := fails()
 		tr := &recorder{}
 		c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
 		c.UseBrokerRetry(5 * time.Second)
+		return c, tr
+	}
+	t.Run("retry", func(t *testing.T) {
+		c, tr := consumer()
 		d := delivery(1)
 		d.BrokerRetries = 1 // handed back once already
 		v, err := c.Handle(t.Context(), d)
@@ -91,10 +93,7 @@ func TestBrokerRetrySettles(t *testing.T) {
 		}
 	})
 	t.Run("last attempt", func(t *testing.T) {
-		sub, _ := fails()
-		tr := &recorder{}
-		c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
-		c.UseBrokerRetry(5 * time.Second)
+		c, tr := consumer()
 		d := delivery(2) // one retry through a wait queue...
 		d.BrokerRetries = 1
 		v, _ := c.Handle(t.Context(), d) // ...and one by the queue: the third
@@ -106,10 +105,7 @@ func TestBrokerRetrySettles(t *testing.T) {
 		}
 	})
 	t.Run("shutdown", func(t *testing.T) {
-		sub, _ := fails()
-		tr := &recorder{}
-		c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
-		c.UseBrokerRetry(5 * time.Second)
+		c, tr := consumer()
 		d := delivery(1)
 		d.BrokerRetries = 2
 		v := c.Release(t.Context(), d)
@@ -124,16 +120,16 @@ func TestBrokerRetrySettles(t *testing.T) {
 		}
 	})
 	t.Run("suspect", func(t *testing.T) {
-		sub, _ := fails()
-		tr := &recorder{}
-		c := adapter.NewConsumer(sub, runtime.Env{}, adapter.Rules{Kind: runtime.RabbitMQ}, tr)
-		c.UseBrokerRetry(5 * time.Second)
+		c, tr := consumer()
 		d := delivery(1)
 		d.Suspect = true
 		d.Headers[adapter.HeaderCrashes] = "1"
 		v, _ := c.Handle(t.Context(), d)
 		if v.Kind != adapter.VerdictRetry || v.ByBroker || v.Queue != "jobs.retry" {
 			t.Errorf("verdict %+v, want a copy to jobs.retry", v)
+		}
+		if len(tr.copies) != 1 || tr.copies[0].kind != adapter.RetryCopy || tr.copies[0].queue != "jobs.retry" {
+			t.Errorf("copies %+v, want the retry copy in jobs.retry", tr.copies)
 		}
 	})
 }
