@@ -119,6 +119,23 @@ func (c *cluster) waitWhole() {
 	}
 }
 
+// waitRunning waits until node i sees n nodes running (itself included),
+// for at most patience, and returns how long that took.
+func (c *cluster) waitRunning(i, n int, patience time.Duration) time.Duration {
+	c.t.Helper()
+	began := time.Now()
+	for {
+		out, err := c.run(c.ctlCmd, strconv.Itoa(i+1), "-q", "eval", "length(rabbit_nodes:all_running()).")
+		if err == nil && out == strconv.Itoa(n) {
+			return time.Since(began)
+		}
+		if time.Since(began) > patience {
+			c.t.Fatalf("%s does not see %d nodes running after %v: it sees %q (%v)", c.nodes[i], n, patience, out, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // leaderOf returns the index of the node that leads quorum queue q, as the
 // cluster's metadata says.
 func (c *cluster) leaderOf(q string) int {

@@ -57,12 +57,16 @@ type scenario struct {
 }
 
 // isolate cuts node i off from the other two for cutFor, then heals.
+// The test fails unless the other two notice the partition.
 func isolate(c *cluster, i int) string {
 	c.cut([]int{i}, others(i))
 	began := time.Now()
-	time.Sleep(cutFor)
+	noticed := c.waitRunning(others(i)[0], 2, cutFor+time.Minute)
+	time.Sleep(cutFor - time.Since(began))
+	healed := time.Now()
 	c.heal()
-	return fmt.Sprintf("%s cut off for %v; whole again after %v", c.nodes[i], cutFor, (time.Since(began) - cutFor).Round(time.Second))
+	return fmt.Sprintf("%s cut off for %v, noticed by the others after %v; whole again %v after healing",
+		c.nodes[i], healed.Sub(began).Round(time.Second), noticed.Round(time.Second), time.Since(healed).Round(time.Second))
 }
 
 // others returns the two nodes other than i.

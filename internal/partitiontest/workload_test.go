@@ -308,7 +308,17 @@ func (w *workload) run(scenario string, path retryPath, disrupt func()) figures 
 		t.Errorf("the worker's App stopped with %v", err)
 	}
 	parked = w.letters()
-	f := w.account(parked)
+	f, r := w.account(parked)
+	if len(r.lost) > 0 {
+		t.Errorf("%d messages lost: confirmed, neither succeeded nor parked: %v", len(r.lost), r.lost[:min(len(r.lost), 10)])
+	}
+	if len(r.wrong) > 0 {
+		t.Errorf("%d messages ran with wrong attempt numbers: %v", len(r.wrong), r.wrong[:min(len(r.wrong), 10)])
+	}
+	if len(r.unexpected) > 0 {
+		t.Logf("%d unexpected letters (a message the worker's lost connections handed back as often as the crash limit is parked without running again): %v",
+			len(r.unexpected), r.unexpected[:min(len(r.unexpected), 10)])
+	}
 	f.scenario, f.path, f.settled, f.took = scenario, string(path), settled, time.Since(began)
 	f.reconnects = len(logs.Find(slog.LevelWarn, "rabbitmq: consuming was interrupted; reconnecting"))
 	warnings := map[string]int{}
@@ -347,11 +357,12 @@ func (w *workload) letters() map[int][]*deadletter.Letter {
 	return byID
 }
 
+// findings name the ids behind the figures, each with what happened to it.
+type findings struct{ lost, wrong, unexpected []string }
+
 // account counts, by message id, what was lost, run or parked twice, and
-// run with wrong attempt numbers; it fails the test on a loss or a wrong
-// attempt number, naming the first few ids.
-func (w *workload) account(parked map[int][]*deadletter.Letter) figures {
-	t := w.t
+// run with wrong attempt numbers.
+func (w *workload) account(parked map[int][]*deadletter.Letter) (figures, findings) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := figures{calls: len(w.calls), republished: int(w.republished.Load())}
@@ -393,17 +404,7 @@ func (w *workload) account(parked map[int][]*deadletter.Letter) figures {
 		}
 	}
 	f.lost, f.wrongAttempts, f.unexpected = len(lost), len(wrong), len(unexpected)
-	if len(lost) > 0 {
-		t.Errorf("%d messages lost: confirmed, neither succeeded nor parked: %v", len(lost), lost[:min(len(lost), 10)])
-	}
-	if len(wrong) > 0 {
-		t.Errorf("%d messages ran with wrong attempt numbers: %v", len(wrong), wrong[:min(len(wrong), 10)])
-	}
-	if len(unexpected) > 0 {
-		t.Logf("%d unexpected letters (a message the worker's lost connections handed back as often as the crash limit is parked without running again): %v",
-			len(unexpected), unexpected[:min(len(unexpected), 10)])
-	}
-	return f
+	return f, findings{lost: lost, wrong: wrong, unexpected: unexpected}
 }
 
 // wrongAttempts says what is wrong with the attempt numbers of one id's
