@@ -32,7 +32,7 @@ const (
 	// publishFor paces the publishing: message k is published no sooner
 	// than k/messages of it after the start, so that messages flow
 	// before, during and after a partition.
-	publishFor = 30 * time.Second
+	publishFor  = 30 * time.Second
 	concurrency = 8 // handler calls at once
 	// settleFor bounds how long every message may take to end acked or
 	// parked after the partitions healed.
