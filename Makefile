@@ -49,7 +49,7 @@ test-cluster-crash-rabbitmq4:
 ## test-partitions: the partition tests (build tag partitions; docs/partitions.md): a quorum queue with
 ## retries and dead letters while the network between the nodes is cut, on a three-node cluster of
 ## RabbitMQ 3.10 and then of 4.x, each node in a network namespace of its own, which
-## .ci/rabbitmq-partitions makes and removes (needs root, ip and nft; about 10 minutes)
+## .ci/rabbitmq-partitions makes and removes (needs root, ip and nft; about 12 minutes)
 PARTITION_TEST = $(GO) test -tags partitions -count=1 -timeout 20m -v ./internal/partitiontest/
 test-partitions:
 	$(GO) vet -tags partitions ./internal/partitiontest/
