@@ -4,7 +4,7 @@ PKGS      := ./...
 RABBITMQ  ?= amqp://guest:guest@127.0.0.1:5672/
 export STREAMGEN_RABBITMQ_URL ?= $(RABBITMQ)
 
-.PHONY: all docs postgres protos test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
+.PHONY: all docs postgres protos test test-rabbitmq test-rabbitmq4 test-cluster test-cluster-crash test-cluster-crash-rabbitmq4 test-partitions fuzz vet fmt-check rabbitmq generate check demo demo-rabbitmq bench
 
 all: test
 
@@ -45,6 +45,18 @@ test-cluster-crash-rabbitmq4:
 	.ci/rabbitmq4 build
 	STREAMGEN_CLUSTER_ROOT=$${STREAMGEN_RABBITMQ4_ROOT:-/var/cache/streamgen/rabbitmq4-sid} STREAMGEN_CLUSTER_NAME=streamgen-c4n STREAMGEN_CLUSTER_PORT=5711 \
 		.ci/rabbitmq-cluster $(GO) test -tags cluster -count=1 -timeout 40m -v -run '^TestClusterLeaderCrash$$' ./runtime/rabbitmq/
+
+## test-partitions: the partition tests (build tag partitions; docs/partitions.md): a quorum queue with
+## retries and dead letters while the network between the nodes is cut, on a three-node cluster of
+## RabbitMQ 3.10 and then of 4.x, each node in a network namespace of its own, which
+## .ci/rabbitmq-partitions makes and removes (needs root, ip and nft; about 12 minutes)
+PARTITION_TEST = $(GO) test -tags partitions -count=1 -timeout 20m -v ./internal/partitiontest/
+test-partitions:
+	$(GO) vet -tags partitions ./internal/partitiontest/
+	.ci/rabbitmq-partitions $(PARTITION_TEST)
+	.ci/rabbitmq4 build
+	STREAMGEN_CLUSTER_ROOT=$${STREAMGEN_RABBITMQ4_ROOT:-/var/cache/streamgen/rabbitmq4-sid} STREAMGEN_PARTITION_NAME=sgq STREAMGEN_PARTITION_NET=10.231.2 \
+		.ci/rabbitmq-partitions $(PARTITION_TEST)
 
 vet:
 	$(GO) vet $(PKGS)
