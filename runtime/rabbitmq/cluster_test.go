@@ -481,6 +481,7 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 	f := lossFigures{messages: n, calls: len(calls)}
 	expected := 0
 	fresh := map[int]int{}     // deliveries of attempt 1 that were not redelivered
+	freshAgain := 0            // of those, beyond one per message
 	first := map[int]int{}     // deliveries of attempt 1
 	succeeded := map[int]int{} // acks per id
 	var last, lastRetry time.Time
@@ -530,14 +531,24 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 		if first[id] == 0 {
 			t.Errorf("message %d never ran as attempt 1", id)
 		}
+		if fresh[id] > 2 {
+			t.Errorf("message %d ran %d times as a first attempt that was not a redelivery, want once (twice where its ack was lost)", id, fresh[id])
+		}
 		if fresh[id] > 1 {
-			// Only the message as published is a first attempt that is not
-			// a redelivery: another would be a count that restarted from 1.
-			t.Errorf("message %d ran %d times as a first attempt that was not a redelivery, want once at most", id, fresh[id])
+			freshAgain += fresh[id] - 1
 		}
 		if !alwaysFails(id) && succeeded[id] == 0 {
 			t.Errorf("message %d was lost: never acked", id)
 		}
+	}
+	// Only the message as published is a first attempt that is not a
+	// redelivery: another would be a count that restarted from 1, but for
+	// one whose ack the worker lost with its connection to a node that
+	// stopped: RabbitMQ 3.x's quorum queue hands a message back from a
+	// consumer whose node went away without counting it, and delivers it
+	// again unmarked. So there are no more of those than acks lost.
+	if lost := lostAcks(a.logs); freshAgain > lost {
+		t.Errorf("%d first attempts ran again unmarked, and the worker lost %d acks with its connection: a count restarted from 1", freshAgain, lost)
 	}
 	f.duplicates = f.calls - expected
 	for id := range n {
@@ -587,6 +598,17 @@ func runLoss(t *testing.T, stopWorkerNode, kill bool) lossFigures {
 		n, n/10, wantParked, f.calls, f.duplicates, f.redelivered, f.parked, f.parkedTwice,
 		reconnected, f.pause.Round(10*time.Millisecond), f.retryPause.Round(10*time.Millisecond), len(stalls), stalledFor)
 	return f
+}
+
+// lostAcks counts the acks the worker logged as lost with its consuming
+// channel: those it held back, and those that failed to be sent.
+func lostAcks(logs *streamtest.LogRecorder) int {
+	n := len(logs.Find(slog.LevelError, "could not ack the message"))
+	for _, r := range logs.Find(slog.LevelWarn, "rabbitmq: acks not sent before the consuming channel closed; the broker delivers those messages again") {
+		m, _ := strconv.Atoi(r.Attr("messages"))
+		n += m
+	}
+	return n
 }
 
 // Node loss: the node the worker's connections are on stops and comes
