@@ -206,9 +206,10 @@ func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 // delivering it again, and counts those returns apart from crashes: a
 // RabbitMQ 4.3 quorum queue declared with the delayed-retry arguments
 // QueueArguments gives (BrokerRetry). A retry is then a Release, with no
-// copy (Verdict.ByBroker), but for a delay the handler asks for that the
-// queue's is not (runtime.RetryAfter), and for a suspect's retry, which
-// take a wait queue; a message not started before shutdown goes back as
+// copy (Verdict.ByBroker), its delay the queue's (a delay the handler
+// asks for, runtime.RetryAfter, picks among the subscription's delays as
+// on the wait-queue path, and it has one), but for a suspect's retry,
+// which takes a wait queue; a message not started before shutdown goes back as
 // a copy (ReleaseCopy), since handed back it would count as a retry; and
 // the adapter reads each delivery's Delivery.BrokerRetries. Call it
 // before the first delivery.
@@ -538,10 +539,12 @@ func (c *Consumer) decide(d *Delivery, h *runtime.Handler, out runtime.Outcome) 
 		switch {
 		case c.rules.delaysInMemory():
 			v.Queue = p.OutRetry
-		case c.brokerDelay > 0 && !d.Suspect && (v.Delay == 0 || v.Delay == c.brokerDelay):
-			// The queue waits out its delay itself. A suspect's retry
-			// takes a wait queue: handed back, it would come back
-			// redelivered to the suspect queue, which counts as a crash.
+		case c.brokerDelay > 0 && !d.Suspect:
+			// The queue waits out its one delay itself: the step a
+			// requested delay picks on the wait-queue path too. A
+			// suspect's retry takes a wait queue: handed back, it would
+			// come back redelivered to the suspect queue, which counts as
+			// a crash.
 			v.Delay, v.ByBroker = c.brokerDelay, true
 		default:
 			wq := WaitQueueFor(c.waitQueues, d.attempt, v.Delay)

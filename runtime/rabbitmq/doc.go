@@ -280,9 +280,10 @@
 // delays too when the type is "failed") would count as a crash; and the
 // queue delays what is handed back by one delay, the same each time (a
 // "returned" message waits the minimum), so a ladder keeps the wait
-// queues. The wait queues are declared on either path: a handler's own
-// delay (runtime.RetryAfter) that is not the queue's, and the retry of a
-// suspect, take a wait queue, and a copy still waiting in one when a
+// queues. A handler's own delay (runtime.RetryAfter) picks among the
+// subscription's delays as on the wait-queue path, which with one delay
+// is the queue's. The wait queues are declared on either path: the retry
+// of a suspect takes one, and a copy still waiting in one when a
 // subscription moves comes back and counts on. A delivery not started
 // before shutdown goes back to its queue as a copy of the same attempt,
 // since handed back it would count as a retry.

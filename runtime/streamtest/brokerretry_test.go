@@ -111,8 +111,11 @@ func TestBrokerRetryFallsBackToWaitQueues(t *testing.T) {
 	}
 }
 
-// A handler's own delay (RetryAfter) that is not the queue's takes a wait
-// queue; the attempts go on counting across both kinds of retry.
+// A handler's own delay (RetryAfter) picks among the subscription's delays
+// as on the wait-queue path: with one delay, the queue's, so the message
+// is handed back too. A copy that waited in the wait queue (sent before
+// the subscription moved to the queue's own retry) goes on counting from
+// its retry count.
 func TestBrokerRetryKeepsCountingAcrossAWaitQueue(t *testing.T) {
 	var rec calls
 	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithRabbitMQVersion(4, 3))
@@ -124,30 +127,28 @@ func TestBrokerRetryKeepsCountingAcrossAWaitQueue(t *testing.T) {
 			func(_ context.Context, _ *job, md runtime.Metadata) runtime.Outcome {
 				rec.add(md)
 				switch md.Attempt {
-				case 1:
-					return runtime.Retry().Because(errJobFailed)
 				case 2:
-					return runtime.Retry().After(time.Minute).Because(errJobFailed)
-				case 3:
 					return runtime.Retry().Because(errJobFailed)
+				case 3:
+					return runtime.Retry().After(time.Minute).Because(errJobFailed)
 				}
 				return runtime.Ack()
 			})},
 	})
 	h.Start()
-	h.Publish("orders", "Order", job{ID: 1}, runtime.WithMessageID("o-1"))
+	// A copy of attempt 1, as the wait-queue path left it.
+	h.Publish("orders", "Order", job{ID: 1}, runtime.WithMessageID("o-1"), runtime.WithHeader(runtime.RetryCountHeader, "1"))
 	h.Wait()
-	h.Advance(5 * time.Second) // attempt 2 asks for a minute
-	if w := h.Queue("orders.retry"); len(w) != 1 || w[0].Headers[runtime.RetryCountHeader] != "2" {
-		t.Fatalf("the wait queue holds %+v, want the copy of attempt 2", w)
-	}
-	h.Advance(5 * time.Second) // the wait queue's TTL is 5s: the longest step
+	h.Advance(5 * time.Second) // attempt 3 asks for a minute: the queue's 5s
 	h.Advance(5 * time.Second)
+	if w := h.Queue("orders.retry"); len(w) != 0 {
+		t.Errorf("the wait queue holds %+v, want nothing", w)
+	}
 	var got []string
 	for i, d := range h.Deliveries("orders") {
-		got = append(got, fmt.Sprintf("%d:%d:%v:%v", i+1, d.Attempt, d.Verdict.Kind, d.Verdict.ByBroker))
+		got = append(got, fmt.Sprintf("%d:%d:%v:%v:%v", i+1, d.Attempt, d.Verdict.Kind, d.Verdict.ByBroker, d.Verdict.Delay))
 	}
-	want := []string{"1:1:retry:true", "2:2:retry:false", "3:3:retry:true", "4:4:ack:false"}
+	want := []string{"1:2:retry:true:5s", "2:3:retry:true:5s", "3:4:ack:false:0s"}
 	if !slices.Equal(got, want) {
 		t.Errorf("deliveries %v, want %v", got, want)
 	}
