@@ -39,10 +39,12 @@ type Acknowledger interface {
 	// failed delivery where the broker counts them (RabbitMQ: toward a
 	// quorum queue's delivery limit).
 	Requeue(ctx context.Context, d *Delivery) error
-	// Release hands back a delivery no handler took, at shutdown (see
-	// Consumer.Release), so that it is delivered again without counting
-	// as failed where the broker can tell (RabbitMQ 4.3: a basic.nack
-	// with requeue is not counted toward a delivery limit).
+	// Release hands the delivery back to be delivered again without
+	// counting as failed where the broker can tell (RabbitMQ 4.3: a
+	// basic.nack with requeue is not counted toward a delivery limit): a
+	// delivery no handler took, at shutdown (see Consumer.Release), or a
+	// retry on a queue that waits out its delay itself
+	// (Consumer.UseBrokerRetry), which counts it apart from crashes.
 	Release(ctx context.Context, d *Delivery) error
 }
 

@@ -132,9 +132,8 @@ func (a *acker) holdLocked(p pendingTag) error {
 }
 
 // nack sends every waiting ack, then a basic.nack of tag, with requeue or
-// not. A quorum queue on RabbitMQ 4.3 does not count a basic.nack with
-// requeue toward its delivery limit: it is for a delivery handed back
-// unstarted, which cost it no attempt.
+// not. The runner's Reject uses it without requeue; a delivery handed
+// back to be delivered again goes through handBack, held and coalesced.
 func (a *acker) nack(tag uint64, requeue bool) error {
 	return a.refuse(tag, func() error { return a.ch.Nack(tag, false, requeue) })
 }
