@@ -215,6 +215,25 @@ func (c *Consumer) IsWaitQueue(queue string) bool { return c.isWait[queue] }
 // before the first delivery.
 func (c *Consumer) UseBrokerRetry(delay time.Duration) { c.brokerDelay = delay }
 
+// ChooseRetry decides how the subscription retries on a RabbitMQ broker
+// of version v, its queue declared (lacksArguments: it exists without the
+// delayed-retry arguments, declared before): through the queue's own
+// delayed retry where BrokerRetry allows it and the queue has them
+// (UseBrokerRetry), else through wait queues. It returns the queue's
+// delay, 0 for wait queues, and then why, "" when the subscription chose
+// wait queues or does not retry. Call it before the first delivery.
+func (c *Consumer) ChooseRetry(v RabbitMQVersion, lacksArguments bool) (delay time.Duration, why string) {
+	delay, ok, why := BrokerRetry(c.sub, v)
+	switch {
+	case !ok:
+		return 0, why
+	case lacksArguments:
+		return 0, "the queue exists without the delayed-retry arguments"
+	}
+	c.UseBrokerRetry(delay)
+	return delay, ""
+}
+
 // BrokerRetry returns the delay the subscription's queue holds a retried
 // message for (UseBrokerRetry), 0 when retries are copies.
 func (c *Consumer) BrokerRetry() time.Duration { return c.brokerDelay }

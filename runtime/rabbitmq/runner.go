@@ -261,14 +261,11 @@ func (r *runner) FlushAcks(context.Context) error {
 // asked for the queue's own, or could have had it.
 func (r *runner) chooseRetry(v serverVersion, lacksDelayedRetry bool) {
 	r.retryOnce.Do(func() {
-		delay, ok, why := adapter.BrokerRetry(r.sub, v.queues())
+		delay, why := r.c.ChooseRetry(v.queues(), lacksDelayedRetry)
 		log := r.c.Logger()
 		switch {
-		case ok && !lacksDelayedRetry:
-			r.c.UseBrokerRetry(delay)
+		case delay > 0:
 			log.Info("rabbitmq: retries wait in the subscription's quorum queue (RabbitMQ delayed retry): no copies, no wait queue", "delay", delay)
-		case ok:
-			log.Info("rabbitmq: retries go through wait queues: the queue exists without the delayed-retry arguments", "queue", r.sub.Name)
 		case why != "" && (r.sub.Retry == runtime.RetryBroker || v.queues().DelayedRetry()):
 			log.Info("rabbitmq: retries go through wait queues: "+why, "retry", cmp.Or(string(r.sub.Retry), "auto"))
 		}

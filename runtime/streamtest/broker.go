@@ -179,10 +179,7 @@ func (b *Broker) Start(ctx context.Context, env runtime.Env, subs []*runtime.Sub
 		tr := &memTransport{b: b, sub: sub}
 		c := adapter.NewConsumer(sub, env, rules, tr)
 		if b.kind == runtime.RabbitMQ {
-			if delay, ok, _ := adapter.BrokerRetry(sub, b.version); ok {
-				c.UseBrokerRetry(delay)
-				tr.retryDelay = delay
-			}
+			tr.retryDelay, _ = c.ChooseRetry(b.version, false)
 		}
 		consumers[i] = c
 		b.consumers[sub.Name] = c
