@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/testsupport/benchpair"
+	"github.com/streamgen/streamgen/internal/testsupport/benchpair/benchorder"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -31,17 +32,12 @@ import (
 // measures the round's time (throughput) and each round trip (p50, p99).
 
 // rrQuote and rrPrice are the benchmark's request and reply.
-type rrQuote struct {
-	SKU      string `json:"sku"`
-	Quantity int    `json:"quantity"`
-}
+type (
+	rrQuote = benchpair.Quote
+	rrPrice = benchpair.Price
+)
 
-type rrPrice struct {
-	SKU   string `json:"sku"`
-	Cents int64  `json:"cents"`
-}
-
-func rrAnswer(q rrQuote) rrPrice { return rrPrice{SKU: q.SKU, Cents: 250 * int64(q.Quantity)} }
+func rrAnswer(q rrQuote) rrPrice { return benchpair.PriceOf(q) }
 
 // rrRequests is how many requests a round sends.
 func rrRequests(callers int) int {
@@ -58,9 +54,19 @@ func rrServerWorkers(callers int) int { return min(callers, 8) }
 // callers at once: the median and 99th percentile of a round trip (a
 // ratio of 1 or more: no slower than raw) and the throughput.
 func BenchmarkRequestReply(b *testing.B) {
-	for _, callers := range []int{1, 64} {
-		b.Run(fmt.Sprintf("concurrency=%d", callers), func(b *testing.B) {
-			sg, raw := rrStreamgen(b, callers), rrRaw(b, callers)
+	for _, c := range []struct {
+		callers int
+		decode  func([]byte, *rrQuote) bool // the server's JSON decoder
+		name    string
+		only    string // the one measure of the row, or all
+	}{
+		{callers: 1, decode: benchorder.DecodeQuote},
+		{callers: 64, decode: benchorder.DecodeQuote},
+		{callers: 64, name: "/decoder=encoding_json", only: "throughput"},
+	} {
+		callers := c.callers
+		b.Run(fmt.Sprintf("concurrency=%d%s", callers, c.name), func(b *testing.B) {
+			sg, raw := rrStreamgen(b, callers, c.decode), rrRaw(b, callers)
 			n := rrRequests(callers)
 			for _, m := range []struct {
 				name string
@@ -71,6 +77,9 @@ func BenchmarkRequestReply(b *testing.B) {
 				{"p99", func(r rrResult) time.Duration { return r.p99 }, 1},
 				{"throughput", func(r rrResult) time.Duration { return r.total }, n},
 			} {
+				if c.only != "" && m.name != c.only {
+					continue
+				}
 				b.Run("measure="+m.name, func(b *testing.B) {
 					p := benchpair.Pair{Units: m.unit, Unit: "op", Warmup: 1}
 					if m.unit == 1 {
@@ -144,9 +153,10 @@ func rrRound(b *testing.B, callers, n int, call func(ctx context.Context, i int)
 	return rrResult{total: total, p50: took[n/2], p99: took[n*99/100]}
 }
 
-// rrStreamgen starts streamgen's server and client and returns the call
-// of a request.
-func rrStreamgen(b *testing.B, callers int) func(ctx context.Context, i int) (rrPrice, error) {
+// rrStreamgen starts streamgen's server, whose handler decodes requests
+// with decode (nil: encoding/json), and client, and returns the call of a
+// request.
+func rrStreamgen(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) func(ctx context.Context, i int) (rrPrice, error) {
 	b.Helper()
 	adm := newAdmin(b)
 	q := adm.queue("reqreply-streamgen", ".retry")
@@ -157,7 +167,7 @@ func rrStreamgen(b *testing.B, callers int) func(ctx context.Context, i int) (rr
 		Prefetch:    2 * max(callers, 8),
 		Concurrency: workers,
 		Handlers: []runtime.Handler{
-			runtime.HandleReply[rrQuote, rrPrice]("Quote", "Price", runtime.Policy{}, nil,
+			runtime.HandleReply[rrQuote, rrPrice]("Quote", "Price", runtime.Policy{}, decode,
 				func(_ context.Context, q rrQuote) (rrPrice, error) { return rrAnswer(q), nil }),
 		},
 	}

@@ -60,3 +60,19 @@ func SizeName(size int) string {
 	}
 	return fmt.Sprintf("%dB", size)
 }
+
+// Quote is the request of the request/reply benchmark, and Price its
+// reply.
+type Quote struct {
+	SKU      string `json:"sku"`
+	Quantity int    `json:"quantity"`
+}
+
+// Price is the reply to a Quote.
+type Price struct {
+	SKU   string `json:"sku"`
+	Cents int64  `json:"cents"`
+}
+
+// PriceOf is the benchmark's answer to q.
+func PriceOf(q Quote) Price { return Price{SKU: q.SKU, Cents: 250 * int64(q.Quantity)} }

@@ -17,3 +17,11 @@ import (
 //
 //stream:subscriber "bench.orders"
 func Consume(ctx context.Context, o *benchpair.Order) error { return nil }
+
+// Quote is the handler that answers the request/reply benchmark's
+// requests; the decoder of benchpair.Quote is generated for it.
+//
+//stream:subscriber "bench.quotes"
+func Quote(ctx context.Context, q benchpair.Quote) (benchpair.Price, error) {
+	return benchpair.PriceOf(q), nil
+}

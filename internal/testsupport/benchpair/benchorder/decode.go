@@ -12,3 +12,9 @@ import "github.com/streamgen/streamgen/internal/testsupport/benchpair"
 // json.Unmarshal would, or reports false, leaving the body to
 // json.Unmarshal (see runtime.HandleJSON).
 func Decode(body []byte, o *benchpair.Order) bool { return streamgen_decode_benchpair_Order(body, o) }
+
+// DecodeQuote is the generated decoder of benchpair.Quote, as Decode is
+// of benchpair.Order.
+func DecodeQuote(body []byte, q *benchpair.Quote) bool {
+	return streamgen_decode_benchpair_Quote(body, q)
+}

@@ -19,15 +19,18 @@ const _ = runtime.GeneratedCodeV2
 // means a handler changed since: run go generate.
 type (
 	streamgen_Consume_changed_run_go_generate func(context.Context, *benchpair.Order) error
+	streamgen_Quote_changed_run_go_generate   func(context.Context, benchpair.Quote) (benchpair.Price, error)
 )
 
 var (
 	_ streamgen_Consume_changed_run_go_generate = Consume
+	_ streamgen_Quote_changed_run_go_generate   = Quote
 )
 
 // Mount registers the subscriptions of package benchorder on app:
 //
 //   - "bench.orders" on any broker: Consume (benchpair.Order)
+//   - "bench.quotes" on any broker: Quote (benchpair.Quote)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, broker runtime.Broker) {
@@ -36,6 +39,13 @@ func Mount(app *runtime.App, broker runtime.Broker) {
 		Broker: runtime.AnyBroker,
 		Handlers: []runtime.Handler{
 			runtime.HandleJSON[benchpair.Order]("Order", runtime.Policy{}, streamgen_decode_benchpair_Order, Consume),
+		},
+	})
+	app.Mount(broker, &runtime.Subscription{
+		Name:   "bench.quotes",
+		Broker: runtime.AnyBroker,
+		Handlers: []runtime.Handler{
+			runtime.HandleReply[benchpair.Quote, benchpair.Price]("Quote", "Price", runtime.Policy{}, streamgen_decode_benchpair_Quote, Quote),
 		},
 	})
 }
@@ -51,6 +61,26 @@ func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg *benchpair.
 	return runtime.PublishAsync(ctx, p, runtime.Queue("bench.orders"), "Order", msg, opts...)
 }
 
+// PublishQuote publishes msg to "bench.quotes" as message type "Quote", which Quote handles.
+func PublishQuote(ctx context.Context, p runtime.Publisher, msg benchpair.Quote, opts ...runtime.PublishOption) error {
+	return runtime.Publish(ctx, p, runtime.Queue("bench.quotes"), "Quote", &msg, opts...)
+}
+
+// PublishQuoteAsync is PublishQuote without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishQuoteAsync(ctx context.Context, p runtime.Publisher, msg benchpair.Quote, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsync(ctx, p, runtime.Queue("bench.quotes"), "Quote", &msg, opts...)
+}
+
+// RequestQuote sends req to "bench.quotes" as a request of type "Quote",
+// which Quote answers, and returns the reply (see runtime.Request). Its error
+// is a *runtime.RemoteError when Quote failed for good (errors.Is
+// runtime.ErrParked once the request is parked), and wraps ctx's error when no
+// reply came before ctx ended.
+func RequestQuote(ctx context.Context, client runtime.Requester, req benchpair.Quote, opts ...runtime.PublishOption) (benchpair.Price, error) {
+	return runtime.Request[benchpair.Price](ctx, client, runtime.Queue("bench.quotes"), "Quote", &req, opts...)
+}
+
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
 // decodes a body exactly as encoding/json would, or reports false, and then
 // encoding/json decodes it.
@@ -59,6 +89,13 @@ func PublishOrderAsync(ctx context.Context, p runtime.Publisher, msg *benchpair.
 func streamgen_decode_benchpair_Order(body jsondecode.Body, v *benchpair.Order) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_benchpair_Order(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_benchpair_Quote decodes body into *v, a new benchpair.Quote.
+func streamgen_decode_benchpair_Quote(body jsondecode.Body, v *benchpair.Quote) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_benchpair_Quote(&d, v)
 	return d.End()
 }
 
@@ -87,6 +124,26 @@ func streamgen_json_benchpair_Order(d *jsondecode.Decoder, v *benchpair.Order) {
 			}
 		default:
 			d.Unknown("id", "customer", "items")
+		}
+	}
+}
+
+// streamgen_json_benchpair_Quote decodes a JSON object into *v.
+func streamgen_json_benchpair_Quote(d *jsondecode.Decoder, v *benchpair.Quote) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "sku":
+			d.Seen(&seen[0])
+			d.String(&v.SKU)
+		case "quantity":
+			d.Seen(&seen[1])
+			d.Int(&v.Quantity)
+		default:
+			d.Unknown("sku", "quantity")
 		}
 	}
 }
