@@ -143,7 +143,7 @@ func TestAsyncAPIToStandardOutput(t *testing.T) {
 // the examples are what streamgen writes for them now.
 func TestExampleDocumentsAreCurrent(t *testing.T) {
 	ctx := context.Background()
-	for _, example := range []string{"billing", "orders"} {
+	for _, example := range []string{"billing", "orders", "pricing"} {
 		var stderr bytes.Buffer
 		dir := filepath.Join("..", "..", "examples", example)
 		if code := run(ctx, []string{"-check", "-asyncapi", filepath.Join(dir, "asyncapi.yaml"), dir}, io.Discard, &stderr); code != 0 {
