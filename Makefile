@@ -114,6 +114,7 @@ check:
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/orders/asyncapi.yaml ./examples/orders
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/rows/asyncapi.yaml ./examples/rows
 	$(GO) run ./cmd/streamgen -check -asyncapi examples/fleet/asyncapi.yaml ./examples/fleet
+	$(GO) run ./cmd/streamgen -check -asyncapi examples/pricing/asyncapi.yaml ./examples/pricing
 
 ## demo: the billing service on ZeroMQ over loopback, told as it happens (no server needed)
 demo:

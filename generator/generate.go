@@ -97,6 +97,9 @@ type Handler struct {
 	Doc string
 	// Message is the type of the messages it handles.
 	Message *types.Named
+	// Reply is the type of its replies when it answers requests (it
+	// returns a value and an error), nil when it does not.
+	Reply *types.Named
 }
 
 // Publisher is a typed publisher that a //stream:publisher directive
@@ -138,7 +141,7 @@ func (m *model) subscriptions() []Subscription {
 	for i, s := range m.subs {
 		out[i].Runtime = s.rs
 		for _, h := range s.index {
-			out[i].Handlers = append(out[i].Handlers, Handler{Name: h.name(), Doc: h.fn.Doc.Text(), Message: h.shape.msg})
+			out[i].Handlers = append(out[i].Handlers, Handler{Name: h.name(), Doc: h.fn.Doc.Text(), Message: h.shape.msg, Reply: h.shape.reply})
 		}
 	}
 	return out

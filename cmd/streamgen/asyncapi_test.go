@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,7 +145,7 @@ func TestAsyncAPIToStandardOutput(t *testing.T) {
 // the examples are what streamgen writes for them now.
 func TestExampleDocumentsAreCurrent(t *testing.T) {
 	ctx := context.Background()
-	for _, example := range []string{"billing", "orders"} {
+	for _, example := range []string{"billing", "orders", "pricing"} {
 		var stderr bytes.Buffer
 		dir := filepath.Join("..", "..", "examples", example)
 		if code := run(ctx, []string{"-check", "-asyncapi", filepath.Join(dir, "asyncapi.yaml"), dir}, io.Discard, &stderr); code != 0 {
@@ -152,17 +154,34 @@ func TestExampleDocumentsAreCurrent(t *testing.T) {
 	}
 }
 
-// TestDocsAsyncAPIExcerpt: the YAML docs/asyncapi.md shows is a piece of
-// the billing example's document, as it is.
+// TestDocsAsyncAPIExcerpt: each YAML block docs/asyncapi.md shows is a
+// piece of the example's document the text names last before it
+// (examples/<name>/asyncapi.yaml), as it is: the billing example's, and
+// the pricing example's reply.
 func TestDocsAsyncAPIExcerpt(t *testing.T) {
 	root := repoRoot(t)
 	page := readFile(t, filepath.Join(root, "docs", "asyncapi.md"))
-	_, block, ok := strings.Cut(page, "\n```yaml\n")
-	if !ok {
-		t.Fatal("docs/asyncapi.md has no yaml block")
+	source := regexp.MustCompile(`examples/([a-z]+)/asyncapi\.yaml`)
+	var seen []string
+	example, rest := "", page
+	for {
+		before, block, ok := strings.Cut(rest, "\n```yaml\n")
+		if !ok {
+			break
+		}
+		block, rest, _ = strings.Cut(block, "```\n")
+		if names := source.FindAllStringSubmatch(before, -1); len(names) > 0 {
+			example = names[len(names)-1][1]
+		}
+		if example == "" {
+			t.Fatalf("docs/asyncapi.md names no examples/<name>/asyncapi.yaml before the block:\n%s", block)
+		}
+		seen = append(seen, example)
+		if len(block) < 100 || !strings.Contains(readFile(t, filepath.Join(root, "examples", example, "asyncapi.yaml")), block) {
+			t.Errorf("the excerpt of docs/asyncapi.md is not in examples/%s/asyncapi.yaml:\n%s", example, block)
+		}
 	}
-	block, _, _ = strings.Cut(block, "```\n")
-	if len(block) < 100 || !strings.Contains(readFile(t, filepath.Join(root, "examples", "billing", "asyncapi.yaml")), block) {
-		t.Errorf("the excerpt of docs/asyncapi.md is not in examples/billing/asyncapi.yaml:\n%s", block)
+	if !slices.Contains(seen, "billing") || !slices.Contains(seen, "pricing") {
+		t.Errorf("docs/asyncapi.md shows excerpts of %v, want billing's and pricing's", seen)
 	}
 }

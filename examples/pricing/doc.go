@@ -15,6 +15,8 @@
 // go generate writes streamgen_gen.go: Mount, which takes the *Service,
 // and RequestQuote(ctx, client, req), the typed client, which takes a
 // runtime.Requester: a rabbitmq.Requester, a rabbitmq.Broker, or the
-// harness's streamtest.Broker. pricing_test.go runs it on the in-process
+// harness's streamtest.Broker; and asyncapi.yaml, the AsyncAPI document,
+// where the receive operation of Service.Quote has its reply (the Price or
+// the error reply, to the request's reply_to). pricing_test.go runs it on the in-process
 // broker of runtime/streamtest; rabbitmq_test.go on RabbitMQ.
 package pricing

@@ -9,6 +9,7 @@ import (
 )
 
 //go:generate go tool streamgen
+//go:generate go tool streamgen -asyncapi asyncapi.yaml
 
 // QuoteRequest asks what Quantity of SKU costs.
 type QuoteRequest struct {

@@ -129,11 +129,18 @@ func readDocument(t *testing.T, data []byte, format Format) map[string]any {
 // names channels and operations the same way.
 var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]+$`)
 
+// runtimeExpression is the pattern the JSON Schema of AsyncAPI 3.0.0 has
+// for a runtime expression (a correlation id's or a reply address's
+// location).
+var runtimeExpression = regexp.MustCompile(`^\$message\.(header|payload)#(\/(([^\/~])|(~[01]))*)*`)
+
 // checkDocument checks that a document is valid AsyncAPI 3.0.0 as far as
 // streamgen writes it: the required fields, operations that receive from a
-// channel's own messages, messages with payloads, every $ref resolving,
-// names AsyncAPI accepts, schemas made of known keywords and types, AMQP
-// bindings of version 0.3.0 on queues.
+// channel's own messages, replies on a channel of unknown (null) address
+// with a subset of its messages, messages with payloads (but the error
+// reply, which has none), runtime expressions of the specification's form,
+// every $ref resolving, names AsyncAPI accepts, schemas made of known
+// keywords and types, AMQP bindings of version 0.3.0 on queues.
 func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 	t.Helper()
 	doc := readDocument(t, data, format)
@@ -183,12 +190,22 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 		str(server["protocol"], "servers."+name+".protocol")
 	}
 	channels := obj(doc["channels"], "channels")
+	replyChannels := map[string]bool{} // whether an operation replies on it
 	for id, c := range channels {
 		if !keyPattern.MatchString(id) {
 			t.Errorf("channel name %q", id)
 		}
 		ch := obj(c, "channel "+id)
-		str(ch["address"], "channels."+id+".address")
+		if address, ok := ch["address"]; ok && address == nil {
+			// A reply channel: its address is each request's reply_to,
+			// which only the operation's reply.address says where to find.
+			if ch["bindings"] != nil || ch["x-streamgen-replies-to"] == nil {
+				t.Errorf("channels.%s has a null address and is no reply channel: %v", id, ch)
+			}
+			replyChannels[id] = false
+		} else {
+			str(ch["address"], "channels."+id+".address")
+		}
 		for mid, m := range obj(ch["messages"], "channels."+id+".messages") {
 			ref := str(obj(m, "message")["$ref"], "channels."+id+".messages."+mid+".$ref")
 			if !strings.HasPrefix(ref, "#/components/messages/") {
@@ -262,10 +279,21 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 				t.Errorf("operations.%s receives %s, which is not a message of its channel %s", id, ref, chRef)
 			}
 		}
+		if r, ok := op["reply"]; ok {
+			checkReply(t, doc, "operations."+id+".reply", obj(r, "operations."+id+".reply"), replyChannels)
+			if op["action"] != "receive" {
+				t.Errorf("operations.%s sends and has a reply", id)
+			}
+		}
 		for k := range op {
-			if !strings.HasPrefix(k, "x-") && !slices.Contains([]string{"action", "channel", "messages", "summary", "description", "bindings"}, k) {
+			if !strings.HasPrefix(k, "x-") && !slices.Contains([]string{"action", "channel", "messages", "summary", "description", "bindings", "reply"}, k) {
 				t.Errorf("operations.%s has the field %s", id, k)
 			}
+		}
+	}
+	for id, used := range replyChannels {
+		if !used {
+			t.Errorf("no operation replies on channels.%s", id)
 		}
 	}
 	components := obj(doc["components"], "components")
@@ -275,6 +303,20 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 		}
 		msg := obj(m, "message "+id)
 		str(msg["name"], "components.messages."+id+".name")
+		if c, ok := msg["correlationId"]; ok {
+			checkRuntimeExpression(t, "components.messages."+id+".correlationId", obj(c, "correlationId"))
+		}
+		if h, ok := msg["headers"]; ok {
+			checkSchema(t, "components.messages."+id+".headers", obj(h, "headers"))
+		}
+		if _, ok := msg["payload"]; !ok {
+			// The error reply: no body, no content type, the reason in a
+			// header.
+			if msg["contentType"] != nil || msg["headers"] == nil || msg["bindings"] != nil {
+				t.Errorf("components.messages.%s has no payload: %v", id, msg)
+			}
+			continue
+		}
 		switch msg["contentType"] {
 		case "application/json", "application/protobuf", "application/msgpack", "application/cbor":
 		default:
@@ -290,7 +332,6 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 			continue
 		}
 		checkSchema(t, "components.messages."+id+".payload", payload)
-		checkSchema(t, "components.messages."+id+".headers", obj(msg["headers"], "headers"))
 	}
 	for id, s := range obj(components["schemas"], "components.schemas") {
 		if !keyPattern.MatchString(id) {
@@ -299,6 +340,58 @@ func checkDocument(t *testing.T, data []byte, format Format) map[string]any {
 		checkSchema(t, "components.schemas."+id, obj(s, "schema"))
 	}
 	return doc
+}
+
+// checkReply checks the reply r of a receive operation, at path: its
+// address a runtime expression, its channel one whose address is null (as
+// AsyncAPI requires of a reply with an address), recorded in
+// replyChannels, and its messages some of that channel's.
+func checkReply(t *testing.T, doc map[string]any, path string, r map[string]any, replyChannels map[string]bool) {
+	t.Helper()
+	for k := range r {
+		if !strings.HasPrefix(k, "x-") && !slices.Contains([]string{"address", "channel", "messages"}, k) {
+			t.Errorf("%s has the field %s", path, k)
+		}
+	}
+	address, _ := r["address"].(map[string]any)
+	if address == nil {
+		t.Errorf("%s has no address", path)
+	} else {
+		checkRuntimeExpression(t, path+".address", address)
+	}
+	channel, _ := r["channel"].(map[string]any)
+	ref, _ := channel["$ref"].(string)
+	id, ok := strings.CutPrefix(ref, "#/channels/")
+	if _, isReply := replyChannels[id]; !ok || !isReply {
+		t.Errorf("%s.channel is %v, want a channel whose address is null", path, r["channel"])
+	}
+	replyChannels[id] = true
+	msgs, _ := r["messages"].([]any)
+	if len(msgs) == 0 {
+		t.Errorf("%s has no messages", path)
+	}
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		mref, _ := mm["$ref"].(string)
+		if !strings.HasPrefix(mref, ref+"/messages/") || resolve(doc, mref) == nil {
+			t.Errorf("%s.messages has %s, which is not a message of its channel %s", path, mref, ref)
+		}
+	}
+}
+
+// checkRuntimeExpression checks a Correlation ID Object or an Operation
+// Reply Address Object: a location of the specification's form and an
+// optional description, nothing else.
+func checkRuntimeExpression(t *testing.T, path string, o map[string]any) {
+	t.Helper()
+	if loc, _ := o["location"].(string); !runtimeExpression.MatchString(loc) {
+		t.Errorf("%s.location is %v, not a runtime expression", path, o["location"])
+	}
+	for k := range o {
+		if !strings.HasPrefix(k, "x-") && k != "location" && k != "description" {
+			t.Errorf("%s has the field %s", path, k)
+		}
+	}
 }
 
 // checkSchema checks that a schema uses only the keywords the validator of
@@ -389,7 +482,7 @@ func goldenPackages(t *testing.T, names ...string) []*generator.Package {
 // TestAsyncAPIYAMLAndJSONAgree writes one document of several packages
 // both ways and reads both back to the same tree, valid.
 func TestAsyncAPIYAMLAndJSONAgree(t *testing.T) {
-	pkgs := goldenPackages(t, "zeromq_basic", "asyncapi_rabbitmq", "asyncapi_types", "both_brokers", "any_broker", "imported_type", "decodable", "several_subscribers")
+	pkgs := goldenPackages(t, "zeromq_basic", "asyncapi_rabbitmq", "asyncapi_types", "both_brokers", "any_broker", "imported_type", "decodable", "several_subscribers", "request_reply", "asyncapi_reply")
 	ctx := context.Background()
 	y, err := Generate(ctx, pkgs, Options{Format: YAML})
 	if err != nil {
