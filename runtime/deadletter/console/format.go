@@ -104,19 +104,20 @@ func viewHeaders(h map[string]any) (own, broker []field) {
 	return own, broker
 }
 
+// headerValue is a header value as a page shows it: a scalar as
+// headers.Text writes it (as dlq show does), bytes that are not text in
+// base64, nil as "(null)", and a table or array as plain JSON.
 func headerValue(v any) string {
 	switch x := v.(type) {
-	case string:
-		return shown(x)
 	case []byte:
-		if textbody.IsText(x) {
-			return shown(string(x))
+		if !textbody.IsText(x) {
+			return "base64:" + base64.StdEncoding.EncodeToString(x)
 		}
-		return "base64:" + base64.StdEncoding.EncodeToString(x)
-	case time.Time:
-		return x.UTC().Format(time.RFC3339Nano)
 	case nil:
 		return "(null)"
+	}
+	if s, ok := headers.Text(v); ok {
+		return shown(s)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
