@@ -249,21 +249,16 @@ func DeadLetterQueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[st
 
 // SuspectQueueArguments returns the RabbitMQ arguments the suspect queue
 // of subscription s (runtime.Subscription.SuspectQueue) is declared with
-// on a broker of version v, nil when none: x-queue-type quorum for a
-// quorum subscription, so that what it holds is replicated as its own
-// messages are, and on RabbitMQ 4.0 and later x-delivery-limit -1 (the
+// on a broker of version v, nil when none: those of its dead-letter
+// queues (DeadLetterQueueArguments: x-queue-type quorum for a quorum
+// subscription, so that what it holds is replicated as its own messages
+// are, and on RabbitMQ 4.0 and later x-delivery-limit -1, for the
 // Consumer counts a suspect's crashes itself, and the broker's default
 // limit of 20 would drop one whose worker died that often while setting
-// it aside again); x-single-active-consumer when the subscription's queue
-// has it.
+// it aside again), and x-single-active-consumer when the subscription's
+// queue has it.
 func SuspectQueueArguments(s *runtime.Subscription, v RabbitMQVersion) map[string]any {
-	var args map[string]any
-	if s.QueueType == runtime.QuorumQueue {
-		args = map[string]any{"x-queue-type": string(runtime.QuorumQueue)}
-		if v.DefaultDeliveryLimit() {
-			args["x-delivery-limit"] = int64(-1)
-		}
-	}
+	args := DeadLetterQueueArguments(s, v) // a fresh map: the same quorum rule
 	if s.SingleActiveConsumer {
 		if args == nil {
 			args = map[string]any{}

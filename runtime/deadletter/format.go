@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
+	"github.com/streamgen/streamgen/runtime/deadletter/internal/textbody"
 	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
@@ -122,30 +122,16 @@ func body(p []byte) string {
 		if err := json.Indent(&out, p, "    ", "  "); err == nil {
 			return "  body (JSON):\n    " + out.String() + "\n"
 		}
-	case isText(p):
+	case textbody.IsText(p):
 		return "  body (text):\n    " + strings.ReplaceAll(string(p), "\n", "\n    ") + "\n"
 	}
 	dump := strings.TrimRight(hex.Dump(p), "\n")
 	return fmt.Sprintf("  body (%d bytes, not text; hex):\n    %s\n", len(p), strings.ReplaceAll(dump, "\n", "\n    "))
 }
 
-// isText reports whether p is valid UTF-8 without control characters
-// other than tab and newline.
-func isText(p []byte) bool {
-	if !utf8.Valid(p) {
-		return false
-	}
-	for _, r := range string(p) {
-		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // safeText quotes s when it holds what should not reach a terminal.
 func safeText(s string) string {
-	if isText([]byte(s)) && !strings.ContainsAny(s, "\n\r") {
+	if textbody.IsText([]byte(s)) && !strings.ContainsAny(s, "\n\r") {
 		return s
 	}
 	return fmt.Sprintf("%q", s)

@@ -299,6 +299,19 @@
 // message the queue still holds for its delay comes back and runs, its
 // attempts counted from its retry count header alone.
 //
+// # Reading and replaying dead letters
+//
+// A DeadLetterQueue is a dead-letter queue as a deadletter.Store, what
+// the streamgen dlq command and the dead-letter console work on.
+// DialDeadLetterQueue connects to it as the Broker does (one URL or a
+// cluster's list, dialled again after a lost connection);
+// NewDeadLetterQueue uses a connection of the caller's; DeadLetterOpener
+// opens each of an App's for console.ForApp. A letter the broker
+// dead-lettered itself is explained from its x-death record. A replay
+// publishes each letter, reset as deadletter.Replayed says, on the same
+// confirmed, mandatory publishing as the runner's copies, and removes it
+// only once the broker confirmed it and did not return it.
+//
 // # Request/reply
 //
 // The runner sends the replies of a handler that replies

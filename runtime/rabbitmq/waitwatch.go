@@ -135,11 +135,7 @@ func (w *waitWatch) check(now time.Time) []string {
 // x-death header (the newest entry first): "" when it did not come from
 // one of the subscription's wait queues.
 func cameBackFrom(headers amqp.Table, isWaitQueue func(string) bool) string {
-	deaths, _ := headers["x-death"].([]any)
-	if len(deaths) == 0 {
-		return ""
-	}
-	entry, ok := deaths[0].(amqp.Table)
+	entry, ok := lastDeath(headers)
 	if !ok {
 		return ""
 	}

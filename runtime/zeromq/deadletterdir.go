@@ -433,16 +433,21 @@ func (d *DeadLetterDir) TargetKinds() []deadletter.TargetKind {
 }
 
 // replayedEnvelope is the message a ZeroMQ replay of l sends to queue:
-// deadletter.Replayed(l), framed as a service frames a message it
-// publishes (envelopeOf), its headers as text (deadletter.HeaderText).
+// deadletter.Replayed(l), framed by letterEnvelope.
 func replayedEnvelope(queue string, l *deadletter.Letter) (*Envelope, error) {
-	r := deadletter.Replayed(l)
-	p := r.Properties
-	msg := runtime.Message{ID: p.MessageID, Type: p.Type, ContentType: p.ContentType, Body: r.Body,
-		Headers: make(map[string]string, len(r.Headers)),
+	return letterEnvelope(queue, deadletter.Replayed(l))
+}
+
+// letterEnvelope frames the message of letter l for queue as a service
+// frames a message it publishes (envelopeOf), its headers as text
+// (deadletter.HeaderText).
+func letterEnvelope(queue string, l *deadletter.Letter) (*Envelope, error) {
+	p := l.Properties
+	msg := runtime.Message{ID: p.MessageID, Type: p.Type, ContentType: p.ContentType, Body: l.Body,
+		Headers: make(map[string]string, len(l.Headers)),
 		Properties: runtime.Properties{CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo, Priority: p.Priority,
 			Timestamp: p.Timestamp, AppID: p.AppID}}
-	for k, v := range r.Headers {
+	for k, v := range l.Headers {
 		msg.Headers[k] = deadletter.HeaderText(v)
 	}
 	return envelopeOf(queue, msg)

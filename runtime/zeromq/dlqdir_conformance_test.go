@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,7 +68,11 @@ func dirInstance(t testing.TB) storetest.Instance {
 				return err
 			}
 			for _, l := range letters {
-				if err := out.Send(ctx, serviceEnvelope("orders.dead", l)); err != nil {
+				env, err := zeromq.LetterEnvelope("orders.dead", l)
+				if err != nil {
+					return err
+				}
+				if err := out.Send(ctx, env); err != nil {
 					return err
 				}
 			}
@@ -89,38 +92,6 @@ func dirInstance(t testing.TB) storetest.Instance {
 			{To: deadletter.Target{Address: retry.addr, Queue: "orders.retry"}, Queue: "orders.retry", Arrived: retry.arrived},
 		},
 	}
-}
-
-// serviceEnvelope frames l as a ZeroMQ service pushes a message to queue:
-// its properties as the headers of their own, then its headers, by name.
-func serviceEnvelope(queue string, l *deadletter.Letter) *zeromq.Envelope {
-	p := l.Properties
-	env := &zeromq.Envelope{Subscription: queue, Body: l.Body}
-	for _, h := range []zeromq.Header{
-		{Name: zeromq.HeaderType, Value: p.Type}, {Name: zeromq.HeaderContentType, Value: p.ContentType},
-		{Name: zeromq.HeaderMessageID, Value: p.MessageID}, {Name: zeromq.HeaderCorrelationID, Value: p.CorrelationID},
-		{Name: zeromq.HeaderReplyTo, Value: p.ReplyTo}, {Name: zeromq.HeaderAppID, Value: p.AppID},
-	} {
-		if h.Value != "" {
-			env.Headers = append(env.Headers, h)
-		}
-	}
-	if p.Priority != 0 {
-		env.Headers = append(env.Headers, zeromq.Header{Name: zeromq.HeaderPriority, Value: strconv.Itoa(int(p.Priority))})
-	}
-	if !p.Timestamp.IsZero() {
-		env.Headers = append(env.Headers, zeromq.Header{Name: zeromq.HeaderTimestamp, Value: p.Timestamp.UTC().Format(time.RFC3339Nano)})
-	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range l.Headers {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		env.Headers = append(env.Headers, zeromq.Header{Name: strings.ToLower(k), Value: deadletter.HeaderText(l.Headers[k])})
-	}
-	return env
 }
 
 // replayTarget is a PULL socket (zmq4's, not this package's) bound at addr,

@@ -1,5 +1,7 @@
 package zeromq
 
+import "github.com/streamgen/streamgen/runtime/deadletter"
+
 // InFlight reports the in-flight bound of the subscription on queue: the
 // bytes its messages hold now, the most they held at once, and how many
 // connections wait for room.
@@ -24,3 +26,10 @@ type Outlet = outlet
 
 // DialOutlet returns an Outlet to addr.
 func DialOutlet(addr string) (*Outlet, error) { return dialOutlet(addr, nil) }
+
+// LetterEnvelope frames the message of l for queue as a service frames a
+// message it publishes: tests push it to a keeper as a service pushes a
+// dead letter.
+func LetterEnvelope(queue string, l *deadletter.Letter) (*Envelope, error) {
+	return letterEnvelope(queue, l)
+}

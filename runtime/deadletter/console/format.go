@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamgen/streamgen/runtime/deadletter"
+	"github.com/streamgen/streamgen/runtime/deadletter/internal/textbody"
 	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
@@ -45,7 +46,7 @@ func viewBody(p []byte) bodyView {
 			return v
 		}
 	}
-	if isText(p) {
+	if textbody.IsText(p) {
 		v.Kind = "text"
 		v.Text, v.Truncated = cut(string(p))
 		return v
@@ -69,24 +70,10 @@ func cut(s string) (string, bool) {
 	return s, true
 }
 
-// isText reports whether p is UTF-8 without control characters other
-// than tab, newline and carriage return.
-func isText(p []byte) bool {
-	if !utf8.Valid(p) {
-		return false
-	}
-	for _, r := range string(p) {
-		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // shown is a string as a page shows it: as it is when it is text, quoted
 // (control characters escaped) when it is not.
 func shown(s string) string {
-	if isText([]byte(s)) {
+	if textbody.IsText([]byte(s)) {
 		out, _ := cut(s)
 		return out
 	}
@@ -117,19 +104,20 @@ func viewHeaders(h map[string]any) (own, broker []field) {
 	return own, broker
 }
 
+// headerValue is a header value as a page shows it: a scalar as
+// headers.Text writes it (as dlq show does), bytes that are not text in
+// base64, nil as "(null)", and a table or array as plain JSON.
 func headerValue(v any) string {
 	switch x := v.(type) {
-	case string:
-		return shown(x)
 	case []byte:
-		if isText(x) {
-			return shown(string(x))
+		if !textbody.IsText(x) {
+			return "base64:" + base64.StdEncoding.EncodeToString(x)
 		}
-		return "base64:" + base64.StdEncoding.EncodeToString(x)
-	case time.Time:
-		return x.UTC().Format(time.RFC3339Nano)
 	case nil:
 		return "(null)"
+	}
+	if s, ok := headers.Text(v); ok {
+		return shown(s)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -43,7 +43,8 @@ type Instance struct {
 	// encoding and delivery mode.
 	Text bool
 	// Targets are where the store's Replay can send, one of each kind it
-	// takes: at least one that sends each letter to its source queue.
+	// takes (deadletter.TargetKinds) and none of another: at least one
+	// that sends each letter to its source queue.
 	Targets []Target
 }
 

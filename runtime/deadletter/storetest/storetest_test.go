@@ -99,6 +99,34 @@ func TestCasesFailOnBrokenStores(t *testing.T) {
 	}
 }
 
+// A fixture must give a Target of each kind its store replays to, and
+// none of a kind it does not: the replay cases send to each.
+func TestFixtureNamesATargetOfEachKindTheStoreTakes(t *testing.T) {
+	c := cases[slices.IndexFunc(cases, func(tc testCase) bool { return tc.name == "ReplaySendsEachLetterAsANewDeliveryToEveryTarget" })]
+	for _, f := range []struct {
+		name string
+		edit func([]Target) []Target
+		want string
+	}{
+		{"without an exchange", func(ts []Target) []Target {
+			return slices.DeleteFunc(ts, func(tg Target) bool { return tg.To.Exchange != "" })
+		}, `no Target of kind "an exchange"`},
+		{"with an address", func(ts []Target) []Target {
+			return append(ts, Target{To: deadletter.Target{Address: "tcp://127.0.0.1:1", Queue: "q"}, Queue: "q", Arrived: ts[0].Arrived})
+		}, "a queue at an address, which letters does not replay to"},
+	} {
+		fixture := memoryFixture(nil)
+		failures := runCase(t, c, Fixture{New: func(t testing.TB) Instance {
+			in := fixture(t)
+			in.Targets = f.edit(in.Targets)
+			return in
+		}})
+		if len(failures) == 0 || !strings.Contains(failures[0], f.want) {
+			t.Errorf("a fixture %s: failures %q, want one that says %q", f.name, failures, f.want)
+		}
+	}
+}
+
 // newestFirst reads its letters newest first.
 type newestFirst struct{ *deadletter.MemoryStore }
 

@@ -37,6 +37,14 @@ func newWorld(t testing.TB, f Fixture) *world {
 		if tg.Arrived == nil || tg.Queue == "" {
 			t.Fatalf("storetest: target %s has no Arrived or no Queue", tg)
 		}
+		if !slices.Contains(deadletter.TargetKinds(in.Store), tg.To.Kind()) {
+			t.Fatalf("storetest: target %s is %s, which %s does not replay to (deadletter.TargetKinds)", tg, tg.To.Kind(), in.Store.Name())
+		}
+	}
+	for _, k := range deadletter.TargetKinds(in.Store) {
+		if !slices.ContainsFunc(in.Targets, func(tg Target) bool { return tg.To.Kind() == k }) {
+			t.Fatalf("storetest: Fixture.New returned no Target of kind %q, which %s replays to (deadletter.TargetKinds): the replay cases send to one of each", k, in.Store.Name())
+		}
 	}
 	t.Cleanup(func() {
 		if err := in.Store.Close(); err != nil {
