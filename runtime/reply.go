@@ -36,7 +36,8 @@ type ReplyFunc[T, R any] interface {
 }
 
 // HandleReply makes the Handler of requests of type messageType, decoded
-// into a T (with decodeJSON first, as HandleJSON does) and passed to fn,
+// into a T as HandleJSON decodes (with decodeJSON first; a protocol buffer
+// message in protobuf too) and passed to fn,
 // a handler of any ReplyFunc shape, whose replies are messages of type
 // replyType. Generated code calls it for a handler that returns a value
 // and an error.
@@ -54,6 +55,7 @@ type ReplyFunc[T, R any] interface {
 // refuses such a handler on ZeroMQ.
 func HandleReply[T, R any, F ReplyFunc[T, R]](messageType, replyType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
 	return Handler{
+		Codec:       codecOf[T](),
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf(decodeJSON),
