@@ -214,7 +214,7 @@ func TestConsumerAnswersOnlyForHandlersThatReply(t *testing.T) {
 	}
 }
 
-// reply is the last reply tr sent.
+// last is the last reply r sent.
 func (r *replyRecorder) last(t *testing.T) runtime.Message {
 	t.Helper()
 	r.mu.Lock()
@@ -225,7 +225,8 @@ func (r *replyRecorder) last(t *testing.T) runtime.Message {
 	return r.replies[len(r.replies)-1].msg
 }
 
-// encodedRequest is a request for Quote of sku, encoded with c.
+// encodedRequest is a request of type Quote with reply_to r, v encoded
+// with c, of content type contentType.
 func encodedRequest(t *testing.T, id string, c runtime.Codec, contentType string, v any) *adapter.Delivery {
 	t.Helper()
 	body, err := c.Encode(v)
