@@ -95,8 +95,9 @@ func (h *handler) codec() runtime.Codec {
 }
 
 // codecCall returns the codec that Mount's literal gives h's runtime.Handler
-// with WithCodec, or nil: its codec=, unless runtime.HandleJSON sets the
-// same by itself (Protobuf, for a protocol buffer message).
+// with WithCodec, or nil: its codec=, unless runtime.HandleJSON (or
+// HandleBatch, HandleReply) sets the same by itself (Protobuf, for a
+// protocol buffer message).
 func (h *handler) codecCall() runtime.Codec {
 	c := h.ann.fields.handler.Codec
 	if c == nil || (IsProtoMessage(h.shape.msg) && c.ContentType() == (runtime.Protobuf{}).ContentType()) {

@@ -18,7 +18,7 @@ import (
 // Run, naming its handlers), the publishers that //stream:publisher
 // declares routing through an exchange, handlers that take a *sql.Tx,
 // each message handled once over SQLite, and handlers that reply, each
-// answered through its typed client.
+// answered through its typed client, in its handler's codec.
 func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	dir := gentest.TempModule(t, "example.com/e2e")
 	copyCase(t, "zeromq_basic", dir, "billing")
@@ -42,7 +42,7 @@ func TestGoldenOutputsRunEndToEnd(t *testing.T) {
 	write("pricing/pricing_test.go", pricingTest)
 	gentest.RunGo(t, dir, "vet", "./...")
 	out := gentest.RunGo(t, dir, "test", "-count=1", "-v", "./...")
-	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether", "TestTransactionalHandlersRunOnce", "TestTypedClientsGetTheirReplies"} {
+	for _, name := range []string{"TestFailingJobIsDeliveredFiveTimes", "TestEveryShapeIsCalled", "TestMethodsAreCalledOnTheValuesMountTakes", "TestDeclaredPublishersRoute", "TestANilReceiverIsRefused", "TestNilReceiversAreRefusedTogether", "TestTransactionalHandlersRunOnce", "TestTypedClientsGetTheirReplies", "TestTypedClientsSendTheirHandlersCodec"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -399,7 +399,9 @@ func TestTransactionalHandlersRunOnce(t *testing.T) {
 const pricingTest = `package pricing
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/streamgen/streamgen/runtime"
@@ -427,6 +429,44 @@ func TestTypedClientsGetTheirReplies(t *testing.T) {
 	var re *runtime.RemoteError
 	if !errors.Is(err, runtime.ErrParked) || !errors.As(err, &re) || re.DeadLetter != "pricing.quotes.dl" {
 		t.Fatalf("RequestQuote of no SKU = %v, want it parked on pricing.quotes.dl", err)
+	}
+}
+
+// replies is a Requester that keeps the content type of each reply.
+type replies struct {
+	runtime.Requester
+	contentTypes []string
+}
+
+func (r *replies) Request(ctx context.Context, queue string, msg runtime.Message) (runtime.Message, error) {
+	reply, err := r.Requester.Request(ctx, queue, msg)
+	r.contentTypes = append(r.contentTypes, reply.ContentType)
+	return reply, err
+}
+
+func TestTypedClientsSendTheirHandlersCodec(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	Mount(h.App(), h.Broker(), &Service{Node: "n1"})
+	h.Start()
+	ctx := t.Context()
+	r := &replies{Requester: h.Broker()}
+	if rate, err := RequestExchangeRate(ctx, r, RateRequest{From: "EUR", To: "USD"}); err != nil || rate.Value != 1.25 {
+		t.Fatalf("RequestExchangeRate = %+v, %v", rate, err)
+	}
+	if tax, err := RequestTax(ctx, r, &TaxRequest{Cents: 500}); err != nil || tax.Cents != 100 {
+		t.Fatalf("RequestTax = %+v, %v", tax, err)
+	}
+	if p, err := RequestQuote(ctx, r, QuoteRequest{SKU: "A", Quantity: 1}); err != nil || p.Cents != 250 {
+		t.Fatalf("RequestQuote = %+v, %v", p, err)
+	}
+	if got := strings.Join(r.contentTypes, ", "); got != "application/msgpack, application/cbor, application/json" {
+		t.Fatalf("the replies came in %s, want msgpack, cbor and JSON", got)
+	}
+	h.Wait()
+	for queue, want := range map[string]string{"pricing.rates": "application/msgpack", "pricing.taxes": "application/cbor", "pricing.quotes": "application/json"} {
+		if ds := h.Deliveries(queue); len(ds) != 1 || ds[0].ContentType != want {
+			t.Errorf("%s got %+v, want one request in %s", queue, ds, want)
+		}
 	}
 }
 `

@@ -555,8 +555,9 @@ func (s *subscription) payloadUnit() int {
 // the handler h and its runtime.Handler rh, with the JSON decoder of T or
 // nil when T gets none: HandleJSON takes a handler of any shape
 // (runtime.HandlerFunc); then .WithCodec(runtime.MsgPack{}) when h's
-// annotation names a codec HandleJSON does not set by itself. A handler
-// of runtime.Delivery is runtime.HandleEvery(policy, handler).
+// annotation names a codec HandleJSON does not set by itself, whether it
+// is a HandleJSON, a HandleBatch or a HandleReply. A handler of
+// runtime.Delivery is runtime.HandleEvery(policy, handler).
 func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 	if h.every() {
 		return jen.Qual(runtimePath, "HandleEvery").Call(e.policyLiteral(rh.Policy), e.handlerValue(h))
@@ -570,7 +571,7 @@ func (e *emitter) handle(h *handler, rh runtime.Handler) jen.Code {
 		decoder = jen.Id(fn)
 	}
 	if h.shape.reply != nil {
-		return e.handleReply(h, rh, decoder)
+		return e.handleReply(h, rh, decoder).Add(withCodec...)
 	}
 	if h.shape.batch {
 		return jen.Qual(runtimePath, "HandleBatch").Index(e.typeName(h)).Call(
@@ -702,26 +703,42 @@ func (e *emitter) publisherParams() publisherParams {
 	return publisherParams{freshName("ctx", local), freshName("p", local), freshName("msg", local), freshName("opts", local)}
 }
 
+// encoding is how a typed publisher or client writes its message: the
+// suffix of the runtime function it calls, "" (Publish, Request: the
+// client's own codec) or "With" (PublishWith, RequestWith), the
+// arguments that go after its client (the codec, or none), and what its
+// doc comment says of it ("" or a line).
+type encoding struct {
+	suffix string
+	args   []string
+	doc    string
+}
+
+// encodingOf returns the encoding of a message msg written in the codec c,
+// nil for the client's own. Typed publishers and typed clients both take
+// theirs from it, so that a handler's client sends what its publisher
+// sends.
+func (e *emitter) encodingOf(c runtime.Codec, msg string) encoding {
+	codec := e.codecExpr(c)
+	if codec == "" {
+		return encoding{}
+	}
+	return encoding{suffix: "With", args: []string{codec}, doc: fmt.Sprintf("\n// It encodes %s as %s.", msg, c.ContentType())}
+}
+
 // typedPublisher writes the typed publisher name, with doc, returning
 // runtime.Publish(ctx, p, to, args..., opts...), and its Async twin
 // returning runtime.PublishAsync with the same arguments: both take (ctx,
 // p, msg of msgType, opts...). With a codec (runtime.MsgPack{}), they
 // return runtime.PublishWith and runtime.PublishAsyncWith, which encode
-// with it.
+// with it (see encodingOf).
 func (e *emitter) typedPublisher(w *codeWriter, name, doc string, n publisherParams, msgType string, c runtime.Codec, to string, args ...string) {
-	codec, contentType := e.codecExpr(c), ""
-	if c != nil {
-		contentType = c.ContentType()
-	}
 	rt := e.qual(runtimePath)
 	params := fmt.Sprintf("%s %s.Context, %s %s.Publisher, %s %s, %s ...%s.PublishOption", n.ctx, e.qual(contextPath), n.p, rt, n.msg, msgType, n.opts, rt)
-	head := []string{n.ctx, n.p, to}
-	publish, async := "Publish", "PublishAsync"
-	if codec != "" {
-		head = []string{n.ctx, n.p, codec, to}
-		publish, async = "PublishWith", "PublishAsyncWith"
-		doc += fmt.Sprintf("\n// It encodes %s as %s.", n.msg, contentType)
-	}
+	enc := e.encodingOf(c, n.msg)
+	head := append(append([]string{n.ctx, n.p}, enc.args...), to)
+	publish, async := "Publish"+enc.suffix, "PublishAsync"+enc.suffix
+	doc += enc.doc
 	callArgs := strings.Join(append(append(head, args...), n.opts+"..."), ", ")
 	w.blank()
 	w.comment("// " + doc)

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -150,7 +151,7 @@ func (e *emitter) replyType(h *handler) *jen.Statement {
 // handleReply writes runtime.HandleReply[T, R](type, replyType, policy,
 // decoder, handler) for h, a handler that replies, and its
 // runtime.Handler rh.
-func (e *emitter) handleReply(h *handler, rh runtime.Handler, decoder jen.Code) jen.Code {
+func (e *emitter) handleReply(h *handler, rh runtime.Handler, decoder jen.Code) *jen.Statement {
 	obj := h.shape.reply.Obj()
 	return jen.Qual(runtimePath, "HandleReply").Types(e.typeName(h), jen.Qual(obj.Pkg().Path(), obj.Name())).Call(
 		jen.Lit(rh.MessageType),
@@ -163,7 +164,9 @@ func (e *emitter) handleReply(h *handler, rh runtime.Handler, decoder jen.Code) 
 
 // requesters writes the typed client of each handler that replies:
 // Request<Name>(ctx, client, req, opts...) returning the reply, through
-// runtime.Request to the handler's subscription.
+// runtime.Request to the handler's subscription, or runtime.RequestWith
+// in the handler's codec when it has one, as its typed publisher
+// (encodingOf).
 func (e *emitter) requesters(w *codeWriter) {
 	rt := e.qual(runtimePath)
 	for _, h := range e.m.handlers {
@@ -180,16 +183,18 @@ func (e *emitter) requesters(w *codeWriter) {
 		if h.shape.replyPointer {
 			reply = "*" + reply
 		}
+		enc := e.encodingOf(h.codec(), req)
 		w.blank()
 		w.comment(fmt.Sprintf("// %s sends %s to %q as a request of type %q,\n"+
 			"// which %s answers, and returns the reply (see runtime.Request). Its error\n"+
 			"// is a *%s.RemoteError when %s failed for good (errors.Is\n"+
 			"// %s.ErrParked once the request is parked), and wraps ctx's error when no\n"+
-			"// reply came before ctx ended.",
-			h.requester, req, h.ann.name, h.wire, h.name(), rt, h.name(), rt))
+			"// reply came before ctx ended.%s",
+			h.requester, req, h.ann.name, h.wire, h.name(), rt, h.name(), rt, enc.doc))
 		w.open("func %s(%s %s.Context, %s %s.Requester, %s %s, %s ...%s.PublishOption) (%s, error) {",
 			h.requester, ctx, e.qual(contextPath), client, rt, req, e.messageTypeText(h), opts, rt, reply)
-		w.line("return %s.Request[%s](%s, %s, %s.Queue(%s), %s, %s, %s...)", rt, reply, ctx, client, rt, strconv.Quote(h.ann.name), strconv.Quote(h.wire), value, opts)
+		args := append(append([]string{ctx, client}, enc.args...), rt+".Queue("+strconv.Quote(h.ann.name)+")", strconv.Quote(h.wire), value, opts+"...")
+		w.line("return %s.Request%s[%s](%s)", rt, enc.suffix, reply, strings.Join(args, ", "))
 		w.close("}")
 	}
 }

@@ -246,3 +246,36 @@ func sameContentType(a, b string) bool {
 	mb, _, errB := mime.ParseMediaType(b)
 	return errA == nil && errB == nil && ma == mb
 }
+
+// knownReaders are the codec a body is expected in (the App's, for a
+// handler of every message type; a request's, for its reply), when there
+// is one, and this package's codecs after it, JSON first, but for the one
+// of its content type: what a body that declares another content type is
+// read with. Its list is CodecFor's, so the expected codec reads its own
+// content type and a body without one.
+type knownReaders struct {
+	codecs [5]Codec
+	n      int
+}
+
+// readersAfter returns the knownReaders after first, nil for none.
+func readersAfter(first Codec) knownReaders {
+	var r knownReaders
+	if first != nil {
+		r.codecs[0], r.n = first, 1
+	}
+	for _, c := range [...]Codec{JSON{}, Protobuf{}, MsgPack{}, CBOR{}} {
+		if first == nil || c.ContentType() != first.ContentType() {
+			r.codecs[r.n] = c
+			r.n++
+		}
+	}
+	return r
+}
+
+// list returns the codecs of r in their order.
+func (r *knownReaders) list() []Codec { return r.codecs[:r.n] }
+
+// of returns the codec of r that reads a body of contentType
+// (CodecFor), nil when none does.
+func (r *knownReaders) of(contentType string) Codec { return CodecFor(r.list(), contentType) }

@@ -206,7 +206,8 @@ func TestCodecFor(t *testing.T) {
 }
 
 // A handler reads its own codec, then the App's: a protocol buffer
-// message protobuf (which Handle sets) and the App's JSON; a message of a
+// message protobuf (which Handle, HandleJSON, HandleBatch and HandleReply
+// set) and the App's JSON; a message of a
 // codec= its annotation names, that codec and the App's; any other, the
 // App's alone.
 func TestHandlerCodecs(t *testing.T) {
@@ -226,6 +227,8 @@ func TestHandlerCodecs(t *testing.T) {
 		{"msgpack", plain.WithCodec(runtime.MsgPack{}), runtime.JSON{}, "application/msgpack or application/json"},
 		{"json", plain.WithCodec(runtime.JSON{}), runtime.JSON{}, "application/json"},
 		{"batch of protobuf", runtime.HandleBatch[testpb.Order]("Order", runtime.Policy{}, nil, func(context.Context, []*testpb.Order) error { return nil }), runtime.JSON{}, "application/protobuf or application/json"},
+		{"request of protobuf", runtime.HandleReply[testpb.Order, testpb.OrderItem]("Order", "OrderItem", runtime.Policy{}, nil, func(context.Context, *testpb.Order) (*testpb.OrderItem, error) { return nil, nil }), runtime.JSON{}, "application/protobuf or application/json"},
+		{"request of msgpack", runtime.HandleReply[tagged, tagged]("T", "T", runtime.Policy{}, nil, func(context.Context, tagged) (tagged, error) { return tagged{}, nil }).WithCodec(runtime.MsgPack{}), runtime.JSON{}, "application/msgpack or application/json"},
 	} {
 		if got := runtime.ContentTypes(tc.h.Codecs(tc.app)); got != tc.want {
 			t.Errorf("%s: the handler reads %s, want %s", tc.name, got, tc.want)

@@ -53,13 +53,10 @@ func NewDelivery(body []byte, contentType string, md Metadata, app Codec) *Deliv
 // the App's, JSON by default. It fails when no codec reads the content
 // type, or the body does not decode.
 func (d *Delivery) Decode(v any) error {
-	codecs := []Codec{JSON{}, Protobuf{}, MsgPack{}, CBOR{}}
-	if d.app != nil {
-		codecs = append([]Codec{d.app}, codecs...)
-	}
-	c := CodecFor(codecs, d.ContentType)
+	rs := readersAfter(d.app)
+	c := rs.of(d.ContentType)
 	if c == nil {
-		return fmt.Errorf("runtime: decode: content type %q is none of %s", d.ContentType, ContentTypes(codecs))
+		return fmt.Errorf("runtime: decode: content type %q is none of %s", d.ContentType, ContentTypes(rs.list()))
 	}
 	return c.Decode(d.Body, v)
 }

@@ -36,15 +36,20 @@ type ReplyFunc[T, R any] interface {
 }
 
 // HandleReply makes the Handler of requests of type messageType, decoded
-// into a T (with decodeJSON first, as HandleJSON does) and passed to fn,
+// into a T as HandleJSON decodes (with decodeJSON first; a protocol buffer
+// message in protobuf too) and passed to fn,
 // a handler of any ReplyFunc shape, whose replies are messages of type
 // replyType. Generated code calls it for a handler that returns a value
 // and an error.
 //
 // The Consumer sends the reply to the request's reply_to (RabbitMQ: the
 // caller's direct reply-to), with the request's correlation id (its
-// message id when it has none), encoded with the App's codec, and then
-// acknowledges the request. A request whose handler fails is retried as
+// message id when it has none), and then acknowledges the request. The
+// reply is written in the codec the request was read with (the caller's,
+// which Request reads back; see Handler.Codecs), with its content type;
+// when that codec cannot encode it (Protobuf, and a reply that is not a
+// protocol buffer message), in the handler's own codec, else the App's;
+// when none can, the caller gets an error reply that says why. A request whose handler fails is retried as
 // the policy says, without a reply; once it is parked, dropped or
 // rejected, the caller gets one error reply that carries the reason: an
 // empty body and the header HeaderReplyError, and HeaderReplyDeadLetter
@@ -54,6 +59,7 @@ type ReplyFunc[T, R any] interface {
 // refuses such a handler on ZeroMQ.
 func HandleReply[T, R any, F ReplyFunc[T, R]](messageType, replyType string, policy Policy, decodeJSON func(body []byte, v *T) bool, fn F) Handler {
 	return Handler{
+		Codec:       codecOf[T](),
 		MessageType: messageType,
 		Policy:      policy,
 		decode:      decoderOf(decodeJSON),

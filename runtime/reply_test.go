@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamgen/streamgen/internal/testsupport/testpb"
 	"github.com/streamgen/streamgen/runtime"
 )
 
@@ -205,7 +208,90 @@ func TestRequest(t *testing.T) {
 	_, err = runtime.Request[answer](ctx, &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
 		return runtime.Message{Type: "Answer", ContentType: "text/plain", Body: []byte("four")}, nil
 	}}, runtime.Queue("asks"), "Ask", ask{})
-	if err == nil || !strings.Contains(err.Error(), `the reply (type "Answer", content type "text/plain") does not decode with application/json`) {
+	if err == nil || !strings.Contains(err.Error(), `the reply (type "Answer") has content type "text/plain", which none of application/json, application/protobuf, application/msgpack or application/cbor reads`) {
+		t.Fatalf("error %v, want the error naming the content type no codec reads", err)
+	}
+	_, err = runtime.Request[answer](ctx, &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+		return runtime.Message{Type: "Answer", ContentType: "application/json", Body: []byte("four")}, nil
+	}}, runtime.Queue("asks"), "Ask", ask{})
+	if err == nil || !strings.Contains(err.Error(), `the reply (type "Answer", content type "application/json") does not decode with application/json`) {
 		t.Fatalf("error %v, want the decode error naming the content type", err)
+	}
+}
+
+// RequestWith encodes the request with its codec, whatever the
+// requester's, and each reply is read by its content type: the request's
+// codec reads its own and a reply without one, and this package's codecs
+// read theirs (a handler whose codec cannot write its reply answers in
+// its App's).
+func TestRequestWithReadsTheReplyByItsContentType(t *testing.T) {
+	ctx := context.Background()
+	want := answer{Double: 4}
+	encoded := func(c runtime.Codec, contentType string) func(runtime.Message) (runtime.Message, error) {
+		return func(runtime.Message) (runtime.Message, error) {
+			body, err := c.Encode(want)
+			return runtime.Message{Type: "Answer", ContentType: contentType, Body: body}, err
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		codec       runtime.Codec
+		replyCodec  runtime.Codec
+		contentType string
+	}{
+		{"msgpack request, msgpack reply", runtime.MsgPack{}, runtime.MsgPack{}, "application/msgpack"},
+		{"msgpack request, reply without a content type", runtime.MsgPack{}, runtime.MsgPack{}, ""},
+		{"msgpack request, JSON reply", runtime.MsgPack{}, runtime.JSON{}, "application/json"},
+		{"cbor request, cbor reply", runtime.CBOR{}, runtime.CBOR{}, "application/cbor"},
+		{"cbor request, msgpack reply by another name", runtime.CBOR{}, runtime.MsgPack{}, "application/x-msgpack"},
+		{"JSON request, cbor reply", runtime.JSON{}, runtime.CBOR{}, "application/cbor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The requester's codec is JSON: RequestWith's wins.
+			f := codecRequester{&fakeRequester{codec: runtime.JSON{}, reply: encoded(tc.replyCodec, tc.contentType)}}
+			got, err := runtime.RequestWith[answer](ctx, f, tc.codec, runtime.Queue("asks"), "Ask", ask{N: 2})
+			if err != nil || got != want {
+				t.Fatalf("RequestWith = %+v, %v; want %+v", got, err, want)
+			}
+			var sent ask
+			if f.got.ContentType != tc.codec.ContentType() || tc.codec.Decode(f.got.Body, &sent) != nil || sent != (ask{N: 2}) {
+				t.Fatalf("the request went as %q %x, want %s of {N:2}", f.got.ContentType, f.got.Body, tc.codec.ContentType())
+			}
+		})
+	}
+	// A nil codec is the requester's, as Request encodes.
+	f := codecRequester{&fakeRequester{codec: runtime.CBOR{}, reply: encoded(runtime.CBOR{}, "application/cbor")}}
+	if got, err := runtime.RequestWith[answer](ctx, f, nil, runtime.Queue("asks"), "Ask", ask{N: 2}); err != nil || got != want || f.got.ContentType != "application/cbor" {
+		t.Fatalf("RequestWith(nil codec) = %+v, %v, sent as %q; want the requester's codec", got, err, f.got.ContentType)
+	}
+	// A reply in a codec that does not match its content type does not
+	// decode, and says with which codec it was read.
+	f = codecRequester{&fakeRequester{reply: encoded(runtime.JSON{}, "application/msgpack")}}
+	_, err := runtime.RequestWith[answer](ctx, f, runtime.CBOR{}, runtime.Queue("asks"), "Ask", ask{N: 2})
+	if err == nil || !strings.Contains(err.Error(), `content type "application/msgpack") does not decode with application/msgpack`) {
+		t.Fatalf("error %v, want the msgpack decode error", err)
+	}
+}
+
+// A reply that is a pointer to a protocol buffer message is decoded into
+// a new message, in protobuf and in its JSON mapping.
+func TestRequestOfAProtocolBufferReply(t *testing.T) {
+	ctx := context.Background()
+	want := &testpb.OrderItem{Sku: "A-1", Qty: 3, Price: 2.5}
+	for _, c := range []runtime.Codec{runtime.Protobuf{}, runtime.JSON{}} {
+		t.Run(c.ContentType(), func(t *testing.T) {
+			f := &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+				body, err := c.Encode(want)
+				return runtime.Message{Type: "OrderItem", ContentType: c.ContentType(), Body: body}, err
+			}}
+			got, err := runtime.RequestWith[*testpb.OrderItem](ctx, f, runtime.Protobuf{}, runtime.Queue("orders"), "Order", &testpb.Order{Id: 7})
+			if err != nil || !proto.Equal(got, want) {
+				t.Fatalf("RequestWith = %v, %v; want %v", got, err, want)
+			}
+			var sent testpb.Order
+			if f.got.ContentType != "application/protobuf" || proto.Unmarshal(f.got.Body, &sent) != nil || sent.GetId() != 7 {
+				t.Fatalf("the request went as %q, want protobuf of order 7", f.got.ContentType)
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/streamgen/streamgen/runtime/internal/messageid"
 )
 
@@ -34,8 +36,8 @@ const (
 // ctx ends first: a reply that comes later is dropped, with a log line.
 //
 // A Requester may have a Codec() Codec method, as a Publisher may:
-// Request encodes with it, and decodes the reply with it, instead of
-// JSON.
+// Request encodes with it instead of JSON (RequestWith with another), and
+// reads a reply without a content type with it.
 type Requester interface {
 	Request(ctx context.Context, queue string, msg Message) (Message, error)
 }
@@ -75,8 +77,10 @@ func (e *RemoteError) Is(target error) bool { return target == ErrParked && e.De
 // Request encodes v, sends it to to (a Queue, or an Exchange with a
 // routing key) as a request of type messageType through r, and returns
 // the reply decoded into an R. Generated typed clients
-// (RequestQuote(ctx, client, req)) call it. The codec is r's own when it
-// has one (its Codec method), else JSON, for the request and its reply.
+// (RequestQuote(ctx, client, req)) call it. The request is encoded with
+// r's own codec when it has one (its Codec method), else JSON; the reply
+// is read by its content type (see ReadReply): a handler answers in the
+// codec it read the request with (see HandleReply).
 //
 // The request gets a fresh message id, which is its correlation id too
 // unless WithProperties sets one (which must then be unique among the
@@ -88,8 +92,21 @@ func (e *RemoteError) Is(target error) bool { return target == ErrParked && e.De
 // (context.DeadlineExceeded, say) when no reply came before ctx ended,
 // and the Requester's error when the request could not be sent.
 func Request[R any](ctx context.Context, r Requester, to Destination, messageType string, v any, opts ...PublishOption) (R, error) {
+	return RequestWith[R](ctx, r, requesterCodec(r), to, messageType, v, opts...)
+}
+
+// RequestWith is Request encoding v with codec, and writing its content
+// type, whatever codec r has; a nil codec is r's, as Request encodes.
+// Generated typed clients call it for a handler whose annotation names a
+// codec (codec=msgpack), or whose request is a protocol buffer message
+// (Protobuf), as its typed publisher calls PublishWith. The handler
+// replies in codec when codec can write the reply (see HandleReply), and
+// the reply is read by its content type whatever it is (see ReadReply).
+func RequestWith[R any](ctx context.Context, r Requester, codec Codec, to Destination, messageType string, v any, opts ...PublishOption) (R, error) {
 	var zero R
-	codec := requesterCodec(r)
+	if codec == nil {
+		codec = requesterCodec(r)
+	}
 	body, err := codec.Encode(v)
 	if err != nil {
 		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
@@ -107,7 +124,7 @@ func Request[R any](ctx context.Context, r Requester, to Destination, messageTyp
 		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
 	}
 	var out R
-	if err := ReadReply(codec, reply, &out); err != nil {
+	if err := ReadReply(codec, reply, replyTarget(&out)); err != nil {
 		if re, ok := errors.AsType[*RemoteError](err); ok {
 			re.MessageType, re.Queue = messageType, to.Key
 			return zero, re
@@ -117,21 +134,50 @@ func Request[R any](ctx context.Context, r Requester, to Destination, messageTyp
 	return out, nil
 }
 
-// ReadReply reads reply, the answer to a request: an error reply is a
-// *RemoteError (whose MessageType and Queue the caller fills in), and any
-// other reply is decoded with codec into the value v points to.
+// replyTarget returns what the reply to a request is decoded into, for
+// an R that out points to: out, unless R is a pointer to a protocol
+// buffer message (*orderpb.Order), which the codecs read as a
+// proto.Message: then a new message, which *out is set to.
+func replyTarget[R any](out *R) any {
+	m, ok := any(*out).(proto.Message)
+	if !ok {
+		return out
+	}
+	m = m.ProtoReflect().Type().New().Interface()
+	r, ok := m.(R)
+	if !ok {
+		return out // its type makes messages of another Go type: let the codec say so
+	}
+	*out = r
+	return m
+}
+
+// ReadReply reads reply, the answer to a request that was encoded with
+// codec: an error reply is a *RemoteError (whose MessageType and Queue
+// the caller fills in), and any other reply is decoded into the value v
+// points to with the codec its content type names: codec when it reads
+// that content type, or the reply has none; else the codec of this
+// package that reads it (JSON, Protobuf, MsgPack or CBOR), as a handler
+// whose codec cannot write its reply answers in another (see
+// HandleReply). A content type none of them reads is an error that names
+// it.
 func ReadReply(codec Codec, reply Message, v any) error {
 	if reason, ok := reply.Headers[HeaderReplyError]; ok {
 		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
 	}
-	if err := codec.Decode(reply.Body, v); err != nil {
-		return fmt.Errorf("the reply (type %q, content type %q) does not decode with %s: %w", reply.Type, reply.ContentType, codec.ContentType(), err)
+	rs := readersAfter(codec)
+	c := rs.of(reply.ContentType)
+	if c == nil {
+		return fmt.Errorf("the reply (type %q) has content type %q, which none of %s reads", reply.Type, reply.ContentType, ContentTypes(rs.list()))
+	}
+	if err := c.Decode(reply.Body, v); err != nil {
+		return fmt.Errorf("the reply (type %q, content type %q) does not decode with %s: %w", reply.Type, reply.ContentType, c.ContentType(), err)
 	}
 	return nil
 }
 
-// requesterCodec is the codec Request encodes and decodes with: r's own
-// when it has one, else JSON.
+// requesterCodec is the codec Request encodes with: r's own when it has
+// one, else JSON.
 func requesterCodec(r Requester) Codec {
 	if cp, ok := r.(codecProvider); ok && cp.Codec() != nil {
 		return cp.Codec()

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/streamgen/streamgen/runtime"
 )
@@ -53,4 +54,44 @@ func (c *Consumer) read(i int, h *runtime.Handler, d *Delivery) (any, string) {
 		return nil, fmt.Sprintf("body does not decode into %s: %v", h.MessageType, err)
 	}
 	return v, ""
+}
+
+// encodeReply encodes d's reply (see replyMessage) in the codec its
+// request was read with, among those of its handler: its caller wrote
+// that one, and so reads the reply, also while producers move from one
+// codec to another. When that codec cannot encode the reply (Protobuf, and
+// a reply that is not a protocol buffer message), the first of the
+// handler's other codecs that can writes it: its own, then the App's. It
+// returns the body and its content type, or the reason no codec could
+// encode the reply.
+func (c *Consumer) encodeReply(d *Delivery) (body []byte, contentType, reason string) {
+	codecs := []runtime.Codec{c.codec}
+	if i := c.handlerIndex(d.Type); i >= 0 {
+		codecs = c.codecs[i]
+	}
+	read := runtime.CodecFor(codecs, d.ContentType)
+	var failed []string
+	encode := func(codec runtime.Codec) bool {
+		b, err := codec.Encode(d.reply)
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", codec.ContentType(), err))
+			return false
+		}
+		body, contentType = b, codec.ContentType()
+		return true
+	}
+	if read != nil && encode(read) {
+		return body, contentType, ""
+	}
+	for _, codec := range codecs {
+		// The codecs of a handler have content types of their own
+		// (runtime.Handler.Codecs).
+		if read != nil && codec.ContentType() == read.ContentType() {
+			continue
+		}
+		if encode(codec) {
+			return body, contentType, ""
+		}
+	}
+	return nil, "", "its reply does not encode as " + strings.Join(failed, " nor as ")
 }

@@ -103,7 +103,8 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 
 // replyMessage builds the reply to d, whose verdict v is final: for an
 // acknowledged request, the reply its handler returned, of type
-// replyType, encoded with the codec; for any other verdict, an error
+// replyType, in the codec the request was read with when that encodes it
+// (encodeReply); for any other verdict, an error
 // reply (runtime.HeaderReplyError). Either carries d's correlation id,
 // or d's message id when it has none, and nothing else a caller does not
 // read: no message id (a reply is matched by its correlation id, and no
@@ -124,11 +125,11 @@ func (c *Consumer) replyMessage(d *Delivery, v Verdict, replyType string) runtim
 	if d.reply == nil {
 		return fail("the request was handled, but its reply never reached the runtime: a middleware returned an Outcome of its own instead of next's")
 	}
-	body, err := c.codec.Encode(d.reply)
-	if err != nil {
-		return fail(fmt.Sprintf("the request was handled, but its reply does not encode as %s: %v", c.codec.ContentType(), err))
+	body, contentType, reason := c.encodeReply(d)
+	if reason != "" {
+		return fail("the request was handled, but " + reason)
 	}
-	m.Type, m.ContentType, m.Body = replyType, c.codec.ContentType(), body
+	m.Type, m.ContentType, m.Body = replyType, contentType, body
 	return m
 }
 

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamgen/streamgen/internal/testsupport/testpb"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/adapter"
 )
@@ -209,4 +212,121 @@ func TestConsumerAnswersOnlyForHandlersThatReply(t *testing.T) {
 	if got := tr.actions(); got != "ack" {
 		t.Fatalf("the transport did %q, want the ack alone", got)
 	}
+}
+
+// last is the last reply r sent.
+func (r *replyRecorder) last(t *testing.T) runtime.Message {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.replies) == 0 {
+		t.Fatal("no reply was sent")
+	}
+	return r.replies[len(r.replies)-1].msg
+}
+
+// encodedRequest is a request of type Quote with reply_to r, v encoded
+// with c, of content type contentType.
+func encodedRequest(t *testing.T, id string, c runtime.Codec, contentType string, v any) *adapter.Delivery {
+	t.Helper()
+	body, err := c.Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &adapter.Delivery{MessageID: id, Type: "Quote", ContentType: contentType, Body: body, Properties: runtime.Properties{ReplyTo: "r"}}
+}
+
+// A handler answers in the codec it read the request with: a codec=msgpack
+// handler answers a msgpack request in msgpack, and a JSON request (its
+// App's codec, which it reads too) in JSON; a request without a content
+// type, read with the handler's own codec, is answered in it.
+func TestConsumerRepliesInTheRequestsCodec(t *testing.T) {
+	sub := quotes(runtime.Policy{}, pricing)
+	sub.Handlers[0] = sub.Handlers[0].WithCodec(runtime.MsgPack{})
+	c, _, tr := newReplying(sub)
+	for _, tc := range []struct {
+		name, contentType string
+		request, reply    runtime.Codec
+	}{
+		{"msgpack", "application/msgpack", runtime.MsgPack{}, runtime.MsgPack{}},
+		{"msgpack by another name", "application/x-msgpack", runtime.MsgPack{}, runtime.MsgPack{}},
+		{"JSON", "application/json", runtime.JSON{}, runtime.JSON{}},
+		{"no content type", "", runtime.MsgPack{}, runtime.MsgPack{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, err := c.Handle(context.Background(), encodedRequest(t, "m-"+tc.name, tc.request, tc.contentType, quote{SKU: "abcd"})); v.Kind != adapter.VerdictAck || err != nil {
+				t.Fatalf("verdict %v, %v; want an ack", v.Kind, err)
+			}
+			m := tr.last(t)
+			var p price
+			if m.ContentType != tc.reply.ContentType() || m.Type != "Price" || tc.reply.Decode(m.Body, &p) != nil || p != (price{Cents: 4}) {
+				t.Fatalf("reply %q of type %s, body %x; want %s of {Cents:4}", m.ContentType, m.Type, m.Body, tc.reply.ContentType())
+			}
+		})
+	}
+	// The App's codec, when the handler has none, answers whatever
+	// content type it reads.
+	c, _, tr = newReplying(quotes(runtime.Policy{}, pricing))
+	_, _ = c.Handle(context.Background(), encodedRequest(t, "m-json", runtime.JSON{}, "text/json", quote{SKU: "ab"}))
+	if m := tr.last(t); m.ContentType != "application/json" || string(m.Body) != `{"cents":2}` {
+		t.Fatalf("reply %q %s, want application/json {\"cents\":2}", m.ContentType, m.Body)
+	}
+}
+
+// A protocol buffer request is answered in protobuf when its reply is a
+// protocol buffer message too, and in its JSON mapping when the request
+// came in it; a reply protobuf cannot write (not a protocol buffer
+// message) goes out in the App's codec; a reply no codec of the handler
+// writes is an error reply that says why each could not.
+func TestConsumerRepliesToAProtocolBufferRequest(t *testing.T) {
+	item := func(_ context.Context, o *testpb.Order) (*testpb.OrderItem, error) {
+		return &testpb.OrderItem{Sku: o.GetCustomer(), Qty: int32(o.GetId())}, nil
+	}
+	sub := &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+		runtime.HandleReply[testpb.Order, testpb.OrderItem]("Quote", "OrderItem", runtime.Policy{}, nil, item),
+	}}
+	c, _, tr := newReplying(sub)
+	order := &testpb.Order{Id: 3, Customer: "ACME"}
+	want := &testpb.OrderItem{Sku: "ACME", Qty: 3}
+	for _, codec := range []runtime.Codec{runtime.Protobuf{}, runtime.JSON{}} {
+		_, _ = c.Handle(context.Background(), encodedRequest(t, "m-1", codec, codec.ContentType(), order))
+		m := tr.last(t)
+		got := &testpb.OrderItem{}
+		if m.ContentType != codec.ContentType() || m.Type != "OrderItem" || codec.Decode(m.Body, got) != nil || !proto.Equal(got, want) {
+			t.Fatalf("reply to a %s request: %q %x, want %s of %v", codec.ContentType(), m.ContentType, m.Body, codec.ContentType(), want)
+		}
+	}
+
+	// A reply that is no protocol buffer message: in the App's codec.
+	sub = &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+		runtime.HandleReply[testpb.Order, price]("Quote", "Price", runtime.Policy{}, nil, func(_ context.Context, o *testpb.Order) (price, error) {
+			return price{Cents: int(o.GetId())}, nil
+		}),
+	}}
+	c, _, tr = newReplying(sub)
+	_, _ = c.Handle(context.Background(), encodedRequest(t, "m-2", runtime.Protobuf{}, "application/protobuf", order))
+	if m := tr.last(t); m.ContentType != "application/json" || string(m.Body) != `{"cents":3}` || m.Headers[runtime.HeaderReplyError] != "" {
+		t.Fatalf("reply %q %s %v, want application/json {\"cents\":3}", m.ContentType, m.Body, m.Headers)
+	}
+
+	// No codec writes it: an error reply naming each.
+	sub = &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+		runtime.HandleReply[testpb.Order, unwritable]("Quote", "Unwritable", runtime.Policy{}, nil, func(context.Context, *testpb.Order) (unwritable, error) {
+			return unwritable{C: make(chan int)}, nil
+		}),
+	}}
+	c, _, tr = newReplying(sub)
+	v, _ := c.Handle(context.Background(), encodedRequest(t, "m-3", runtime.Protobuf{}, "application/protobuf", order))
+	m := tr.last(t)
+	reason := m.Headers[runtime.HeaderReplyError]
+	if v.Kind != adapter.VerdictAck || len(m.Body) != 0 ||
+		!strings.HasPrefix(reason, "the request was handled, but its reply does not encode as application/protobuf (") ||
+		!strings.Contains(reason, "is not a protocol buffer message") || !strings.Contains(reason, ") nor as application/json (runtime: encode: json: unsupported type: chan int)") {
+		t.Fatalf("verdict %v, reply %+v; want an ack and an error reply naming protobuf's and JSON's errors", v.Kind, m)
+	}
+}
+
+// unwritable is a reply no codec encodes.
+type unwritable struct {
+	C chan int `json:"c"`
 }

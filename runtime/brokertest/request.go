@@ -4,28 +4,40 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/brokertest/brokertestpb"
 )
 
 // A handler that replies answers a request (RabbitMQ): the caller gets the
 // reply through the transport's Broker, a runtime.Requester; a request
 // retried and then parked gets one error reply naming the dead-letter
-// queue and carrying the handler's error. On ZeroMQ the App refuses such
-// a handler: request/reply needs RabbitMQ.
+// queue and carrying the handler's error. A reply is written in the codec
+// its request came in: a codec=msgpack handler answers MessagePack in
+// MessagePack and JSON in JSON, and a protocol buffer request gets a
+// protocol buffer reply in protobuf. On ZeroMQ the App refuses such a
+// handler: request/reply needs RabbitMQ.
 func requestIsAnswered(t testing.TB, tr Transport) {
 	q := uniqueName(t)
 	dl := q + ".dead"
 	f := newFixture(t, tr, q, dl)
 	var got handlerCalls[Job]
-	sub := f.subscription(q, runtime.HandleReply[Job, Invoice]("Job", "Invoice", f.policy(2, dl),
-		nil, func(ctx context.Context, j *Job, md runtime.Metadata) (Invoice, error) {
-			got.add(ctx, j, md)
-			if j.ID == 2 {
-				return Invoice{}, runtime.RetryAfter(f.tr.RetryDelay, errFailed)
-			}
-			return Invoice{ID: j.ID, AmountCents: 100 * j.ID}, nil
+	invoice := func(ctx context.Context, j *Job, md runtime.Metadata) (Invoice, error) {
+		got.add(ctx, j, md)
+		if j.ID == 2 {
+			return Invoice{}, runtime.RetryAfter(f.tr.RetryDelay, errFailed)
+		}
+		return Invoice{ID: j.ID, AmountCents: 100 * j.ID}, nil
+	}
+	sub := f.subscription(q,
+		runtime.HandleReply[Job, Invoice]("Job", "Invoice", f.policy(2, dl), nil, invoice),
+		runtime.HandleReply[Job, Invoice]("MsgPackJob", "Invoice", f.policy(2, dl), nil, invoice).WithCodec(runtime.MsgPack{}),
+		runtime.HandleReply[brokertestpb.Job, brokertestpb.Job]("ProtoJob", "ProtoJob", f.policy(2, dl), nil, func(_ context.Context, j *brokertestpb.Job) (*brokertestpb.Job, error) {
+			return &brokertestpb.Job{Id: j.GetId(), Note: "answered: " + j.GetNote()}, nil
 		}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*tr.Timeout)
 	defer cancel()
@@ -46,6 +58,23 @@ func requestIsAnswered(t testing.TB, tr Transport) {
 	if err != nil || inv != (Invoice{ID: 1, AmountCents: 100}) {
 		t.Fatalf("the request got %+v, %v; want its invoice", inv, err)
 	}
+	// Each reply in its request's codec.
+	rec := &replyTypes{Requester: r}
+	inv, err = runtime.RequestWith[Invoice](ctx, rec, runtime.MsgPack{}, runtime.Queue(q), "MsgPackJob", Job{ID: 3})
+	if err != nil || inv != (Invoice{ID: 3, AmountCents: 300}) {
+		t.Fatalf("the MessagePack request got %+v, %v; want its invoice", inv, err)
+	}
+	inv, err = runtime.RequestWith[Invoice](ctx, rec, runtime.JSON{}, runtime.Queue(q), "MsgPackJob", Job{ID: 4})
+	if err != nil || inv != (Invoice{ID: 4, AmountCents: 400}) {
+		t.Fatalf("the JSON request to the MessagePack handler got %+v, %v; want its invoice", inv, err)
+	}
+	pj, err := runtime.RequestWith[*brokertestpb.Job](ctx, rec, runtime.Protobuf{}, runtime.Queue(q), "ProtoJob", &brokertestpb.Job{Id: 5, Note: "in protobuf"})
+	if want := (&brokertestpb.Job{Id: 5, Note: "answered: in protobuf"}); err != nil || !proto.Equal(pj, want) {
+		t.Fatalf("the protobuf request got %v, %v; want %v", pj, err, want)
+	}
+	if got, want := strings.Join(rec.contentTypes, ", "), "application/msgpack, application/json, application/protobuf"; got != want {
+		t.Fatalf("the replies came in %s, want %s", got, want)
+	}
 	res := make(chan error, 1)
 	go func() {
 		_, err := runtime.Request[Invoice](ctx, r, runtime.Queue(q), "Job", Job{ID: 2})
@@ -59,7 +88,22 @@ func requestIsAnswered(t testing.TB, tr Transport) {
 	}
 	f.eventually("the request to be parked", func() bool { return f.stats(q).Parked >= 1 })
 	f.stop()
-	if st := f.stats(q); st.Delivered != 3 || st.Acked != 1 || st.Retried != 1 || st.Parked != 1 {
-		t.Errorf("counters %+v, want 3 delivered, 1 acked, 1 retried, 1 parked", st)
+	if st := f.stats(q); st.Delivered != 6 || st.Acked != 4 || st.Retried != 1 || st.Parked != 1 {
+		t.Errorf("counters %+v, want 6 delivered, 4 acked, 1 retried, 1 parked", st)
 	}
+}
+
+// replyTypes is a Requester that keeps the content type of each reply.
+type replyTypes struct {
+	runtime.Requester
+	mu           sync.Mutex
+	contentTypes []string
+}
+
+func (r *replyTypes) Request(ctx context.Context, queue string, msg runtime.Message) (runtime.Message, error) {
+	reply, err := r.Requester.Request(ctx, queue, msg)
+	r.mu.Lock()
+	r.contentTypes = append(r.contentTypes, reply.ContentType)
+	r.mu.Unlock()
+	return reply, err
 }

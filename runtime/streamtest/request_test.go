@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
+	"github.com/streamgen/streamgen/internal/testsupport/testpb"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
@@ -202,4 +205,89 @@ func TestHarnessRefusesRepliesOnZeroMQ(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "request/reply needs RabbitMQ") {
 		t.Fatalf("Run = %v, want the error that request/reply needs RabbitMQ", err)
 	}
+}
+
+// A handler answers in the codec its caller wrote: a codec=msgpack (or
+// cbor) handler answers a request its typed client sends in its codec
+// (RequestWith) in that codec, and a JSON request (Request, the harness's
+// codec) in JSON; each caller reads its reply.
+func TestHarnessRepliesInTheCallersCodec(t *testing.T) {
+	for _, codec := range []runtime.Codec{runtime.MsgPack{}, runtime.CBOR{}} {
+		t.Run(codec.ContentType(), func(t *testing.T) {
+			h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+			sub := quotes(runtime.Policy{}, quote)
+			sub.Handlers[0] = sub.Handlers[0].WithCodec(codec)
+			h.App().Mount(h.Broker(), sub)
+			h.Start()
+			r := &replyRecorder{Requester: h.Broker()}
+			want := price{SKU: "A-12", Cents: 400}
+			got, err := runtime.RequestWith[price](t.Context(), r, codec, runtime.Queue("quotes"), "QuoteRequest", quoteRequest{SKU: "A-12"}, runtime.WithMessageID("in-codec"))
+			if err != nil || got != want {
+				t.Fatalf("RequestWith(%s) = %+v, %v; want %+v", codec.ContentType(), got, err, want)
+			}
+			got, err = requestQuote(t.Context(), r, quoteRequest{SKU: "A-12"}, runtime.WithMessageID("in-json"))
+			if err != nil || got != want {
+				t.Fatalf("Request (JSON) = %+v, %v; want %+v", got, err, want)
+			}
+			if len(r.replies) != 2 || r.replies[0].ContentType != codec.ContentType() || r.replies[1].ContentType != "application/json" {
+				t.Fatalf("replies %+v, want one in %s, then one in JSON", r.replies, codec.ContentType())
+			}
+			h.Wait()
+			// What went over the wire: the request and its reply in one codec.
+			for _, d := range h.Deliveries("quotes") {
+				wantType := codec.ContentType()
+				if d.MessageID == "in-json" {
+					wantType = "application/json"
+				}
+				if d.ContentType != wantType || d.Verdict.Kind != streamtest.VerdictAck {
+					t.Errorf("request %s: content type %q, verdict %v; want %s, acked", d.MessageID, d.ContentType, d.Verdict.Kind, wantType)
+				}
+			}
+			if n := len(h.Deliveries("quotes")); n != 2 {
+				t.Fatalf("%d deliveries, want 2", n)
+			}
+		})
+	}
+}
+
+// A handler of a protocol buffer request answers in protobuf with a
+// protocol buffer reply, and in the App's codec with a reply protobuf
+// cannot write; the caller, which wrote protobuf, reads either.
+func TestHarnessRepliesToAProtocolBufferRequest(t *testing.T) {
+	h := streamtest.New(t, runtime.RabbitMQ, streamtest.WithQuietLogs())
+	h.App().Mount(h.Broker(), &runtime.Subscription{Name: "orders", Handlers: []runtime.Handler{
+		runtime.HandleReply[testpb.Order, testpb.OrderItem]("Order", "OrderItem", runtime.Policy{}, nil, func(_ context.Context, o *testpb.Order) (*testpb.OrderItem, error) {
+			return &testpb.OrderItem{Sku: o.GetCustomer(), Qty: int32(o.GetId())}, nil
+		}),
+	}}, &runtime.Subscription{Name: "totals", Handlers: []runtime.Handler{
+		runtime.HandleReply[testpb.Order, price]("Order", "Price", runtime.Policy{}, nil, func(_ context.Context, o *testpb.Order) (price, error) {
+			return price{SKU: o.GetCustomer(), Cents: int(o.GetId())}, nil
+		}),
+	}})
+	h.Start()
+	r := &replyRecorder{Requester: h.Broker()}
+	order := &testpb.Order{Id: 3, Customer: "ACME"}
+	item, err := runtime.RequestWith[*testpb.OrderItem](t.Context(), r, runtime.Protobuf{}, runtime.Queue("orders"), "Order", order)
+	if want := (&testpb.OrderItem{Sku: "ACME", Qty: 3}); err != nil || !proto.Equal(item, want) {
+		t.Fatalf("the protobuf request got %v, %v; want %v", item, err, want)
+	}
+	total, err := runtime.RequestWith[price](t.Context(), r, runtime.Protobuf{}, runtime.Queue("totals"), "Order", order)
+	if want := (price{SKU: "ACME", Cents: 3}); err != nil || total != want {
+		t.Fatalf("the protobuf request for a JSON reply got %+v, %v; want %+v", total, err, want)
+	}
+	if len(r.replies) != 2 || r.replies[0].ContentType != "application/protobuf" || r.replies[1].ContentType != "application/json" {
+		t.Fatalf("replies %+v, want one in protobuf, then one in JSON", r.replies)
+	}
+}
+
+// replyRecorder is a Requester that keeps the replies it got.
+type replyRecorder struct {
+	runtime.Requester
+	replies []runtime.Message
+}
+
+func (r *replyRecorder) Request(ctx context.Context, queue string, msg runtime.Message) (runtime.Message, error) {
+	reply, err := r.Requester.Request(ctx, queue, msg)
+	r.replies = append(r.replies, reply)
+	return reply, err
 }

@@ -1,6 +1,7 @@
 // Package codecs reads and writes its messages in every codec streamgen
 // ships: a protocol buffer message in protobuf, structs in MessagePack and
-// CBOR by codec=, and JSON; its audit takes every message type.
+// CBOR by codec=, and JSON; its audit takes every message type. One
+// handler answers requests in protobuf.
 package codecs
 
 import (
@@ -68,3 +69,11 @@ func Audit(ctx context.Context, m runtime.Delivery) error { return nil }
 //
 //stream:subscriber "readings.batches" codec=cbor batch_size=10
 func Store(ctx context.Context, rs []*Reading) error { return nil }
+
+// FirstLine answers an order in protobuf with its first line, a protocol
+// buffer message too; its typed client sends the order in protobuf.
+//
+//stream:subscriber "orders.lines" broker=rabbitmq
+func FirstLine(ctx context.Context, o *testpb.Order) (*testpb.OrderItem, error) {
+	return o.GetItems()[0], nil
+}

@@ -80,3 +80,39 @@ func (s *Service) Discount(ctx context.Context, d Discount, md runtime.Metadata)
 func (s Service) Ping(ctx context.Context, p *Ping) (Pong, error) {
 	return Pong{Node: s.Node}, nil
 }
+
+// RateRequest asks for an exchange rate; it is sent in MessagePack.
+type RateRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Rate is a rate request's reply.
+type Rate struct {
+	Value float64 `json:"value"`
+}
+
+// TaxRequest asks for the tax of an amount; it is sent in CBOR.
+type TaxRequest struct {
+	Cents int64 `json:"cents"`
+}
+
+// Tax is a tax request's reply.
+type Tax struct {
+	Cents int64 `json:"cents"`
+}
+
+// ExchangeRate answers in MessagePack a request its typed client sends in
+// MessagePack.
+//
+//stream:subscriber "pricing.rates" codec=msgpack
+func ExchangeRate(ctx context.Context, r RateRequest) (Rate, error) {
+	return Rate{Value: 1.25}, nil
+}
+
+// Tax answers in CBOR a request its typed client sends in CBOR.
+//
+//stream:subscriber "pricing.taxes" codec=cbor
+func (s *Service) Tax(ctx context.Context, t *TaxRequest) (*Tax, error) {
+	return &Tax{Cents: t.Cents / 5}, nil
+}

@@ -18,23 +18,25 @@ const _ = runtime.GeneratedCodeV2
 // The handler signatures this file was generated for. A compile error here
 // means a handler changed since: run go generate.
 type (
-	streamgen_Place_changed_run_go_generate  func(context.Context, *testpb.Order) error
-	streamgen_Record_changed_run_go_generate func(context.Context, Reading, runtime.Metadata) error
-	streamgen_Raise_changed_run_go_generate  func(context.Context, *Alarm) error
-	streamgen_Jot_changed_run_go_generate    func(context.Context, Note) error
-	streamgen_Mirror_changed_run_go_generate func(context.Context, *testpb.Order) error
-	streamgen_Audit_changed_run_go_generate  func(context.Context, runtime.Delivery) error
-	streamgen_Store_changed_run_go_generate  func(context.Context, []*Reading) error
+	streamgen_Place_changed_run_go_generate     func(context.Context, *testpb.Order) error
+	streamgen_Record_changed_run_go_generate    func(context.Context, Reading, runtime.Metadata) error
+	streamgen_Raise_changed_run_go_generate     func(context.Context, *Alarm) error
+	streamgen_Jot_changed_run_go_generate       func(context.Context, Note) error
+	streamgen_Mirror_changed_run_go_generate    func(context.Context, *testpb.Order) error
+	streamgen_Audit_changed_run_go_generate     func(context.Context, runtime.Delivery) error
+	streamgen_Store_changed_run_go_generate     func(context.Context, []*Reading) error
+	streamgen_FirstLine_changed_run_go_generate func(context.Context, *testpb.Order) (*testpb.OrderItem, error)
 )
 
 var (
-	_ streamgen_Place_changed_run_go_generate  = Place
-	_ streamgen_Record_changed_run_go_generate = Record
-	_ streamgen_Raise_changed_run_go_generate  = Raise
-	_ streamgen_Jot_changed_run_go_generate    = Jot
-	_ streamgen_Mirror_changed_run_go_generate = Mirror
-	_ streamgen_Audit_changed_run_go_generate  = Audit
-	_ streamgen_Store_changed_run_go_generate  = Store
+	_ streamgen_Place_changed_run_go_generate     = Place
+	_ streamgen_Record_changed_run_go_generate    = Record
+	_ streamgen_Raise_changed_run_go_generate     = Raise
+	_ streamgen_Jot_changed_run_go_generate       = Jot
+	_ streamgen_Mirror_changed_run_go_generate    = Mirror
+	_ streamgen_Audit_changed_run_go_generate     = Audit
+	_ streamgen_Store_changed_run_go_generate     = Store
+	_ streamgen_FirstLine_changed_run_go_generate = FirstLine
 )
 
 // Mount registers the subscriptions of package codecs on app:
@@ -44,6 +46,7 @@ var (
 //   - "notes" on rabbitmq: Jot (Note, json)
 //   - "orders.json" on rabbitmq: Mirror (testpb.Order, json)
 //   - "readings.batches" on rabbitmq: Store (batches of up to 10 Reading, cbor)
+//   - "orders.lines" on rabbitmq: FirstLine (testpb.Order, protobuf)
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker) {
@@ -83,6 +86,13 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker) {
 		BatchSize: 10,
 		Handlers: []runtime.Handler{
 			runtime.HandleBatch[Reading]("Reading", runtime.Policy{}, streamgen_decode_Reading, Store).WithCodec(runtime.CBOR{}),
+		},
+	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:   "orders.lines",
+		Broker: runtime.RabbitMQ,
+		Handlers: []runtime.Handler{
+			runtime.HandleReply[testpb.Order, testpb.OrderItem]("Order", "OrderItem", runtime.Policy{}, nil, FirstLine),
 		},
 	})
 }
@@ -157,6 +167,28 @@ func PublishReadingToReadingsBatches(ctx context.Context, p runtime.Publisher, m
 // once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
 func PublishReadingToReadingsBatchesAsync(ctx context.Context, p runtime.Publisher, msg *Reading, opts ...runtime.PublishOption) *runtime.Confirmation {
 	return runtime.PublishAsyncWith(ctx, p, runtime.CBOR{}, runtime.Queue("readings.batches"), "Reading", msg, opts...)
+}
+
+// PublishOrderToOrdersLines publishes msg to "orders.lines" as message type "Order", which FirstLine handles.
+// It encodes msg as application/protobuf.
+func PublishOrderToOrdersLines(ctx context.Context, p runtime.Publisher, msg *testpb.Order, opts ...runtime.PublishOption) error {
+	return runtime.PublishWith(ctx, p, runtime.Protobuf{}, runtime.Queue("orders.lines"), "Order", msg, opts...)
+}
+
+// PublishOrderToOrdersLinesAsync is PublishOrderToOrdersLines without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishOrderToOrdersLinesAsync(ctx context.Context, p runtime.Publisher, msg *testpb.Order, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsyncWith(ctx, p, runtime.Protobuf{}, runtime.Queue("orders.lines"), "Order", msg, opts...)
+}
+
+// RequestFirstLine sends req to "orders.lines" as a request of type "Order",
+// which FirstLine answers, and returns the reply (see runtime.Request). Its error
+// is a *runtime.RemoteError when FirstLine failed for good (errors.Is
+// runtime.ErrParked once the request is parked), and wraps ctx's error when no
+// reply came before ctx ended.
+// It encodes req as application/protobuf.
+func RequestFirstLine(ctx context.Context, client runtime.Requester, req *testpb.Order, opts ...runtime.PublishOption) (*testpb.OrderItem, error) {
+	return runtime.RequestWith[*testpb.OrderItem](ctx, client, runtime.Protobuf{}, runtime.Queue("orders.lines"), "Order", req, opts...)
 }
 
 // PublishSummary publishes msg to "orders" as message type "Summary".

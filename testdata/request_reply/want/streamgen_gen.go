@@ -22,6 +22,8 @@ type (
 	streamgen_StockLeft_changed_run_go_generate        func(context.Context, *StockRequest, runtime.Metadata) (*Stock, error)
 	streamgen_Service_Discount_changed_run_go_generate func(*Service, context.Context, Discount, runtime.Metadata) (Percent, error)
 	streamgen_Service_Ping_changed_run_go_generate     func(Service, context.Context, *Ping) (Pong, error)
+	streamgen_ExchangeRate_changed_run_go_generate     func(context.Context, RateRequest) (Rate, error)
+	streamgen_Service_Tax_changed_run_go_generate      func(*Service, context.Context, *TaxRequest) (*Tax, error)
 )
 
 var (
@@ -29,6 +31,8 @@ var (
 	_ streamgen_StockLeft_changed_run_go_generate        = StockLeft
 	_ streamgen_Service_Discount_changed_run_go_generate = (*Service).Discount
 	_ streamgen_Service_Ping_changed_run_go_generate     = Service.Ping
+	_ streamgen_ExchangeRate_changed_run_go_generate     = ExchangeRate
+	_ streamgen_Service_Tax_changed_run_go_generate      = (*Service).Tax
 )
 
 // Mount registers the subscriptions of package pricing on app:
@@ -37,13 +41,15 @@ var (
 //   - "pricing.stock" on rabbitmq: StockLeft (StockRequest)
 //   - "pricing.discounts" on rabbitmq: Service.Discount (Discount)
 //   - "pricing.ping" on rabbitmq: Service.Ping (Ping)
+//   - "pricing.rates" on rabbitmq: ExchangeRate (RateRequest, msgpack)
+//   - "pricing.taxes" on rabbitmq: Service.Tax (TaxRequest, cbor)
 //
-// service is the *Service whose methods Discount and Ping handle messages.
+// service is the *Service whose methods Discount, Ping and Tax handle messages.
 // A nil service is refused: Run fails, naming it.
 //
 // App.Run checks each subscription against the broker it is mounted on.
 func Mount(app *runtime.App, rabbitmq runtime.Broker, service *Service) {
-	if !app.Receiver("service", service, "Service.Discount", "Service.Ping") {
+	if !app.Receiver("service", service, "Service.Discount", "Service.Ping", "Service.Tax") {
 		return
 	}
 	app.Mount(rabbitmq, &runtime.Subscription{
@@ -74,6 +80,20 @@ func Mount(app *runtime.App, rabbitmq runtime.Broker, service *Service) {
 		Broker: runtime.RabbitMQ,
 		Handlers: []runtime.Handler{
 			runtime.HandleReply[Ping, Pong]("Ping", "Pong", runtime.Policy{}, streamgen_decode_Ping, service.Ping),
+		},
+	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:   "pricing.rates",
+		Broker: runtime.RabbitMQ,
+		Handlers: []runtime.Handler{
+			runtime.HandleReply[RateRequest, Rate]("RateRequest", "Rate", runtime.Policy{}, streamgen_decode_RateRequest, ExchangeRate).WithCodec(runtime.MsgPack{}),
+		},
+	})
+	app.Mount(rabbitmq, &runtime.Subscription{
+		Name:   "pricing.taxes",
+		Broker: runtime.RabbitMQ,
+		Handlers: []runtime.Handler{
+			runtime.HandleReply[TaxRequest, Tax]("TaxRequest", "Tax", runtime.Policy{}, streamgen_decode_TaxRequest, service.Tax).WithCodec(runtime.CBOR{}),
 		},
 	})
 }
@@ -122,6 +142,30 @@ func PublishPingAsync(ctx context.Context, p runtime.Publisher, msg *Ping, opts 
 	return runtime.PublishAsync(ctx, p, runtime.Queue("pricing.ping"), "Ping", msg, opts...)
 }
 
+// PublishRateRequest publishes msg to "pricing.rates" as message type "RateRequest", which ExchangeRate handles.
+// It encodes msg as application/msgpack.
+func PublishRateRequest(ctx context.Context, p runtime.Publisher, msg RateRequest, opts ...runtime.PublishOption) error {
+	return runtime.PublishWith(ctx, p, runtime.MsgPack{}, runtime.Queue("pricing.rates"), "RateRequest", &msg, opts...)
+}
+
+// PublishRateRequestAsync is PublishRateRequest without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishRateRequestAsync(ctx context.Context, p runtime.Publisher, msg RateRequest, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsyncWith(ctx, p, runtime.MsgPack{}, runtime.Queue("pricing.rates"), "RateRequest", &msg, opts...)
+}
+
+// PublishTaxRequest publishes msg to "pricing.taxes" as message type "TaxRequest", which Service.Tax handles.
+// It encodes msg as application/cbor.
+func PublishTaxRequest(ctx context.Context, p runtime.Publisher, msg *TaxRequest, opts ...runtime.PublishOption) error {
+	return runtime.PublishWith(ctx, p, runtime.CBOR{}, runtime.Queue("pricing.taxes"), "TaxRequest", msg, opts...)
+}
+
+// PublishTaxRequestAsync is PublishTaxRequest without waiting for the broker's confirmation: it returns
+// once msg is sent, with the Confirmation to wait on (see runtime.PublishAsync).
+func PublishTaxRequestAsync(ctx context.Context, p runtime.Publisher, msg *TaxRequest, opts ...runtime.PublishOption) *runtime.Confirmation {
+	return runtime.PublishAsyncWith(ctx, p, runtime.CBOR{}, runtime.Queue("pricing.taxes"), "TaxRequest", msg, opts...)
+}
+
 // RequestQuote sends req to "pricing.quotes" as a request of type "QuoteRequest",
 // which Quote answers, and returns the reply (see runtime.Request). Its error
 // is a *runtime.RemoteError when Quote failed for good (errors.Is
@@ -158,6 +202,26 @@ func RequestPing(ctx context.Context, client runtime.Requester, req *Ping, opts 
 	return runtime.Request[Pong](ctx, client, runtime.Queue("pricing.ping"), "Ping", req, opts...)
 }
 
+// RequestExchangeRate sends req to "pricing.rates" as a request of type "RateRequest",
+// which ExchangeRate answers, and returns the reply (see runtime.Request). Its error
+// is a *runtime.RemoteError when ExchangeRate failed for good (errors.Is
+// runtime.ErrParked once the request is parked), and wraps ctx's error when no
+// reply came before ctx ended.
+// It encodes req as application/msgpack.
+func RequestExchangeRate(ctx context.Context, client runtime.Requester, req RateRequest, opts ...runtime.PublishOption) (Rate, error) {
+	return runtime.RequestWith[Rate](ctx, client, runtime.MsgPack{}, runtime.Queue("pricing.rates"), "RateRequest", &req, opts...)
+}
+
+// RequestTax sends req to "pricing.taxes" as a request of type "TaxRequest",
+// which Service.Tax answers, and returns the reply (see runtime.Request). Its error
+// is a *runtime.RemoteError when Service.Tax failed for good (errors.Is
+// runtime.ErrParked once the request is parked), and wraps ctx's error when no
+// reply came before ctx ended.
+// It encodes req as application/cbor.
+func RequestTax(ctx context.Context, client runtime.Requester, req *TaxRequest, opts ...runtime.PublishOption) (*Tax, error) {
+	return runtime.RequestWith[*Tax](ctx, client, runtime.CBOR{}, runtime.Queue("pricing.taxes"), "TaxRequest", req, opts...)
+}
+
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
 // decodes a body exactly as encoding/json would, or reports false, and then
 // encoding/json decodes it.
@@ -187,6 +251,20 @@ func streamgen_decode_Discount(body jsondecode.Body, v *Discount) jsondecode.Fla
 func streamgen_decode_Ping(body jsondecode.Body, v *Ping) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Ping(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_RateRequest decodes body into *v, a new RateRequest.
+func streamgen_decode_RateRequest(body jsondecode.Body, v *RateRequest) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_RateRequest(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_TaxRequest decodes body into *v, a new TaxRequest.
+func streamgen_decode_TaxRequest(body jsondecode.Body, v *TaxRequest) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_TaxRequest(&d, v)
 	return d.End()
 }
 
@@ -251,5 +329,42 @@ func streamgen_json_Ping(d *jsondecode.Decoder, v *Ping) {
 	}
 	for i := 0; d.Member(i); i++ {
 		d.Unknown()
+	}
+}
+
+// streamgen_json_RateRequest decodes a JSON object into *v.
+func streamgen_json_RateRequest(d *jsondecode.Decoder, v *RateRequest) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "from":
+			d.Seen(&seen[0])
+			d.String(&v.From)
+		case "to":
+			d.Seen(&seen[1])
+			d.String(&v.To)
+		default:
+			d.Unknown("from", "to")
+		}
+	}
+}
+
+// streamgen_json_TaxRequest decodes a JSON object into *v.
+func streamgen_json_TaxRequest(d *jsondecode.Decoder, v *TaxRequest) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "cents":
+			d.Seen(&seen[0])
+			d.Int64(&v.Cents)
+		default:
+			d.Unknown("cents")
+		}
 	}
 }
