@@ -373,10 +373,16 @@ func (d *apiDoc) messageOf(t *types.Named, wire string, codec runtime.Codec) *ap
 }
 
 // replyMessage returns the message of a handler's replies, of the Go type
-// t and the message type wire: RabbitMQ carries it, encoded with the App's
-// codec (JSON by default; the handler's codec= is for its requests).
-func (d *apiDoc) replyMessage(t *types.Named, wire string) *apiMessage {
-	m := d.messageOf(t, wire, nil)
+// t and the message type wire: RabbitMQ carries it, in the codec of the
+// request it answers. The handler's typed client writes requests in the
+// handler's codec (nil: the App's, JSON by default), so its replies come
+// in that codec, unless it cannot write t (protobuf and a reply that is no
+// protocol buffer message), when the runtime writes them with the App's.
+func (d *apiDoc) replyMessage(t *types.Named, wire string, codec runtime.Codec) *apiMessage {
+	if _, ok := codec.(runtime.Protobuf); ok && !generator.IsProtoMessage(t) {
+		codec = nil
+	}
+	m := d.messageOf(t, wire, codec)
 	m.amqp = true
 	m.reply = true
 	return m
@@ -518,7 +524,7 @@ func (d *apiDoc) addReply(op *apiOperation, req *apiMessage) {
 	if !ok || op.handler.Reply == nil {
 		return
 	}
-	op.reply = d.replyMessage(op.handler.Reply, replyType)
+	op.reply = d.replyMessage(op.handler.Reply, replyType, op.sub.rs.Handlers[op.index].Codec)
 	op.replyChannel = d.replyChannel(op.sub)
 	op.replyChannel.addMessage(op.reply)
 	op.replyChannel.addMessage(d.errorReplyMessage())
@@ -1433,7 +1439,7 @@ func (m *apiMessage) node(docs docIndex) *object {
 	o.set("title", m.goType.Obj().Name())
 	desc := docs[typeDocKey(m.goType)]
 	if m.reply {
-		desc = strings.TrimSpace(desc + "\n\nAs a reply to a request (see the operations' reply), it is encoded with the App's codec, JSON unless the App sets another.")
+		desc = strings.TrimSpace(desc + "\n\nAs a reply to a request (see the operations' reply), it is written in the codec the request came in: its handler's, as its typed client sends it.")
 	}
 	o.setNonEmpty("description", desc)
 	o.set("contentType", m.contentType)

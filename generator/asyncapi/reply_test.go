@@ -161,3 +161,27 @@ func TestAsyncAPINoReply(t *testing.T) {
 		}
 	}
 }
+
+// TestAsyncAPIReplyCodec: a reply is written in the codec its request came
+// in, the handler's as its typed client sends it: msgpack and cbor
+// handlers' replies say so, a protobuf request's protobuf reply is a
+// protobuf message, and a default handler's reply is JSON.
+func TestAsyncAPIReplyCodec(t *testing.T) {
+	data, err := Generate(context.Background(), goldenPackages(t, "request_reply", "codecs"), Options{Format: JSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := checkDocument(t, data, JSON)
+	for _, tc := range []struct{ channel, message, contentType string }{
+		{"pricing.rates.reply", "Rate", "application/msgpack"},
+		{"pricing.taxes.reply", "Tax", "application/cbor"},
+		{"orders.lines.reply", "OrderItem", "application/protobuf"},
+		{"pricing.quotes.reply", "Price", "application/json"},
+	} {
+		ref, _ := at(t, d, "channels/"+tc.channel+"/messages/"+tc.message+"/$ref").(string)
+		msg, _ := resolve(d, ref).(map[string]any)
+		if got := msg["contentType"]; got != tc.contentType {
+			t.Errorf("the reply %s on %s has content type %v, want %s", tc.message, tc.channel, got, tc.contentType)
+		}
+	}
+}
