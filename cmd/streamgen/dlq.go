@@ -356,7 +356,7 @@ func (c *dlqCommand) withProgress(ctx context.Context, name string) (_ context.C
 	ctx = deadletter.WithProgress(ctx, func(n int) {
 		if n%1000 == 0 {
 			shown = true
-			fmt.Fprintf(c.io.stderr, "\rread %s of %s", letters(n), name)
+			fmt.Fprintf(c.io.stderr, "\rread %s of %s", deadletter.Letters(n), name)
 		}
 	})
 	return ctx, func() {
@@ -382,7 +382,7 @@ func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 		// Another operation reads the queue: say what the queue counts
 		// beside the letters it holds, never that there are none.
 		if n, lerr := q.Len(ctx); lerr == nil {
-			return fmt.Errorf("%w; the queue counts %s beside those it holds", err, letters(n))
+			return fmt.Errorf("%w; the queue counts %s beside those it holds", err, deadletter.Letters(n))
 		}
 	}
 	if err != nil {
@@ -404,7 +404,7 @@ func dlqLs(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 		if readers > 1 {
 			who = fmt.Sprintf("%d other readers", readers)
 		}
-		held = fmt.Sprintf("%d letters listed; more are held by %s (a replay or listing under way): run ls again when it ends", listed, who)
+		held = fmt.Sprintf("%s listed; more are held by %s (a replay or listing under way): run ls again when it ends", deadletter.Letters(listed), who)
 		if listed == 0 {
 			held = fmt.Sprintf("no letter listed: the letters of %s are held by %s (a replay or listing under way): run ls again when it ends", q.Name(), who)
 		}
@@ -520,7 +520,7 @@ func dlqReplay(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	}
 	rep, err := q.Replay(ctx, c.sel, deadletter.ReplayOptions{To: c.to, Rate: c.rate})
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "replayed %s of %s to %s\n", letters(rep.Done), q.Name(), c.to)
+	fmt.Fprintf(c.io.stdout, "replayed %s of %s to %s\n", deadletter.Letters(rep.Done), q.Name(), c.to)
 	if err != nil {
 		return err
 	}
@@ -549,7 +549,7 @@ func dlqPurge(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 	}
 	rep, err := q.Purge(ctx, c.sel, false)
 	c.clear()
-	fmt.Fprintf(c.io.stdout, "purged %s of %s\n", letters(rep.Done), q.Name())
+	fmt.Fprintf(c.io.stdout, "purged %s of %s\n", deadletter.Letters(rep.Done), q.Name())
 	return err
 }
 
@@ -573,7 +573,7 @@ func dlqExport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 			return err
 		}
 	}
-	fmt.Fprintf(c.io.stderr, "exported %s of %s\n", letters(n), q.Name())
+	fmt.Fprintf(c.io.stderr, "exported %s of %s\n", deadletter.Letters(n), q.Name())
 	return nil
 }
 
@@ -588,6 +588,6 @@ func dlqImport(ctx context.Context, c *dlqCommand, q deadletter.Store) error {
 		r = f
 	}
 	n, err := q.Import(ctx, r)
-	fmt.Fprintf(c.io.stderr, "imported %s into %s\n", letters(n), q.Name())
+	fmt.Fprintf(c.io.stderr, "imported %s into %s\n", deadletter.Letters(n), q.Name())
 	return err
 }

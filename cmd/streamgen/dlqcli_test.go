@@ -17,14 +17,12 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
-// Counts of letters are written in words: one letter, two letters.
-func TestDLQCountsLettersInWords(t *testing.T) {
+// A plan says which of the letters it selects in words: the only letter,
+// all of them, or some of them.
+func TestDLQSaysWhichLettersAPlanSelects(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{letters(0), "0 letters"},
-		{letters(1), "1 letter"},
-		{letters(2), "2 letters"},
 		{ofLetters(1, 1), "the only letter"},
 		{ofLetters(3, 3), "all 3 letters"},
 		{ofLetters(1, 3), "1 of the 3 letters"},

@@ -38,3 +38,26 @@ func TestDLQDirThatIsNotThere(t *testing.T) {
 		t.Fatalf("ls -dir after the import: status %d\n%s%s", status, o, e)
 	}
 }
+
+// import refuses a line that is not a letter, or whose text JSON would
+// read as other bytes (a text body that is not UTF-8): it fails, naming
+// the line, and imports none of it; it imported such bodies as U+FFFD,
+// and null and {} as empty letters, and exited 0.
+func TestDLQImportFailsOnALineThatIsNotALetter(t *testing.T) {
+	good := `{"properties":{"message_id":"i-1","type":"Card"},"reason":"declined","source":"cards","body":"{}","body_encoding":"text"}`
+	for name, line := range map[string]string{
+		"null":                     `null`,
+		"{}":                       `{}`,
+		"a body that is not UTF-8": "{\"properties\":{\"message_id\":\"i-2\"},\"body\":\"caf\xe9\",\"body_encoding\":\"text\"}",
+	} {
+		dir := filepath.Join(t.TempDir(), "dlq")
+		o, e, status := dlqRun(t, good+"\n"+line+"\n", "import", "-dir", dir)
+		if status != 1 || !strings.Contains(e, "line 2") || !strings.Contains(e, "imported 1 letter into") {
+			t.Errorf("import of %s: status %d, want 1, the line named and the letter before it imported:\n%s%s", name, status, o, e)
+			continue
+		}
+		if o, _, _ := dlqRun(t, "", "show", "-dir", dir); strings.Count("\n"+o, "\nmessage ") != 1 || !strings.Contains(o, "message i-1 ") {
+			t.Errorf("after the import of %s, the directory holds:\n%s", name, o)
+		}
+	}
+}

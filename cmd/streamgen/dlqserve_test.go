@@ -198,3 +198,39 @@ func TestDLQServeAKeepersDirectory(t *testing.T) {
 		t.Fatal("serve made the missing directory")
 	}
 }
+
+// serve answers only to the address it serves, and to the names given
+// with -allow-host: another Host (a page that reached the console by DNS
+// rebinding) is refused with 421, and the refusal names the flag.
+func TestDLQServeAnswersToTheHostsAllowed(t *testing.T) {
+	dir := t.TempDir()
+	letters := `{"body":"{}","headers":{"x-streamgen-reason":"declined","x-streamgen-source":"orders"},"properties":{"message_id":"m1","type":"Card"}}` + "\n"
+	if _, stderr, status := dlqRun(t, letters, "import", "-dir", dir); status != 0 {
+		t.Fatalf("import into %s: %d %s", dir, status, stderr)
+	}
+	_, addr := serve(t, []string{"STREAMGEN_DLQ_TOKEN=the-operators-token"}, false, "-dir", dir, "-allow-host", "dlq.example:8443")
+	get := func(host string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", addr+"/login", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := (&http.Client{Timeout: testkit.Patience}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := get(strings.TrimPrefix(addr, "http://")); status != http.StatusOK {
+		t.Fatalf("the address served: %d\n%s", status, body)
+	}
+	if status, body := get("dlq.example:8443"); status != http.StatusOK {
+		t.Fatalf("a host allowed with -allow-host: %d\n%s", status, body)
+	}
+	if status, body := get("evil.example"); status != http.StatusMisdirectedRequest || !strings.Contains(body, "-allow-host") {
+		t.Fatalf("another host: %d, want 421 naming -allow-host:\n%s", status, body)
+	}
+}

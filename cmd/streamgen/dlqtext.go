@@ -9,15 +9,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/streamgen/streamgen/internal/brokerurl"
+	"github.com/streamgen/streamgen/runtime/deadletter"
 )
-
-// letters counts n letters in words: "1 letter", "2 letters".
-func letters(n int) string {
-	if n == 1 {
-		return "1 letter"
-	}
-	return fmt.Sprintf("%d letters", n)
-}
 
 // ofLetters says which of the scanned letters a plan selects: "the only
 // letter", "all 3 letters", "2 of the 3 letters".
@@ -28,7 +21,7 @@ func ofLetters(selected, scanned int) string {
 	case selected == scanned:
 		return fmt.Sprintf("all %d letters", scanned)
 	}
-	return fmt.Sprintf("%d of the %s", selected, letters(scanned))
+	return fmt.Sprintf("%d of the %s", selected, deadletter.Letters(scanned))
 }
 
 // connectHint says what to check when connecting to RabbitMQ failed with

@@ -14,6 +14,15 @@ import (
 	"github.com/streamgen/streamgen/runtime/internal/headers"
 )
 
+// Letters counts n letters in words, "1 letter", "0 letters", "2
+// letters": what every tool and error that counts letters writes.
+func Letters(n int) string {
+	if n == 1 {
+		return "1 letter"
+	}
+	return fmt.Sprintf("%d letters", n)
+}
+
 // WriteGroups writes groups as an aligned table, one row per group: its
 // key, count, types, sources, oldest and newest park time, and reason.
 func WriteGroups(w io.Writer, groups []Group) error {

@@ -22,3 +22,12 @@ func TestWriteLetterShowsDeliveryCountsApart(t *testing.T) {
 		t.Fatalf("show:\n%s", out)
 	}
 }
+
+// A count of letters is written in words: "1 letter", never "1 letters".
+func TestLettersCountsInWords(t *testing.T) {
+	for n, want := range map[int]string{0: "0 letters", 1: "1 letter", 2: "2 letters", 11: "11 letters", 21: "21 letters"} {
+		if got := deadletter.Letters(n); got != want {
+			t.Errorf("Letters(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -187,7 +187,7 @@ func (m *MemoryStore) Import(ctx context.Context, r io.Reader) (int, error) {
 	})
 	var le *lineError
 	if errors.As(err, &le) {
-		err = fmt.Errorf("deadletter: memory store %s: import stopped after %d letters: %w: fix that line and import the lines from it on again", m.name, n, err)
+		err = fmt.Errorf("deadletter: memory store %s: import stopped after %s: %w: fix that line and import the lines from it on again", m.name, Letters(n), err)
 	}
 	return n, err
 }

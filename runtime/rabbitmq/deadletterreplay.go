@@ -145,7 +145,7 @@ func (q *DeadLetterQueue) Replay(ctx context.Context, sel deadletter.Selection, 
 		return firstErr(err, lost)
 	})
 	if err != nil && ctx.Err() == nil {
-		err = fmt.Errorf("rabbitmq: dead-letter queue %s: the replay stopped after %d letters were replayed: %w: the letters not replayed are still parked; run the same replay again to finish it", q.name, rep.Done, q.unnamed(err))
+		err = fmt.Errorf("rabbitmq: dead-letter queue %s: the replay stopped after it replayed %s: %w: the letters not replayed are still parked; run the same replay again to finish it", q.name, deadletter.Letters(rep.Done), q.unnamed(err))
 	}
 	return rep, err
 }
@@ -259,7 +259,7 @@ func (q *DeadLetterQueue) Import(ctx context.Context, r io.Reader) (int, error) 
 	}
 	err = firstErr(err, failed)
 	if err != nil && ctx.Err() == nil {
-		return n, fmt.Errorf("rabbitmq: dead-letter queue %s: import stopped after %d letters: %w: fix the cause and import the lines after those again", q.name, n, q.unnamed(err))
+		return n, fmt.Errorf("rabbitmq: dead-letter queue %s: import stopped after %s: %w: fix the cause and import the lines after those again", q.name, deadletter.Letters(n), q.unnamed(err))
 	}
 	return n, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -72,7 +71,7 @@ func TestAReplayWhoseConnectionIsLostEndsAndARerunFinishesIt(t *testing.T) {
 				t.Fatal("the replay did not end within 20 s of its connection closing")
 			}
 			t.Logf("the replay ended %v after its connection closed: %+v replayed, %v", max(0, r.at.Sub(closedAt)), r.rep.Done, r.err)
-			if r.err == nil || !containsAll(r.err.Error(), dl, "stopped after "+strconv.Itoa(r.rep.Done)+" letters", "still parked", "run the same replay again") {
+			if r.err == nil || !containsAll(r.err.Error(), dl, "stopped after it replayed "+deadletter.Letters(r.rep.Done), "still parked", "run the same replay again") {
 				t.Fatalf("a replay whose connection closed returned %+v, %v; want an error that says to run it again", r.rep, r.err)
 			}
 			if r.rep.Done == 0 || r.rep.Done >= n {

@@ -140,13 +140,15 @@ func TestTwoScansAtOnceLoseNothing(t *testing.T) {
 	}
 }
 
-// A scan of a queue that does not exist says so and how to fix it.
+// A scan of a queue that does not exist says so and how to fix it: the
+// name to check is the one a subscription's dead_letter= key gives (it
+// named "the DeadLetter of its policy", a field no annotation shows).
 func TestScanOfAMissingQueueNamesIt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	q := e.name("missing")
 	err := e.queue(q).Scan(e.ctx, func(*deadletter.Letter) error { return nil })
-	if err == nil || !containsAll(err.Error(), q, "does not exist", "check the name") {
+	if err == nil || !containsAll(err.Error(), q, "does not exist", "check the name", "dead_letter= key") {
 		t.Fatalf("Scan of a missing queue: %v", err)
 	}
 }

@@ -374,8 +374,8 @@ func (d *DeadLetterDir) Replay(ctx context.Context, sel deadletter.Selection, op
 			err := w.del(ids)
 			if err != nil {
 				rep.ReplayedKept = append(rep.ReplayedKept, names...)
-				err = fmt.Errorf("%w: so %d letters were replayed and are still kept: %s: purge them once there is room, or a later replay sends them again",
-					err, len(names), strings.Join(names, ", "))
+				err = fmt.Errorf("%w: so it replayed and still keeps %s: %s: purge them once there is room, or a later replay sends them again",
+					err, deadletter.Letters(len(names)), strings.Join(names, ", "))
 			}
 			ids, names = ids[:0], names[:0]
 			return err

@@ -276,7 +276,7 @@ func TestDirReplayNamesTheLettersItPushedAndCouldNotRemove(t *testing.T) {
 	})
 	addr, got := pullAt(t)
 	rep, err := d.Replay(ctx, deadletter.Selection{}, deadletter.ReplayOptions{To: deadletter.Target{Address: addr}})
-	if err == nil || !strings.Contains(err.Error(), "so 64 letters were replayed and are still kept: d-0000, d-0001, ") ||
+	if err == nil || !strings.Contains(err.Error(), "so it replayed and still keeps 64 letters: d-0000, d-0001, ") ||
 		!strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "free space in "+d.Name()) ||
 		!strings.Contains(err.Error(), strings.Join(idRange(0, 64), ", ")) {
 		t.Fatalf("Replay whose tombstone fails: %v", err)

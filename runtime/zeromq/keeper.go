@@ -133,7 +133,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.lost) > 0 {
-		return fmt.Errorf("zeromq: keeper: directory %s: %d letters it read could not be written and are lost: %s", k.Dir.path, len(k.lost), strings.Join(k.lost, ", "))
+		return fmt.Errorf("zeromq: keeper: directory %s: it lost %s it read and could not write: %s", k.Dir.path, deadletter.Letters(len(k.lost)), strings.Join(k.lost, ", "))
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ func TestKeeperStoppedWithALetterInHandSaysItIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = r.wait()
-	if err == nil || !strings.Contains(err.Error(), "1 letters it read could not be written and are lost: m-000000") {
+	if err == nil || !strings.Contains(err.Error(), "it lost 1 letter it read and could not write: m-000000") {
 		t.Fatalf("Run = %v; want it to name the letter lost", err)
 	}
 	if n := r.logged("could not be written: the letter is lost"); n != 1 || !strings.Contains(r.log.String(), "message_id=m-000000") {

@@ -160,7 +160,7 @@ func BenchmarkOverview100k(b *testing.B) {
 					keys = keys[1:]
 					at := time.Now()
 					_, form := s.confirm(q, "action=purge&key="+key)
-					if a := s.post("/q/"+q+"/purge", form); a.status != http.StatusOK || !strings.Contains(a.body, "1 letters purged") {
+					if a := s.post("/q/"+q+"/purge", form); a.status != http.StatusOK || !strings.Contains(a.body, "1 letter purged") {
 						b.Fatalf("purge: %d\n%s", a.status, a.body)
 					}
 					fresh += read(at)

@@ -46,7 +46,7 @@ func TestBrowserOverAKeepersDirectoryShowsTheGroupsAndPurgesALetter(t *testing.T
 		t.Fatalf("the confirm page says %q", got)
 	}
 	b.click("#confirm")
-	if got := b.text("#done"); !strings.HasPrefix(got, "1 letters purged") || b.text("#left") != "3" {
+	if got := b.text("#done"); !strings.HasPrefix(got, "1 letter purged") || b.text("#left") != "3" {
 		t.Fatalf("the result page says %q, %s left", got, b.text("#left"))
 	}
 	left := map[string]bool{}

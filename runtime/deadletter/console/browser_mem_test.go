@@ -54,7 +54,7 @@ func TestBrowserRefusesAStaleFormAndAnActionWithoutTheToken(t *testing.T) {
 	b.open(s.base + "/q/orders.parked/confirm?action=purge&key=" + keyOf(st, "m1"))
 	used := eval[string](b, `document.querySelector("form.confirm input[name=csrf]").value`)
 	b.click("#confirm")
-	if got := b.text("#done"); !strings.HasPrefix(got, "1 letters purged") {
+	if got := b.text("#done"); !strings.HasPrefix(got, "1 letter purged") {
 		t.Fatalf("purge: %s", got)
 	}
 	before := st.state()

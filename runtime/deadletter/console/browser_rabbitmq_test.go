@@ -227,7 +227,7 @@ func TestBrowserReplayAGroupToARealSubscriptionAndPurgeALetter(t *testing.T) {
 		t.Fatalf("the confirm page says %q", got)
 	}
 	b.click("#confirm")
-	if got := b.text("#done"); !strings.HasPrefix(got, "1 letters purged") || b.text("#left") != strconv.Itoa(refunds-1) {
+	if got := b.text("#done"); !strings.HasPrefix(got, "1 letter purged") || b.text("#left") != strconv.Itoa(refunds-1) {
 		t.Fatalf("the result page says %q, %s left", got, b.text("#left"))
 	}
 	if n := ready(t, conn, dlq); n != refunds-1 {

@@ -145,7 +145,7 @@ func chart(h *histogram, groups []deadletter.Group) *chartView {
 			y := height - bottom - stack[i] - h
 			stack[i] += h
 			v.Bars = append(v.Bars, barView{X: left + i*barW, Y: y, W: barW - gap, H: h, Fill: fill,
-				Title: fmt.Sprintf("%d letters from %s: %s", c, starts[i].Format("2006-01-02 15:04"), label)})
+				Title: fmt.Sprintf("%s from %s: %s", deadletter.Letters(c), starts[i].Format("2006-01-02 15:04"), label)})
 		}
 	}
 	// The axis is labelled at its start, its middle (when there is room)

@@ -486,7 +486,7 @@ func TestPurgeOneLetter(t *testing.T) {
 	s.signIn()
 	_, form := s.confirm("orders.parked", "action=purge&key="+keyOf(st, "m2"))
 	a := s.post("/q/orders.parked/purge", form)
-	if !strings.Contains(a.body, "1 letters purged") {
+	if !strings.Contains(a.body, "1 letter purged") {
 		t.Fatalf("purge: %s", a.body)
 	}
 	for _, l := range st.snapshot() {

@@ -40,7 +40,7 @@ func TestTheSamePagesWorkForAKeepersDirectory(t *testing.T) {
 		t.Fatalf("m2 in the directory: %q, %v", key, err)
 	}
 	_, form := s.confirm(dir.Name(), "action=purge&key="+key)
-	if a := s.post("/q/"+url.PathEscape(dir.Name())+"/purge", form); !strings.Contains(a.body, "1 letters purged") {
+	if a := s.post("/q/"+url.PathEscape(dir.Name())+"/purge", form); !strings.Contains(a.body, "1 letter purged") {
 		t.Fatalf("purge: %s", a.body)
 	}
 	left := map[string]bool{}

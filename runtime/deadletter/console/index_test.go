@@ -61,7 +61,7 @@ func TestThePagesAreServedFromOneReadingOfTheStore(t *testing.T) {
 		t.Fatalf("the pages read the store %d times, not once", n)
 	}
 	// The purge reads the store, and so does the index after it.
-	if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letters purged") {
+	if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letter purged") {
 		t.Fatalf("purge: %s", a.body)
 	}
 	a = s.getRead("/")
@@ -103,7 +103,7 @@ func TestAfterAnActionThePagesSayTheirFiguresAreFromBeforeIt(t *testing.T) {
 	}
 	st.gate <- struct{}{}
 	a := s.getRead("/")
-	if strings.Contains(a.body, "before the purge") || strings.Contains(a.body, "card declined") || !strings.Contains(a.body, "Read 1 letters at ") {
+	if strings.Contains(a.body, "before the purge") || strings.Contains(a.body, "card declined") || !strings.Contains(a.body, "Read 1 letter at ") {
 		t.Fatalf("the overview read after the purge:\n%s", a.body)
 	}
 }

@@ -22,6 +22,13 @@ func (c *Console) parse() error {
 		"stamp": stamp,
 		"join":  strings.Join,
 		"add":   func(a, b int) int { return a + b },
+		// "1 letter", "2 letters"; unit is the word alone, for a count
+		// shown apart.
+		"letters": deadletter.Letters,
+		"unit": func(n int) string {
+			_, word, _ := strings.Cut(deadletter.Letters(n), " ")
+			return word
+		},
 	}
 	c.pages = map[string]*template.Template{}
 	for _, name := range pageNames {

@@ -60,7 +60,7 @@ func TestTheConsoleConnectsAgainAfterTheBrokerClosedItsConnection(t *testing.T) 
 	}
 	_, form := s.confirm(q, "action=purge&key="+key)
 	testkit.CloseConnection(t, "streamgen dlq "+q+" (dead letters)")
-	if a := s.post("/q/"+url.PathEscape(q)+"/purge", form); !strings.Contains(a.body, "1 letters purged") || !strings.Contains(a.body, `id="left">3<`) {
+	if a := s.post("/q/"+url.PathEscape(q)+"/purge", form); !strings.Contains(a.body, "1 letter purged") || !strings.Contains(a.body, `id="left">3<`) {
 		t.Fatalf("the purge after the connection closed:\n%s", a.body)
 	}
 	s.getRead("/") // the reading after the purge holds the letters a moment

@@ -117,7 +117,7 @@ func TestAGroupKeepsItsColour(t *testing.T) {
 	// smallest.
 	for _, id := range []string{"ma", "mb", "mc"} {
 		_, form := s.confirm("orders.parked", "action=purge&key="+keyOf(st, id))
-		if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letters purged") {
+		if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letter purged") {
 			t.Fatalf("purge %s: %s", id, a.body)
 		}
 	}
@@ -299,7 +299,7 @@ func TestAfterAnActionThePagesShowOneCount(t *testing.T) {
 	}
 	s.getRead("/")
 	_, form := s.confirm("orders.parked", "action=purge&group="+groupOf(st.memStore, "r1"))
-	if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letters purged") {
+	if a := s.post("/q/orders.parked/purge", form); !strings.Contains(a.body, "1 letter purged") {
 		t.Fatalf("purge: %s", a.body)
 	}
 	st.gate <- struct{}{} // the reading after the purge holds a letter, and waits
