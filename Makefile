@@ -129,7 +129,7 @@ demo-rabbitmq: rabbitmq
 # benchreport checks them against the most the claim allows (see Allocs in
 # internal/testsupport/benchreport). Allocation counts live here, not in
 # tests: sync.Pool drops items at random under -race.
-ALLOC_BENCH := PublishWithoutOptions|PublishParts|PublishAsyncAllocation|PublishAsyncChannelAllocation|FillDelivery|SettleAck|HandleAllocation|DeliveryAllocation|ReadMessageAllocation|EscapedStringAllocation|OrderAllocation|GeneratedDecoderAllocation
+ALLOC_BENCH := PublishWithoutOptions|PublishParts|PublishAsyncAllocation|PublishAsyncChannelAllocation|FillDelivery|SettleAck|HandleAllocation|ReplyAllocation|DeliveryAllocation|ReadMessageAllocation|EscapedStringAllocation|OrderAllocation|GeneratedDecoderAllocation
 ALLOC_PKGS := ./runtime ./runtime/rabbitmq ./runtime/adapter ./runtime/zeromq ./runtime/zeromq/internal/zmtp ./runtime/jsondecode ./internal/testsupport/jsoncheck
 
 bench: SHELL := /bin/bash

@@ -92,9 +92,13 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 	// and the reply leave on one channel, in that order).
 	err := c.carryOut(ctx, d, &v)
 	c.copies.Add(1)
+	// The function below keeps its own copy of the verdict: were it to
+	// capture v, v would live on the heap for every request, answered
+	// or not.
+	settled := v
 	tr.Reply(sendCtx, d, to, msg, func(err error) {
 		if err != nil {
-			c.logSettled(slog.LevelWarn, "the error reply could not be sent; the caller waits until its deadline", d, v, "reply_to", to, "err", err)
+			c.logSettled(slog.LevelWarn, "the error reply could not be sent; the caller waits until its deadline", d, settled, "reply_to", to, "err", err)
 		}
 		c.copies.Done()
 	})

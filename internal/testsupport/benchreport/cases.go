@@ -126,6 +126,7 @@ var Cases = []Case{
 	{"BenchmarkSettleAck", "Settle of an ack, debug logging off", Allocs, 0},
 	{"BenchmarkHandleAllocation/middleware=none", "Consumer Handle of a delivery, no middleware (codec and handler allocate nothing)", Allocs, 0},
 	{"BenchmarkHandleAllocation/middleware=app+subscription", "Consumer Handle of a delivery, app and subscription middleware", Allocs, 0},
+	{"BenchmarkReplyAllocation", "Consumer Handle of a request answered at once (codec and handler allocate nothing): the reply's record, its callback, its context", Allocs, 3},
 	{"BenchmarkDeliveryAllocation", "ZeroMQ frames of a few headers to a Delivery: the Delivery, the header text", Allocs, 2},
 	{"BenchmarkReadMessageAllocation/buffered", "ZMTP read of a buffered message of 3 frames: frame list, bodies", Allocs, 2},
 	{"BenchmarkReadMessageAllocation/alone", "ZMTP read of a message that came alone: frame list, bodies", Allocs, 2},
