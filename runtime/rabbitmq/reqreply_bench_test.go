@@ -158,6 +158,12 @@ func rrRound(b *testing.B, callers, n int, call func(ctx context.Context, i int)
 // request.
 func rrStreamgen(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) func(ctx context.Context, i int) (rrPrice, error) {
 	b.Helper()
+	return rrStreamgenClient(b, rrStreamgenServer(b, callers, decode))
+}
+
+// rrStreamgenServer starts streamgen's server and returns its queue.
+func rrStreamgenServer(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) string {
+	b.Helper()
 	adm := newAdmin(b)
 	q := adm.queue("reqreply-streamgen", ".retry")
 	workers := rrServerWorkers(callers)
@@ -174,6 +180,13 @@ func rrStreamgen(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) 
 	a := runtime.NewApp("streamgen-bench")
 	a.Mount(New(brokerURL(), WithConnectionName("streamgen-bench-"+randomHex(4))), sub)
 	streamtest.RunApp(b, a)
+	return q
+}
+
+// rrStreamgenClient starts streamgen's client of queue q and returns the
+// call of a request.
+func rrStreamgenClient(b *testing.B, q string) func(ctx context.Context, i int) (rrPrice, error) {
+	b.Helper()
 	r := NewRequester(brokerURL(), WithConnectionName("streamgen-bench-requester-"+randomHex(4)))
 	b.Cleanup(func() { _ = r.Close() })
 	return func(ctx context.Context, i int) (rrPrice, error) {
@@ -184,6 +197,12 @@ func rrStreamgen(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) 
 // rrRaw starts the raw server and client and returns the call of a
 // request.
 func rrRaw(b *testing.B, callers int) func(ctx context.Context, i int) (rrPrice, error) {
+	b.Helper()
+	return rrRawClient(b, rrRawServer(b, callers))
+}
+
+// rrRawServer starts the raw server and returns its queue.
+func rrRawServer(b *testing.B, callers int) string {
 	b.Helper()
 	adm := newAdmin(b)
 	q := adm.queue("reqreply-raw", ".retry")
@@ -222,8 +241,13 @@ func rrRaw(b *testing.B, callers int) func(ctx context.Context, i int) (rrPrice,
 	}
 	server.start()
 	b.Cleanup(server.stop)
+	return q
+}
 
-	// The client: one channel, direct reply-to, a map of waiting calls.
+// rrRawClient starts the raw client of queue q, of one channel, direct
+// reply-to and a map of waiting calls, and returns the call of a request.
+func rrRawClient(b *testing.B, q string) func(ctx context.Context, i int) (rrPrice, error) {
+	b.Helper()
 	clientConn := dial(b)
 	ch, err := clientConn.Channel()
 	if err != nil {
