@@ -3,6 +3,8 @@ package brokertest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +92,17 @@ func requestIsAnswered(t testing.TB, tr Transport) {
 	f.stop()
 	if st := f.stats(q); st.Delivered != 6 || st.Acked != 4 || st.Retried != 1 || st.Parked != 1 {
 		t.Errorf("counters %+v, want 6 delivered, 4 acked, 1 retried, 1 parked", st)
+	}
+	// The handler of Job and MsgPackJob ran once for each request that
+	// succeeded and on both attempts of the one that failed.
+	var calls []string
+	mds := got.metadata()
+	for i, j := range got.messages() {
+		calls = append(calls, fmt.Sprintf("%s %d attempt %d", mds[i].MessageType, j.ID, mds[i].Attempt))
+	}
+	slices.Sort(calls)
+	if want := []string{"Job 1 attempt 1", "Job 2 attempt 1", "Job 2 attempt 2", "MsgPackJob 3 attempt 1", "MsgPackJob 4 attempt 1"}; !slices.Equal(calls, want) {
+		t.Errorf("the handler was called for %q, want %q", calls, want)
 	}
 }
 
