@@ -152,7 +152,7 @@ func keySpecs() []keySpec {
 			return ""
 		}, ""},
 		{"codec", typeLevel, runtime.AnyBroker, "codec=msgpack", keyDoc{
-			summary: "the codec the message type is written in: its handler reads it besides the App's codec, each delivery by its content type, and its generated publisher writes it",
+			summary: "the codec the message type is written in: its handler reads it besides the App's codec, each delivery by its content type, its generated publisher and typed client write it, and a reply goes back in the codec its request came in",
 			values:  "`json`, `protobuf`, `msgpack`, `cbor`",
 			dflt:    "the App's codec (JSON unless `runtime.WithCodec`); `protobuf` for a protocol buffer message",
 			guide:   "[Codecs](codecs.md)",
