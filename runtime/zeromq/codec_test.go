@@ -3,9 +3,6 @@ package zeromq_test
 import (
 	"context"
 	"os/exec"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/streamgen/streamgen/internal/testsupport/foreigncodec"
@@ -25,12 +22,12 @@ func TestForeignProducerOfEachCodec(t *testing.T) {
 	foreigncodec.RequirePython(t, "zmq")
 	codecsEP, deadEP := freeEndpoint(t), freeEndpoint(t)
 	var got foreigncodec.Received
-	var dead deliveries
+	var dead foreigncodec.Parked
 	app := runtime.NewApp("codecs")
 	zq := zeromq.New(zeromq.Queue("codecs", zeromq.Bind(codecsEP)), zeromq.Queue("codecs.dead", zeromq.Bind(deadEP)))
 	app.Mount(zq,
 		&runtime.Subscription{Name: "codecs", Handlers: foreigncodec.Handlers(&got, "codecs.dead")},
-		&runtime.Subscription{Name: "codecs.dead", Handlers: []runtime.Handler{dead.handler()}})
+		&runtime.Subscription{Name: "codecs.dead", Handlers: []runtime.Handler{dead.Handler()}})
 	streamtest.RunApp(t, app)
 	script := foreigncodec.Script(`
 import zmq
@@ -48,39 +45,7 @@ ctx.term()
 	if out, err := exec.CommandContext(ctx, foreigncodec.Python, "-c", script, foreigncodec.Descriptors(t), codecsEP).CombinedOutput(); err != nil {
 		t.Fatalf("the python producer failed: %v\n%s", err, out)
 	}
-	testkit.Eventually(t, "the messages were handled and the corrupt one parked", func() bool { return got.Len() == foreigncodec.Sent-1 && dead.len() == 1 })
+	testkit.Eventually(t, "the messages were handled and the corrupt one parked", func() bool { return got.Len() == foreigncodec.Sent-1 && dead.Len() == 1 })
 	got.Check(t)
-	d := dead.all()[0]
-	if d.MessageID != "py-cbor-corrupt" || d.ContentType != "application/cbor" ||
-		!strings.HasPrefix(d.Headers[runtime.HeaderDeadLetterReason], "body does not decode into CBORReading: runtime: decode: cbor: ") {
-		t.Errorf("parked %s (%s) with headers %v, want py-cbor-corrupt, with the CBOR error", d.MessageID, d.ContentType, d.Headers)
-	}
-}
-
-// deliveries records what a handler of every message type takes: how a
-// test reads a dead-letter queue whatever its bodies.
-type deliveries struct {
-	mu sync.Mutex
-	ms []runtime.Delivery
-}
-
-func (c *deliveries) handler() runtime.Handler {
-	return runtime.HandleEvery(runtime.Policy{}, func(_ context.Context, m runtime.Delivery) error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.ms = append(c.ms, m)
-		return nil
-	})
-}
-
-func (c *deliveries) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ms)
-}
-
-func (c *deliveries) all() []runtime.Delivery {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.ms)
+	dead.Check(t)
 }

@@ -7,7 +7,8 @@
 // file descriptor of package testpb, so the program needs no code
 // generated for Python. Handlers returns the Go handlers of those
 // messages and Received what they decoded, which Check compares with
-// what the program sent.
+// what the program sent; Parked reads the dead-letter queue, where the
+// program's corrupt body must be.
 package foreigncodec
 
 import (
@@ -179,5 +180,46 @@ func (r *Received) Check(t testing.TB) {
 	}
 	if _, ok := r.readings["py-cbor-corrupt"]; ok || len(r.orders)+len(r.readings) != Sent-1 {
 		t.Errorf("the handlers took %d orders and %d readings, want the 4 that decode", len(r.orders), len(r.readings))
+	}
+}
+
+// Parked records what the handler of the dead-letter queue takes (a
+// handler of every message type, whatever its bodies), so that
+// CheckParked can read the poison the program sent.
+type Parked struct {
+	mu sync.Mutex
+	ms []runtime.Delivery
+}
+
+// Handler returns the handler of the dead-letter queue.
+func (p *Parked) Handler() runtime.Handler {
+	return runtime.HandleEvery(runtime.Policy{}, func(_ context.Context, m runtime.Delivery) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.ms = append(p.ms, m)
+		return nil
+	})
+}
+
+// Len returns how many letters the handler took.
+func (p *Parked) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ms)
+}
+
+// Check fails t unless the one letter parked is the program's corrupt
+// CBOR body, parked with the decoder's error as its reason.
+func (p *Parked) Check(t testing.TB) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ms) != 1 {
+		t.Fatalf("%d letters parked, want the corrupt one", len(p.ms))
+	}
+	d := p.ms[0]
+	if d.MessageID != "py-cbor-corrupt" || d.ContentType != "application/cbor" ||
+		!strings.HasPrefix(d.Headers[runtime.HeaderDeadLetterReason], "body does not decode into CBORReading: runtime: decode: cbor: ") {
+		t.Errorf("parked %s (%s) with headers %v, want py-cbor-corrupt, with the CBOR error", d.MessageID, d.ContentType, d.Headers)
 	}
 }
