@@ -298,12 +298,13 @@ type apiOperation struct {
 	// wait is the wait queue of a retry operation on RabbitMQ.
 	wait *waitRole
 	// reply is the message a receive operation's handler answers with,
-	// nil when it does not answer requests; replyChannel is where its
-	// replies go.
-	reply        *apiMessage
-	replyChannel *apiChannel
-	channel      *apiChannel
-	messages     []*apiMessage
+	// nil when it does not answer requests, and errorReply the document's
+	// error reply, its answer to a request that failed for good;
+	// replyChannel is where both go.
+	reply, errorReply *apiMessage
+	replyChannel      *apiChannel
+	channel           *apiChannel
+	messages          []*apiMessage
 	// names are the operation's candidate keys, most wanted first.
 	names []string
 	key   string
@@ -527,7 +528,8 @@ func (d *apiDoc) addReply(op *apiOperation, req *apiMessage) {
 	op.reply = d.replyMessage(op.handler.Reply, replyType, op.sub.rs.Handlers[op.index].Codec)
 	op.replyChannel = d.replyChannel(op.sub)
 	op.replyChannel.addMessage(op.reply)
-	op.replyChannel.addMessage(d.errorReplyMessage())
+	op.errorReply = d.errorReplyMessage()
+	op.replyChannel.addMessage(op.errorReply)
 	if req != nil {
 		req.request = true
 	}
@@ -1302,17 +1304,7 @@ func (o *apiOperation) replyNode() *object {
 			set("description", "The request's AMQP reply_to property: a RabbitMQ direct reply-to address (amq.rabbitmq.reply-to) or a queue of the caller's.").
 			set("location", replyLocation)).
 		set("channel", newObject().set("$ref", "#/channels/"+c.key)).
-		set("messages", []node{ref(o.reply), ref(c.errorReplyOf())})
-}
-
-// errorReplyOf returns the error reply among the channel's messages.
-func (c *apiChannel) errorReplyOf() *apiMessage {
-	for _, m := range c.messages {
-		if m.errorReply {
-			return m
-		}
-	}
-	panic("asyncapi: a reply channel without the error reply")
+		set("messages", []node{ref(o.reply), ref(o.errorReply)})
 }
 
 // publishNode finishes the entry n of a declared publisher: it sends its
