@@ -57,16 +57,17 @@ func (c *Consumer) read(i int, h *runtime.Handler, d *Delivery) (any, string) {
 }
 
 // encodeReply encodes d's reply (see replyMessage) in the codec its
-// request was read with, among those of its handler: its caller wrote
+// request was read with, among those of its handler, handler i (-1: none,
+// the App's codec alone): its caller wrote
 // that one, and so reads the reply, also while producers move from one
 // codec to another. When that codec cannot encode the reply (Protobuf, and
 // a reply that is not a protocol buffer message), the first of the
 // handler's other codecs that can writes it: its own, then the App's. It
 // returns the body and its content type, or the reason no codec could
 // encode the reply.
-func (c *Consumer) encodeReply(d *Delivery) (body []byte, contentType, reason string) {
+func (c *Consumer) encodeReply(d *Delivery, i int) (body []byte, contentType, reason string) {
 	codecs := []runtime.Codec{c.codec}
-	if i := c.handlerIndex(d.Type); i >= 0 {
+	if i >= 0 {
 		codecs = c.codecs[i]
 	}
 	read := runtime.CodecFor(codecs, d.ContentType)

@@ -57,9 +57,10 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 		return v, nil, false
 	}
 	replyType, replies := "", true
-	if h := c.handlerFor(d.Type); h != nil {
+	i := c.handlerIndex(d.Type)
+	if i >= 0 {
 		// A message no handler takes is answered too: its caller waits.
-		replyType, replies = h.Replies()
+		replyType, replies = c.sub.Handlers[i].Replies()
 	}
 	if !replies {
 		return v, nil, false // a message of a handler that does not reply
@@ -73,7 +74,7 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 		c.logSettled(slog.LevelError, "this broker carries no replies, so none was sent (request/reply needs RabbitMQ)", d, v)
 		return v, nil, false
 	}
-	msg := c.replyMessage(d, v, replyType)
+	msg := c.replyMessage(d, v, i, replyType)
 	to := d.ReplyTo
 	// The handler has run: its reply goes out even once shutdown cancels
 	// the handlers' context.
@@ -105,15 +106,15 @@ func (c *Consumer) answer(ctx context.Context, d *Delivery, v Verdict) (Verdict,
 	return v, err, true
 }
 
-// replyMessage builds the reply to d, whose verdict v is final: for an
-// acknowledged request, the reply its handler returned, of type
-// replyType, in the codec the request was read with when that encodes it
+// replyMessage builds the reply to d, whose verdict v is final and whose
+// handler is handler i (-1: none): for an acknowledged request, the reply
+// its handler returned, of type replyType, in the codec the request was read with when that encodes it
 // (encodeReply); for any other verdict, an error
 // reply (runtime.HeaderReplyError). Either carries d's correlation id,
 // or d's message id when it has none, and nothing else a caller does not
 // read: no message id (a reply is matched by its correlation id, and no
 // Consumer reads it), no timestamp.
-func (c *Consumer) replyMessage(d *Delivery, v Verdict, replyType string) runtime.Message {
+func (c *Consumer) replyMessage(d *Delivery, v Verdict, i int, replyType string) runtime.Message {
 	var m runtime.Message
 	m.CorrelationID = cmp.Or(d.CorrelationID, d.MessageID)
 	fail := func(reason string) runtime.Message {
@@ -129,7 +130,7 @@ func (c *Consumer) replyMessage(d *Delivery, v Verdict, replyType string) runtim
 	if d.reply == nil {
 		return fail("the request was handled, but its reply never reached the runtime: a middleware returned an Outcome of its own instead of next's")
 	}
-	body, contentType, reason := c.encodeReply(d)
+	body, contentType, reason := c.encodeReply(d, i)
 	if reason != "" {
 		return fail("the request was handled, but " + reason)
 	}
