@@ -143,7 +143,7 @@ bench: rabbitmq postgres
 	STREAMGEN_RABBITMQ4_PORT=5674 .ci/rabbitmq4 run $(GO) test -run '^$$' -bench '^BenchmarkBrokerRetry$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=raw$$' -benchtime 5x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^BenchmarkInbox$$' -benchtime 30x -timeout 30m ./runtime/outbox | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkInbox$$/^db=outboxpgx$$' -benchtime 30x -timeout 30m ./runtime/outbox | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkSubscribe$$' -benchtime 40x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerMemory$$' -benchtime 1x ./runtime/zeromq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkDLQ(List|Replay|ReplayFew)$$' -benchtime 5x -timeout 30m ./runtime/rabbitmq | tee -a $(BENCH_OUT)

@@ -12,7 +12,8 @@ type Dialect string
 
 // The databases an Outbox works on.
 const (
-	// PostgreSQL, through github.com/jackc/pgx/v5/stdlib (driver "pgx").
+	// PostgreSQL, through github.com/jackc/pgx/v5/stdlib (driver "pgx"),
+	// or opened with package outboxpgx.
 	PostgreSQL Dialect = "postgres"
 	// SQLite, through modernc.org/sqlite (driver "sqlite"), pure Go.
 	SQLite Dialect = "sqlite"
@@ -26,7 +27,8 @@ func dialectOf(db *sql.DB) (Dialect, error) {
 	}
 	pkg := t.PkgPath()
 	switch {
-	case strings.HasPrefix(pkg, "github.com/jackc/pgx/"), strings.HasPrefix(pkg, "github.com/lib/pq"):
+	case strings.HasPrefix(pkg, "github.com/jackc/pgx/"), strings.HasPrefix(pkg, "github.com/lib/pq"),
+		pkg == "github.com/streamgen/streamgen/runtime/outbox/outboxpgx":
 		return PostgreSQL, nil
 	case strings.HasPrefix(pkg, "modernc.org/sqlite"), strings.HasPrefix(pkg, "github.com/mattn/go-sqlite3"):
 		return SQLite, nil

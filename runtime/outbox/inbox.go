@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamgen/streamgen/runtime"
+	"github.com/streamgen/streamgen/runtime/outbox/internal/inboxrecord"
 )
 
 // DefaultInboxRetention is how long the inbox keeps the record of a
@@ -69,7 +70,9 @@ func (c inboxConfig) cleanEvery() time.Duration {
 type transactor struct{ o *Outbox }
 
 // BeginOnce begins a transaction on the outbox's database and inserts the
-// message's row into streamgen_inbox in it. The row is there already when
+// message's row into streamgen_inbox in it: with the BEGIN, in one round
+// trip, on a database package outboxpgx opened; as a statement of its own
+// on any other. The row is there already when
 // a transaction that inserted it committed: then the transaction is rolled
 // back, and handled is true. While another transaction that inserted it is
 // open, the insert waits for it to end (PostgreSQL: the primary key's
@@ -90,9 +93,19 @@ func (in transactor) BeginOnce(ctx context.Context, subscription, messageID stri
 }
 
 func (in transactor) beginOnce(ctx context.Context, subscription, messageID string) (*sql.Tx, bool, error) {
-	tx, err := in.o.db.BeginTx(ctx, nil)
+	// A driver that can (package outboxpgx) writes the record as it
+	// begins the transaction, in the same round trip.
+	rec := &inboxrecord.Record{Subscription: subscription, MessageID: messageID}
+	tx, err := in.o.db.BeginTx(inboxrecord.With(ctx, rec), nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("outbox: begin a transaction: %w", err)
+		return nil, false, fmt.Errorf("outbox: begin a transaction and record message %s of subscription %q in the inbox: %w", messageID, subscription, err)
+	}
+	if rec.Written {
+		if !rec.New {
+			_ = tx.Rollback()
+			return nil, true, nil
+		}
+		return tx, false, nil
 	}
 	if in.o.dialect == SQLite {
 		if err := waitForTheWriter(ctx, tx); err != nil {
@@ -190,7 +203,7 @@ func isBusy(err error) bool {
 // inboxInsertSQL records a message, or nothing when it is recorded.
 func (o *Outbox) inboxInsertSQL() string {
 	if o.dialect == PostgreSQL {
-		return `INSERT INTO streamgen_inbox (subscription, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+		return inboxrecord.PostgresInsert
 	}
 	return `INSERT OR IGNORE INTO streamgen_inbox (subscription, message_id) VALUES (?, ?)`
 }

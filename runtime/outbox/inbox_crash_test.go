@@ -55,7 +55,7 @@ func runInboxWorker(spec string) int {
 	queue, driver, dsn := f[0], f[1], f[2]
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	db, err := sql.Open(driver, dsn)
+	db, err := openDriver(driver, dsn)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "inbox worker:", err)
 		return 1
@@ -94,7 +94,8 @@ func runInboxWorker(spec string) int {
 
 // The test: a worker killed after a handler's commit and before
 // its ack, once for each of 100 messages (100 kills, a worker started
-// again after each), on PostgreSQL and on SQLite. Every message's effect
+// again after each), on PostgreSQL (opened as pgx opens it and as
+// package outboxpgx does) and on SQLite. Every message's effect
 // row exists exactly once: each redelivery of a committed message is
 // acknowledged as a duplicate, without a second call. The worker is the
 // test binary run again; it ends itself with os.Exit at the exact point,
@@ -106,6 +107,9 @@ func TestInboxKilledAfterCommitHandlesEachMessageOnce(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		crashLoop(t, "pgx", dbtest.PostgresDatabase(t), messages)
 	})
+	t.Run("postgres-outboxpgx", func(t *testing.T) {
+		crashLoop(t, "outboxpgx", dbtest.PostgresDatabase(t), messages)
+	})
 	t.Run("sqlite", func(t *testing.T) {
 		crashLoop(t, "sqlite", "file:"+dbtest.SQLitePath(t)+sqliteDSN, messages)
 	})
@@ -114,11 +118,7 @@ func TestInboxKilledAfterCommitHandlesEachMessageOnce(t *testing.T) {
 // crashLoop runs the crash test on the database driver opens at dsn.
 func crashLoop(t *testing.T, driver, dsn string, messages int) {
 	ctx := context.Background()
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openDB(t, driver, dsn)
 	if _, err := outbox.Open(ctx, db); err != nil {
 		t.Fatal(err)
 	}

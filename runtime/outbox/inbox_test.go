@@ -18,6 +18,7 @@ import (
 	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 	"github.com/streamgen/streamgen/runtime"
 	"github.com/streamgen/streamgen/runtime/outbox"
+	"github.com/streamgen/streamgen/runtime/outbox/outboxpgx"
 	"github.com/streamgen/streamgen/runtime/streamtest"
 )
 
@@ -27,11 +28,35 @@ import (
 // keys enforced.
 const sqliteDSN = "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)"
 
-// inboxDatabases runs fn on a PostgreSQL database and an SQLite file of
-// the test's own, SQLite opened with sqliteDSN.
+// inboxDatabases runs fn on a PostgreSQL database opened as pgx's
+// database/sql driver opens it and as package outboxpgx does (the inbox's
+// record written with the transaction's BEGIN), and on an SQLite file of
+// the test's own, opened with sqliteDSN.
 func inboxDatabases(t *testing.T, fn func(t *testing.T, db *sql.DB)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, dbtest.Postgres(t)) })
+	t.Run("postgres-outboxpgx", func(t *testing.T) { fn(t, openDB(t, "outboxpgx", dbtest.PostgresDatabase(t))) })
 	t.Run("sqlite", func(t *testing.T) { fn(t, openSQLite(t, dbtest.SQLitePath(t))) })
+}
+
+// openDB opens the database at dsn with the database/sql driver named, or
+// with package outboxpgx for "outboxpgx", closed when the test ends.
+func openDB(t testing.TB, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := openDriver(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// openDriver opens the database at dsn with the database/sql driver
+// named, or with package outboxpgx for "outboxpgx".
+func openDriver(driver, dsn string) (*sql.DB, error) {
+	if driver == "outboxpgx" {
+		return outboxpgx.Open(dsn)
+	}
+	return sql.Open(driver, dsn)
 }
 
 // openSQLite opens the SQLite file at path with sqliteDSN, closed when
@@ -356,7 +381,13 @@ func TestInboxParksAMessageWithoutID(t *testing.T) {
 // for the first's transaction on the inbox row, then finds it recorded,
 // and is acknowledged without a call.
 func TestInboxSerializesConcurrentDeliveriesOfOneMessage(t *testing.T) {
-	db := dbtest.Postgres(t)
+	t.Run("pgx", func(t *testing.T) { serializesConcurrentDeliveries(t, dbtest.Postgres(t)) })
+	t.Run("outboxpgx", func(t *testing.T) {
+		serializesConcurrentDeliveries(t, openDB(t, "outboxpgx", dbtest.PostgresDatabase(t)))
+	})
+}
+
+func serializesConcurrentDeliveries(t *testing.T, db *sql.DB) {
 	ctx := context.Background()
 	ob, err := outbox.Open(ctx, db)
 	if err != nil {
