@@ -149,9 +149,10 @@ func TestKeeperPausesReadingWhileTheDiskIsFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	var full atomic.Bool
-	var writes atomic.Int32
+	var writes, looksFull atomic.Int32
 	zeromq.SetDirFree(dir, func() (uint64, error) {
 		if full.Load() {
+			looksFull.Add(1)
 			return 100 << 10, nil
 		}
 		return 1 << 30, nil
@@ -167,8 +168,10 @@ func TestKeeperPausesReadingWhileTheDiskIsFull(t *testing.T) {
 	sent := sendLetters(t, r.k.Addr(), 20)
 	testkit.Eventually(t, "the keeper paused", func() bool { return r.logged("reading no letter until there is room") == 1 })
 	// It is paused: no letter is read (and so none is written) until
-	// there is room.
-	time.Sleep(200 * time.Millisecond)
+	// there is room, however often it looks. Three looks at the full
+	// disk since it paused: three times it could have read one.
+	paused := looksFull.Load()
+	testkit.Eventually(t, "the keeper to look at the full disk 3 times more", func() bool { return looksFull.Load() >= paused+3 })
 	if n := writes.Load(); n != 5 {
 		t.Fatalf("%d letters written while the disk was full, want the 5 before", n)
 	}
