@@ -3,6 +3,7 @@ package outboxpgx_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"net"
 	"sync/atomic"
@@ -303,5 +304,18 @@ func TestOpen(t *testing.T) {
 	}
 	if ob.Dialect() != outbox.PostgreSQL {
 		t.Errorf("dialect %q, want %q", ob.Dialect(), outbox.PostgreSQL)
+	}
+	// The database's driver opens connections of its own, as
+	// database/sql's drivers do.
+	dc, err := db.Driver().Open(dbtest.PostgresDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	if _, ok := dc.(interface{ Conn() *pgx.Conn }); !ok {
+		t.Errorf("the driver opened a %T, without Conn", dc)
+	}
+	if err := dc.(driver.Pinger).Ping(context.Background()); err != nil {
+		t.Errorf("ping through the driver's connection: %v", err)
 	}
 }
