@@ -4,9 +4,9 @@
 //	db, err := outboxdb.Open(ctx, "postgres://app@db.internal:5432/orders")
 //	db, err := outboxdb.Open(ctx, "sqlite:/var/lib/orders/orders.db")
 //
-// It links both drivers, github.com/jackc/pgx/v5/stdlib and
-// modernc.org/sqlite: a service opens its own database with the driver
-// it uses, and passes it to outbox.Open.
+// It links both drivers, github.com/jackc/pgx/v5/stdlib (through package
+// outboxpgx) and modernc.org/sqlite: a service opens its own database
+// with the driver it uses, and passes it to outbox.Open.
 package outboxdb
 
 import (
@@ -18,9 +18,10 @@ import (
 	"os"
 	"strings"
 
-	// The drivers of the two databases the outbox works on.
-	_ "github.com/jackc/pgx/v5/stdlib"
+	// SQLite's driver; PostgreSQL's is pgx's, through outboxpgx.
 	_ "modernc.org/sqlite"
+
+	"github.com/streamgen/streamgen/runtime/outbox/outboxpgx"
 )
 
 // Open opens and pings the database named by dsn: a PostgreSQL URL
@@ -33,7 +34,7 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		db, err = sql.Open("pgx", dsn)
+		db, err = outboxpgx.Open(dsn) // pgx's driver, the inbox's record sent with BEGIN
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" {
