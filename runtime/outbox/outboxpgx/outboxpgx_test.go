@@ -110,13 +110,19 @@ func TestBeginRecordsTheMessageInOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM streamgen_inbox WHERE subscription = 'orders'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 {
+	if n := inboxRows(t, db); n != 2 {
 		t.Errorf("%d inbox rows, want 2 (m-0 and m-1)", n)
 	}
+}
+
+// inboxRows counts the rows of streamgen_inbox.
+func inboxRows(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM streamgen_inbox").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // A transaction without a record, or with options, begins as pgx begins
@@ -226,11 +232,7 @@ func TestCommitOfAFailedTransaction(t *testing.T) {
 	if err := tx.Commit(); !errors.Is(err, pgx.ErrTxCommitRollback) {
 		t.Errorf("commit of a failed transaction: %v, want %v", err, pgx.ErrTxCommitRollback)
 	}
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM streamgen_inbox").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := inboxRows(t, db); n != 0 {
 		t.Errorf("%d inbox rows after the rollback, want 0", n)
 	}
 }
