@@ -46,4 +46,9 @@
 // through the transaction, and publishes through Tx, happens once per
 // message. Records are kept for InboxRetention (a week by default), and
 // the App removes older ones in the background (CleanInbox).
+//
+// On PostgreSQL, open the database with package outboxpgx (pgx's
+// database/sql driver, whose transactions for such handlers send BEGIN
+// and the inbox's record together): the record then costs no round trip
+// of its own.
 package outbox
