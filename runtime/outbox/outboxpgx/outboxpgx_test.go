@@ -321,3 +321,37 @@ func TestOpen(t *testing.T) {
 		t.Errorf("ping through the driver's connection: %v", err)
 	}
 }
+
+// Every query exec mode pgx has (the simple protocol, say, for a
+// connection pooler) begins and records the message the same.
+func TestBeginInEveryQueryExecMode(t *testing.T) {
+	for _, mode := range []pgx.QueryExecMode{
+		pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeDescribeExec,
+		pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol,
+	} {
+		t.Run(mode.String(), func(t *testing.T) {
+			config, err := pgx.ParseConfig(dbtest.PostgresDatabase(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			config.DefaultQueryExecMode = mode
+			db := outboxpgx.OpenDB(*config)
+			t.Cleanup(func() { _ = db.Close() })
+			if _, err := outbox.Open(context.Background(), db); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []bool{true, false} {
+				tx, rec := begin(t, db, "m-'1") // a quote, for the simple protocol's own quoting
+				if !rec.Written || rec.New != want {
+					t.Errorf("begin %d: record %+v, want written, new %v", i+1, rec, want)
+				}
+				if err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := inboxRows(t, db); n != 1 {
+				t.Errorf("%d inbox rows, want 1", n)
+			}
+		})
+	}
+}
