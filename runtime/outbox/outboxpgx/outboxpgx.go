@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -100,13 +99,13 @@ func (c conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, er
 	_, beginErr := results.Exec()
 	tag, insertErr := results.Exec()
 	closeErr := results.Close()
-	if err := errors.Join(beginErr, insertErr, closeErr); err != nil {
+	if err := firstOf(beginErr, insertErr, closeErr); err != nil {
 		if pc.PgConn().TxStatus() != 'I' {
 			if _, rbErr := pc.Exec(ctx, "rollback"); rbErr != nil {
 				_ = pc.Close(ctx) // in a transaction no one can end: database/sql drops it
 			}
 		}
-		return nil, firstOf(beginErr, insertErr, closeErr)
+		return nil, err
 	}
 	rec.Written, rec.New = true, tag.RowsAffected() == 1
 	return &tx{ctx: ctx, conn: pc}, nil
