@@ -100,34 +100,35 @@ func (in transactor) beginOnce(ctx context.Context, subscription, messageID stri
 	if err != nil {
 		return nil, false, fmt.Errorf("outbox: begin a transaction and record message %s of subscription %q in the inbox: %w", messageID, subscription, err)
 	}
+	recorded, err := in.record(ctx, tx, rec)
+	if err != nil || !recorded {
+		_ = tx.Rollback()
+		return nil, err == nil, err
+	}
+	return tx, false, nil
+}
+
+// record records rec in the inbox in tx, unless the driver did as it
+// began tx, and reports whether the record is new: false when a
+// transaction that recorded the message committed before.
+func (in transactor) record(ctx context.Context, tx *sql.Tx, rec *inboxrecord.Record) (bool, error) {
 	if rec.Written {
-		if !rec.New {
-			_ = tx.Rollback()
-			return nil, true, nil
-		}
-		return tx, false, nil
+		return rec.New, nil
 	}
 	if in.o.dialect == SQLite {
 		if err := waitForTheWriter(ctx, tx); err != nil {
-			_ = tx.Rollback()
-			return nil, false, err
+			return false, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, in.o.inboxInsertSQL(), subscription, messageID)
+	res, err := tx.ExecContext(ctx, in.o.inboxInsertSQL(), rec.Subscription, rec.MessageID)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
 	if err != nil {
-		_ = tx.Rollback()
-		return nil, false, fmt.Errorf("outbox: record message %s of subscription %q in the inbox: %w", messageID, subscription, err)
+		return false, fmt.Errorf("outbox: record message %s of subscription %q in the inbox: %w", rec.MessageID, rec.Subscription, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, false, fmt.Errorf("outbox: record message %s of subscription %q in the inbox: %w", messageID, subscription, err)
-	}
-	if n == 0 {
-		_ = tx.Rollback()
-		return nil, true, nil
-	}
-	return tx, false, nil
+	return n == 1, nil
 }
 
 // sqliteBusyTimeout is the busy_timeout, in milliseconds, that the inbox
