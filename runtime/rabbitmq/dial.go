@@ -162,7 +162,9 @@ func (d *dialer) config(a address, role string) (amqp.Config, error) {
 }
 
 // connection is an open AMQP connection and the socket under it, which
-// abort closes when a graceful close would wait too long.
+// abort closes when a graceful close would wait too long. amqp091 writes
+// to the socket through a coalescingConn; abort closes the socket itself,
+// and waits for nothing to be written.
 type connection struct {
 	*amqp.Connection
 	raw  net.Conn
@@ -361,7 +363,8 @@ func (d *dialer) dialOne(ctx context.Context, a address, role string) (*connecti
 			return nil, ctx.Err()
 		}
 		raw = conn
-		return conn, nil
+		// What many goroutines write at once reaches the socket together.
+		return newCoalescingConn(conn), nil
 	}
 	// The handshakes read and write the socket with no context of their
 	// own: closing it when ctx ends is what ends them.

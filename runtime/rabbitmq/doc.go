@@ -162,7 +162,14 @@
 // never stalls the channel. Otherwise the acks behind a delivery still
 // running are sent one by one a millisecond after the last settlement,
 // except on a batch subscription's channel, where they wait for it: a
-// batch may end while a delivery before its last is in the next batch. Consuming and publishing use separate connections. When
+// batch may end while a delivery before its last is in the next batch.
+//
+// Consuming and publishing use separate connections. On each, what many
+// goroutines write at once (publishes, replies, requests) reaches the
+// socket in one write: a write that comes alone goes out at once, and
+// those that come while one is on the wire go out together after it,
+// which saves a system call here and a read on the broker per message
+// under load. When
 // the consuming connection or a channel is lost, or the broker cancels a
 // consumer, the Broker reconnects with backoff, declares the topology
 // again and resumes; deliveries that were not acked are redelivered by
