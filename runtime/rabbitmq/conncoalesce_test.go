@@ -120,15 +120,24 @@ func write(t *testing.T, c *coalescingConn, s string) {
 	}
 }
 
+// onTheWire returns a coalescingConn over a gatedConn whose write of
+// first is on the wire and stays there until the gate opens: what is
+// written next waits.
+func onTheWire(t *testing.T, first string) (*gatedConn, *coalescingConn) {
+	t.Helper()
+	g := newGatedConn()
+	c := newCoalescingConn(g)
+	busy(c)
+	write(t, c, first)
+	g.waitStarted(t)
+	return g, c
+}
+
 // Writes that come while one is on the wire reach the socket together,
 // in order, in one write after it; Write returns without waiting for the
 // socket.
 func TestCoalescingConnGathersWritesThatComeTogether(t *testing.T) {
-	g := newGatedConn()
-	c := newCoalescingConn(g)
-	busy(c)
-	write(t, c, "a")
-	g.waitStarted(t) // "a" is on the wire, and stays there
+	g, c := onTheWire(t, "a")
 	for _, s := range []string{"b", "c", "d"} {
 		write(t, c, s) // returns though the socket takes nothing
 	}
@@ -230,11 +239,7 @@ func TestCoalescingConnKeepsTheOrderOverASocket(t *testing.T) {
 // While the socket takes nothing, at most maxPendingWrite bytes wait: a
 // write that would make more wait until the socket took them.
 func TestCoalescingConnBoundsWhatWaits(t *testing.T) {
-	g := newGatedConn()
-	c := newCoalescingConn(g)
-	busy(c)
-	write(t, c, "first")
-	g.waitStarted(t)
+	g, c := onTheWire(t, "first")
 	fill := make([]byte, maxPendingWrite)
 	if _, err := c.Write(fill); err != nil {
 		t.Fatal(err)
@@ -294,11 +299,7 @@ func TestCoalescingConnReportsAFailedWrite(t *testing.T) {
 // Close writes what waits first (amqp091 writes connection.close-ok just
 // before it closes), and then fails every write.
 func TestCoalescingConnCloseWritesWhatWaits(t *testing.T) {
-	g := newGatedConn()
-	c := newCoalescingConn(g)
-	busy(c)
-	write(t, c, "close-ok")
-	g.waitStarted(t)
+	g, c := onTheWire(t, "close-ok")
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()
 	time.Sleep(20 * time.Millisecond)
@@ -317,11 +318,7 @@ func TestCoalescingConnCloseWritesWhatWaits(t *testing.T) {
 
 // Close waits at most closeFlushTimeout for a socket that takes nothing.
 func TestCoalescingConnCloseDoesNotWaitForAStuckSocket(t *testing.T) {
-	g := newGatedConn() // the gate never opens
-	c := newCoalescingConn(g)
-	busy(c)
-	write(t, c, "stuck")
-	g.waitStarted(t)
+	g, c := onTheWire(t, "stuck") // the gate never opens
 	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
