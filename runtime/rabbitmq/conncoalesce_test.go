@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/streamgen/streamgen/internal/testsupport/testkit"
 )
 
 // gatedConn is a socket whose writes wait until the test opens its gate,
@@ -91,19 +93,11 @@ func (g *gatedConn) waitStarted(t *testing.T) {
 // waitIdle waits until c's socket is idle.
 func waitIdle(t *testing.T, c *coalescingConn) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, "the socket's writer to stop", func() bool {
 		c.mu.Lock()
-		idle := !c.flushing
-		c.mu.Unlock()
-		if idle {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the socket's writer never stopped")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer c.mu.Unlock()
+		return !c.flushing
+	})
 }
 
 // busy makes c's socket look just written to: the next write is gathered.

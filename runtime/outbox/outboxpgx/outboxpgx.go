@@ -53,8 +53,8 @@ func (c connector) Driver() driver.Driver { return pgDriver{} }
 // outbox tells a database's dialect by its driver's package.
 type pgDriver struct{}
 
-func (pgDriver) Open(name string) (driver.Conn, error) {
-	c, err := pgDriver{}.OpenConnector(name)
+func (d pgDriver) Open(name string) (driver.Conn, error) {
+	c, err := d.OpenConnector(name)
 	if err != nil {
 		return nil, err
 	}
