@@ -81,10 +81,13 @@ func TestBatchAcksCoalesceOnTheWire(t *testing.T) {
 	// Deliveries join batches in the order their workers reach them, so a
 	// batch may end with a lower tag in the next one; the acks behind it
 	// wait for it rather than go one by one (holdGaps). Only the stuck
-	// rule sends them singly: when a batch's worth waits behind a delivery
-	// descheduled for five idles on a loaded machine, at most once here.
-	if singles := acks - multiples; singles > size {
-		t.Errorf("%d basic.acks with multiple=false for %d messages in batches of %d, want at most %d: the acks behind a running delivery went one by one", singles, total, size, size)
+	// rule sends them singly: when half the prefetch waits behind a
+	// delivery descheduled for five idles on a loaded machine, at most
+	// once here. One firing sends every ack waiting behind that delivery,
+	// fewer than the prefetch (118 to 159 were counted beside two CPU hogs
+	// under -race, in 2 of 56 runs; 0 in the rest).
+	if singles := acks - multiples; singles >= s.Prefetch {
+		t.Errorf("%d basic.acks with multiple=false for %d messages in batches of %d, want fewer than the prefetch, %d: the acks behind a running delivery went one by one", singles, total, size, s.Prefetch)
 	}
 	if n > 2*total/size {
 		t.Errorf("%d batch calls for %d messages in batches of %d, want about %d", n, total, size, total/size)
