@@ -124,7 +124,7 @@ demo:
 demo-rabbitmq: rabbitmq
 	$(GO) run ./examples/orders/cmd/orders-demo
 
-## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ, PostgreSQL and python3-zmq, and starts a RabbitMQ 4.x of its own on 5674 for the queue's own retry; about 14 minutes)
+## bench: streamgen against the raw clients, each pair interleaved in one run, printed as a table (needs RabbitMQ, PostgreSQL and python3-zmq, and starts a RabbitMQ 4.x of its own on 5674 for the queue's own retry; about 15 minutes)
 # The allocation rows of make bench: each benchmark reports allocs/op, and
 # benchreport checks them against the most the claim allows (see Allocs in
 # internal/testsupport/benchreport). Allocation counts live here, not in
@@ -139,7 +139,7 @@ bench: rabbitmq postgres
 	@: > $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkConsume$$' -benchtime 20x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^Benchmark(Publish|PublishWindow|Retry)$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^BenchmarkRequestReply$$' -benchtime 15x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkRequestReply$$' -benchtime 25x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	STREAMGEN_RABBITMQ4_PORT=5674 .ci/rabbitmq4 run $(GO) test -run '^$$' -bench '^BenchmarkBrokerRetry$$' -benchtime 12x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=raw$$' -benchtime 5x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
 	$(GO) test -run '^$$' -bench '^BenchmarkBatch$$/^baseline=single$$' -benchtime 2x ./runtime/rabbitmq | tee -a $(BENCH_OUT)
