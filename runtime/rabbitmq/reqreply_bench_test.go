@@ -28,9 +28,9 @@ import (
 // request (coalesced, rawAcker). The raw server publishes its replies on
 // a connection of its own, as streamgen's does and as RabbitMQ advises
 // for a program that both consumes and publishes: the broker throttles a
-// connection that publishes (flow control, a memory or disk alarm) by
-// no longer reading from it, and the acks of a consumer on that
-// connection would wait behind its replies. Both sides decode and encode the same
+// connection that publishes (flow control, a memory or disk alarm) by no
+// longer reading from it, and the acks of a consumer on that connection
+// would wait behind its replies. Both sides decode and encode the same
 // JSON with encoding/json, and have as many handler goroutines and the
 // same prefetch. A round is rrRequests(callers) requests from callers
 // goroutines at once, each waiting for its reply before the next; it
