@@ -20,3 +20,9 @@ func TestNewIsFreshHex(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		_ = messageid.New()
+	}
+}
