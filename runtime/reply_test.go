@@ -295,3 +295,75 @@ func TestRequestOfAProtocolBufferReply(t *testing.T) {
 		})
 	}
 }
+
+// RequestJSON reads a JSON reply with the decoder it is given (the one
+// streamgen generates for the reply type) when it decodes the reply, and
+// with encoding/json, into a new value, when it leaves the reply to it; a
+// reply in another codec, an error reply and a requester of another codec
+// never reach the decoder.
+func TestRequestJSONDecodesTheReplyWithTheGeneratedDecoder(t *testing.T) {
+	ctx := context.Background()
+	jsonReply := func(contentType, body string) *fakeRequester {
+		return &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+			return runtime.Message{Type: "Answer", ContentType: contentType, Body: []byte(body)}, nil
+		}}
+	}
+	// decoder is a generated decoder's stand-in: it takes bodies of the
+	// form {"double":N} alone, and marks what it decodes (Double+1000),
+	// so that a test sees which decoder read a reply; it writes into its
+	// value before it gives up on a body, as a decoder may.
+	var calls int
+	decoder := func(body []byte, v *answer) bool {
+		calls++
+		v.Double = -1
+		var n int
+		if _, err := fmt.Sscanf(string(body), `{"double":%d}`, &n); err != nil {
+			return false
+		}
+		v.Double = n + 1000
+		return true
+	}
+	for _, tc := range []struct {
+		name        string
+		f           runtime.Requester
+		want        answer
+		decoderRuns int
+	}{
+		{"JSON reply", jsonReply("application/json", `{"double":4}`), answer{Double: 1004}, 1},
+		{"reply without a content type", jsonReply("", `{"double":4}`), answer{Double: 1004}, 1},
+		{"a reply the decoder leaves to encoding/json", jsonReply("application/json", `{ "double" : 4 }`), answer{Double: 4}, 1},
+		{"msgpack reply", &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+			body, err := runtime.MsgPack{}.Encode(answer{Double: 4})
+			return runtime.Message{ContentType: "application/msgpack", Body: body}, err
+		}}, answer{Double: 4}, 0},
+		{"a requester of another codec", codecRequester{&fakeRequester{codec: runtime.CBOR{}, reply: func(runtime.Message) (runtime.Message, error) {
+			body, err := runtime.CBOR{}.Encode(answer{Double: 4})
+			return runtime.Message{Body: body}, err
+		}}}, answer{Double: 4}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls = 0
+			got, err := runtime.RequestJSON(ctx, tc.f, runtime.Queue("asks"), "Ask", ask{N: 2}, decoder)
+			if err != nil || got != tc.want || calls != tc.decoderRuns {
+				t.Fatalf("RequestJSON = %+v, %v, the decoder ran %d times; want %+v, %d", got, err, calls, tc.want, tc.decoderRuns)
+			}
+		})
+	}
+	// An error reply is a RemoteError, the decoder unused; a nil decoder
+	// is Request.
+	calls = 0
+	f := &fakeRequester{reply: func(runtime.Message) (runtime.Message, error) {
+		return runtime.Message{Headers: map[string]string{runtime.HeaderReplyError: "failed: no"}}, nil
+	}}
+	if _, err := runtime.RequestJSON(ctx, f, runtime.Queue("asks"), "Ask", ask{}, decoder); !errors.As(err, new(*runtime.RemoteError)) || calls != 0 {
+		t.Fatalf("error %v after %d decoder runs, want a RemoteError and none", err, calls)
+	}
+	if got, err := runtime.RequestJSON[answer](ctx, jsonReply("application/json", `{"double":4}`), runtime.Queue("asks"), "Ask", ask{}, nil); err != nil || got.Double != 4 {
+		t.Fatalf("RequestJSON without a decoder = %+v, %v; want encoding/json's", got, err)
+	}
+	// A reply that does not decode is encoding/json's error.
+	_, err := runtime.RequestJSON(ctx, jsonReply("application/json", `four`), runtime.Queue("asks"), "Ask", ask{}, decoder)
+	if err == nil || !strings.Contains(err.Error(), `does not decode with application/json: runtime: decode: invalid character 'o' in literal false`) {
+		t.Fatalf("error %v, want encoding/json's", err)
+	}
+}

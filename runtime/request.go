@@ -103,6 +103,22 @@ func Request[R any](ctx context.Context, r Requester, to Destination, messageTyp
 // replies in codec when codec can write the reply (see HandleReply), and
 // the reply is read by its content type whatever it is (see ReadReply).
 func RequestWith[R any](ctx context.Context, r Requester, codec Codec, to Destination, messageType string, v any, opts ...PublishOption) (R, error) {
+	return request[R](ctx, r, codec, to, messageType, v, nil, opts)
+}
+
+// RequestJSON is Request for generated code: decodeJSON, when not nil,
+// is the JSON decoder streamgen wrote for the reply type R, and a reply
+// read with JSON is first decoded with it, as HandleJSON decodes a
+// request. It either fills the reply exactly as encoding/json would or
+// reports false, and then the reply is decoded as Request decodes it, into
+// a new R: so the result, and any error, is always encoding/json's.
+func RequestJSON[R any](ctx context.Context, r Requester, to Destination, messageType string, v any, decodeJSON func(body []byte, reply *R) bool, opts ...PublishOption) (R, error) {
+	return request(ctx, r, nil, to, messageType, v, decodeJSON, opts)
+}
+
+// request is RequestWith, reading a JSON reply with decodeJSON first when
+// it is not nil (RequestJSON).
+func request[R any](ctx context.Context, r Requester, codec Codec, to Destination, messageType string, v any, decodeJSON func([]byte, *R) bool, opts []PublishOption) (R, error) {
 	var zero R
 	if codec == nil {
 		codec = requesterCodec(r)
@@ -124,7 +140,7 @@ func RequestWith[R any](ctx context.Context, r Requester, codec Codec, to Destin
 		return zero, fmt.Errorf("runtime: request %s to %s: %w", messageType, to, err)
 	}
 	var out R
-	if err := ReadReply(codec, reply, replyTarget(&out)); err != nil {
+	if err := readReply(codec, reply, &out, decodeJSON); err != nil {
 		if re, ok := errors.AsType[*RemoteError](err); ok {
 			re.MessageType, re.Queue = messageType, to.Key
 			return zero, re
@@ -165,11 +181,48 @@ func ReadReply(codec Codec, reply Message, v any) error {
 	if reason, ok := reply.Headers[HeaderReplyError]; ok {
 		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
 	}
+	c, err := replyCodec(codec, reply)
+	if err != nil {
+		return err
+	}
+	return decodeReply(c, reply, v)
+}
+
+// readReply is ReadReply into out, with decodeJSON first when it is not
+// nil and the reply is read with JSON (see RequestJSON).
+func readReply[R any](codec Codec, reply Message, out *R, decodeJSON func([]byte, *R) bool) error {
+	if reason, ok := reply.Headers[HeaderReplyError]; ok {
+		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
+	}
+	c, err := replyCodec(codec, reply)
+	if err != nil {
+		return err
+	}
+	if _, isJSON := c.(JSON); isJSON && decodeJSON != nil {
+		var v R
+		if decodeJSON(reply.Body, &v) {
+			*out = v
+			return nil
+		}
+	}
+	return decodeReply(c, reply, replyTarget(out))
+}
+
+// replyCodec returns the codec that reads reply (see ReadReply).
+func replyCodec(codec Codec, reply Message) (Codec, error) {
+	if reply.ContentType == "" || reply.ContentType == codec.ContentType() {
+		return codec, nil // the usual case: the reply is in the request's codec
+	}
 	rs := readersAfter(codec)
 	c := rs.of(reply.ContentType)
 	if c == nil {
-		return fmt.Errorf("the reply (type %q) has content type %q, which none of %s reads", reply.Type, reply.ContentType, ContentTypes(rs.list()))
+		return nil, fmt.Errorf("the reply (type %q) has content type %q, which none of %s reads", reply.Type, reply.ContentType, ContentTypes(rs.list()))
 	}
+	return c, nil
+}
+
+// decodeReply decodes reply into the value v points to with c.
+func decodeReply(c Codec, reply Message, v any) error {
 	if err := c.Decode(reply.Body, v); err != nil {
 		return fmt.Errorf("the reply (type %q, content type %q) does not decode with %s: %w", reply.Type, reply.ContentType, c.ContentType(), err)
 	}
@@ -179,8 +232,10 @@ func ReadReply(codec Codec, reply Message, v any) error {
 // requesterCodec is the codec Request encodes with: r's own when it has
 // one, else JSON.
 func requesterCodec(r Requester) Codec {
-	if cp, ok := r.(codecProvider); ok && cp.Codec() != nil {
-		return cp.Codec()
+	if cp, ok := r.(codecProvider); ok {
+		if c := cp.Codec(); c != nil {
+			return c
+		}
 	}
 	return JSON{}
 }
