@@ -97,6 +97,9 @@ func newEmitter(m *model) *emitter {
 		if h.ok && !m.noJSONDecoders && h.jsonDecoded() {
 			e.json.add(h.shape.msg)
 		}
+		if h.requester != "" && !m.noJSONDecoders && h.replyJSONDecoded() {
+			e.json.add(h.shape.reply)
+		}
 	}
 	e.json.plan()
 	e.nameImports()

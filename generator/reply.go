@@ -162,11 +162,23 @@ func (e *emitter) handleReply(h *handler, rh runtime.Handler, decoder jen.Code) 
 	)
 }
 
+// replyJSONDecoded reports whether the typed client of h, a handler that
+// replies, reads its replies with a generated JSON decoder
+// (runtime.RequestJSON): when its requests go in the requester's codec,
+// whose replies come back in it (JSON unless the requester has another),
+// and the reply is a value, not a pointer, which a reply of JSON null
+// would leave nil. A protocol buffer message has no JSON decoder of its
+// own: its codec reads it.
+func (h *handler) replyJSONDecoded() bool {
+	return h.codec() == nil && !h.shape.replyPointer && !IsProtoMessage(h.shape.reply)
+}
+
 // requesters writes the typed client of each handler that replies:
 // Request<Name>(ctx, client, req, opts...) returning the reply, through
-// runtime.Request to the handler's subscription, or runtime.RequestWith
-// in the handler's codec when it has one, as its typed publisher
-// (encodingOf).
+// runtime.Request to the handler's subscription, runtime.RequestJSON with
+// the reply's generated JSON decoder when it has one (replyJSONDecoded),
+// or runtime.RequestWith in the handler's codec when it has one, as its
+// typed publisher (encodingOf).
 func (e *emitter) requesters(w *codeWriter) {
 	rt := e.qual(runtimePath)
 	for _, h := range e.m.handlers {
@@ -193,8 +205,12 @@ func (e *emitter) requesters(w *codeWriter) {
 			h.requester, req, h.ann.name, h.wire, h.name(), rt, h.name(), rt, enc.doc))
 		w.open("func %s(%s %s.Context, %s %s.Requester, %s %s, %s ...%s.PublishOption) (%s, error) {",
 			h.requester, ctx, e.qual(contextPath), client, rt, req, e.messageTypeText(h), opts, rt, reply)
-		args := append(append([]string{ctx, client}, enc.args...), rt+".Queue("+strconv.Quote(h.ann.name)+")", strconv.Quote(h.wire), value, opts+"...")
-		w.line("return %s.Request%s[%s](%s)", rt, enc.suffix, reply, strings.Join(args, ", "))
+		args := append(append([]string{ctx, client}, enc.args...), rt+".Queue("+strconv.Quote(h.ann.name)+")", strconv.Quote(h.wire), value)
+		call := "Request" + enc.suffix
+		if decoder := e.json.decoderFor(h.shape.reply); decoder != "" && h.replyJSONDecoded() {
+			call, args = "RequestJSON", append(args, decoder)
+		}
+		w.line("return %s.%s[%s](%s)", rt, call, reply, strings.Join(append(args, opts+"..."), ", "))
 		w.close("}")
 	}
 }

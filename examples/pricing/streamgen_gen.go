@@ -64,7 +64,7 @@ func PublishQuoteRequestAsync(ctx context.Context, p runtime.Publisher, msg Quot
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestQuote(ctx context.Context, client runtime.Requester, req QuoteRequest, opts ...runtime.PublishOption) (Price, error) {
-	return runtime.Request[Price](ctx, client, runtime.Queue("pricing.quotes"), "QuoteRequest", &req, opts...)
+	return runtime.RequestJSON[Price](ctx, client, runtime.Queue("pricing.quotes"), "QuoteRequest", &req, streamgen_decode_Price, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
@@ -75,6 +75,13 @@ func RequestQuote(ctx context.Context, client runtime.Requester, req QuoteReques
 func streamgen_decode_QuoteRequest(body jsondecode.Body, v *QuoteRequest) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_QuoteRequest(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Price decodes body into *v, a new Price.
+func streamgen_decode_Price(body jsondecode.Body, v *Price) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Price(&d, v)
 	return d.End()
 }
 
@@ -94,6 +101,26 @@ func streamgen_json_QuoteRequest(d *jsondecode.Decoder, v *QuoteRequest) {
 			d.Int(&v.Quantity)
 		default:
 			d.Unknown("sku", "quantity")
+		}
+	}
+}
+
+// streamgen_json_Price decodes a JSON object into *v.
+func streamgen_json_Price(d *jsondecode.Decoder, v *Price) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "sku":
+			d.Seen(&seen[0])
+			d.String(&v.SKU)
+		case "cents":
+			d.Seen(&seen[1])
+			d.Int64(&v.Cents)
+		default:
+			d.Unknown("sku", "cents")
 		}
 	}
 }

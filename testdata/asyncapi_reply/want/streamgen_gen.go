@@ -126,7 +126,7 @@ func RequestQuote(ctx context.Context, client runtime.Requester, req QuoteReques
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestDiscounts(ctx context.Context, client runtime.Requester, req Discount, opts ...runtime.PublishOption) (Percent, error) {
-	return runtime.Request[Percent](ctx, client, runtime.Queue("quotes"), "Discount", &req, opts...)
+	return runtime.RequestJSON[Percent](ctx, client, runtime.Queue("quotes"), "Discount", &req, streamgen_decode_Percent, opts...)
 }
 
 // PublishPrice publishes msg to "prices" as message type "Price".
@@ -162,6 +162,13 @@ func streamgen_decode_Invalidate(body jsondecode.Body, v *Invalidate) jsondecode
 func streamgen_decode_Discount(body jsondecode.Body, v *Discount) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Discount(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Percent decodes body into *v, a new Percent.
+func streamgen_decode_Percent(body jsondecode.Body, v *Percent) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Percent(&d, v)
 	return d.End()
 }
 
@@ -219,6 +226,23 @@ func streamgen_json_Discount(d *jsondecode.Decoder, v *Discount) {
 			d.String(&v.Customer)
 		default:
 			d.Unknown("customer")
+		}
+	}
+}
+
+// streamgen_json_Percent decodes a JSON object into *v.
+func streamgen_json_Percent(d *jsondecode.Decoder, v *Percent) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "value":
+			d.Seen(&seen[0])
+			d.Float64(&v.Value)
+		default:
+			d.Unknown("value")
 		}
 	}
 }

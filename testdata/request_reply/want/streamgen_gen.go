@@ -172,7 +172,7 @@ func PublishTaxRequestAsync(ctx context.Context, p runtime.Publisher, msg *TaxRe
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestQuote(ctx context.Context, client runtime.Requester, req QuoteRequest, opts ...runtime.PublishOption) (Price, error) {
-	return runtime.Request[Price](ctx, client, runtime.Queue("pricing.quotes"), "QuoteRequest", &req, opts...)
+	return runtime.RequestJSON[Price](ctx, client, runtime.Queue("pricing.quotes"), "QuoteRequest", &req, streamgen_decode_Price, opts...)
 }
 
 // RequestStockLeft sends req to "pricing.stock" as a request of type "StockRequest",
@@ -190,7 +190,7 @@ func RequestStockLeft(ctx context.Context, client runtime.Requester, req *StockR
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestDiscount(ctx context.Context, client runtime.Requester, req Discount, opts ...runtime.PublishOption) (Percent, error) {
-	return runtime.Request[Percent](ctx, client, runtime.Queue("pricing.discounts"), "Discount", &req, opts...)
+	return runtime.RequestJSON[Percent](ctx, client, runtime.Queue("pricing.discounts"), "Discount", &req, streamgen_decode_Percent, opts...)
 }
 
 // RequestPing sends req to "pricing.ping" as a request of type "Ping",
@@ -199,7 +199,7 @@ func RequestDiscount(ctx context.Context, client runtime.Requester, req Discount
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestPing(ctx context.Context, client runtime.Requester, req *Ping, opts ...runtime.PublishOption) (Pong, error) {
-	return runtime.Request[Pong](ctx, client, runtime.Queue("pricing.ping"), "Ping", req, opts...)
+	return runtime.RequestJSON[Pong](ctx, client, runtime.Queue("pricing.ping"), "Ping", req, streamgen_decode_Pong, opts...)
 }
 
 // RequestExchangeRate sends req to "pricing.rates" as a request of type "RateRequest",
@@ -233,6 +233,13 @@ func streamgen_decode_QuoteRequest(body jsondecode.Body, v *QuoteRequest) jsonde
 	return d.End()
 }
 
+// streamgen_decode_Price decodes body into *v, a new Price.
+func streamgen_decode_Price(body jsondecode.Body, v *Price) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Price(&d, v)
+	return d.End()
+}
+
 // streamgen_decode_StockRequest decodes body into *v, a new StockRequest.
 func streamgen_decode_StockRequest(body jsondecode.Body, v *StockRequest) jsondecode.Flag {
 	d := jsondecode.Start(body)
@@ -247,10 +254,24 @@ func streamgen_decode_Discount(body jsondecode.Body, v *Discount) jsondecode.Fla
 	return d.End()
 }
 
+// streamgen_decode_Percent decodes body into *v, a new Percent.
+func streamgen_decode_Percent(body jsondecode.Body, v *Percent) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Percent(&d, v)
+	return d.End()
+}
+
 // streamgen_decode_Ping decodes body into *v, a new Ping.
 func streamgen_decode_Ping(body jsondecode.Body, v *Ping) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_Ping(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_Pong decodes body into *v, a new Pong.
+func streamgen_decode_Pong(body jsondecode.Body, v *Pong) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_Pong(&d, v)
 	return d.End()
 }
 
@@ -284,6 +305,26 @@ func streamgen_json_QuoteRequest(d *jsondecode.Decoder, v *QuoteRequest) {
 			d.Int(&v.Quantity)
 		default:
 			d.Unknown("sku", "quantity")
+		}
+	}
+}
+
+// streamgen_json_Price decodes a JSON object into *v.
+func streamgen_json_Price(d *jsondecode.Decoder, v *Price) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "sku":
+			d.Seen(&seen[0])
+			d.String(&v.SKU)
+		case "cents":
+			d.Seen(&seen[1])
+			d.Int64(&v.Cents)
+		default:
+			d.Unknown("sku", "cents")
 		}
 	}
 }
@@ -322,6 +363,23 @@ func streamgen_json_Discount(d *jsondecode.Decoder, v *Discount) {
 	}
 }
 
+// streamgen_json_Percent decodes a JSON object into *v.
+func streamgen_json_Percent(d *jsondecode.Decoder, v *Percent) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "value":
+			d.Seen(&seen[0])
+			d.Float64(&v.Value)
+		default:
+			d.Unknown("value")
+		}
+	}
+}
+
 // streamgen_json_Ping decodes a JSON object into *v.
 func streamgen_json_Ping(d *jsondecode.Decoder, v *Ping) {
 	if !d.Object() {
@@ -329,6 +387,23 @@ func streamgen_json_Ping(d *jsondecode.Decoder, v *Ping) {
 	}
 	for i := 0; d.Member(i); i++ {
 		d.Unknown()
+	}
+}
+
+// streamgen_json_Pong decodes a JSON object into *v.
+func streamgen_json_Pong(d *jsondecode.Decoder, v *Pong) {
+	if !d.Object() {
+		return
+	}
+	var seen [1]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "node":
+			d.Seen(&seen[0])
+			d.String(&v.Node)
+		default:
+			d.Unknown("node")
+		}
 	}
 }
 
