@@ -20,7 +20,7 @@ import (
 )
 
 // The request/reply benchmark compares a round trip through streamgen (a
-// generated client's runtime.Request on a Requester, to a handler of
+// generated client's runtime.RequestJSON on a Requester, to a handler of
 // runtime.HandleReply in an App on a Broker) with the same through raw
 // amqp091-go: a client of one channel consuming amq.rabbitmq.reply-to
 // with a map from correlation id to the call waiting, and a server that
@@ -30,11 +30,14 @@ import (
 // for a program that both consumes and publishes: the broker throttles a
 // connection that publishes (flow control, a memory or disk alarm) by no
 // longer reading from it, and the acks of a consumer on that connection
-// would wait behind its replies. Both sides decode and encode the same
-// JSON with encoding/json, and have as many handler goroutines and the
-// same prefetch. A round is rrRequests(callers) requests from callers
-// goroutines at once, each waiting for its reply before the next; it
-// measures the round's time (throughput) and each round trip (p50, p99).
+// would wait behind its replies. Both sides encode the same JSON with
+// encoding/json; streamgen decodes requests and replies with the decoders
+// it generates for them, as generated code does (raw, and streamgen in
+// the row decoder=encoding_json, with encoding/json); both have as many
+// handler goroutines and the same prefetch. A round is rrRequests(callers) requests of each side
+// from callers goroutines at once, each waiting for its reply before the
+// next, the sides taking turns in short blocks (rrBlock); it measures
+// each side's time (throughput) and each round trip (p50, p99).
 
 // rrQuote and rrPrice are the benchmark's request and reply.
 type (
@@ -57,23 +60,36 @@ func rrRequests(callers int) int {
 // rrServerWorkers is how many handler goroutines each server has.
 func rrServerWorkers(callers int) int { return min(callers, 8) }
 
+// rrBlock is how many requests each side sends in its turn of a round:
+// the sides take turns in blocks this short (about 25 ms at 1 caller,
+// 80 ms at 64), so that a load that comes and goes on the shared machine
+// within a round falls on both sides alike; rounds of one side after the
+// other, each a second or more at 1 caller, differed by up to 15% in
+// either direction from it alone.
+func rrBlock(callers int) int {
+	if callers == 1 {
+		return 50
+	}
+	return 1000
+}
+
 // BenchmarkRequestReply measures request/reply round trips with 1 and 64
 // callers at once: the median and 99th percentile of a round trip (a
 // ratio of 1 or more: no slower than raw) and the throughput.
 func BenchmarkRequestReply(b *testing.B) {
 	for _, c := range []struct {
 		callers int
-		decode  func([]byte, *rrQuote) bool // the server's JSON decoder
+		decoded bool // with the generated JSON decoders, or encoding/json's
 		name    string
 		only    string // the one measure of the row, or all
 	}{
-		{callers: 1, decode: benchorder.DecodeQuote},
-		{callers: 64, decode: benchorder.DecodeQuote},
+		{callers: 1, decoded: true},
+		{callers: 64, decoded: true},
 		{callers: 64, name: "/decoder=encoding_json", only: "throughput"},
 	} {
 		callers := c.callers
 		b.Run(fmt.Sprintf("concurrency=%d%s", callers, c.name), func(b *testing.B) {
-			sg, raw := rrStreamgen(b, callers, c.decode), rrRaw(b, callers)
+			sides := [2]rrCall{rrStreamgen(b, callers, c.decoded), rrRaw(b, callers)}
 			n := rrRequests(callers)
 			for _, m := range []struct {
 				name string
@@ -89,15 +105,25 @@ func BenchmarkRequestReply(b *testing.B) {
 				}
 				b.Run("measure="+m.name, func(b *testing.B) {
 					p := benchpair.Pair{Units: m.unit, Unit: "op", Warmup: 1}
+					round := 0
+					both := func(b *testing.B) (sg, raw rrResult) {
+						r := rrRound(b, callers, n, round, sides)
+						round++
+						return r[0], r[1]
+					}
 					if m.unit == 1 {
-						p.Streamgen = func(b *testing.B) time.Duration { return m.pick(rrRound(b, callers, n, sg)) }
-						p.Baseline = func(b *testing.B) time.Duration { return m.pick(rrRound(b, callers, n, raw)) }
+						p.Interleaved = func(b *testing.B) (time.Duration, time.Duration) {
+							sg, raw := both(b)
+							return m.pick(sg), m.pick(raw)
+						}
 					} else {
 						// Both servers and clients run in this process: a
-						// round's CPU time is its side's, client and server.
+						// side's CPU time is its client's and its server's.
 						p.Unit = "msg"
-						p.StreamgenSample = func(b *testing.B) benchpair.Sample { return rrSample(b, callers, n, sg) }
-						p.BaselineSample = func(b *testing.B) benchpair.Sample { return rrSample(b, callers, n, raw) }
+						p.InterleavedSample = func(b *testing.B) (benchpair.Sample, benchpair.Sample) {
+							sg, raw := both(b)
+							return benchpair.Sample{Time: sg.total, CPU: sg.cpu}, benchpair.Sample{Time: raw.total, CPU: raw.cpu}
+						}
 					}
 					benchpair.Run(b, p)
 				})
@@ -106,41 +132,66 @@ func BenchmarkRequestReply(b *testing.B) {
 	}
 }
 
-// rrSample runs a round and returns its time and this process's CPU
-// time over it.
-func rrSample(b *testing.B, callers, n int, call func(ctx context.Context, i int) (rrPrice, error)) benchpair.Sample {
-	cpu := benchpair.CPUTime()
-	r := rrRound(b, callers, n, call)
-	return benchpair.Sample{Time: r.total, CPU: benchpair.CPUTime() - cpu}
-}
+// rrCall sends request i of a round and returns its reply.
+type rrCall func(ctx context.Context, i int) (rrPrice, error)
 
-// rrResult is what a round measured.
+// rrResult is what a round measured of one side: the time its requests
+// took and this process's CPU time meanwhile, blocks summed, and the
+// percentiles of its round trips.
 type rrResult struct {
-	total, p50, p99 time.Duration
+	total, cpu, p50, p99 time.Duration
 }
 
-// rrRound sends n requests from callers goroutines through call (request
-// i of the round), checking each reply, and returns the round's time and
-// the percentiles of its round trips.
-func rrRound(b *testing.B, callers, n int, call func(ctx context.Context, i int) (rrPrice, error)) rrResult {
+// rrRound sends n requests through each of sides (streamgen's, then the
+// baseline), callers at once, the sides taking turns in blocks of
+// rrBlock(callers) requests, and returns what it measured of each. The
+// side that leads a pair of turns alternates (ABBA), and so does the one
+// that leads the round.
+func rrRound(b *testing.B, callers, n, round int, sides [2]rrCall) [2]rrResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
 	defer cancel()
-	took := make([]time.Duration, n)
+	var took [2][]time.Duration
+	var res [2]rrResult
+	for side := range sides {
+		took[side] = make([]time.Duration, n)
+	}
+	block := rrBlock(callers)
+	for j, from := 0, 0; from < n; j, from = j+1, from+block {
+		count := min(block, n-from)
+		for k := range 2 {
+			side := (j + round + k) % 2
+			s := benchpair.Measure(func() { rrRequestBlock(ctx, b, callers, from, took[side][from:from+count], sides[side]) })
+			res[side].total += s.Time
+			res[side].cpu += s.CPU
+		}
+	}
+	for side := range sides {
+		slices.Sort(took[side])
+		res[side].p50, res[side].p99 = took[side][n/2], took[side][n*99/100]
+	}
+	return res
+}
+
+// rrRequestBlock sends requests from to from+len(took)-1 through call
+// from callers goroutines, each waiting for its reply before it sends the
+// next, checks each reply and puts each round trip's time in took.
+func rrRequestBlock(ctx context.Context, b *testing.B, callers, from int, took []time.Duration, call rrCall) {
+	b.Helper()
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
-	begin := time.Now()
-	for range callers {
+	for range min(callers, len(took)) {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || failed.Load() != nil {
+				k := int(next.Add(1)) - 1
+				if k >= len(took) || failed.Load() != nil {
 					return
 				}
+				i := from + k
 				start := time.Now()
 				got, err := call(ctx, i)
-				took[i] = time.Since(start)
+				took[k] = time.Since(start)
 				if want := rrAnswer(rrQuote{SKU: "sku-" + strconv.Itoa(i), Quantity: i}); err == nil && got != want {
 					err = fmt.Errorf("request %d got %+v, want %+v", i, got, want)
 				}
@@ -152,20 +203,21 @@ func rrRound(b *testing.B, callers, n int, call func(ctx context.Context, i int)
 		})
 	}
 	wg.Wait()
-	total := time.Since(begin)
 	if err := failed.Load(); err != nil {
 		b.Fatal(err)
 	}
-	slices.Sort(took)
-	return rrResult{total: total, p50: took[n/2], p99: took[n*99/100]}
 }
 
-// rrStreamgen starts streamgen's server, whose handler decodes requests
-// with decode (nil: encoding/json), and client, and returns the call of a
-// request.
-func rrStreamgen(b *testing.B, callers int, decode func([]byte, *rrQuote) bool) func(ctx context.Context, i int) (rrPrice, error) {
+// rrStreamgen starts streamgen's server and client and returns the call
+// of a request. decoded, they decode requests and replies as generated
+// code does, with the JSON decoders streamgen writes for Quote and Price;
+// else with encoding/json.
+func rrStreamgen(b *testing.B, callers int, decoded bool) rrCall {
 	b.Helper()
-	return rrStreamgenClient(b, rrStreamgenServer(b, callers, decode))
+	if !decoded {
+		return rrStreamgenClient(b, rrStreamgenServer(b, callers, nil), nil)
+	}
+	return rrStreamgenClient(b, rrStreamgenServer(b, callers, benchorder.DecodeQuote), benchorder.DecodePrice)
 }
 
 // rrStreamgenServer starts streamgen's server and returns its queue.
@@ -191,19 +243,21 @@ func rrStreamgenServer(b *testing.B, callers int, decode func([]byte, *rrQuote) 
 }
 
 // rrStreamgenClient starts streamgen's client of queue q and returns the
-// call of a request.
-func rrStreamgenClient(b *testing.B, q string) func(ctx context.Context, i int) (rrPrice, error) {
+// call of a request, as the typed client benchorder.RequestQuote makes it
+// (which sends to a queue of its own): with runtime.RequestJSON, which
+// reads the reply with decode (nil: encoding/json).
+func rrStreamgenClient(b *testing.B, q string, decode func([]byte, *rrPrice) bool) rrCall {
 	b.Helper()
 	r := NewRequester(brokerURL(), WithConnectionName("streamgen-bench-requester-"+randomHex(4)))
 	b.Cleanup(func() { _ = r.Close() })
 	return func(ctx context.Context, i int) (rrPrice, error) {
-		return runtime.Request[rrPrice](ctx, r, runtime.Queue(q), "Quote", &rrQuote{SKU: "sku-" + strconv.Itoa(i), Quantity: i})
+		return runtime.RequestJSON(ctx, r, runtime.Queue(q), "Quote", &rrQuote{SKU: "sku-" + strconv.Itoa(i), Quantity: i}, decode)
 	}
 }
 
 // rrRaw starts the raw server and client and returns the call of a
 // request.
-func rrRaw(b *testing.B, callers int) func(ctx context.Context, i int) (rrPrice, error) {
+func rrRaw(b *testing.B, callers int) rrCall {
 	b.Helper()
 	return rrRawClient(b, rrRawServer(b, callers))
 }
@@ -254,7 +308,7 @@ func rrRawServer(b *testing.B, callers int) string {
 
 // rrRawClient starts the raw client of queue q, of one channel, direct
 // reply-to and a map of waiting calls, and returns the call of a request.
-func rrRawClient(b *testing.B, q string) func(ctx context.Context, i int) (rrPrice, error) {
+func rrRawClient(b *testing.B, q string) rrCall {
 	b.Helper()
 	clientConn := dial(b)
 	ch, err := clientConn.Channel()

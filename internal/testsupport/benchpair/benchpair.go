@@ -23,6 +23,14 @@ type Pair struct {
 	// of Streamgen and Baseline, and also return the client CPU time the
 	// round cost (see CPUTime); Run then reports it per unit too.
 	StreamgenSample, BaselineSample func(b *testing.B) Sample
+	// Interleaved and InterleavedSample, when set, run one round of both
+	// sides at once instead of the above: the caller interleaves them in
+	// blocks of a few units, so that a load that comes and goes on the
+	// machine within a round falls on both sides alike rather than on the
+	// side whose turn it was. They return what each side's Units took
+	// (InterleavedSample: and its CPU time), block times summed.
+	Interleaved       func(b *testing.B) (streamgen, baseline time.Duration)
+	InterleavedSample func(b *testing.B) (streamgen, baseline Sample)
 	// Warmup is how many rounds of each side run before the measured
 	// ones, unreported.
 	Warmup int
@@ -62,22 +70,14 @@ func Run(b *testing.B, p Pair) Result {
 	if p.Units < 1 {
 		b.Fatal("benchpair: Units must be at least 1")
 	}
-	sgRound, baseRound, cpu := p.rounds(b)
-	for range p.Warmup {
-		sgRound(b)
-		baseRound(b)
+	both, cpu := p.rounds(b)
+	for i := range p.Warmup {
+		both(b, i)
 	}
 	var sg, base, ratios, sgCPU, baseCPU, cpuRatios []float64
 	round := 0
 	for b.Loop() {
-		var s, r Sample
-		if round%2 == 0 {
-			s = sgRound(b)
-			r = baseRound(b)
-		} else {
-			r = baseRound(b)
-			s = sgRound(b)
-		}
+		s, r := both(b, round)
 		round++
 		if s.Time <= 0 || r.Time <= 0 {
 			b.Fatalf("benchpair: a round took no time (streamgen %v, baseline %v)", s.Time, r.Time)
@@ -128,20 +128,38 @@ func Run(b *testing.B, p Pair) Result {
 	return res
 }
 
-// rounds returns the two sides as functions of samples, and whether they
-// measure CPU time.
-func (p Pair) rounds(b *testing.B) (sg, base func(*testing.B) Sample, cpu bool) {
-	switch {
-	case p.StreamgenSample != nil && p.BaselineSample != nil:
-		return p.StreamgenSample, p.BaselineSample, true
-	case p.Streamgen != nil && p.Baseline != nil:
-		timed := func(f func(*testing.B) time.Duration) func(*testing.B) Sample {
-			return func(b *testing.B) Sample { return Sample{Time: f(b)} }
-		}
-		return timed(p.Streamgen), timed(p.Baseline), false
+// rounds returns a round of both sides, the streamgen side first in even
+// rounds and the baseline first in odd ones unless they are interleaved,
+// and whether they measure CPU time.
+func (p Pair) rounds(b *testing.B) (both func(b *testing.B, round int) (sg, base Sample), cpu bool) {
+	timed := func(f func(*testing.B) time.Duration) func(*testing.B) Sample {
+		return func(b *testing.B) Sample { return Sample{Time: f(b)} }
 	}
-	b.Fatal("benchpair: set Streamgen and Baseline, or StreamgenSample and BaselineSample")
-	return nil, nil, false
+	alternate := func(sg, base func(*testing.B) Sample) func(*testing.B, int) (Sample, Sample) {
+		return func(b *testing.B, round int) (s, r Sample) {
+			if round%2 == 0 {
+				s = sg(b)
+				return s, base(b)
+			}
+			r = base(b)
+			return sg(b), r
+		}
+	}
+	switch {
+	case p.InterleavedSample != nil:
+		return func(b *testing.B, _ int) (Sample, Sample) { return p.InterleavedSample(b) }, true
+	case p.Interleaved != nil:
+		return func(b *testing.B, _ int) (Sample, Sample) {
+			s, r := p.Interleaved(b)
+			return Sample{Time: s}, Sample{Time: r}
+		}, false
+	case p.StreamgenSample != nil && p.BaselineSample != nil:
+		return alternate(p.StreamgenSample, p.BaselineSample), true
+	case p.Streamgen != nil && p.Baseline != nil:
+		return alternate(timed(p.Streamgen), timed(p.Baseline)), false
+	}
+	b.Fatal("benchpair: set Streamgen and Baseline, StreamgenSample and BaselineSample, or Interleaved or InterleavedSample")
+	return nil, false
 }
 
 // Measure runs f and returns its wall-clock time and the CPU time this

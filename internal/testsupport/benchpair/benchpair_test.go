@@ -235,3 +235,60 @@ func TestMeasureCountsCPUTime(t *testing.T) {
 		t.Errorf("measured %+v, want about 5ms of CPU time", s)
 	}
 }
+
+// An interleaved pair runs one call per round (after its warmup calls),
+// never the sides' own functions, and reports each side's medians and
+// the median ratio of what its rounds returned.
+func TestRunInterleaved(t *testing.T) {
+	for _, withCPU := range []bool{false, true} {
+		var res Result
+		calls := 0
+		br := testing.Benchmark(func(b *testing.B) {
+			calls = 0
+			n := 0
+			round := func() (sg, base Sample) {
+				calls++
+				sg = Sample{Time: []time.Duration{100, 300, 200}[n%3] * time.Microsecond, CPU: []time.Duration{50, 150, 100}[n%3] * time.Microsecond}
+				n++
+				return sg, Sample{Time: 100 * time.Microsecond, CPU: 50 * time.Microsecond}
+			}
+			p := Pair{
+				Units: 10, Unit: "msg", Warmup: 2,
+				Streamgen: func(*testing.B) time.Duration { t.Error("a side ran alone"); return 1 },
+				Baseline:  func(*testing.B) time.Duration { t.Error("a side ran alone"); return 1 },
+			}
+			if withCPU {
+				p.InterleavedSample = func(*testing.B) (Sample, Sample) { return round() }
+			} else {
+				p.Interleaved = func(*testing.B) (time.Duration, time.Duration) {
+					s, r := round()
+					return s.Time, r.Time
+				}
+			}
+			res = Run(b, p)
+		})
+		if res.Rounds < 1 || calls != res.Rounds+2 {
+			t.Fatalf("%d rounds, %d calls; want a call a round and 2 to warm up", res.Rounds, calls)
+		}
+		if got := br.Extra["baseline-ns/msg"]; got != 10000 {
+			t.Errorf("baseline-ns/msg = %v, want 10000", got)
+		}
+		// The warmup took the first two values of the cycle.
+		var ratios, cpu []float64
+		for i := range res.Rounds {
+			s := []float64{100, 300, 200}[(i+2)%3]
+			ratios = append(ratios, 100/s)
+			cpu = append(cpu, s/100)
+		}
+		if m := Median(ratios); res.Ratio != m {
+			t.Errorf("ratio %v after %d rounds, want %v", res.Ratio, res.Rounds, m)
+		}
+		_, reported := br.Extra["cpu-ratio"]
+		if reported != withCPU {
+			t.Errorf("cpu-ratio reported: %v, want %v", reported, withCPU)
+		}
+		if m := Median(cpu); withCPU && res.CPURatio != m {
+			t.Errorf("cpu ratio %v after %d rounds, want %v", res.CPURatio, res.Rounds, m)
+		}
+	}
+}

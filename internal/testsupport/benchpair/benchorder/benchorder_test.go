@@ -27,6 +27,34 @@ func TestDecodeDecodesTheBenchmarkBodies(t *testing.T) {
 	}
 }
 
+// TestDecodeTheRequestReplyBodies: the request/reply benchmark's request
+// and reply bodies are decoded by the generated decoders themselves, to
+// what json.Unmarshal gives.
+func TestDecodeTheRequestReplyBodies(t *testing.T) {
+	q := benchpair.Quote{SKU: "sku-42", Quantity: 42}
+	p := benchpair.PriceOf(q)
+	for _, c := range []struct {
+		name   string
+		v      any
+		decode func(body []byte) (any, bool)
+	}{
+		{"Quote", q, func(body []byte) (any, bool) { var v benchpair.Quote; ok := DecodeQuote(body, &v); return v, ok }},
+		{"Price", p, func(body []byte) (any, bool) { var v benchpair.Price; ok := DecodePrice(body, &v); return v, ok }},
+	} {
+		body, err := json.Marshal(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := c.decode(body)
+		if !ok {
+			t.Fatalf("%s %s: left to json.Unmarshal", c.name, body)
+		}
+		if got != c.v {
+			t.Errorf("%s %s: decoded %+v, want %+v", c.name, body, got, c.v)
+		}
+	}
+}
+
 // TestGeneratedFileIsCurrent: the decoder is the one streamgen writes
 // today.
 func TestGeneratedFileIsCurrent(t *testing.T) {

@@ -18,3 +18,9 @@ func Decode(body []byte, o *benchpair.Order) bool { return streamgen_decode_benc
 func DecodeQuote(body []byte, q *benchpair.Quote) bool {
 	return streamgen_decode_benchpair_Quote(body, q)
 }
+
+// DecodePrice is the generated decoder of benchpair.Price, the reply
+// that the typed client RequestQuote reads with it.
+func DecodePrice(body []byte, p *benchpair.Price) bool {
+	return streamgen_decode_benchpair_Price(body, p)
+}

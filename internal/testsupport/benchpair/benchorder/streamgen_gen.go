@@ -78,7 +78,7 @@ func PublishQuoteAsync(ctx context.Context, p runtime.Publisher, msg benchpair.Q
 // runtime.ErrParked once the request is parked), and wraps ctx's error when no
 // reply came before ctx ended.
 func RequestQuote(ctx context.Context, client runtime.Requester, req benchpair.Quote, opts ...runtime.PublishOption) (benchpair.Price, error) {
-	return runtime.Request[benchpair.Price](ctx, client, runtime.Queue("bench.quotes"), "Quote", &req, opts...)
+	return runtime.RequestJSON[benchpair.Price](ctx, client, runtime.Queue("bench.quotes"), "Quote", &req, streamgen_decode_benchpair_Price, opts...)
 }
 
 // The JSON decoders of the message types (see runtime.HandleJSON). Each
@@ -96,6 +96,13 @@ func streamgen_decode_benchpair_Order(body jsondecode.Body, v *benchpair.Order) 
 func streamgen_decode_benchpair_Quote(body jsondecode.Body, v *benchpair.Quote) jsondecode.Flag {
 	d := jsondecode.Start(body)
 	streamgen_json_benchpair_Quote(&d, v)
+	return d.End()
+}
+
+// streamgen_decode_benchpair_Price decodes body into *v, a new benchpair.Price.
+func streamgen_decode_benchpair_Price(body jsondecode.Body, v *benchpair.Price) jsondecode.Flag {
+	d := jsondecode.Start(body)
+	streamgen_json_benchpair_Price(&d, v)
 	return d.End()
 }
 
@@ -144,6 +151,26 @@ func streamgen_json_benchpair_Quote(d *jsondecode.Decoder, v *benchpair.Quote) {
 			d.Int(&v.Quantity)
 		default:
 			d.Unknown("sku", "quantity")
+		}
+	}
+}
+
+// streamgen_json_benchpair_Price decodes a JSON object into *v.
+func streamgen_json_benchpair_Price(d *jsondecode.Decoder, v *benchpair.Price) {
+	if !d.Object() {
+		return
+	}
+	var seen [2]jsondecode.Flag
+	for i := 0; d.Member(i); i++ {
+		switch jsondecode.Text(d.Key()) {
+		case "sku":
+			d.Seen(&seen[0])
+			d.String(&v.SKU)
+		case "cents":
+			d.Seen(&seen[1])
+			d.Int64(&v.Cents)
+		default:
+			d.Unknown("sku", "cents")
 		}
 	}
 }
