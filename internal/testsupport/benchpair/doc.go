@@ -25,5 +25,11 @@
 // the median of the per-round ratios of streamgen's CPU time over the
 // baseline's (below 1 means streamgen spends less).
 //
+// A pair whose round is long (a second or more) and whose work comes in
+// small pieces (request/reply round trips) sets Interleaved or
+// InterleavedSample instead: one call runs a round of both sides, taking
+// turns in blocks of a few pieces, so that a load that comes and goes on
+// the machine within the round falls on both sides alike.
+//
 // internal/benchreport turns them into the table make bench prints.
 package benchpair

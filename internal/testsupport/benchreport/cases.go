@@ -99,7 +99,7 @@ var Cases = []Case{
 	{"BenchmarkRequestReply/concurrency=64/measure=p50", "RabbitMQ request/reply round trip, median, 64 callers at once (8 handler goroutines a side), vs a raw amqp091-go client and server over direct reply-to", Speed, 0.95},
 	{"BenchmarkRequestReply/concurrency=64/measure=p99", "RabbitMQ request/reply round trip, 99th percentile, 64 callers at once, vs the same raw client and server", Speed, 0.95},
 	{"BenchmarkRequestReply/concurrency=64/measure=throughput", "RabbitMQ request/reply throughput, 64 callers at once, vs the same raw client and server", Throughput, 0.95},
-	{"BenchmarkRequestReply/concurrency=64/decoder=encoding_json/measure=throughput", "RabbitMQ request/reply throughput, 64 callers at once, streamgen's server decoding with encoding/json as the raw one does, vs the same raw client and server", Throughput, 0.95},
+	{"BenchmarkRequestReply/concurrency=64/decoder=encoding_json/measure=throughput", "RabbitMQ request/reply throughput, 64 callers at once, streamgen's server and client decoding with encoding/json as the raw ones do, vs the same raw client and server", Throughput, 0.95},
 	{"BenchmarkSubscribe/payload=256B/baseline=zmq4", "ZeroMQ PUSH/PULL subscriber vs a raw zmq4 PULL loop, 256 B", Throughput, 0.9},
 	{"BenchmarkSubscribe/payload=16KiB/baseline=zmq4", "ZeroMQ PUSH/PULL subscriber vs a raw zmq4 PULL loop, 16 KiB", Throughput, 0.9},
 	{"BenchmarkSubscribe/payload=256B/baseline=pyzmq", "ZeroMQ PUSH/PULL subscriber vs a pyzmq (libzmq) PULL loop, 256 B", Throughput, 2.0},
