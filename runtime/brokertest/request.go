@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,9 +57,16 @@ func requestIsAnswered(t testing.TB, tr Transport) {
 	}
 	f.start(sub)
 
-	inv, err := runtime.Request[Invoice](ctx, r, runtime.Queue(q), "Job", Job{ID: 1})
-	if err != nil || inv != (Invoice{ID: 1, AmountCents: 100}) {
-		t.Fatalf("the request got %+v, %v; want its invoice", inv, err)
+	// As a typed client sends it: the JSON reply read by the decoder
+	// streamgen generates for its type (here encoding/json, counted).
+	decoded := 0
+	decodeInvoice := func(body []byte, v *Invoice) bool {
+		decoded++
+		return json.Unmarshal(body, v) == nil
+	}
+	inv, err := runtime.RequestJSON(ctx, r, runtime.Queue(q), "Job", Job{ID: 1}, decodeInvoice)
+	if err != nil || inv != (Invoice{ID: 1, AmountCents: 100}) || decoded != 1 {
+		t.Fatalf("the request got %+v, %v, the reply's decoder ran %d times; want its invoice, read by the decoder once", inv, err, decoded)
 	}
 	// Each reply in its request's codec.
 	rec := &replyTypes{Requester: r}
