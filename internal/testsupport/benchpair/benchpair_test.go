@@ -10,6 +10,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// work stands for a side's round in these tests: a short sleep, so that a
+// testing.Benchmark of a second runs thousands of rounds rather than
+// millions, whose figures the pair keeps and sorts.
+func work() { time.Sleep(50 * time.Microsecond) }
+
 func TestMedian(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64
@@ -44,12 +49,14 @@ func TestRunAlternatesAndReportsMedians(t *testing.T) {
 			res = Run(b, Pair{
 				Units: 10, Unit: "msg", TimeRatio: timeRatio,
 				Streamgen: func(*testing.B) time.Duration {
+					work()
 					order = append(order, "s")
 					d := []time.Duration{100, 300, 200}[n%3] * time.Microsecond
 					n++
 					return d
 				},
 				Baseline: func(*testing.B) time.Duration {
+					work()
 					order = append(order, "b")
 					return 100 * time.Microsecond
 				},
@@ -178,11 +185,13 @@ func TestRunReportsCPUTime(t *testing.T) {
 		res = Run(b, Pair{
 			Units: 10, Unit: "msg",
 			StreamgenSample: func(*testing.B) Sample {
+				work()
 				cpu := []time.Duration{150, 450, 300}[n%3] * time.Microsecond
 				n++
 				return Sample{Time: time.Millisecond, CPU: cpu}
 			},
 			BaselineSample: func(*testing.B) Sample {
+				work()
 				return Sample{Time: time.Millisecond, CPU: 150 * time.Microsecond}
 			},
 		})
@@ -209,8 +218,8 @@ func TestRunReportsCPUTime(t *testing.T) {
 func TestRunWithoutCPUReportsNone(t *testing.T) {
 	br := testing.Benchmark(func(b *testing.B) {
 		Run(b, Pair{Units: 1,
-			Streamgen: func(*testing.B) time.Duration { return time.Millisecond },
-			Baseline:  func(*testing.B) time.Duration { return time.Millisecond },
+			Streamgen: func(*testing.B) time.Duration { work(); return time.Millisecond },
+			Baseline:  func(*testing.B) time.Duration { work(); return time.Millisecond },
 		})
 	})
 	if _, ok := br.Extra["cpu-ratio"]; ok {
@@ -247,6 +256,7 @@ func TestRunInterleaved(t *testing.T) {
 			calls = 0
 			n := 0
 			round := func() (sg, base Sample) {
+				work()
 				calls++
 				sg = Sample{Time: []time.Duration{100, 300, 200}[n%3] * time.Microsecond, CPU: []time.Duration{50, 150, 100}[n%3] * time.Microsecond}
 				n++
