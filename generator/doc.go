@@ -142,9 +142,11 @@
 //     client, req, opts...) (R, error) sends req to the handler's
 //     subscription through a runtime.Requester (rabbitmq.Requester, a
 //     rabbitmq.Broker, or the harness's streamtest.Broker) and returns the
-//     reply (see runtime.Request).
-//   - A JSON decoder per message type that is a struct,
-//     streamgen_decode_T, and one per struct type its fields reach: each
+//     reply (see runtime.Request), read with the reply type's generated
+//     JSON decoder when the reply is a value in JSON (runtime.RequestJSON).
+//   - A JSON decoder per message type that is a struct, and per reply
+//     type of such a typed client, streamgen_decode_T, and one per struct
+//     type its fields reach: each
 //     decodes a body exactly as encoding/json would or reports false, and
 //     then encoding/json decodes it (see runtime.HandleJSON and package
 //     runtime/jsondecode). Fields it cannot decode the same way itself go
