@@ -114,7 +114,7 @@ func startCrashWorker(t *testing.T, id int, spec []byte) *crashProcess {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { err := p.cmd.Wait(); time.Sleep(2 * time.Second); p.exited <- err }()
+	go func() { p.exited <- p.cmd.Wait() }()
 	return p
 }
 
