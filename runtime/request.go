@@ -178,9 +178,6 @@ func replyTarget[R any](out *R) any {
 // HandleReply). A content type none of them reads is an error that names
 // it.
 func ReadReply(codec Codec, reply Message, v any) error {
-	if reason, ok := reply.Headers[HeaderReplyError]; ok {
-		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
-	}
 	c, err := replyCodec(codec, reply)
 	if err != nil {
 		return err
@@ -191,9 +188,6 @@ func ReadReply(codec Codec, reply Message, v any) error {
 // readReply is ReadReply into out, with decodeJSON first when it is not
 // nil and the reply is read with JSON (see RequestJSON).
 func readReply[R any](codec Codec, reply Message, out *R, decodeJSON func([]byte, *R) bool) error {
-	if reason, ok := reply.Headers[HeaderReplyError]; ok {
-		return &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
-	}
 	c, err := replyCodec(codec, reply)
 	if err != nil {
 		return err
@@ -208,8 +202,12 @@ func readReply[R any](codec Codec, reply Message, out *R, decodeJSON func([]byte
 	return decodeReply(c, reply, replyTarget(out))
 }
 
-// replyCodec returns the codec that reads reply (see ReadReply).
+// replyCodec returns the codec that reads reply (see ReadReply), or the
+// *RemoteError of an error reply.
 func replyCodec(codec Codec, reply Message) (Codec, error) {
+	if reason, ok := reply.Headers[HeaderReplyError]; ok {
+		return nil, &RemoteError{Reason: reason, DeadLetter: reply.Headers[HeaderReplyDeadLetter]}
+	}
 	if reply.ContentType == "" || reply.ContentType == codec.ContentType() {
 		return codec, nil // the usual case: the reply is in the request's codec
 	}
